@@ -1,0 +1,213 @@
+//! Coordinate lists: the exchange form between files, packing and unpacking.
+
+use crate::error::{FormatError, Result};
+use crate::value::Value;
+
+/// Most entries tessera will hold in one coordinate list or tensor; larger
+/// requests (from a file header, say) are refused before allocating.
+pub const MAX_ENTRIES: usize = 1 << 32;
+
+/// Most positions a tensor's levels may have (dense levels, padding, hash
+/// tables): 2^31 values are 16 GiB of `f64`.
+pub const MAX_POSITIONS: usize = 1 << 31;
+
+/// A list of (coordinates, value) entries of a tensor of a given shape, in
+/// any order and possibly with duplicates. Coordinates are stored entry by
+/// entry (`order` per entry).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoordinateList<V = f64> {
+    shape: Vec<usize>,
+    coords: Vec<u64>,
+    values: Vec<V>,
+}
+
+impl<V: Value> CoordinateList<V> {
+    /// An empty list for a tensor of `shape`.
+    pub fn new(shape: &[usize]) -> Self {
+        CoordinateList {
+            shape: shape.to_vec(),
+            coords: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+
+    /// An empty list with room for `entries`, refused when absurd.
+    pub fn with_capacity(shape: &[usize], entries: usize) -> Result<Self> {
+        if entries > MAX_ENTRIES {
+            return Err(FormatError::TooLarge(format!(
+                "{entries} entries (the limit is {MAX_ENTRIES})"
+            )));
+        }
+        let coords = entries.checked_mul(shape.len().max(1)).ok_or_else(|| {
+            FormatError::TooLarge(format!("{entries} entries of order {}", shape.len()))
+        })?;
+        Ok(CoordinateList {
+            shape: shape.to_vec(),
+            coords: Vec::with_capacity(coords),
+            values: Vec::with_capacity(entries),
+        })
+    }
+
+    /// Builds a list from parallel coordinates and values, checking ranges.
+    pub fn from_entries(shape: &[usize], coords: &[Vec<u64>], values: &[V]) -> Result<Self> {
+        if coords.len() != values.len() {
+            return Err(FormatError::Shape(format!(
+                "{} coordinate tuples for {} values",
+                coords.len(),
+                values.len()
+            )));
+        }
+        let mut list = Self::with_capacity(shape, values.len())?;
+        for (c, &v) in coords.iter().zip(values) {
+            list.push(c, v)?;
+        }
+        Ok(list)
+    }
+
+    /// Appends an entry, checking its order and ranges.
+    pub fn push(&mut self, coords: &[u64], value: V) -> Result<()> {
+        if coords.len() != self.shape.len() {
+            return Err(FormatError::Shape(format!(
+                "entry {} has {} coordinates, the tensor has order {}",
+                self.values.len(),
+                coords.len(),
+                self.shape.len()
+            )));
+        }
+        for (mode, (&c, &size)) in coords.iter().zip(&self.shape).enumerate() {
+            if c >= size as u64 {
+                return Err(FormatError::CoordinateOutOfRange {
+                    entry: self.values.len(),
+                    mode,
+                    coordinate: c,
+                    size,
+                });
+            }
+        }
+        self.coords.extend_from_slice(coords);
+        self.values.push(value);
+        Ok(())
+    }
+
+    /// Appends an entry the caller has already range-checked.
+    pub(crate) fn push_unchecked(&mut self, coords: &[u64], value: V) {
+        debug_assert!(coords.iter().zip(&self.shape).all(|(&c, &s)| c < s as u64));
+        self.coords.extend_from_slice(coords);
+        self.values.push(value);
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    pub fn order(&self) -> usize {
+        self.shape.len()
+    }
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+    /// Coordinates of entry `e`.
+    pub fn coords(&self, e: usize) -> &[u64] {
+        let n = self.shape.len();
+        &self.coords[e * n..(e + 1) * n]
+    }
+    pub fn value(&self, e: usize) -> V {
+        self.values[e]
+    }
+    pub fn values(&self) -> &[V] {
+        &self.values
+    }
+    /// Entries as (coordinates, value) pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u64], V)> + '_ {
+        (0..self.len()).map(move |e| (self.coords(e), self.values[e]))
+    }
+
+    /// Whether entries are sorted lexicographically by coordinates, without
+    /// duplicates.
+    pub fn is_canonical(&self) -> bool {
+        (1..self.len()).all(|e| self.coords(e - 1) < self.coords(e))
+    }
+
+    /// Sorts the entries lexicographically by coordinates and sums
+    /// duplicates. Linear when already sorted.
+    pub fn canonicalize(&mut self) {
+        if self.is_canonical() {
+            return;
+        }
+        let n = self.shape.len();
+        let mut perm: Vec<usize> = (0..self.len()).collect();
+        if !(1..self.len()).all(|e| self.coords(e - 1) <= self.coords(e)) {
+            perm.sort_by(|&a, &b| self.coords(a).cmp(self.coords(b)));
+        }
+        let mut coords = Vec::with_capacity(self.coords.len());
+        let mut values: Vec<V> = Vec::with_capacity(self.len());
+        for &e in &perm {
+            let c = self.coords(e);
+            let k = values.len();
+            if k > 0 && &coords[(k - 1) * n..k * n] == c {
+                values[k - 1] = values[k - 1].accumulate(self.values[e]);
+            } else {
+                coords.extend_from_slice(c);
+                values.push(self.values[e]);
+            }
+        }
+        self.coords = coords;
+        self.values = values;
+    }
+
+    /// The canonical list without entries whose value is zero: two tensors
+    /// are equal exactly when their pruned lists are.
+    pub fn pruned(&self) -> Self {
+        let mut list = self.clone();
+        list.canonicalize();
+        let n = list.shape.len();
+        let mut coords = Vec::with_capacity(list.coords.len());
+        let mut values = Vec::with_capacity(list.len());
+        for e in 0..list.len() {
+            if !list.values[e].is_zero() {
+                coords.extend_from_slice(&list.coords[e * n..(e + 1) * n]);
+                values.push(list.values[e]);
+            }
+        }
+        CoordinateList {
+            shape: list.shape,
+            coords,
+            values,
+        }
+    }
+
+    /// Applies `f` to every value.
+    pub fn map_values(&mut self, mut f: impl FnMut(V) -> V) {
+        for v in &mut self.values {
+            *v = f(*v);
+        }
+    }
+
+    /// Reorders modes: mode `m` of the result is mode `perm[m]` of `self`.
+    pub fn permute(&self, perm: &[usize]) -> Result<Self> {
+        let n = self.order();
+        let mut seen = vec![false; n];
+        if perm.len() != n
+            || perm
+                .iter()
+                .any(|&m| m >= n || std::mem::replace(&mut seen[m], true))
+        {
+            return Err(FormatError::Shape(format!(
+                "{perm:?} is not a permutation of {n} modes"
+            )));
+        }
+        let shape: Vec<usize> = perm.iter().map(|&m| self.shape[m]).collect();
+        let mut out = Self::with_capacity(&shape, self.len())?;
+        let mut c = vec![0u64; n];
+        for e in 0..self.len() {
+            let src = self.coords(e);
+            for (k, &m) in perm.iter().enumerate() {
+                c[k] = src[m];
+            }
+            out.push_unchecked(&c, self.values[e]);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,755 @@
+//! Formats: one level format per level, and how each level's coordinate
+//! relates to the tensor's modes.
+//!
+//! A format describes a coordinate hierarchy (format paper §3). Usually
+//! level `k` stores the coordinates of one mode, so a format is a level
+//! format per mode plus a mode ordering (CSC is CSR with the modes swapped).
+//! Structured formats add levels that are not modes ([`Projection`]): DIA's
+//! diagonal level, ELL's slot level, and BCSR's split of each mode into a
+//! block coordinate and a coordinate within the block.
+
+use std::fmt;
+
+use crate::error::{FormatError, Result};
+use crate::index::IndexArray;
+use crate::level::{Level, PackInput, Packed};
+use crate::levels::{
+    compressed::Compressed, dense::Dense, hashed::Hashed, offset::Offset, range::Range,
+    singleton::Singleton,
+};
+use crate::properties::{Capabilities, Properties};
+use crate::staging::{Builder, LevelRef};
+use crate::tensor::LevelStorage;
+
+/// The six level formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LevelKind {
+    Dense,
+    Compressed,
+    Singleton,
+    Range,
+    Offset,
+    Hashed,
+}
+
+/// A level format as configured in a format: its kind and the properties
+/// Table 1 lets it choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LevelFormat {
+    pub kind: LevelKind,
+    pub ordered: bool,
+    pub unique: bool,
+    pub full: bool,
+}
+
+impl LevelFormat {
+    const fn of(kind: LevelKind, ordered: bool) -> Self {
+        LevelFormat {
+            kind,
+            ordered,
+            unique: true,
+            full: false,
+        }
+    }
+    pub const fn dense() -> Self {
+        LevelFormat {
+            full: true,
+            ..Self::of(LevelKind::Dense, true)
+        }
+    }
+    pub const fn compressed() -> Self {
+        Self::of(LevelKind::Compressed, true)
+    }
+    pub const fn singleton() -> Self {
+        Self::of(LevelKind::Singleton, true)
+    }
+    pub const fn range() -> Self {
+        Self::of(LevelKind::Range, true)
+    }
+    pub const fn offset() -> Self {
+        Self::of(LevelKind::Offset, true)
+    }
+    pub const fn hashed() -> Self {
+        Self::of(LevelKind::Hashed, false)
+    }
+    /// The same level, allowing repeated coordinates among siblings.
+    pub const fn non_unique(self) -> Self {
+        LevelFormat {
+            unique: false,
+            ..self
+        }
+    }
+    /// The same level, without the promise that siblings are sorted.
+    pub const fn unordered(self) -> Self {
+        LevelFormat {
+            ordered: false,
+            ..self
+        }
+    }
+}
+
+/// Calls `$body` with `$level` bound to the implementation of `$format`'s
+/// kind: the one place that maps a kind to its level format.
+macro_rules! with_level {
+    ($format:expr, |$level:ident| $body:expr) => {{
+        let f = $format;
+        match f.kind {
+            LevelKind::Dense => {
+                let $level = Dense;
+                $body
+            }
+            LevelKind::Compressed => {
+                let $level = Compressed {
+                    ordered: f.ordered,
+                    unique: f.unique,
+                    full: f.full,
+                };
+                $body
+            }
+            LevelKind::Singleton => {
+                let $level = Singleton {
+                    ordered: f.ordered,
+                    unique: f.unique,
+                    full: f.full,
+                };
+                $body
+            }
+            LevelKind::Range => {
+                let $level = Range;
+                $body
+            }
+            LevelKind::Offset => {
+                let $level = Offset;
+                $body
+            }
+            LevelKind::Hashed => {
+                let $level = Hashed { full: f.full };
+                $body
+            }
+        }
+    }};
+}
+
+impl Level for LevelFormat {
+    fn name(&self) -> &'static str {
+        with_level!(self, |l| l.name())
+    }
+    fn capabilities(&self) -> Capabilities {
+        with_level!(self, |l| l.capabilities())
+    }
+    fn properties(&self) -> Properties {
+        with_level!(self, |l| l.properties())
+    }
+    #[inline]
+    fn coord_iter<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        ancestors: &[B::Int],
+    ) -> (B::Int, B::Int) {
+        with_level!(self, |l| l.coord_iter(b, lv, ancestors))
+    }
+    #[inline]
+    fn coord_access<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent: B::Int,
+        ancestors: &[B::Int],
+        coord: B::Int,
+    ) -> (B::Int, B::Bool) {
+        with_level!(self, |l| l.coord_access(b, lv, parent, ancestors, coord))
+    }
+    #[inline]
+    fn pos_iter<B: Builder>(&self, b: &mut B, lv: LevelRef, parent: B::Int) -> (B::Int, B::Int) {
+        with_level!(self, |l| l.pos_iter(b, lv, parent))
+    }
+    #[inline]
+    fn pos_access<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        pos: B::Int,
+        ancestors: &[B::Int],
+    ) -> (B::Int, B::Bool) {
+        with_level!(self, |l| l.pos_access(b, lv, pos, ancestors))
+    }
+    #[inline]
+    fn locate<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent: B::Int,
+        ancestors: &[B::Int],
+        coord: B::Int,
+    ) -> (B::Int, B::Bool) {
+        with_level!(self, |l| l.locate(b, lv, parent, ancestors, coord))
+    }
+    fn size<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int) -> B::Int {
+        with_level!(self, |l| l.size(b, lv, parent_size))
+    }
+    fn insert_init<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
+        with_level!(self, |l| l.insert_init(b, lv, parent_size, size))
+    }
+    fn insert_coord<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, coord: B::Int) {
+        with_level!(self, |l| l.insert_coord(b, lv, pos, coord))
+    }
+    fn insert_finalize<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent_size: B::Int,
+        size: B::Int,
+    ) {
+        with_level!(self, |l| l.insert_finalize(b, lv, parent_size, size))
+    }
+    fn append_init<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
+        with_level!(self, |l| l.append_init(b, lv, parent_size, size))
+    }
+    fn append_coord<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, coord: B::Int) {
+        with_level!(self, |l| l.append_coord(b, lv, pos, coord))
+    }
+    fn append_edges<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent: B::Int,
+        begin: B::Int,
+        end: B::Int,
+    ) {
+        with_level!(self, |l| l.append_edges(b, lv, parent, begin, end))
+    }
+    fn append_finalize<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent_size: B::Int,
+        size: B::Int,
+    ) {
+        with_level!(self, |l| l.append_finalize(b, lv, parent_size, size))
+    }
+    fn empty_storage(&self, extent: usize) -> LevelStorage {
+        with_level!(self, |l| l.empty_storage(extent))
+    }
+    fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {
+        with_level!(self, |l| l.pack(input))
+    }
+    fn validate(
+        &self,
+        storage: &LevelStorage,
+        parent_size: usize,
+        level: usize,
+        next_extent: Option<usize>,
+    ) -> Result<usize> {
+        with_level!(self, |l| l.validate(
+            storage,
+            parent_size,
+            level,
+            next_extent
+        ))
+    }
+    fn trim(&self, storage: &mut LevelStorage, parent_size: usize) {
+        with_level!(self, |l| l.trim(storage, parent_size))
+    }
+    fn coordinate_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
+        with_level!(self, |l| l.coordinate_view(storage))
+    }
+}
+
+impl fmt::Display for LevelFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.name())?;
+        let defaults = match self.kind {
+            LevelKind::Hashed => LevelFormat::hashed(),
+            _ => LevelFormat {
+                kind: self.kind,
+                ..LevelFormat::compressed()
+            },
+        };
+        let mut notes = Vec::new();
+        if self.ordered != defaults.ordered {
+            notes.push(if self.ordered { "ordered" } else { "unordered" });
+        }
+        if !self.unique {
+            notes.push("nonunique");
+        }
+        if !notes.is_empty() {
+            write!(f, "({})", notes.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+/// How a mode's coordinate is split across levels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Split {
+    /// The level stores the mode's coordinate.
+    Whole,
+    /// The level stores `coordinate / block` (BCSR's block row).
+    Outer(usize),
+    /// The level stores `coordinate % block` (the row within a block).
+    Inner(usize),
+}
+
+/// What a level's coordinate means in terms of the tensor's modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Projection {
+    /// (Part of) the coordinate of `mode`.
+    Mode { mode: usize, split: Split },
+    /// Not a mode: the index of an entry's diagonal `col - row` among the
+    /// diagonals stored, in increasing order (DIA).
+    Diagonal { row: usize, col: usize },
+    /// Not a mode: the rank of an entry among the entries of its row (ELL).
+    Slot { row: usize },
+}
+
+impl Projection {
+    pub const fn mode(mode: usize) -> Self {
+        Projection::Mode {
+            mode,
+            split: Split::Whole,
+        }
+    }
+    /// Whether the level's coordinate is (part of) a mode's.
+    pub fn mode_index(&self) -> Option<usize> {
+        match self {
+            Projection::Mode { mode, .. } => Some(*mode),
+            _ => None,
+        }
+    }
+}
+
+/// One level of a format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FormatLevel {
+    pub level: LevelFormat,
+    pub projection: Projection,
+}
+
+/// A tensor format: its levels, top to bottom, and the order of the tensor
+/// it stores. Build named formats with the constructors, or any composition
+/// with [`Format::new`], which refuses compositions that cannot encode a
+/// tensor.
+///
+/// ```
+/// use tessera_formats::{Format, LevelFormat};
+/// let csc = Format::csc();
+/// let same = Format::from_levels(&[LevelFormat::dense(), LevelFormat::compressed()], &[1, 0]).unwrap();
+/// assert_eq!(csc.levels(), same.levels());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Format {
+    order: usize,
+    levels: Vec<FormatLevel>,
+    name: Option<String>,
+}
+
+impl Format {
+    /// A format from its levels, checked.
+    pub fn new(order: usize, levels: Vec<FormatLevel>) -> Result<Format> {
+        let format = Format {
+            order,
+            levels,
+            name: None,
+        };
+        format.check().map_err(|reason| FormatError::BadFormat {
+            format: format.to_string(),
+            reason,
+        })?;
+        Ok(format)
+    }
+
+    /// One level format per mode, stored in `mode_order` (level `k` stores
+    /// mode `mode_order[k]`).
+    pub fn from_levels(levels: &[LevelFormat], mode_order: &[usize]) -> Result<Format> {
+        if levels.len() != mode_order.len() {
+            return Err(FormatError::BadFormat {
+                format: format!("{} levels", levels.len()),
+                reason: format!(
+                    "a mode order of {} modes was given for {} levels",
+                    mode_order.len(),
+                    levels.len()
+                ),
+            });
+        }
+        let levels = levels
+            .iter()
+            .zip(mode_order)
+            .map(|(&level, &mode)| FormatLevel {
+                level,
+                projection: Projection::mode(mode),
+            })
+            .collect();
+        Format::new(mode_order.len(), levels)
+    }
+
+    fn named(mut self, name: &str) -> Format {
+        self.name = Some(name.to_string());
+        self
+    }
+
+    fn per_mode(levels: &[LevelFormat], order: &[usize], name: &str) -> Format {
+        Format::from_levels(levels, order)
+            .expect("named formats are valid compositions")
+            .named(name)
+    }
+
+    /// Dense, modes in their natural order (row-major for a matrix).
+    pub fn dense(order: usize) -> Format {
+        Self::dense_ordered(&(0..order).collect::<Vec<_>>())
+    }
+    /// Dense with the modes stored in `mode_order` (column-major is `[1, 0]`).
+    pub fn dense_ordered(mode_order: &[usize]) -> Format {
+        Self::per_mode(
+            &vec![LevelFormat::dense(); mode_order.len()],
+            mode_order,
+            "dense",
+        )
+    }
+    /// Compressed sparse rows.
+    pub fn csr() -> Format {
+        Self::per_mode(
+            &[LevelFormat::dense(), LevelFormat::compressed()],
+            &[0, 1],
+            "csr",
+        )
+    }
+    /// Compressed sparse columns.
+    pub fn csc() -> Format {
+        Self::per_mode(
+            &[LevelFormat::dense(), LevelFormat::compressed()],
+            &[1, 0],
+            "csc",
+        )
+    }
+    /// Doubly compressed rows: only non-empty rows are stored.
+    pub fn dcsr() -> Format {
+        Self::per_mode(
+            &[LevelFormat::compressed(), LevelFormat::compressed()],
+            &[0, 1],
+            "dcsr",
+        )
+    }
+    /// Doubly compressed columns.
+    pub fn dcsc() -> Format {
+        Self::per_mode(
+            &[LevelFormat::compressed(), LevelFormat::compressed()],
+            &[1, 0],
+            "dcsc",
+        )
+    }
+    /// Coordinates, sorted by modes in natural order.
+    pub fn coo(order: usize) -> Format {
+        Self::coo_ordered(&(0..order).collect::<Vec<_>>())
+    }
+    /// Coordinates, sorted by modes in `mode_order`.
+    pub fn coo_ordered(mode_order: &[usize]) -> Format {
+        let n = mode_order.len();
+        let levels: Vec<LevelFormat> = (0..n)
+            .map(|k| {
+                let base = if k == 0 {
+                    LevelFormat::compressed()
+                } else {
+                    LevelFormat::singleton()
+                };
+                if k + 1 < n {
+                    base.non_unique()
+                } else {
+                    base
+                }
+            })
+            .collect();
+        Self::per_mode(&levels, mode_order, "coo")
+    }
+    /// Compressed sparse fibers: every mode compressed.
+    pub fn csf(order: usize) -> Format {
+        Self::csf_ordered(&(0..order).collect::<Vec<_>>())
+    }
+    /// CSF with the modes stored in `mode_order`.
+    pub fn csf_ordered(mode_order: &[usize]) -> Format {
+        Self::per_mode(
+            &vec![LevelFormat::compressed(); mode_order.len()],
+            mode_order,
+            "csf",
+        )
+    }
+    /// A sparse vector: one compressed level.
+    pub fn sparse_vector() -> Format {
+        Self::per_mode(&[LevelFormat::compressed()], &[0], "sv")
+    }
+    /// A hash-map vector: one hashed level.
+    pub fn hash_vector() -> Format {
+        Self::per_mode(&[LevelFormat::hashed()], &[0], "hash")
+    }
+    /// Dense rows, each a hash map of columns.
+    pub fn hash_rows() -> Format {
+        Self::per_mode(
+            &[LevelFormat::dense(), LevelFormat::hashed()],
+            &[0, 1],
+            "hash",
+        )
+    }
+    /// Diagonal storage: a dense list of diagonals, each a range of rows whose
+    /// columns are the rows shifted by the diagonal's offset.
+    pub fn dia() -> Format {
+        Format::new(
+            2,
+            vec![
+                FormatLevel {
+                    level: LevelFormat::dense(),
+                    projection: Projection::Diagonal { row: 0, col: 1 },
+                },
+                FormatLevel {
+                    level: LevelFormat::range(),
+                    projection: Projection::mode(0),
+                },
+                FormatLevel {
+                    level: LevelFormat::offset(),
+                    projection: Projection::mode(1),
+                },
+            ],
+        )
+        .expect("DIA is a valid composition")
+        .named("dia")
+    }
+    /// ELLPACK: `K` slots per row (K = the longest row), slot-major, each
+    /// holding a column coordinate; short rows are padded with zeros.
+    pub fn ell() -> Format {
+        Format::new(
+            2,
+            vec![
+                FormatLevel {
+                    level: LevelFormat::dense(),
+                    projection: Projection::Slot { row: 0 },
+                },
+                FormatLevel {
+                    level: LevelFormat::dense(),
+                    projection: Projection::mode(0),
+                },
+                FormatLevel {
+                    level: LevelFormat::singleton(),
+                    projection: Projection::mode(1),
+                },
+            ],
+        )
+        .expect("ELL is a valid composition")
+        .named("ell")
+    }
+    /// Block CSR with dense `rows x cols` blocks; the matrix's dimensions must
+    /// be multiples of the block's.
+    pub fn bcsr(rows: usize, cols: usize) -> Result<Format> {
+        let split = |mode, split| Projection::Mode { mode, split };
+        let format = Format::new(
+            2,
+            vec![
+                FormatLevel {
+                    level: LevelFormat::dense(),
+                    projection: split(0, Split::Outer(rows)),
+                },
+                FormatLevel {
+                    level: LevelFormat::compressed(),
+                    projection: split(1, Split::Outer(cols)),
+                },
+                FormatLevel {
+                    level: LevelFormat::dense(),
+                    projection: split(0, Split::Inner(rows)),
+                },
+                FormatLevel {
+                    level: LevelFormat::dense(),
+                    projection: split(1, Split::Inner(cols)),
+                },
+            ],
+        )?;
+        Ok(format.named(&format!("bcsr:{rows}x{cols}")))
+    }
+
+    /// Order of the tensors this format stores.
+    pub fn order(&self) -> usize {
+        self.order
+    }
+    pub fn levels(&self) -> &[FormatLevel] {
+        &self.levels
+    }
+    pub fn level(&self, k: usize) -> &LevelFormat {
+        &self.levels[k].level
+    }
+    /// The name it was built under (`csr`), if any.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+    /// Whether every level stores one whole mode (no auxiliary or split levels).
+    pub fn is_per_mode(&self) -> bool {
+        self.levels.iter().all(|l| {
+            matches!(
+                l.projection,
+                Projection::Mode {
+                    split: Split::Whole,
+                    ..
+                }
+            )
+        })
+    }
+    /// For per-mode formats, the mode each level stores.
+    pub fn mode_order(&self) -> Option<Vec<usize>> {
+        self.is_per_mode().then(|| {
+            self.levels
+                .iter()
+                .filter_map(|l| l.projection.mode_index())
+                .collect()
+        })
+    }
+    /// Whether every level is dense.
+    pub fn is_dense(&self) -> bool {
+        self.levels.iter().all(|l| l.level.kind == LevelKind::Dense) && self.is_per_mode()
+    }
+
+    /// The extent a level must have for a tensor of `shape`, when the shape
+    /// alone decides it (auxiliary levels depend on the data).
+    pub fn level_extent(&self, k: usize, shape: &[usize]) -> Option<usize> {
+        match self.levels[k].projection {
+            Projection::Mode { mode, split } => Some(match split {
+                Split::Whole => shape[mode],
+                Split::Outer(b) => shape[mode].div_ceil(b),
+                Split::Inner(b) => b,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Checks that the format can encode tensors of `shape`.
+    pub fn check_shape(&self, shape: &[usize]) -> Result<()> {
+        if shape.len() != self.order {
+            return Err(FormatError::Shape(format!(
+                "format {self} stores order-{} tensors, the tensor has order {}",
+                self.order,
+                shape.len()
+            )));
+        }
+        for l in &self.levels {
+            if let Projection::Mode {
+                mode,
+                split: Split::Outer(b),
+            } = l.projection
+            {
+                if shape[mode] % b != 0 {
+                    return Err(FormatError::Shape(format!(
+                        "format {self} splits mode {mode} into blocks of {b}, which do not divide its size {}",
+                        shape[mode]
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.levels.is_empty() && self.order != 0 {
+            return Err("a format needs at least one level per mode".into());
+        }
+        let mut whole = vec![0usize; self.order];
+        let mut outer = vec![None; self.order];
+        let mut inner = vec![None; self.order];
+        for (k, l) in self.levels.iter().enumerate() {
+            match l.projection {
+                Projection::Mode { mode, split } => {
+                    if mode >= self.order {
+                        return Err(format!(
+                            "level {k} stores mode {mode} of an order-{} tensor",
+                            self.order
+                        ));
+                    }
+                    match split {
+                        Split::Whole => whole[mode] += 1,
+                        Split::Outer(b) | Split::Inner(b) if b == 0 => {
+                            return Err(format!(
+                                "level {k} splits mode {mode} into blocks of size 0"
+                            ))
+                        }
+                        Split::Outer(b) => {
+                            if outer[mode].replace(b).is_some() {
+                                return Err(format!("mode {mode} has two block levels"));
+                            }
+                        }
+                        Split::Inner(b) => {
+                            if outer[mode] != Some(b) {
+                                return Err(format!("level {k} is inside blocks of mode {mode} with no block level of size {b} above it"));
+                            }
+                            if inner[mode].replace(b).is_some() {
+                                return Err(format!("mode {mode} has two levels within blocks"));
+                            }
+                        }
+                    }
+                }
+                Projection::Diagonal { row, col } => {
+                    if row >= self.order
+                        || col >= self.order
+                        || row == col
+                        || l.level.kind != LevelKind::Dense
+                    {
+                        return Err(format!(
+                            "level {k}: a diagonal level must be dense and name two distinct modes"
+                        ));
+                    }
+                }
+                Projection::Slot { row } => {
+                    if row >= self.order || l.level.kind != LevelKind::Dense {
+                        return Err(format!(
+                            "level {k}: a slot level must be dense and name a mode"
+                        ));
+                    }
+                }
+            }
+            self.check_place(k)?;
+        }
+        for mode in 0..self.order {
+            let split = outer[mode].is_some() && inner[mode].is_some();
+            if !(whole[mode] == 1 && outer[mode].is_none() || whole[mode] == 0 && split) {
+                return Err(format!("mode {mode} must be stored by exactly one level, or by one block level and one level within blocks"));
+            }
+        }
+        Ok(())
+    }
+
+    /// What a level needs of its neighbours to encode anything.
+    fn check_place(&self, k: usize) -> Result<(), String> {
+        let here = &self.levels[k];
+        let parent = k.checked_sub(1).map(|p| &self.levels[p]);
+        let child = self.levels.get(k + 1);
+        match here.level.kind {
+            LevelKind::Singleton if parent.is_none() => Err("a singleton level cannot be the top level: it needs a parent position per coordinate".into()),
+            LevelKind::Range => {
+                let diagonal_parent = matches!(parent, Some(p) if matches!(p.projection, Projection::Diagonal { .. }));
+                let offset_child = matches!(child, Some(c) if c.level.kind == LevelKind::Offset);
+                if !diagonal_parent || !offset_child {
+                    Err(format!("level {k}: a range level needs a diagonal level above it and an offset level below it"))
+                } else {
+                    Ok(())
+                }
+            }
+            LevelKind::Offset if !matches!(parent, Some(p) if p.level.kind == LevelKind::Range) => {
+                Err(format!("level {k}: an offset level needs a range level above it"))
+            }
+            LevelKind::Hashed if self.levels[..k].iter().any(|l| !l.level.unique) => {
+                Err(format!("level {k}: a hashed level cannot sit below a non-unique level"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(name) = &self.name {
+            return write!(f, "{name}");
+        }
+        let parts: Vec<String> = self.levels.iter().map(|l| l.level.to_string()).collect();
+        write!(f, "{}", parts.join(","))?;
+        if let Some(order) = self.mode_order() {
+            if order.iter().enumerate().any(|(k, &m)| k != m) {
+                let order: Vec<String> = order.iter().map(|m| m.to_string()).collect();
+                write!(f, ":{}", order.join(","))?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,127 @@
+//! Index arrays: the `pos`, `idx` and offset arrays that levels store.
+//!
+//! Unsigned arrays are 32-bit when every value fits and 64-bit beyond; the
+//! width is chosen once, when a level is built ([`IndexArray::from_u64`]), and
+//! every level function reads both widths through [`IndexArray::get`] or the
+//! builder's `load`. Offsets (DIA) are signed and always 64-bit.
+
+/// The element type of an index array; compiled kernels specialise on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IndexWidth {
+    U32,
+    U64,
+    I64,
+}
+
+/// One index array of a level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IndexArray {
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    I64(Vec<i64>),
+}
+
+impl Default for IndexArray {
+    fn default() -> Self {
+        IndexArray::U32(Vec::new())
+    }
+}
+
+impl IndexArray {
+    /// Stores `values` in 32 bits when the largest fits, else in 64.
+    pub fn from_u64(values: Vec<u64>) -> Self {
+        let max = values.iter().copied().max().unwrap_or(0);
+        Self::from_u64_with_bound(values, max)
+    }
+
+    /// Like [`from_u64`](Self::from_u64), with a known upper bound on the values
+    /// (e.g. the dimension), so that the choice of width does not need a scan.
+    pub fn from_u64_with_bound(values: Vec<u64>, bound: u64) -> Self {
+        if bound <= u64::from(u32::MAX) {
+            IndexArray::U32(values.into_iter().map(|v| v as u32).collect())
+        } else {
+            IndexArray::U64(values)
+        }
+    }
+
+    /// Converts `usize` values the same way as [`from_u64`](Self::from_u64).
+    pub fn from_usize(values: &[usize], bound: usize) -> Self {
+        if bound <= u32::MAX as usize {
+            IndexArray::U32(values.iter().map(|&v| v as u32).collect())
+        } else {
+            IndexArray::U64(values.iter().map(|&v| v as u64).collect())
+        }
+    }
+
+    pub fn width(&self) -> IndexWidth {
+        match self {
+            IndexArray::U32(_) => IndexWidth::U32,
+            IndexArray::U64(_) => IndexWidth::U64,
+            IndexArray::I64(_) => IndexWidth::I64,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            IndexArray::U32(v) => v.len(),
+            IndexArray::U64(v) => v.len(),
+            IndexArray::I64(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Element `i` as a signed 64-bit integer (unsigned arrays hold values
+    /// below 2^63, which validation guarantees since they index memory).
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> i64 {
+        match self {
+            IndexArray::U32(v) => v[i] as i64,
+            IndexArray::U64(v) => v[i] as i64,
+            IndexArray::I64(v) => v[i],
+        }
+    }
+
+    /// Element `i` as an unsigned index. Only meaningful for unsigned arrays
+    /// or non-negative signed values.
+    #[inline(always)]
+    pub fn get_usize(&self, i: usize) -> usize {
+        self.get(i) as usize
+    }
+
+    /// All elements as `i64`, for code that is not on a hot path.
+    pub fn to_i64_vec(&self) -> Vec<i64> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+
+    /// Bytes the array occupies.
+    pub fn bytes(&self) -> usize {
+        match self {
+            IndexArray::U32(v) => v.len() * 4,
+            IndexArray::U64(v) => v.len() * 8,
+            IndexArray::I64(v) => v.len() * 8,
+        }
+    }
+
+    /// Base pointer of the array, for compiled kernels that read it directly.
+    pub fn as_ptr(&self) -> *const u8 {
+        match self {
+            IndexArray::U32(v) => v.as_ptr() as *const u8,
+            IndexArray::U64(v) => v.as_ptr() as *const u8,
+            IndexArray::I64(v) => v.as_ptr() as *const u8,
+        }
+    }
+}
+
+impl IndexArray {
+    /// Shortens the array to `len` elements.
+    pub fn truncate(&mut self, len: usize) {
+        match self {
+            IndexArray::U32(v) => v.truncate(len),
+            IndexArray::U64(v) => v.truncate(len),
+            IndexArray::I64(v) => v.truncate(len),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Reading and writing Matrix Market and FROSTT files.

@@ -1,0 +1,212 @@
+//! The level trait: what every level format implements, once.
+//!
+//! A level stores one level of a coordinate hierarchy (format paper §3). Its
+//! access functions (`coord_iter`, `coord_access`, `pos_iter`, `pos_access`,
+//! `locate`) and assembly functions (`size`, `insert_*`, `append_*`) are
+//! *staged*: generic over a [`Builder`], so the interpreter runs them and the
+//! compiled tiers inline them (see [`crate::staging`]). Packing, validation
+//! and the block view used by the interpreter are direct Rust functions.
+//!
+//! Planners call only the functions a level's [`Capabilities`] promise; the
+//! others keep their default bodies, which are unreachable by that contract.
+
+use crate::error::Result;
+use crate::index::IndexArray;
+use crate::properties::{Capabilities, Properties};
+use crate::staging::{Builder, LevelRef};
+use crate::tensor::LevelStorage;
+
+/// The entries of a sorted, deduplicated coordinate list that lie under one
+/// position of a level: `start..end` (empty for a position that stores no
+/// entry, such as padding or an empty hash bucket).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Segment {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Segment {
+    pub fn new(start: usize, end: usize) -> Self {
+        Segment { start, end }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.start >= self.end
+    }
+    pub fn len(&self) -> usize {
+        self.end.saturating_sub(self.start)
+    }
+}
+
+/// What a level's packer receives.
+pub struct PackInput<'a> {
+    /// Index of this level in its format.
+    pub level: usize,
+    /// Storage coordinates of every entry, one column per level, entries
+    /// sorted lexicographically by level and free of duplicates.
+    pub coords: &'a [Vec<u64>],
+    /// For each position of the parent level (one root position for level
+    /// 0), the entries below it.
+    pub parents: &'a [Segment],
+    /// Extent of this level's coordinates.
+    pub extent: usize,
+    /// Extent of the next level, for levels whose encoding needs it.
+    pub next_extent: Option<usize>,
+}
+
+/// What a level's packer returns.
+pub struct Packed {
+    pub storage: LevelStorage,
+    /// For each position of this level, the entries below it.
+    pub positions: Vec<Segment>,
+}
+
+/// One level format. See the module documentation.
+///
+/// `ancestors` are the coordinates of the levels above (`i_1 … i_{k-1}` in
+/// the paper); `parent` is the position in the parent level (0 at the root).
+pub trait Level {
+    /// Short name used in messages and printouts (`compressed`).
+    fn name(&self) -> &'static str;
+    /// Capabilities of this level (Table 1).
+    fn capabilities(&self) -> Capabilities;
+    /// Properties of this level as configured.
+    fn properties(&self) -> Properties;
+
+    /// Bounds of the coordinates that may lie below the ancestors.
+    fn coord_iter<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        ancestors: &[B::Int],
+    ) -> (B::Int, B::Int) {
+        let _ = (b, lv, ancestors);
+        unreachable!("{} levels have no coord_iter", self.name())
+    }
+    /// Position of coordinate `coord` below `parent`, and whether it exists.
+    fn coord_access<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent: B::Int,
+        ancestors: &[B::Int],
+        coord: B::Int,
+    ) -> (B::Int, B::Bool) {
+        let _ = (b, lv, parent, ancestors, coord);
+        unreachable!("{} levels have no coord_access", self.name())
+    }
+    /// Bounds of the positions that may have `parent` as their parent.
+    fn pos_iter<B: Builder>(&self, b: &mut B, lv: LevelRef, parent: B::Int) -> (B::Int, B::Int) {
+        let _ = (b, lv, parent);
+        unreachable!("{} levels have no pos_iter", self.name())
+    }
+    /// Coordinate stored at `pos`, and whether the position holds one.
+    fn pos_access<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        pos: B::Int,
+        ancestors: &[B::Int],
+    ) -> (B::Int, B::Bool) {
+        let _ = (b, lv, pos, ancestors);
+        unreachable!("{} levels have no pos_access", self.name())
+    }
+    /// Random access: position of `coord` below `parent`, and whether found.
+    fn locate<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent: B::Int,
+        ancestors: &[B::Int],
+        coord: B::Int,
+    ) -> (B::Int, B::Bool) {
+        let _ = (b, lv, parent, ancestors, coord);
+        unreachable!("{} levels have no locate", self.name())
+    }
+
+    /// Number of positions of this level when the parent has `parent_size`.
+    fn size<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int) -> B::Int {
+        let _ = (b, lv, parent_size);
+        unreachable!("{} levels cannot be assembled by insert", self.name())
+    }
+    fn insert_init<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
+        let _ = (b, lv, parent_size, size);
+        unreachable!("{} levels cannot be assembled by insert", self.name())
+    }
+    fn insert_coord<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, coord: B::Int) {
+        let _ = (b, lv, pos, coord);
+        unreachable!("{} levels cannot be assembled by insert", self.name())
+    }
+    fn insert_finalize<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent_size: B::Int,
+        size: B::Int,
+    ) {
+        let _ = (b, lv, parent_size, size);
+        unreachable!("{} levels cannot be assembled by insert", self.name())
+    }
+    fn append_init<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
+        let _ = (b, lv, parent_size, size);
+        unreachable!("{} levels cannot be assembled by append", self.name())
+    }
+    fn append_coord<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, coord: B::Int) {
+        let _ = (b, lv, pos, coord);
+        unreachable!("{} levels cannot be assembled by append", self.name())
+    }
+    fn append_edges<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent: B::Int,
+        begin: B::Int,
+        end: B::Int,
+    ) {
+        let _ = (b, lv, parent, begin, end);
+        unreachable!("{} levels cannot be assembled by append", self.name())
+    }
+    fn append_finalize<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent_size: B::Int,
+        size: B::Int,
+    ) {
+        let _ = (b, lv, parent_size, size);
+        unreachable!("{} levels cannot be assembled by append", self.name())
+    }
+
+    /// Empty storage ready for assembly as an output level: the arrays the
+    /// assembly functions write, with the given extent.
+    fn empty_storage(&self, extent: usize) -> LevelStorage {
+        LevelStorage::new(extent)
+    }
+
+    /// Builds this level's storage from sorted, deduplicated entries.
+    fn pack(&self, input: &PackInput<'_>) -> Result<Packed>;
+
+    /// Checks every invariant of `storage` below a parent level of
+    /// `parent_size` positions; returns this level's size (its number of
+    /// positions). `level` is the level's index, for messages;
+    /// `next_extent` the extent of the level below, if any.
+    fn validate(
+        &self,
+        storage: &LevelStorage,
+        parent_size: usize,
+        level: usize,
+        next_extent: Option<usize>,
+    ) -> Result<usize>;
+
+    /// When `pos_access(p)` is exactly `(idx[p], true)`, the `idx` array: the
+    /// interpreter then reads blocks of coordinates as a view.
+    /// Cuts an assembled output level's arrays to their final lengths
+    /// (assembly grows them with amortised doubling).
+    fn trim(&self, storage: &mut LevelStorage, parent_size: usize) {
+        let _ = (storage, parent_size);
+    }
+
+    fn coordinate_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
+        let _ = storage;
+        None
+    }
+}

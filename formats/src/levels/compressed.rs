@@ -1,0 +1,221 @@
+//! Compressed level: the children of parent `p` are the coordinates
+//! `idx[pos[p]..pos[p+1]]`. Non-unique compressed is the top level of COO.
+
+use crate::error::{FormatError, Result};
+use crate::index::IndexArray;
+use crate::level::{Level, PackInput, Packed, Segment};
+use crate::levels::check_siblings;
+use crate::properties::{Assembly, Capabilities, Iteration, Properties};
+use crate::staging::{Builder, LevelRef};
+use crate::tensor::LevelStorage;
+
+const POS: u8 = 0;
+const IDX: u8 = 1;
+
+/// The compressed level format, configurable as ordered and/or unique.
+#[derive(Debug, Clone, Copy)]
+pub struct Compressed {
+    pub ordered: bool,
+    pub unique: bool,
+    pub full: bool,
+}
+
+impl Level for Compressed {
+    fn name(&self) -> &'static str {
+        "compressed"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            iteration: Iteration::CoordinatePosition,
+            locate: false,
+            assembly: Some(Assembly::Append),
+        }
+    }
+    fn properties(&self) -> Properties {
+        Properties {
+            full: self.full,
+            ordered: self.ordered,
+            unique: self.unique,
+            branchless: false,
+            compact: true,
+        }
+    }
+
+    fn pos_iter<B: Builder>(&self, b: &mut B, lv: LevelRef, parent: B::Int) -> (B::Int, B::Int) {
+        let begin = b.load(lv.array(POS), parent);
+        let next = b.add_const(parent, 1);
+        let end = b.load(lv.array(POS), next);
+        (begin, end)
+    }
+    fn pos_access<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        pos: B::Int,
+        _ancestors: &[B::Int],
+    ) -> (B::Int, B::Bool) {
+        let coord = b.load(lv.array(IDX), pos);
+        let found = b.bool_const(true);
+        (coord, found)
+    }
+
+    fn append_init<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, _size: B::Int) {
+        let len = b.add_const(parent_size, 1);
+        b.grow(lv.array(POS), len);
+        let zero = b.int(0);
+        b.while_loop(
+            &[zero],
+            &mut |b, s| b.compare(crate::staging::Cmp::Lt, s[0], len),
+            &mut |b, s| {
+                let z = b.int(0);
+                b.store(lv.array(POS), s[0], z);
+                let next = b.add_const(s[0], 1);
+                smallvec::smallvec![next]
+            },
+        );
+    }
+    fn append_coord<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, coord: B::Int) {
+        let len = b.add_const(pos, 1);
+        b.grow(lv.array(IDX), len);
+        b.store(lv.array(IDX), pos, coord);
+    }
+    fn append_edges<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent: B::Int,
+        begin: B::Int,
+        end: B::Int,
+    ) {
+        let count = b.sub(end, begin);
+        let slot = b.add_const(parent, 1);
+        b.store(lv.array(POS), slot, count);
+    }
+    fn append_finalize<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent_size: B::Int,
+        _size: B::Int,
+    ) {
+        // `append_edges` left per-parent counts in pos[p + 1]; turn them into offsets.
+        let one = b.int(1);
+        let zero = b.int(0);
+        b.while_loop(
+            &[one, zero],
+            &mut |b, s| b.compare(crate::staging::Cmp::Le, s[0], parent_size),
+            &mut |b, s| {
+                let count = b.load(lv.array(POS), s[0]);
+                let sum = b.add(s[1], count);
+                b.store(lv.array(POS), s[0], sum);
+                let next = b.add_const(s[0], 1);
+                smallvec::smallvec![next, sum]
+            },
+        );
+    }
+    fn empty_storage(&self, extent: usize) -> LevelStorage {
+        let mut s = LevelStorage::new(extent);
+        s.arrays.push(IndexArray::U64(vec![0]));
+        s.arrays.push(IndexArray::U64(Vec::new()));
+        s
+    }
+
+    fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {
+        let coords = &input.coords[input.level];
+        let mut pos = Vec::with_capacity(input.parents.len() + 1);
+        let mut idx = Vec::new();
+        let mut positions = Vec::new();
+        pos.push(0u64);
+        for seg in input.parents {
+            let mut e = seg.start;
+            while e < seg.end {
+                let c = coords[e];
+                let run_start = e;
+                e += 1;
+                if self.unique {
+                    while e < seg.end && coords[e] == c {
+                        e += 1;
+                    }
+                }
+                idx.push(c);
+                positions.push(Segment::new(run_start, e));
+            }
+            pos.push(idx.len() as u64);
+        }
+        let nnz = idx.len() as u64;
+        let mut storage = LevelStorage::new(input.extent);
+        storage
+            .arrays
+            .push(IndexArray::from_u64_with_bound(pos, nnz));
+        storage
+            .arrays
+            .push(IndexArray::from_u64_with_bound(idx, input.extent as u64));
+        Ok(Packed { storage, positions })
+    }
+
+    fn validate(
+        &self,
+        storage: &LevelStorage,
+        parent_size: usize,
+        level: usize,
+        _next_extent: Option<usize>,
+    ) -> Result<usize> {
+        let err = |reason: String| FormatError::level(level, "compressed", reason);
+        if storage.arrays.len() != 2 {
+            return Err(err(format!(
+                "expected arrays pos and idx, found {} arrays",
+                storage.arrays.len()
+            )));
+        }
+        let (pos, idx) = (&storage.arrays[POS as usize], &storage.arrays[IDX as usize]);
+        if pos.len() != parent_size + 1 {
+            return Err(err(format!(
+                "pos has {} entries, expected parent size + 1 = {}",
+                pos.len(),
+                parent_size + 1
+            )));
+        }
+        if pos.get(0) != 0 {
+            return Err(err(format!("pos[0] is {}, expected 0", pos.get(0))));
+        }
+        for p in 0..parent_size {
+            let (a, b) = (pos.get(p), pos.get(p + 1));
+            if b < a {
+                return Err(err(format!(
+                    "pos is not monotone: pos[{p}] = {a} > pos[{}] = {b}",
+                    p + 1
+                )));
+            }
+        }
+        let nnz = pos.get(parent_size) as usize;
+        if nnz != idx.len() {
+            return Err(err(format!(
+                "pos[{parent_size}] = {nnz} but idx has {} entries",
+                idx.len()
+            )));
+        }
+        for p in 0..parent_size {
+            let (a, b) = (pos.get_usize(p), pos.get_usize(p + 1));
+            check_siblings(
+                idx,
+                a,
+                b,
+                storage.extent,
+                self.properties(),
+                level,
+                "compressed",
+            )?;
+        }
+        Ok(nnz)
+    }
+
+    fn coordinate_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
+        storage.arrays.get(IDX as usize)
+    }
+
+    fn trim(&self, storage: &mut LevelStorage, parent_size: usize) {
+        let nnz = storage.arrays[POS as usize].get_usize(parent_size);
+        storage.arrays[POS as usize].truncate(parent_size + 1);
+        storage.arrays[IDX as usize].truncate(nnz);
+    }
+}

@@ -1,0 +1,30 @@
+//! Level formats, tensors, packing, validation and file I/O: the foundation
+//! of tessera.
+//!
+//! A tensor's storage is a coordinate hierarchy with one level per
+//! [`Format`] level; each level is stored by one of six level formats
+//! (dense, compressed, singleton, range, offset, hashed) that all implement
+//! the one [`Level`] trait. Level functions are staged over a [`Builder`] so
+//! that the interpreter and the compiled tiers share them.
+
+pub mod coordinates;
+pub mod error;
+pub mod format;
+pub mod index;
+pub mod io;
+pub mod level;
+pub mod levels;
+pub mod properties;
+pub mod staging;
+pub mod tensor;
+pub mod value;
+
+pub use coordinates::{CoordinateList, MAX_ENTRIES, MAX_POSITIONS};
+pub use error::{FormatError, Result};
+pub use format::{Format, FormatLevel, LevelFormat, LevelKind, Projection, Split};
+pub use index::{IndexArray, IndexWidth};
+pub use level::{Level, PackInput, Packed, Segment};
+pub use properties::{Assembly, Capabilities, Iteration, Properties};
+pub use staging::{ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, Param, StorageResolver};
+pub use tensor::{LevelStorage, Tensor, TensorLevels};
+pub use value::Value;

@@ -1,0 +1,59 @@
+//! Level properties and capabilities (format paper §3.2–§3.4, Table 1).
+
+use std::fmt;
+
+/// The five properties a level may declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Properties {
+    /// Every coordinate of the dimension is present under each parent.
+    pub full: bool,
+    /// Siblings are in increasing order (and runs of duplicate parents are
+    /// ordered by their parents' positions).
+    pub ordered: bool,
+    /// No two siblings share a coordinate.
+    pub unique: bool,
+    /// Every coordinate has no siblings and every parent has a child.
+    pub branchless: bool,
+    /// No unlabeled positions between coordinates.
+    pub compact: bool,
+}
+
+impl fmt::Display for Properties {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let flags = [
+            (self.full, "full"),
+            (self.ordered, "ordered"),
+            (self.unique, "unique"),
+            (self.branchless, "branchless"),
+            (self.compact, "compact"),
+        ];
+        let on: Vec<&str> = flags.iter().filter(|(b, _)| *b).map(|(_, n)| *n).collect();
+        write!(f, "{}", on.join(","))
+    }
+}
+
+/// How a level's coordinates are iterated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Iteration {
+    /// `coord_iter` / `coord_access`: iterate candidate coordinates.
+    CoordinateValue,
+    /// `pos_iter` / `pos_access`: iterate stored positions.
+    CoordinatePosition,
+}
+
+/// How an output level is assembled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Assembly {
+    /// `insert_coord` at a position found by `locate` (any order).
+    Insert,
+    /// `append_coord` / `append_edges` (coordinates in order).
+    Append,
+}
+
+/// What a level can do (Table 1 of the format paper).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Capabilities {
+    pub iteration: Iteration,
+    pub locate: bool,
+    pub assembly: Option<Assembly>,
+}

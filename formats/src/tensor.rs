@@ -1,0 +1,581 @@
+//! Tensors: a shape, a format, the storage of each level and the values.
+//!
+//! A [`Tensor`] is valid by construction: [`Tensor::from_parts`] validates
+//! raw arrays, and packing ([`Tensor::pack`]) builds valid storage. Compiled
+//! kernels rely on this for memory safety.
+
+use smallvec::SmallVec;
+
+use crate::coordinates::{CoordinateList, MAX_POSITIONS};
+use crate::error::{FormatError, Result};
+use crate::format::{Format, Projection, Split};
+use crate::index::IndexArray;
+use crate::level::{Level, PackInput, Segment};
+use crate::staging::{Immediate, LevelRef, StorageResolver};
+use crate::value::Value;
+
+/// The data of one level: the extent of its coordinates, its index arrays
+/// (which ones, in which slots, is the level format's business) and scalar
+/// parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LevelStorage {
+    pub extent: usize,
+    pub arrays: SmallVec<[IndexArray; 2]>,
+    pub params: SmallVec<[i64; 2]>,
+}
+
+impl LevelStorage {
+    pub fn new(extent: usize) -> Self {
+        LevelStorage {
+            extent,
+            arrays: SmallVec::new(),
+            params: SmallVec::new(),
+        }
+    }
+    /// Bytes the level's arrays occupy.
+    pub fn bytes(&self) -> usize {
+        self.arrays.iter().map(IndexArray::bytes).sum()
+    }
+}
+
+/// A tensor stored in some format.
+///
+/// ```
+/// use tessera_formats::{CoordinateList, Format, Tensor};
+/// let mut entries = CoordinateList::new(&[2, 3]);
+/// entries.push(&[1, 2], 5.0).unwrap();
+/// entries.push(&[0, 1], 1.0).unwrap();
+/// entries.push(&[1, 2], 2.0).unwrap(); // duplicates are summed
+/// let a = Tensor::pack(&entries, Format::csr()).unwrap();
+/// assert_eq!(a.values(), &[1.0, 7.0]);
+/// let b = a.convert(&Format::coo(2)).unwrap();
+/// assert_eq!(b.to_coordinates(), a.to_coordinates());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tensor<V = f64> {
+    shape: Vec<usize>,
+    format: Format,
+    levels: Vec<LevelStorage>,
+    sizes: Vec<usize>,
+    values: Vec<V>,
+}
+
+/// Read-only access to one tensor's levels for the [`Immediate`] builder.
+pub struct TensorLevels<'a>(pub &'a [LevelStorage]);
+
+impl StorageResolver for TensorLevels<'_> {
+    #[inline(always)]
+    fn level(&self, level: LevelRef) -> &LevelStorage {
+        &self.0[level.level as usize]
+    }
+    fn level_mut(&mut self, _level: LevelRef) -> &mut LevelStorage {
+        unreachable!("access level functions never store")
+    }
+}
+
+impl<V: Value> Tensor<V> {
+    /// Builds a tensor from raw level arrays and values, validating every
+    /// invariant the format claims.
+    pub fn from_parts(
+        shape: &[usize],
+        format: Format,
+        levels: Vec<LevelStorage>,
+        values: Vec<V>,
+    ) -> Result<Self> {
+        let sizes = validate(shape, &format, &levels, values.len())?;
+        Ok(Tensor {
+            shape: shape.to_vec(),
+            format,
+            levels,
+            sizes,
+            values,
+        })
+    }
+
+    /// Builds a tensor from arrays that the caller guarantees are valid:
+    /// kernels that assemble outputs by the format's own assembly functions.
+    ///
+    /// # Safety
+    /// `levels` and `values` must satisfy every invariant that
+    /// [`from_parts`](Self::from_parts) checks; compiled kernels read them
+    /// without bounds checks.
+    pub unsafe fn from_parts_unchecked(
+        shape: &[usize],
+        format: Format,
+        levels: Vec<LevelStorage>,
+        values: Vec<V>,
+    ) -> Self {
+        debug_assert!(validate(shape, &format, &levels, values.len()).is_ok());
+        let sizes = level_sizes(&format, &levels);
+        Tensor {
+            shape: shape.to_vec(),
+            format,
+            levels,
+            sizes,
+            values,
+        }
+    }
+
+    /// Packs entries (any order, duplicates summed) into `format`.
+    pub fn pack(entries: &CoordinateList<V>, format: Format) -> Result<Self> {
+        pack(entries, format)
+    }
+
+    /// A tensor of `shape` in `format` with no entries.
+    pub fn empty(shape: &[usize], format: Format) -> Result<Self> {
+        Self::pack(&CoordinateList::new(shape), format)
+    }
+
+    /// A dense tensor from values in row-major order.
+    pub fn from_dense(shape: &[usize], values: Vec<V>) -> Result<Self> {
+        let n = checked_product(shape)?;
+        if values.len() != n {
+            return Err(FormatError::Shape(format!(
+                "{} values for a tensor of {n} components",
+                values.len()
+            )));
+        }
+        let format = Format::dense(shape.len());
+        let levels = shape.iter().map(|&d| LevelStorage::new(d)).collect();
+        Self::from_parts(shape, format, levels, values)
+    }
+
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    pub fn order(&self) -> usize {
+        self.shape.len()
+    }
+    pub fn format(&self) -> &Format {
+        &self.format
+    }
+    pub fn levels(&self) -> &[LevelStorage] {
+        &self.levels
+    }
+    pub fn level(&self, k: usize) -> &LevelStorage {
+        &self.levels[k]
+    }
+    /// Number of positions of each level.
+    pub fn level_sizes(&self) -> &[usize] {
+        &self.sizes
+    }
+    /// The values, indexed by the position of the last level.
+    pub fn values(&self) -> &[V] {
+        &self.values
+    }
+    /// Values may change freely: the structure is what validation guards.
+    pub fn values_mut(&mut self) -> &mut [V] {
+        &mut self.values
+    }
+    /// Number of stored values (including explicit zeros and padding).
+    pub fn stored(&self) -> usize {
+        self.values.len()
+    }
+    /// Bytes of index arrays and values.
+    pub fn bytes(&self) -> usize {
+        self.levels.iter().map(LevelStorage::bytes).sum::<usize>()
+            + self.values.len() * std::mem::size_of::<V>()
+    }
+
+    /// Visits every stored component through the level functions, in the
+    /// format's iteration order, with its storage coordinates (one per level)
+    /// and its position in the values.
+    pub fn for_each_stored(&self, mut visit: impl FnMut(&[i64], usize)) {
+        let n = self.levels.len();
+        if n == 0 {
+            visit(&[], 0);
+            return;
+        }
+        let mut b = Immediate::new(TensorLevels(&self.levels));
+        let mut ancestors = Vec::with_capacity(n);
+        walk_levels(
+            &self.format,
+            &mut b,
+            0,
+            0,
+            n - 1,
+            &mut ancestors,
+            &mut |k, coords, pos| {
+                if k == n - 1 {
+                    visit(coords, pos as usize);
+                }
+            },
+        );
+    }
+
+    /// Every stored component with its tensor coordinates, in iteration
+    /// order, including explicit zeros and padding.
+    pub fn stored_entries(&self) -> CoordinateList<V> {
+        let mut list = CoordinateList::new(&self.shape);
+        let mut coords = vec![0u64; self.order()];
+        let projections: Vec<Projection> =
+            self.format.levels().iter().map(|l| l.projection).collect();
+        self.for_each_stored(|storage, pos| {
+            logical_coords(&projections, storage, &mut coords);
+            list.push_unchecked(&coords, self.values[pos]);
+        });
+        list
+    }
+
+    /// The tensor's nonzeros, sorted by coordinates, duplicates summed:
+    /// the format-independent meaning of the tensor.
+    pub fn to_coordinates(&self) -> CoordinateList<V> {
+        self.stored_entries().pruned()
+    }
+
+    /// The same tensor in another format (modes reordered as the target
+    /// format says).
+    pub fn convert(&self, format: &Format) -> Result<Tensor<V>> {
+        if *format == self.format {
+            return Ok(self.clone());
+        }
+        Self::pack(&self.to_coordinates(), format.clone())
+    }
+
+    /// The transpose-like reordering of modes: mode `m` of the result is mode
+    /// `perm[m]` of `self`, stored in `format`.
+    pub fn permute(&self, perm: &[usize], format: &Format) -> Result<Tensor<V>> {
+        Self::pack(&self.to_coordinates().permute(perm)?, format.clone())
+    }
+
+    /// All components as a row-major dense array, refused when absurd.
+    pub fn to_dense_vec(&self) -> Result<Vec<V>> {
+        let n = checked_product(&self.shape)?;
+        let mut out = vec![V::zero(); n];
+        let list = self.stored_entries();
+        for (c, v) in list.iter() {
+            let mut flat = 0usize;
+            for (&ci, &d) in c.iter().zip(&self.shape) {
+                flat = flat * d + ci as usize;
+            }
+            out[flat] = out[flat].accumulate(v);
+        }
+        Ok(out)
+    }
+}
+
+/// Product of dimensions, refused beyond [`MAX_POSITIONS`].
+pub fn checked_product(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .filter(|&n| n <= MAX_POSITIONS)
+        .ok_or_else(|| {
+            FormatError::TooLarge(format!(
+                "a dense {shape:?} tensor has more than {MAX_POSITIONS} components"
+            ))
+        })
+}
+
+/// Tensor coordinates of a component from its storage coordinates.
+pub(crate) fn logical_coords(projections: &[Projection], storage: &[i64], out: &mut [u64]) {
+    out.iter_mut().for_each(|c| *c = 0);
+    for (p, &c) in projections.iter().zip(storage) {
+        if let Projection::Mode { mode, split } = *p {
+            out[mode] += match split {
+                Split::Whole | Split::Inner(_) => c as u64,
+                Split::Outer(b) => c as u64 * b as u64,
+            };
+        }
+    }
+}
+
+/// Sizes (positions) of each level of storage already known to be valid.
+fn level_sizes(format: &Format, levels: &[LevelStorage]) -> Vec<usize> {
+    let mut sizes = Vec::with_capacity(levels.len());
+    let mut parent = 1usize;
+    for (k, storage) in levels.iter().enumerate() {
+        let next = levels.get(k + 1).map(|l| l.extent);
+        parent = format
+            .level(k)
+            .validate(storage, parent, k, next)
+            .unwrap_or(0);
+        sizes.push(parent);
+    }
+    sizes
+}
+
+/// Checks raw storage against its format and shape; returns level sizes.
+fn validate(
+    shape: &[usize],
+    format: &Format,
+    levels: &[LevelStorage],
+    values: usize,
+) -> Result<Vec<usize>> {
+    format.check_shape(shape)?;
+    if levels.len() != format.levels().len() {
+        return Err(FormatError::Shape(format!(
+            "format {format} has {} levels, {} were given",
+            format.levels().len(),
+            levels.len()
+        )));
+    }
+    let mut sizes = Vec::with_capacity(levels.len());
+    let mut parent = 1usize;
+    for (k, storage) in levels.iter().enumerate() {
+        if let Some(extent) = format.level_extent(k, shape) {
+            if storage.extent != extent {
+                return Err(FormatError::level(
+                    k,
+                    format.level(k).name(),
+                    format!(
+                        "extent is {}, the tensor's shape needs {extent}",
+                        storage.extent
+                    ),
+                ));
+            }
+        }
+        let next = levels.get(k + 1).map(|l| l.extent);
+        parent = format.level(k).validate(storage, parent, k, next)?;
+        if parent > MAX_POSITIONS {
+            return Err(FormatError::TooLarge(format!(
+                "level {k} has {parent} positions"
+            )));
+        }
+        sizes.push(parent);
+    }
+    if values != parent {
+        return Err(FormatError::Shape(format!(
+            "{values} values for {parent} positions of the last level"
+        )));
+    }
+    check_chains(format, levels)?;
+    Ok(sizes)
+}
+
+/// Below a non-unique level, the children of a run of equal parents form one
+/// sibling group (they are iterated as one, by chaining). Per-level checks
+/// see only one parent at a time, so ordered and unique levels under a
+/// non-unique ancestor are checked here, on the visited coordinate prefixes.
+fn check_chains(format: &Format, levels: &[LevelStorage]) -> Result<()> {
+    let n = levels.len();
+    let needs: Vec<bool> = (0..n)
+        .map(|k| {
+            let p = format.level(k);
+            let chained = (0..k).any(|a| !format.level(a).unique);
+            let ordered_above = (0..=k).all(|a| format.level(a).ordered);
+            chained && ordered_above && (p.ordered || p.unique)
+        })
+        .collect();
+    let Some(deepest) = needs.iter().rposition(|&b| b) else {
+        return Ok(());
+    };
+    let mut b = Immediate::new(TensorLevels(levels));
+    let mut prefixes: Vec<Option<Vec<i64>>> = vec![None; n];
+    let mut failure = None;
+    let mut ancestors = Vec::new();
+    // Walk the levels down to the deepest one that needs checking.
+    let mut visit = |k: usize, coords: &[i64], _pos: i64| {
+        if failure.is_some() || !needs[k] {
+            return;
+        }
+        let current = &coords[..=k];
+        if let Some(prev) = &prefixes[k] {
+            let unique = format.level(k).unique;
+            if prev.as_slice() > current || (unique && prev.as_slice() == current) {
+                let what = if prev.as_slice() > current {
+                    "ordered"
+                } else {
+                    "unique"
+                };
+                failure = Some(FormatError::level(
+                    k,
+                    format.level(k).name(),
+                    format!("declared {what}, but coordinates {current:?} follow {prev:?} below a non-unique level"),
+                ));
+            }
+        }
+        prefixes[k] = Some(current.to_vec());
+    };
+    walk_levels(format, &mut b, 0, 0, deepest, &mut ancestors, &mut visit);
+    failure.map_or(Ok(()), Err)
+}
+
+/// Visits every labeled position of levels `k..=last` below `parent`, in
+/// iteration order, with the coordinates down to it and its position.
+fn walk_levels(
+    format: &Format,
+    b: &mut Immediate<TensorLevels<'_>>,
+    k: usize,
+    parent: i64,
+    last: usize,
+    ancestors: &mut Vec<i64>,
+    visit: &mut dyn FnMut(usize, &[i64], i64),
+) {
+    let level = format.level(k);
+    let lv = LevelRef::new(0, k);
+    let mut child =
+        |b: &mut Immediate<TensorLevels<'_>>, i: i64, pos: i64, ancestors: &mut Vec<i64>| {
+            ancestors.push(i);
+            visit(k, ancestors, pos);
+            if k < last {
+                walk_levels(format, b, k + 1, pos, last, ancestors, visit);
+            }
+            ancestors.pop();
+        };
+    match level.capabilities().iteration {
+        crate::properties::Iteration::CoordinateValue => {
+            let (begin, end) = level.coord_iter(b, lv, ancestors);
+            for i in begin..end {
+                let (pos, found) = level.coord_access(b, lv, parent, ancestors, i);
+                if found {
+                    child(b, i, pos, ancestors);
+                }
+            }
+        }
+        crate::properties::Iteration::CoordinatePosition => {
+            let (begin, end) = level.pos_iter(b, lv, parent);
+            for p in begin..end {
+                let (i, found) = level.pos_access(b, lv, p, ancestors);
+                if found {
+                    child(b, i, p, ancestors);
+                }
+            }
+        }
+    }
+}
+
+/// Packs a coordinate list into `format`.
+fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<V>> {
+    format.check_shape(entries.shape())?;
+    let canonical;
+    let list = if entries.is_canonical() {
+        entries
+    } else {
+        let mut c = entries.clone();
+        c.canonicalize();
+        canonical = c;
+        &canonical
+    };
+    let (columns, aux_extents) = storage_columns(list, &format)?;
+    let n = list.len();
+    let nlevels = format.levels().len();
+    // Sort entries by their storage coordinates (a no-op scan when the
+    // format stores modes in their natural order).
+    let mut perm: Vec<usize> = (0..n).collect();
+    let less_or_equal = |a: usize, b: usize| {
+        for col in &columns {
+            if col[a] != col[b] {
+                return col[a] < col[b];
+            }
+        }
+        true
+    };
+    if !(1..n).all(|e| less_or_equal(e - 1, e)) {
+        perm.sort_by(|&a, &b| {
+            for col in &columns {
+                let o = col[a].cmp(&col[b]);
+                if o.is_ne() {
+                    return o;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+    }
+    let sorted: Vec<Vec<u64>> = columns
+        .iter()
+        .map(|col| perm.iter().map(|&e| col[e]).collect())
+        .collect();
+    let extents: Vec<usize> = (0..nlevels)
+        .map(|k| {
+            format
+                .level_extent(k, list.shape())
+                .unwrap_or_else(|| aux_extents[k])
+        })
+        .collect();
+    let mut parents = vec![Segment::new(0, n)];
+    let mut levels = Vec::with_capacity(nlevels);
+    for k in 0..nlevels {
+        let input = PackInput {
+            level: k,
+            coords: &sorted,
+            parents: &parents,
+            extent: extents[k],
+            next_extent: extents.get(k + 1).copied(),
+        };
+        let packed = format.level(k).pack(&input)?;
+        if packed.positions.len() > MAX_POSITIONS {
+            return Err(FormatError::TooLarge(format!(
+                "level {k} would have {} positions",
+                packed.positions.len()
+            )));
+        }
+        levels.push(packed.storage);
+        parents = packed.positions;
+    }
+    let values: Vec<V> = if nlevels == 0 {
+        vec![if n == 0 {
+            V::zero()
+        } else {
+            list.value(perm[0])
+        }]
+    } else {
+        parents
+            .iter()
+            .map(|seg| {
+                debug_assert!(
+                    seg.len() <= 1,
+                    "a full coordinate names one entry after deduplication"
+                );
+                if seg.is_empty() {
+                    V::zero()
+                } else {
+                    list.value(perm[seg.start])
+                }
+            })
+            .collect()
+    };
+    Tensor::from_parts(list.shape(), format, levels, values)
+}
+
+/// Storage coordinates of each entry, one column per level, and the extents
+/// of auxiliary levels (0 for the others).
+fn storage_columns<V: Value>(
+    list: &CoordinateList<V>,
+    format: &Format,
+) -> Result<(Vec<Vec<u64>>, Vec<usize>)> {
+    let n = list.len();
+    let mut columns = Vec::with_capacity(format.levels().len());
+    let mut aux = Vec::with_capacity(format.levels().len());
+    for level in format.levels() {
+        let (col, extent): (Vec<u64>, usize) = match level.projection {
+            Projection::Mode { mode, split } => {
+                let col = (0..n)
+                    .map(|e| {
+                        let c = list.coords(e)[mode];
+                        match split {
+                            Split::Whole => c,
+                            Split::Outer(b) => c / b as u64,
+                            Split::Inner(b) => c % b as u64,
+                        }
+                    })
+                    .collect();
+                (col, 0)
+            }
+            Projection::Diagonal { row, col } => {
+                let offset = |e: usize| list.coords(e)[col] as i64 - list.coords(e)[row] as i64;
+                let mut offsets: Vec<i64> = (0..n).map(offset).collect();
+                offsets.sort_unstable();
+                offsets.dedup();
+                let col = (0..n)
+                    .map(|e| offsets.binary_search(&offset(e)).map_or(0, |d| d as u64))
+                    .collect();
+                (col, offsets.len())
+            }
+            Projection::Slot { row } => {
+                let mut counts = vec![0u64; list.shape()[row]];
+                let col: Vec<u64> = (0..n)
+                    .map(|e| {
+                        let r = list.coords(e)[row] as usize;
+                        counts[r] += 1;
+                        counts[r] - 1
+                    })
+                    .collect();
+                (col, counts.iter().copied().max().unwrap_or(0) as usize)
+            }
+        };
+        columns.push(col);
+        aux.push(extent);
+    }
+    Ok((columns, aux))
+}

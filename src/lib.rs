@@ -1,0 +1,1 @@
+pub use tessera_formats as formats;

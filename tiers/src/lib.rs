@@ -1,0 +1,1 @@
+//! Compiled tiers (Cranelift, OpenCL) of tessera; they translate the engine's bytecode.
