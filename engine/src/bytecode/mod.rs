@@ -1,0 +1,389 @@
+//! The register bytecode: the one input of every tier.
+//!
+//! The planner emits a [`Program`]; the interpreter runs it, and compiled
+//! tiers translate it. Registers are typed (integer, float, boolean) and
+//! unbounded in number; control flow is jumps to op indices. Ops that touch
+//! storage name a level function of one level of one operand, which each
+//! tier runs by instantiating that level's one implementation. `Display`
+//! prints one op per line.
+
+use std::fmt;
+
+use smallvec::SmallVec;
+use tessera_formats::{Cmp, IntOp, LevelRef};
+
+/// An integer register (positions, coordinates, sizes).
+pub type IReg = u32;
+/// A float register (values).
+pub type FReg = u32;
+/// A boolean register.
+pub type BReg = u32;
+
+/// Registers passed as ancestor coordinates to a level function.
+pub type Regs = SmallVec<[IReg; 4]>;
+
+/// Float arithmetic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FloatOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+/// A dense factor of a [`Op::DotBlock`]: operand `operand`'s value at
+/// `parent * extent(level) + coord` for each coordinate of the driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DotFactor {
+    pub operand: u32,
+    pub level: LevelRef,
+    pub parent: IReg,
+}
+
+/// One bytecode instruction.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    IConst {
+        dst: IReg,
+        value: i64,
+    },
+    IMove {
+        dst: IReg,
+        src: IReg,
+    },
+    IBin {
+        op: IntOp,
+        dst: IReg,
+        a: IReg,
+        b: IReg,
+    },
+    ICmp {
+        op: Cmp,
+        dst: BReg,
+        a: IReg,
+        b: IReg,
+    },
+    ISelect {
+        dst: IReg,
+        cond: BReg,
+        a: IReg,
+        b: IReg,
+    },
+    BConst {
+        dst: BReg,
+        value: bool,
+    },
+    BAnd {
+        dst: BReg,
+        a: BReg,
+        b: BReg,
+    },
+    BOr {
+        dst: BReg,
+        a: BReg,
+        b: BReg,
+    },
+    BNot {
+        dst: BReg,
+        a: BReg,
+    },
+    Jump {
+        to: usize,
+    },
+    JumpIf {
+        cond: BReg,
+        to: usize,
+    },
+    JumpIfNot {
+        cond: BReg,
+        to: usize,
+    },
+    /// The size of loop variable `var` in this run.
+    Dim {
+        dst: IReg,
+        var: u32,
+    },
+
+    /// `coord_iter`: bounds of the coordinates below the ancestors.
+    CoordIter {
+        level: LevelRef,
+        ancestors: Regs,
+        begin: IReg,
+        end: IReg,
+    },
+    /// `coord_access`: position of `coord` below `parent`.
+    CoordAccess {
+        level: LevelRef,
+        parent: IReg,
+        ancestors: Regs,
+        coord: IReg,
+        pos: IReg,
+        found: BReg,
+    },
+    /// `pos_iter`: bounds of the positions below `parent`.
+    PosIter {
+        level: LevelRef,
+        parent: IReg,
+        begin: IReg,
+        end: IReg,
+    },
+    /// `pos_access`: coordinate stored at `pos`.
+    PosAccess {
+        level: LevelRef,
+        pos: IReg,
+        ancestors: Regs,
+        coord: IReg,
+        found: BReg,
+    },
+    /// `locate`: position of `coord` below `parent`, if stored.
+    Locate {
+        level: LevelRef,
+        parent: IReg,
+        ancestors: Regs,
+        coord: IReg,
+        pos: IReg,
+        found: BReg,
+    },
+
+    FConst {
+        dst: FReg,
+        value: f64,
+    },
+    FMove {
+        dst: FReg,
+        src: FReg,
+    },
+    FBin {
+        op: FloatOp,
+        dst: FReg,
+        a: FReg,
+        b: FReg,
+    },
+    FNeg {
+        dst: FReg,
+        a: FReg,
+    },
+    /// `dst = values[pos]` of an input operand.
+    LoadValue {
+        operand: u32,
+        pos: IReg,
+        dst: FReg,
+    },
+
+    /// Dense output: `values[pos] += value`.
+    AccumOutput {
+        pos: IReg,
+        value: FReg,
+    },
+    /// Appends (or, for the same coordinates as the last, adds) an output
+    /// entry; coordinates are in the output's level order.
+    Append {
+        coords: Regs,
+        value: FReg,
+    },
+    /// Adds `value` at `coords` (the workspace's variables) of the workspace.
+    WorkspaceAccum {
+        coords: Regs,
+        value: FReg,
+    },
+    /// Assembles the workspace's entries, sorted, below the output
+    /// coordinates `prefix`, and clears it.
+    WorkspaceFlush {
+        prefix: Regs,
+    },
+
+    /// `acc += Σ_{p in begin..end} values_driver[p] * Π factors`, reading
+    /// coordinates of the driver level as a block: the inner loop of SpMV.
+    DotBlock {
+        driver: LevelRef,
+        begin: IReg,
+        end: IReg,
+        factors: SmallVec<[DotFactor; 2]>,
+        acc: FReg,
+    },
+    Halt,
+}
+
+/// A compiled statement: ops and register counts. Operand `k < inputs` is
+/// the `k`-th access on the right; operand `inputs` is the output.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Program {
+    pub ops: Vec<Op>,
+    pub int_regs: usize,
+    pub float_regs: usize,
+    pub bool_regs: usize,
+    pub inputs: usize,
+    /// Loop variable names, indexed by `Op::Dim::var`.
+    pub vars: Vec<String>,
+}
+
+impl fmt::Display for FloatOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FloatOp::Add => "fadd",
+            FloatOp::Sub => "fsub",
+            FloatOp::Mul => "fmul",
+            FloatOp::Div => "fdiv",
+        })
+    }
+}
+
+fn regs(r: &Regs) -> String {
+    let names: Vec<String> = r.iter().map(|x| format!("r{x}")).collect();
+    format!("[{}]", names.join(", "))
+}
+
+fn lv(l: &LevelRef) -> String {
+    format!("t{}.l{}", l.operand, l.level)
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Op::IConst { dst, value } => write!(f, "r{dst} = {value}"),
+            Op::IMove { dst, src } => write!(f, "r{dst} = r{src}"),
+            Op::IBin { op, dst, a, b } => write!(
+                f,
+                "r{dst} = {} r{a}, r{b}",
+                format!("{op:?}").to_lowercase()
+            ),
+            Op::ICmp { op, dst, a, b } => write!(
+                f,
+                "b{dst} = {} r{a}, r{b}",
+                format!("{op:?}").to_lowercase()
+            ),
+            Op::ISelect { dst, cond, a, b } => write!(f, "r{dst} = select b{cond}, r{a}, r{b}"),
+            Op::BConst { dst, value } => write!(f, "b{dst} = {value}"),
+            Op::BAnd { dst, a, b } => write!(f, "b{dst} = and b{a}, b{b}"),
+            Op::BOr { dst, a, b } => write!(f, "b{dst} = or b{a}, b{b}"),
+            Op::BNot { dst, a } => write!(f, "b{dst} = not b{a}"),
+            Op::Jump { to } => write!(f, "jump @{to}"),
+            Op::JumpIf { cond, to } => write!(f, "jump_if b{cond} @{to}"),
+            Op::JumpIfNot { cond, to } => write!(f, "jump_unless b{cond} @{to}"),
+            Op::Dim { dst, var } => write!(f, "r{dst} = dim v{var}"),
+            Op::CoordIter {
+                level,
+                ancestors,
+                begin,
+                end,
+            } => {
+                write!(
+                    f,
+                    "r{begin}, r{end} = coord_iter {} {}",
+                    lv(level),
+                    regs(ancestors)
+                )
+            }
+            Op::CoordAccess {
+                level,
+                parent,
+                ancestors,
+                coord,
+                pos,
+                found,
+            } => write!(
+                f,
+                "r{pos}, b{found} = coord_access {} r{parent} {} r{coord}",
+                lv(level),
+                regs(ancestors)
+            ),
+            Op::PosIter {
+                level,
+                parent,
+                begin,
+                end,
+            } => {
+                write!(f, "r{begin}, r{end} = pos_iter {} r{parent}", lv(level))
+            }
+            Op::PosAccess {
+                level,
+                pos,
+                ancestors,
+                coord,
+                found,
+            } => write!(
+                f,
+                "r{coord}, b{found} = pos_access {} r{pos} {}",
+                lv(level),
+                regs(ancestors)
+            ),
+            Op::Locate {
+                level,
+                parent,
+                ancestors,
+                coord,
+                pos,
+                found,
+            } => write!(
+                f,
+                "r{pos}, b{found} = locate {} r{parent} {} r{coord}",
+                lv(level),
+                regs(ancestors)
+            ),
+            Op::FConst { dst, value } => write!(f, "f{dst} = {value:?}"),
+            Op::FMove { dst, src } => write!(f, "f{dst} = f{src}"),
+            Op::FBin { op, dst, a, b } => write!(f, "f{dst} = {op} f{a}, f{b}"),
+            Op::FNeg { dst, a } => write!(f, "f{dst} = fneg f{a}"),
+            Op::LoadValue { operand, pos, dst } => write!(f, "f{dst} = value t{operand}[r{pos}]"),
+            Op::AccumOutput { pos, value } => write!(f, "out[r{pos}] += f{value}"),
+            Op::Append { coords, value } => write!(f, "append {} f{value}", regs(coords)),
+            Op::WorkspaceAccum { coords, value } => {
+                write!(f, "workspace {} += f{value}", regs(coords))
+            }
+            Op::WorkspaceFlush { prefix } => write!(f, "flush workspace below {}", regs(prefix)),
+            Op::DotBlock {
+                driver,
+                begin,
+                end,
+                factors,
+                acc,
+            } => {
+                let fs: Vec<String> = factors
+                    .iter()
+                    .map(|x| {
+                        format!(
+                            "t{}[r{} * extent({}) + coord]",
+                            x.operand,
+                            x.parent,
+                            lv(&x.level)
+                        )
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "f{acc} += dot {} r{begin}..r{end} * {}",
+                    lv(driver),
+                    if fs.is_empty() {
+                        "1".into()
+                    } else {
+                        fs.join(" * ")
+                    }
+                )
+            }
+            Op::Halt => write!(f, "halt"),
+        }
+    }
+}
+
+impl fmt::Display for Program {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "; {} inputs, {} int, {} float, {} bool registers; vars: {}",
+            self.inputs,
+            self.int_regs,
+            self.float_regs,
+            self.bool_regs,
+            self.vars
+                .iter()
+                .enumerate()
+                .map(|(k, v)| format!("v{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )?;
+        for (k, op) in self.ops.iter().enumerate() {
+            writeln!(f, "{k:4}  {op}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,687 @@
+//! Lowering: index notation with explicit sums → concrete index notation.
+//!
+//! 1. `+=` becomes `=` with the old output read as an input.
+//! 2. Sums move up through products and negations (`b * Σk c` = `Σk b*c`),
+//!    so a sum stays below the root only under `+`, `-` or `/`.
+//! 3. Sums left below the root become temporaries computed by `where`
+//!    producers, placed as soon as their free variables are bound.
+//! 4. An iteration order is chosen ([`choose_order`]); inputs whose levels
+//!    cannot follow it, or whose formats cannot be iterated as they are, are
+//!    converted first (and the plan says so).
+//! 5. Trailing summed loops reduce into a temporary; results that would
+//!    reach a sparse output out of order go through a workspace.
+
+use std::collections::BTreeSet;
+
+use tessera_formats::{Format, Level, LevelFormat, LevelKind};
+
+use super::order::{choose_order, Edges};
+use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
+use crate::error::{EngineError, Result};
+use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Statement};
+
+/// How the output is assembled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputAssembly {
+    /// Every component exists: results are accumulated in place.
+    Dense,
+    /// Results arrive in the output's order and are appended level by level.
+    Append,
+    /// The whole result is collected in a workspace and packed at the end
+    /// (hashed and structured output formats).
+    Packed,
+}
+
+/// A lowered statement and what the planner needs with it.
+#[derive(Debug, Clone)]
+pub struct Lowered {
+    pub cin: Cin,
+    pub operands: Operands,
+    pub output: Operand,
+    pub order: Vec<LoopVar>,
+    pub summed: Vec<LoopVar>,
+    pub temps: usize,
+    pub assembly: OutputAssembly,
+    /// Decisions worth reporting: conversions, workspaces.
+    pub notes: Vec<String>,
+}
+
+struct Temp {
+    vars: Vec<LoopVar>,
+    body: CinExpr,
+    free: BTreeSet<LoopVar>,
+    children: Vec<TempId>,
+}
+
+struct Lowerer<'a> {
+    input_format: &'a dyn Fn(&str) -> Option<Format>,
+    operands: Operands,
+    temps: Vec<Temp>,
+}
+
+/// Lowers a checked statement. `input_format` gives the format of each
+/// input by name; `output_format` is the output's.
+pub fn lower(
+    stmt: &Statement,
+    input_format: &dyn Fn(&str) -> Option<Format>,
+    output_format: &Format,
+) -> Result<Lowered> {
+    let lhs = &stmt.lhs;
+    if output_format.order() != lhs.indices.len() {
+        return Err(EngineError::OrderMismatch {
+            tensor: lhs.tensor.clone(),
+            expected: output_format.order(),
+            found: lhs.indices.len(),
+            column: lhs.span.column(),
+        });
+    }
+    let rhs = match stmt.op {
+        AssignOp::Assign => stmt.rhs.clone(),
+        AssignOp::AddAssign => Expr::Binary {
+            op: BinaryOp::Add,
+            lhs: Box::new(Expr::Access(lhs.clone())),
+            rhs: Box::new(stmt.rhs.clone()),
+        },
+    };
+    let explicit = place_reductions(&Statement {
+        lhs: lhs.clone(),
+        op: AssignOp::Assign,
+        rhs,
+    });
+    let free: Vec<LoopVar> = lhs.indices.iter().cloned().map(LoopVar::Index).collect();
+    let mut lowerer = Lowerer {
+        input_format,
+        operands: Vec::new(),
+        temps: Vec::new(),
+    };
+    let (top_vars, body) = peel(hoist(explicit.rhs.clone()));
+    let (body, root_temps) = lowerer.expr(&body)?;
+    let mut notes = Vec::new();
+    lowerer.convert_unsupported(&mut notes)?;
+
+    let output = Operand {
+        name: lhs.tensor.clone(),
+        vars: free.clone(),
+        format: output_format.clone(),
+        converted_from: None,
+    };
+    let mut summed: Vec<LoopVar> = Vec::new();
+    for v in stmt_vars(&explicit) {
+        if !free.contains(&v) && !summed.contains(&v) {
+            summed.push(v);
+        }
+    }
+    let mut priority = free.clone();
+    for v in &summed {
+        if !priority.contains(v) {
+            priority.push(v.clone());
+        }
+    }
+    let order = lowerer.order(&priority, &output, &mut notes)?;
+    let position = |v: &LoopVar| order.iter().position(|o| o == v).expect("ordered variable");
+
+    let mut chain: Vec<LoopVar> = free.iter().chain(top_vars.iter()).cloned().collect();
+    chain.sort_by_key(|v| position(v));
+    chain.dedup();
+
+    let assembly = if output_format.is_dense() {
+        OutputAssembly::Dense
+    } else if streamable(output_format) {
+        OutputAssembly::Append
+    } else {
+        OutputAssembly::Packed
+    };
+    // Output variables that arrive in the output's order, outermost first.
+    let workspace_from = match assembly {
+        OutputAssembly::Dense => None,
+        OutputAssembly::Packed => {
+            notes.push(format!(
+                "output {} in {}: collected in a workspace and packed at the end",
+                lhs.tensor, output_format
+            ));
+            Some(0)
+        }
+        OutputAssembly::Append => {
+            let level_vars = output.level_vars();
+            let in_order = chain
+                .iter()
+                .zip(&level_vars)
+                .take_while(|(c, l)| c == l)
+                .count();
+            if in_order == level_vars.len() {
+                None
+            } else {
+                let rest: Vec<&str> = level_vars[in_order..].iter().map(LoopVar::name).collect();
+                notes.push(format!(
+                    "output {}: results for ({}) arrive out of order; a workspace collects them",
+                    lhs.tensor,
+                    rest.join(",")
+                ));
+                Some(in_order)
+            }
+        }
+    };
+    let workspace_vars = workspace_from.map(|q| output.level_vars()[q..].to_vec());
+    // Trailing summed loops reduce into a temporary (`t += ...; out += t`).
+    let reduce_from = {
+        let mut r = chain.len();
+        while r > 0 && summed.contains(&chain[r - 1]) {
+            r -= 1;
+        }
+        (r < chain.len()).then_some(r)
+    };
+    let builder = ChainBuilder {
+        temps: &lowerer.temps,
+        order: &order,
+    };
+    let mut next_temp = lowerer.temps.len();
+    let cin = builder.build(
+        &chain,
+        0,
+        &root_temps,
+        &BTreeSet::new(),
+        body,
+        workspace_from.map(|q| (q, workspace_vars.clone().unwrap_or_default())),
+        reduce_from,
+        &mut next_temp,
+    );
+    Ok(Lowered {
+        cin,
+        operands: lowerer.operands,
+        output,
+        order,
+        summed,
+        temps: next_temp,
+        assembly,
+        notes,
+    })
+}
+
+/// Output formats the streaming assembler can append to: one whole mode per
+/// level, each level dense, compressed or singleton.
+fn streamable(format: &Format) -> bool {
+    format.is_per_mode()
+        && format.levels().iter().all(|l| {
+            matches!(
+                l.level.kind,
+                LevelKind::Dense | LevelKind::Compressed | LevelKind::Singleton
+            ) && l.level.ordered
+        })
+}
+
+/// Every variable of a statement, in order of first appearance.
+fn stmt_vars(stmt: &Statement) -> Vec<LoopVar> {
+    fn walk(e: &Expr, out: &mut Vec<LoopVar>) {
+        match e {
+            Expr::Access(a) => {
+                for v in &a.indices {
+                    let v = LoopVar::Index(v.clone());
+                    if !out.contains(&v) {
+                        out.push(v);
+                    }
+                }
+            }
+            Expr::Literal(_) => {}
+            Expr::Neg(e) => walk(e, out),
+            Expr::Binary { lhs, rhs, .. } => {
+                walk(lhs, out);
+                walk(rhs, out);
+            }
+            Expr::Sum { var, body } => {
+                let v = LoopVar::Index(var.clone());
+                if !out.contains(&v) {
+                    out.push(v);
+                }
+                walk(body, out);
+            }
+        }
+    }
+    let mut out: Vec<LoopVar> = stmt
+        .lhs
+        .indices
+        .iter()
+        .cloned()
+        .map(LoopVar::Index)
+        .collect();
+    walk(&stmt.rhs, &mut out);
+    out
+}
+
+/// Moves sums up through products and negations.
+fn hoist(e: Expr) -> Expr {
+    match e {
+        Expr::Neg(inner) => match hoist(*inner) {
+            Expr::Sum { var, body } => Expr::Sum {
+                var,
+                body: Box::new(hoist(Expr::Neg(body))),
+            },
+            other => Expr::Neg(Box::new(other)),
+        },
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => match (hoist(*lhs), hoist(*rhs)) {
+            (Expr::Sum { var, body }, r) => Expr::Sum {
+                var,
+                body: Box::new(hoist(Expr::Binary {
+                    op: BinaryOp::Mul,
+                    lhs: body,
+                    rhs: Box::new(r),
+                })),
+            },
+            (l, Expr::Sum { var, body }) => Expr::Sum {
+                var,
+                body: Box::new(hoist(Expr::Binary {
+                    op: BinaryOp::Mul,
+                    lhs: Box::new(l),
+                    rhs: body,
+                })),
+            },
+            (l, r) => Expr::Binary {
+                op: BinaryOp::Mul,
+                lhs: Box::new(l),
+                rhs: Box::new(r),
+            },
+        },
+        Expr::Binary { op, lhs, rhs } => Expr::Binary {
+            op,
+            lhs: Box::new(hoist(*lhs)),
+            rhs: Box::new(hoist(*rhs)),
+        },
+        Expr::Sum { var, body } => Expr::Sum {
+            var,
+            body: Box::new(hoist(*body)),
+        },
+        other => other,
+    }
+}
+
+/// Splits the sums at the top from the expression below them.
+fn peel(e: Expr) -> (Vec<LoopVar>, Expr) {
+    let mut vars = Vec::new();
+    let mut e = e;
+    while let Expr::Sum { var, body } = e {
+        vars.push(LoopVar::Index(var));
+        e = *body;
+    }
+    (vars, e)
+}
+
+impl Lowerer<'_> {
+    /// Converts an expression without top sums; inner sums become temps.
+    /// Returns the temps created directly in this scope.
+    fn expr(&mut self, e: &Expr) -> Result<(CinExpr, Vec<TempId>)> {
+        let mut here = Vec::new();
+        let out = self.expr_into(e, &mut here)?;
+        Ok((out, here))
+    }
+
+    fn expr_into(&mut self, e: &Expr, here: &mut Vec<TempId>) -> Result<CinExpr> {
+        Ok(match e {
+            Expr::Access(a) => {
+                let format =
+                    (self.input_format)(&a.tensor).ok_or_else(|| EngineError::UnknownTensor {
+                        name: a.tensor.clone(),
+                        column: a.span.column(),
+                    })?;
+                if format.order() != a.indices.len() {
+                    return Err(EngineError::OrderMismatch {
+                        tensor: a.tensor.clone(),
+                        expected: format.order(),
+                        found: a.indices.len(),
+                        column: a.span.column(),
+                    });
+                }
+                self.operands.push(Operand {
+                    name: a.tensor.clone(),
+                    vars: a.indices.iter().cloned().map(LoopVar::Index).collect(),
+                    format,
+                    converted_from: None,
+                });
+                CinExpr::Access(self.operands.len() - 1)
+            }
+            Expr::Literal(v) => CinExpr::Literal(*v),
+            Expr::Neg(inner) => CinExpr::Neg(Box::new(self.expr_into(inner, here)?)),
+            Expr::Binary { op, lhs, rhs } => CinExpr::Binary {
+                op: *op,
+                lhs: Box::new(self.expr_into(lhs, here)?),
+                rhs: Box::new(self.expr_into(rhs, here)?),
+            },
+            Expr::Sum { .. } => {
+                let (vars, body) = peel(hoist(e.clone()));
+                let first_operand = self.operands.len();
+                let (body, children) = self.expr(&body)?;
+                let mut free = BTreeSet::new();
+                for op in &self.operands[first_operand..] {
+                    free.extend(op.vars.iter().cloned());
+                }
+                for c in &children {
+                    free.extend(self.temps[c.0].free.iter().cloned());
+                }
+                for v in &vars {
+                    free.remove(v);
+                }
+                self.temps.push(Temp {
+                    vars,
+                    body,
+                    free,
+                    children,
+                });
+                let id = TempId(self.temps.len() - 1);
+                here.push(id);
+                CinExpr::Temp(id)
+            }
+        })
+    }
+
+    /// Converts inputs whose formats the planner cannot iterate as they are.
+    fn convert_unsupported(&mut self, notes: &mut Vec<String>) -> Result<()> {
+        for op in &mut self.operands {
+            if let Some(reason) = iteration_problem(&op.format) {
+                let target = natural_per_mode(&op.format);
+                notes.push(format!(
+                    "convert {} from {} to {}: {}",
+                    op.name, op.format, target, reason
+                ));
+                op.converted_from = Some((op.format.clone(), reason));
+                op.format = target;
+            }
+        }
+        Ok(())
+    }
+
+    /// Chooses the iteration order, converting inputs whose levels fight it.
+    fn order(
+        &mut self,
+        priority: &[LoopVar],
+        output: &Operand,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<LoopVar>> {
+        let mut fixed: Edges = Vec::new();
+        for t in &self.temps {
+            for f in &t.free {
+                for v in &t.vars {
+                    fixed.push((f.clone(), v.clone()));
+                }
+            }
+        }
+        let mut reorder: Vec<bool> = vec![false; self.operands.len()];
+        loop {
+            let hard: Vec<Edges> = self
+                .operands
+                .iter()
+                .zip(&reorder)
+                .map(|(op, &skip)| if skip { Vec::new() } else { hard_edges(op) })
+                .collect();
+            let mut soft = vec![consecutive_edges(output)];
+            soft.extend(self.operands.iter().map(consecutive_edges));
+            match choose_order(priority, &fixed, &hard, &soft) {
+                Ok(order) => {
+                    for (k, op) in self.operands.iter_mut().enumerate() {
+                        if reorder[k] {
+                            let target = reordered(op, &order);
+                            notes.push(format!(
+                                "convert {} from {} to {}: its levels do not follow the loop order {}",
+                                op.name,
+                                op.format,
+                                target,
+                                order.iter().map(LoopVar::name).collect::<Vec<_>>().join(",")
+                            ));
+                            op.converted_from
+                                .get_or_insert((op.format.clone(), "loop order".into()));
+                            op.format = target;
+                        }
+                    }
+                    return Ok(order);
+                }
+                Err(problem) => reorder[problem.operand] = true,
+            }
+        }
+    }
+}
+
+/// Why a format cannot be iterated by the planner as it is, if it cannot.
+fn iteration_problem(format: &Format) -> Option<String> {
+    if !format.is_per_mode() {
+        return Some(
+            "its levels are not one per mode (structured formats are iterated as CSR/CSF)".into(),
+        );
+    }
+    let levels = format.levels();
+    for (k, l) in levels.iter().enumerate() {
+        let level = &l.level;
+        let caps = level.capabilities();
+        if !level.ordered && !caps.locate {
+            return Some(format!("level {k} is unordered and cannot locate"));
+        }
+        if !level.unique {
+            let child_chains = levels.get(k + 1).is_some_and(|c| {
+                let p = c.level.properties();
+                p.compact
+                    && p.ordered
+                    && c.level.capabilities().iteration
+                        == tessera_formats::Iteration::CoordinatePosition
+            });
+            if !child_chains {
+                return Some(format!(
+                    "level {k} repeats coordinates and its child cannot be chained"
+                ));
+            }
+        }
+        if matches!(level.kind, LevelKind::Range | LevelKind::Offset) {
+            return Some(format!("level {k} is a {} level", level.name()));
+        }
+    }
+    None
+}
+
+/// The per-mode format an unsupported format is converted to: dense stays
+/// dense, matrices become CSR, others CSF, in natural mode order.
+fn natural_per_mode(format: &Format) -> Format {
+    let order = format.order();
+    if format
+        .levels()
+        .iter()
+        .all(|l| l.level.kind == LevelKind::Dense)
+    {
+        return Format::dense(order);
+    }
+    match order {
+        2 => Format::csr(),
+        1 => Format::sparse_vector(),
+        _ => Format::csf(order),
+    }
+}
+
+/// The same level formats with modes reordered to follow `order`.
+fn reordered(op: &Operand, order: &[LoopVar]) -> Format {
+    let mut modes: Vec<usize> = (0..op.vars.len()).collect();
+    modes.sort_by_key(|&m| order.iter().position(|v| *v == op.vars[m]));
+    let kinds: Vec<LevelFormat> = op.format.levels().iter().map(|l| l.level).collect();
+    Format::from_levels(&kinds, &modes).unwrap_or_else(|_| Format::csf_ordered(&modes))
+}
+
+/// Levels that cannot locate need every variable above them bound first.
+fn hard_edges(op: &Operand) -> Edges {
+    let vars = op.level_vars();
+    let mut edges = Vec::new();
+    for (k, l) in op.format.levels().iter().enumerate() {
+        if !l.level.capabilities().locate {
+            for above in &vars[..k] {
+                edges.push((above.clone(), vars[k].clone()));
+            }
+        }
+    }
+    edges
+}
+
+/// The storage order of a tensor, as soft edges.
+fn consecutive_edges(op: &Operand) -> Edges {
+    match op.format.mode_order() {
+        Some(_) => {
+            let vars = op.level_vars();
+            vars.windows(2)
+                .map(|w| (w[0].clone(), w[1].clone()))
+                .collect()
+        }
+        None => Vec::new(),
+    }
+}
+
+struct ChainBuilder<'a> {
+    temps: &'a [Temp],
+    order: &'a [LoopVar],
+}
+
+impl ChainBuilder<'_> {
+    /// Builds `forall chain[d..]` around `leaf_expr` assigned to the output,
+    /// placing the temps of this scope as early as their free variables
+    /// allow, the workspace at depth `workspace.0`, and the reduction of
+    /// trailing summed loops at depth `reduce_from`.
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        &self,
+        chain: &[LoopVar],
+        d: usize,
+        temps: &[TempId],
+        outer: &BTreeSet<LoopVar>,
+        leaf_expr: CinExpr,
+        workspace: Option<(usize, Vec<LoopVar>)>,
+        reduce_from: Option<usize>,
+        next_temp: &mut usize,
+    ) -> Cin {
+        let bound: BTreeSet<LoopVar> = outer
+            .iter()
+            .cloned()
+            .chain(chain[..d].iter().cloned())
+            .collect();
+        let placement = |t: &TempId| -> usize {
+            let free = &self.temps[t.0].free;
+            (0..=chain.len())
+                .find(|&depth| {
+                    free.iter()
+                        .all(|v| outer.contains(v) || chain[..depth].contains(v))
+                })
+                .unwrap_or(chain.len())
+        };
+        let here: Vec<TempId> = temps
+            .iter()
+            .copied()
+            .filter(|t| placement(t) == d)
+            .collect();
+        let later: Vec<TempId> = temps.iter().copied().filter(|t| placement(t) > d).collect();
+
+        let inner = if reduce_from == Some(d) {
+            // out += r where r = forall chain[d..]: r += expr
+            let reduction = TempId(*next_temp);
+            *next_temp += 1;
+            let producer = self.build(
+                &chain[d..],
+                0,
+                &later,
+                &bound,
+                leaf_expr,
+                None,
+                None,
+                next_temp,
+            );
+            let producer = retarget(producer, Target::Temp(reduction));
+            Cin::Where {
+                temp: reduction,
+                producer: Box::new(producer),
+                consumer: Box::new(Cin::Assign {
+                    target: Target::Output,
+                    expr: CinExpr::Temp(reduction),
+                }),
+            }
+        } else if d == chain.len() {
+            Cin::Assign {
+                target: Target::Output,
+                expr: leaf_expr,
+            }
+        } else {
+            Cin::Forall {
+                var: chain[d].clone(),
+                body: Box::new(self.build(
+                    chain,
+                    d + 1,
+                    &later,
+                    outer,
+                    leaf_expr,
+                    workspace.clone(),
+                    reduce_from,
+                    next_temp,
+                )),
+            }
+        };
+        let mut stmt = inner;
+        for t in here.iter().rev() {
+            let temp = &self.temps[t.0];
+            let mut vars = temp.vars.clone();
+            vars.sort_by_key(|v| self.order.iter().position(|o| o == v));
+            let all_summed = Some(0).filter(|_| !vars.is_empty());
+            let producer = self.build(
+                &vars,
+                0,
+                &temp.children,
+                &bound,
+                temp.body.clone(),
+                None,
+                all_summed,
+                next_temp,
+            );
+            let producer = if vars.is_empty() {
+                retarget(producer, Target::Temp(*t))
+            } else {
+                // The reduction built by `all_summed` ends in `out += r`: make it `t += r`.
+                retarget_consumer(producer, Target::Temp(*t))
+            };
+            stmt = Cin::Where {
+                temp: *t,
+                producer: Box::new(producer),
+                consumer: Box::new(stmt),
+            };
+        }
+        match workspace {
+            Some((q, vars)) if q == d => Cin::Workspace {
+                vars,
+                body: Box::new(stmt),
+            },
+            _ => stmt,
+        }
+    }
+}
+
+/// Makes every output assignment of `cin` write `target` instead.
+fn retarget(cin: Cin, target: Target) -> Cin {
+    match cin {
+        Cin::Assign {
+            target: Target::Output,
+            expr,
+        } => Cin::Assign { target, expr },
+        Cin::Assign { .. } => cin,
+        Cin::Forall { var, body } => Cin::Forall {
+            var,
+            body: Box::new(retarget(*body, target)),
+        },
+        Cin::Where {
+            temp,
+            producer,
+            consumer,
+        } => Cin::Where {
+            temp,
+            producer,
+            consumer: Box::new(retarget(*consumer, target)),
+        },
+        Cin::Workspace { vars, body } => Cin::Workspace {
+            vars,
+            body: Box::new(retarget(*body, target)),
+        },
+    }
+}
+
+/// Like [`retarget`], for a reduction whose final `out += r` moves to `target`.
+fn retarget_consumer(cin: Cin, target: Target) -> Cin {
+    retarget(cin, target)
+}

@@ -1,0 +1,222 @@
+//! Concrete index notation: a statement lowered to loops (`forall`),
+//! temporaries computed by inner loops (`where`), and workspaces that collect
+//! out-of-order results before they are assembled into the output.
+//!
+//! Takes a checked [`Statement`](crate::notation::Statement) with explicit
+//! sums and the formats of its tensors ([`lower`]); gives a [`Cin`] tree and
+//! the [`Operands`] it reads, for the planner. Index variables are
+//! [`LoopVar`]s so that derived variables (split, pos, fuse) fit later
+//! without changing the tree.
+
+mod lower;
+mod order;
+
+pub use lower::{lower, Lowered, OutputAssembly};
+pub use order::{choose_order, OrderProblem};
+
+use std::fmt;
+
+use tessera_formats::Format;
+
+use crate::notation::{BinaryOp, IndexVar};
+
+/// A loop variable: an index variable of the statement. (Derived variables
+/// of schedules — split, pos, fuse — become further variants.)
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum LoopVar {
+    Index(IndexVar),
+}
+
+impl LoopVar {
+    pub fn name(&self) -> &str {
+        match self {
+            LoopVar::Index(v) => v.as_str(),
+        }
+    }
+}
+
+impl fmt::Display for LoopVar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One tensor access of the statement, as the kernel reads it: the tensor
+/// given under `name`, converted to `format` when `converted_from` says so.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Operand {
+    pub name: String,
+    /// The index variable of each mode.
+    pub vars: Vec<LoopVar>,
+    /// The format the kernel iterates.
+    pub format: Format,
+    /// The format the caller gives, when the planner converts it first.
+    pub converted_from: Option<(Format, String)>,
+}
+
+impl Operand {
+    /// The loop variable of each level (per-mode formats only).
+    pub fn level_vars(&self) -> Vec<LoopVar> {
+        let order = self
+            .format
+            .mode_order()
+            .expect("operands are in per-mode formats");
+        order.iter().map(|&m| self.vars[m].clone()).collect()
+    }
+}
+
+/// All operands of a kernel; operand `k` is the `k`-th access on the right.
+pub type Operands = Vec<Operand>;
+
+/// A temporary scalar computed by a `where` producer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TempId(pub usize);
+
+/// An expression over operands, literals and temporaries.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CinExpr {
+    Access(usize),
+    Literal(f64),
+    Temp(TempId),
+    Neg(Box<CinExpr>),
+    Binary {
+        op: BinaryOp,
+        lhs: Box<CinExpr>,
+        rhs: Box<CinExpr>,
+    },
+}
+
+impl CinExpr {
+    /// Operands read by the expression (not through temporaries).
+    pub fn operands(&self, out: &mut Vec<usize>) {
+        match self {
+            CinExpr::Access(a) => out.push(*a),
+            CinExpr::Literal(_) | CinExpr::Temp(_) => {}
+            CinExpr::Neg(e) => e.operands(out),
+            CinExpr::Binary { lhs, rhs, .. } => {
+                lhs.operands(out);
+                rhs.operands(out);
+            }
+        }
+    }
+    /// Temporaries read by the expression.
+    pub fn temps(&self, out: &mut Vec<TempId>) {
+        match self {
+            CinExpr::Temp(t) => out.push(*t),
+            CinExpr::Access(_) | CinExpr::Literal(_) => {}
+            CinExpr::Neg(e) => e.temps(out),
+            CinExpr::Binary { lhs, rhs, .. } => {
+                lhs.temps(out);
+                rhs.temps(out);
+            }
+        }
+    }
+}
+
+/// Where an assignment writes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// The statement's output, at the current coordinates of its variables.
+    Output,
+    /// A temporary (always accumulated from zero).
+    Temp(TempId),
+}
+
+/// A concrete index notation statement.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cin {
+    /// `forall var: body`.
+    Forall { var: LoopVar, body: Box<Cin> },
+    /// `consumer where producer`: the producer computes `temp` first.
+    Where {
+        temp: TempId,
+        producer: Box<Cin>,
+        consumer: Box<Cin>,
+    },
+    /// `body` accumulates the output's `vars` into a workspace, which is then
+    /// assembled into the output in the output's order.
+    Workspace { vars: Vec<LoopVar>, body: Box<Cin> },
+    /// `target += expr` (every target starts at zero).
+    Assign { target: Target, expr: CinExpr },
+}
+
+/// Printing context: operand names and variables.
+pub struct CinPrinter<'a> {
+    pub cin: &'a Cin,
+    pub operands: &'a [Operand],
+    pub output: &'a Operand,
+}
+
+impl CinPrinter<'_> {
+    fn expr(&self, e: &CinExpr, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match e {
+            CinExpr::Access(a) => access(&self.operands[*a], f),
+            CinExpr::Literal(v) => write!(f, "{v}"),
+            CinExpr::Temp(t) => write!(f, "t{}", t.0),
+            CinExpr::Neg(e) => {
+                write!(f, "-(")?;
+                self.expr(e, f)?;
+                write!(f, ")")
+            }
+            CinExpr::Binary { op, lhs, rhs } => {
+                write!(f, "(")?;
+                self.expr(lhs, f)?;
+                write!(f, " {} ", op.symbol())?;
+                self.expr(rhs, f)?;
+                write!(f, ")")
+            }
+        }
+    }
+
+    fn stmt(&self, s: &Cin, depth: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pad = "  ".repeat(depth);
+        match s {
+            Cin::Forall { var, body } => {
+                writeln!(f, "{pad}forall {var}")?;
+                self.stmt(body, depth + 1, f)
+            }
+            Cin::Where {
+                temp,
+                producer,
+                consumer,
+            } => {
+                writeln!(f, "{pad}where t{} =", temp.0)?;
+                self.stmt(producer, depth + 2, f)?;
+                writeln!(f, "{pad}in")?;
+                self.stmt(consumer, depth + 1, f)
+            }
+            Cin::Workspace { vars, body } => {
+                let names: Vec<&str> = vars.iter().map(LoopVar::name).collect();
+                write!(f, "{pad}workspace w({}) assembled into ", names.join(","))?;
+                access(self.output, f)?;
+                writeln!(f)?;
+                self.stmt(body, depth + 1, f)
+            }
+            Cin::Assign { target, expr } => {
+                write!(f, "{pad}")?;
+                match target {
+                    Target::Output => access(self.output, f)?,
+                    Target::Temp(t) => write!(f, "t{}", t.0)?,
+                }
+                write!(f, " += ")?;
+                self.expr(expr, f)?;
+                writeln!(f)
+            }
+        }
+    }
+}
+
+fn access(op: &Operand, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let vars: Vec<&str> = op.vars.iter().map(LoopVar::name).collect();
+    if vars.is_empty() {
+        write!(f, "{}", op.name)
+    } else {
+        write!(f, "{}({})", op.name, vars.join(","))
+    }
+}
+
+impl fmt::Display for CinPrinter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.stmt(self.cin, 0, f)
+    }
+}

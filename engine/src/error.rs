@@ -1,0 +1,63 @@
+//! The one error type of `tessera-engine`.
+
+use tessera_formats::FormatError;
+
+/// Everything that can go wrong between a statement's text and its result.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum EngineError {
+    /// The statement's text does not parse. `column` is 1-based.
+    #[error("column {column}: {message}")]
+    Syntax { column: usize, message: String },
+
+    /// A tensor named in the statement was not given.
+    #[error("column {column}: unknown tensor {name}")]
+    UnknownTensor { name: String, column: usize },
+
+    /// A tensor accessed with the wrong number of index variables.
+    #[error("column {column}: {tensor} has order {expected} but is accessed with {found} index variables")]
+    OrderMismatch {
+        tensor: String,
+        expected: usize,
+        found: usize,
+        column: usize,
+    },
+
+    /// One index variable used in one access twice (`A(i,i)`).
+    #[error("column {column}: index variable {var} appears twice in the access of {tensor}")]
+    RepeatedIndex {
+        var: String,
+        tensor: String,
+        column: usize,
+    },
+
+    /// An index variable that indexes modes of different sizes.
+    #[error(
+        "index variable {var} has size {first_size} in {first} but size {second_size} in {second}"
+    )]
+    SizeMismatch {
+        var: String,
+        first: String,
+        first_size: usize,
+        second: String,
+        second_size: usize,
+    },
+
+    /// An index variable whose size no input fixes and the caller did not give.
+    #[error("the size of index variable {var} is unknown: no input fixes it, give it explicitly")]
+    UnknownSize { var: String },
+
+    /// A format that cannot hold the result, or a format/tensor disagreement.
+    #[error("{0}")]
+    Format(#[from] FormatError),
+
+    /// Something the engine refuses with a reason (never a silently different answer).
+    #[error("{0}")]
+    Unsupported(String),
+
+    /// A kernel run on tensors other than those it was compiled for.
+    #[error("kernel mismatch: {0}")]
+    KernelMismatch(String),
+}
+
+/// Result alias used throughout `tessera-engine`.
+pub type Result<T, E = EngineError> = std::result::Result<T, E>;

@@ -1,0 +1,268 @@
+//! The interpreter (tier 0): runs a bytecode [`Program`] on tensors.
+//!
+//! Level-function ops call the level's one implementation, instantiated with
+//! the [`Immediate`] builder (plain integers), so no per-format code lives
+//! here. Inner products run a block at a time ([`Op::DotBlock`]): one
+//! dispatch per row, coordinates read as a view of the level's `idx` array.
+
+use smallvec::SmallVec;
+use tessera_formats::staging::{eval_cmp, eval_int_op};
+use tessera_formats::{
+    Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage, StorageResolver,
+};
+
+use crate::bytecode::{FloatOp, Op, Program, Regs};
+use crate::runtime::output::OutputState;
+
+/// The storage a program runs on: operand `k`'s level formats, levels and
+/// values (inputs first, then the output's levels for dense outputs).
+pub struct Bindings<'a> {
+    pub formats: Vec<&'a [LevelFormat]>,
+    pub levels: Vec<&'a [LevelStorage]>,
+    pub values: Vec<&'a [f64]>,
+    /// Size of each loop variable, indexed like `Program::vars`.
+    pub dims: Vec<i64>,
+}
+
+struct Resolver<'b, 'a> {
+    levels: &'b [&'a [LevelStorage]],
+}
+
+impl StorageResolver for Resolver<'_, '_> {
+    #[inline(always)]
+    fn level(&self, level: LevelRef) -> &LevelStorage {
+        &self.levels[level.operand as usize][level.level as usize]
+    }
+    fn level_mut(&mut self, _level: LevelRef) -> &mut LevelStorage {
+        unreachable!("kernels never store into input levels")
+    }
+}
+
+#[inline(always)]
+fn gather(ir: &[i64], regs: &Regs) -> SmallVec<[i64; 4]> {
+    regs.iter().map(|&r| ir[r as usize]).collect()
+}
+
+/// Runs `program` on `bind`, writing results into `out`.
+pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
+    let mut ir = vec![0i64; program.int_regs];
+    let mut fr = vec![0f64; program.float_regs];
+    let mut br = vec![false; program.bool_regs];
+    let mut b = Immediate::new(Resolver {
+        levels: &bind.levels,
+    });
+    let ops = &program.ops;
+    let mut pc = 0usize;
+    loop {
+        match &ops[pc] {
+            Op::IConst { dst, value } => ir[*dst as usize] = *value,
+            Op::IMove { dst, src } => ir[*dst as usize] = ir[*src as usize],
+            Op::IBin { op, dst, a, b } => {
+                ir[*dst as usize] = eval_int_op(*op, ir[*a as usize], ir[*b as usize])
+            }
+            Op::ICmp { op, dst, a, b } => {
+                br[*dst as usize] = eval_cmp(*op, ir[*a as usize], ir[*b as usize])
+            }
+            Op::ISelect { dst, cond, a, b } => {
+                ir[*dst as usize] = if br[*cond as usize] {
+                    ir[*a as usize]
+                } else {
+                    ir[*b as usize]
+                }
+            }
+            Op::BConst { dst, value } => br[*dst as usize] = *value,
+            Op::BAnd { dst, a, b } => br[*dst as usize] = br[*a as usize] && br[*b as usize],
+            Op::BOr { dst, a, b } => br[*dst as usize] = br[*a as usize] || br[*b as usize],
+            Op::BNot { dst, a } => br[*dst as usize] = !br[*a as usize],
+            Op::Jump { to } => {
+                pc = *to;
+                continue;
+            }
+            Op::JumpIf { cond, to } => {
+                if br[*cond as usize] {
+                    pc = *to;
+                    continue;
+                }
+            }
+            Op::JumpIfNot { cond, to } => {
+                if !br[*cond as usize] {
+                    pc = *to;
+                    continue;
+                }
+            }
+            Op::Dim { dst, var } => ir[*dst as usize] = bind.dims[*var as usize],
+            Op::CoordIter {
+                level,
+                ancestors,
+                begin,
+                end,
+            } => {
+                let anc = gather(&ir, ancestors);
+                let (x, y) = format_of(bind, *level).coord_iter(&mut b, *level, &anc);
+                ir[*begin as usize] = x;
+                ir[*end as usize] = y;
+            }
+            Op::CoordAccess {
+                level,
+                parent,
+                ancestors,
+                coord,
+                pos,
+                found,
+            } => {
+                let anc = gather(&ir, ancestors);
+                let (p, f) = format_of(bind, *level).coord_access(
+                    &mut b,
+                    *level,
+                    ir[*parent as usize],
+                    &anc,
+                    ir[*coord as usize],
+                );
+                ir[*pos as usize] = p;
+                br[*found as usize] = f;
+            }
+            Op::PosIter {
+                level,
+                parent,
+                begin,
+                end,
+            } => {
+                let (x, y) = format_of(bind, *level).pos_iter(&mut b, *level, ir[*parent as usize]);
+                ir[*begin as usize] = x;
+                ir[*end as usize] = y;
+            }
+            Op::PosAccess {
+                level,
+                pos,
+                ancestors,
+                coord,
+                found,
+            } => {
+                let anc = gather(&ir, ancestors);
+                let (c, f) =
+                    format_of(bind, *level).pos_access(&mut b, *level, ir[*pos as usize], &anc);
+                ir[*coord as usize] = c;
+                br[*found as usize] = f;
+            }
+            Op::Locate {
+                level,
+                parent,
+                ancestors,
+                coord,
+                pos,
+                found,
+            } => {
+                let anc = gather(&ir, ancestors);
+                let (p, f) = format_of(bind, *level).locate(
+                    &mut b,
+                    *level,
+                    ir[*parent as usize],
+                    &anc,
+                    ir[*coord as usize],
+                );
+                ir[*pos as usize] = p;
+                br[*found as usize] = f;
+            }
+            Op::FConst { dst, value } => fr[*dst as usize] = *value,
+            Op::FMove { dst, src } => fr[*dst as usize] = fr[*src as usize],
+            Op::FBin { op, dst, a, b } => {
+                let (x, y) = (fr[*a as usize], fr[*b as usize]);
+                fr[*dst as usize] = match op {
+                    FloatOp::Add => x + y,
+                    FloatOp::Sub => x - y,
+                    FloatOp::Mul => x * y,
+                    FloatOp::Div => x / y,
+                };
+            }
+            Op::FNeg { dst, a } => fr[*dst as usize] = -fr[*a as usize],
+            Op::LoadValue { operand, pos, dst } => {
+                fr[*dst as usize] = bind.values[*operand as usize][ir[*pos as usize] as usize]
+            }
+            Op::AccumOutput { pos, value } => {
+                out.accumulate(ir[*pos as usize] as usize, fr[*value as usize])
+            }
+            Op::Append { coords, value } => out.append(&gather(&ir, coords), fr[*value as usize]),
+            Op::WorkspaceAccum { coords, value } => {
+                out.workspace_accumulate(&gather(&ir, coords), fr[*value as usize])
+            }
+            Op::WorkspaceFlush { prefix } => out.workspace_flush(&gather(&ir, prefix)),
+            Op::DotBlock {
+                driver,
+                begin,
+                end,
+                factors,
+                acc,
+            } => {
+                let (begin, end) = (ir[*begin as usize] as usize, ir[*end as usize] as usize);
+                let storage = &bind.levels[driver.operand as usize][driver.level as usize];
+                let coords = format_of(bind, *driver)
+                    .coordinate_view(storage)
+                    .expect("the planner only emits dot blocks over levels with a coordinate view");
+                let own = &bind.values[driver.operand as usize][begin..end];
+                let sum = match factors.as_slice() {
+                    [] => own.iter().sum(),
+                    [f] => {
+                        let n =
+                            bind.levels[f.level.operand as usize][f.level.level as usize].extent;
+                        let x = &bind.values[f.operand as usize];
+                        let base = ir[f.parent as usize] as usize * n;
+                        dot(coords, begin, own, &x[base..base + n])
+                    }
+                    many => {
+                        let mut sum = 0.0;
+                        for (k, &v) in own.iter().enumerate() {
+                            let c = coords.get_usize(begin + k);
+                            let mut prod = v;
+                            for f in many {
+                                let n = bind.levels[f.level.operand as usize]
+                                    [f.level.level as usize]
+                                    .extent;
+                                prod *= bind.values[f.operand as usize]
+                                    [ir[f.parent as usize] as usize * n + c];
+                            }
+                            sum += prod;
+                        }
+                        sum
+                    }
+                };
+                fr[*acc as usize] += sum;
+            }
+            Op::Halt => return,
+        }
+        pc += 1;
+    }
+}
+
+#[inline(always)]
+fn format_of<'a>(bind: &Bindings<'a>, level: LevelRef) -> &'a LevelFormat {
+    &bind.formats[level.operand as usize][level.level as usize]
+}
+
+/// `Σ own[k] * x[coords[begin + k]]`, specialised per index width.
+fn dot(coords: &IndexArray, begin: usize, own: &[f64], x: &[f64]) -> f64 {
+    fn kernel<I: Copy + Into<u64>>(idx: &[I], own: &[f64], x: &[f64]) -> f64 {
+        let mut acc = [0.0f64; 4];
+        let chunks = own.len() / 4;
+        for c in 0..chunks {
+            for l in 0..4 {
+                let k = c * 4 + l;
+                acc[l] += own[k] * x[idx[k].into() as usize];
+            }
+        }
+        let mut sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        for k in chunks * 4..own.len() {
+            sum += own[k] * x[idx[k].into() as usize];
+        }
+        sum
+    }
+    let n = own.len();
+    match coords {
+        IndexArray::U32(v) => kernel(&v[begin..begin + n], own, x),
+        IndexArray::U64(v) => kernel(&v[begin..begin + n], own, x),
+        IndexArray::I64(v) => own
+            .iter()
+            .zip(&v[begin..begin + n])
+            .map(|(a, &c)| a * x[c as usize])
+            .sum(),
+    }
+}

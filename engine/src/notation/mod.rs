@@ -1,0 +1,19 @@
+//! Index notation: the statement language, its IR and its semantics — the
+//! first stage of the engine pipeline.
+//!
+//! Input: statement text (`y(i) = A(i,j) * x(j)`) or IR built in Rust.
+//! Output: a checked [`Statement`] with explicit reductions and the size of
+//! every index variable, which lowering to concrete index notation takes.
+//!
+//! - [`ir`]: the IR types, the building API and canonical printing;
+//! - [`parse`]: text → IR, with column-accurate syntax errors;
+//! - [`check`](mod@check): shapes and sizes ([`check()`]) and where sums go
+//!   ([`place_reductions`]).
+
+pub mod check;
+pub mod ir;
+pub mod parse;
+
+pub use check::{check, place_reductions, IndexSizes};
+pub use ir::{Access, AssignOp, BinaryOp, Expr, IndexVar, Span, Statement, MAX_ORDER};
+pub use parse::{parse_statement, MAX_DEPTH};

@@ -1,0 +1,1090 @@
+//! Planning and emission: concrete index notation → bytecode.
+//!
+//! Walks the [`Cin`] tree. At each `forall` it decides which levels of which
+//! operands the loop handles (an operand's next level whose variable is the
+//! loop's is an *iterator*; deeper levels whose variables are already bound
+//! are *located*), builds the loop's merge lattice, chooses how to run it —
+//! the universe (every coordinate, locating and matching the rest), one
+//! driving iterator, or a k-way merge — and emits the loop. Assignments
+//! compute their value with absent operands as zero and write only where
+//! the expression is structurally nonzero. A readable plan is recorded on
+//! the way.
+
+mod state;
+
+use std::collections::{BTreeSet, HashMap};
+use std::fmt::Write as _;
+
+use smallvec::SmallVec;
+use tessera_formats::{Cmp, IntOp, Iteration, Level, LevelFormat, LevelKind, LevelRef};
+
+use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op, Program, Regs};
+use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Target, TempId};
+use crate::lattice::{Lattice, LatticePrinter};
+use crate::notation::BinaryOp;
+use state::OperandState;
+
+/// The emitted program and the plan that explains it.
+pub struct Planned {
+    pub program: Program,
+    pub plan: String,
+}
+
+/// One iterator of a loop: a level of an operand iterated by that loop.
+#[derive(Clone, Debug)]
+struct IterInfo {
+    operand: usize,
+    level: usize,
+    format: LevelFormat,
+}
+
+impl IterInfo {
+    fn locatable(&self) -> bool {
+        self.format.capabilities().locate
+    }
+    fn full(&self) -> bool {
+        self.format.kind == LevelKind::Dense
+    }
+}
+
+/// Emits a lowered statement.
+pub fn emit(lowered: &Lowered) -> Planned {
+    let mut e = Emitter::new(lowered);
+    let cin = lowered.cin.clone();
+    e.stmt(&cin, 0);
+    e.ops.push(Op::Halt);
+    let program = Program {
+        ops: e.ops,
+        int_regs: e.ni as usize,
+        float_regs: e.nf as usize,
+        bool_regs: e.nb as usize,
+        inputs: lowered.operands.len(),
+        vars: lowered.order.iter().map(|v| v.name().to_string()).collect(),
+    };
+    let mut plan = String::new();
+    let names: Vec<&str> = lowered.order.iter().map(LoopVar::name).collect();
+    let _ = writeln!(plan, "loop order: {}", names.join(", "));
+    for note in &lowered.notes {
+        let _ = writeln!(plan, "note: {note}");
+    }
+    let _ = writeln!(
+        plan,
+        "output {} ({}): {}",
+        lowered.output.name,
+        lowered.output.format,
+        match lowered.assembly {
+            OutputAssembly::Dense => "dense, accumulated in place",
+            OutputAssembly::Append => "assembled by append in order",
+            OutputAssembly::Packed => "packed from a workspace",
+        }
+    );
+    plan.push_str(&e.plan);
+    Planned { program, plan }
+}
+
+struct Emitter<'a> {
+    lowered: &'a Lowered,
+    ops: Vec<Op>,
+    ni: u32,
+    nf: u32,
+    nb: u32,
+    states: Vec<OperandState>,
+    var_regs: HashMap<LoopVar, IReg>,
+    temps: HashMap<TempId, (FReg, BReg)>,
+    workspace: Option<Vec<LoopVar>>,
+    true_reg: BReg,
+    plan: String,
+}
+
+/// What one loop does with each iterator.
+struct LoopShape {
+    iterators: Vec<IterInfo>,
+    lattice: Lattice,
+    /// Iterators co-iterated (walked in order).
+    walked: Vec<usize>,
+    /// Iterators located at the loop's coordinate.
+    located: Vec<usize>,
+    universe: bool,
+}
+
+impl<'a> Emitter<'a> {
+    fn new(lowered: &'a Lowered) -> Self {
+        let mut e = Emitter {
+            lowered,
+            ops: Vec::new(),
+            ni: 0,
+            nf: 0,
+            nb: 0,
+            states: Vec::new(),
+            var_regs: HashMap::new(),
+            temps: HashMap::new(),
+            workspace: None,
+            true_reg: 0,
+            plan: String::new(),
+        };
+        e.true_reg = e.breg();
+        e.ops.push(Op::BConst {
+            dst: e.true_reg,
+            value: true,
+        });
+        let zero = e.ireg();
+        e.ops.push(Op::IConst {
+            dst: zero,
+            value: 0,
+        });
+        let mut states = Vec::new();
+        for op in &lowered.operands {
+            states.push(OperandState::new(op, e.true_reg, zero));
+        }
+        if lowered.assembly == OutputAssembly::Dense {
+            states.push(OperandState::new(&lowered.output, e.true_reg, zero));
+        }
+        e.states = states;
+        e
+    }
+
+    fn ireg(&mut self) -> IReg {
+        self.ni += 1;
+        self.ni - 1
+    }
+    fn freg(&mut self) -> FReg {
+        self.nf += 1;
+        self.nf - 1
+    }
+    fn breg(&mut self) -> BReg {
+        self.nb += 1;
+        self.nb - 1
+    }
+    fn iconst(&mut self, value: i64) -> IReg {
+        let dst = self.ireg();
+        self.ops.push(Op::IConst { dst, value });
+        dst
+    }
+    fn label(&self) -> usize {
+        self.ops.len()
+    }
+    /// Emits a jump whose target is patched later; returns its index.
+    fn jump_unless(&mut self, cond: BReg) -> usize {
+        self.ops.push(Op::JumpIfNot {
+            cond,
+            to: usize::MAX,
+        });
+        self.ops.len() - 1
+    }
+    fn patch(&mut self, at: usize) {
+        let here = self.ops.len();
+        match &mut self.ops[at] {
+            Op::JumpIfNot { to, .. } | Op::JumpIf { to, .. } | Op::Jump { to } => *to = here,
+            _ => unreachable!("only jumps are patched"),
+        }
+    }
+    fn var_index(&self, v: &LoopVar) -> u32 {
+        self.lowered
+            .order
+            .iter()
+            .position(|o| o == v)
+            .expect("every loop variable is ordered") as u32
+    }
+    fn output_operand(&self) -> Option<usize> {
+        (self.lowered.assembly == OutputAssembly::Dense).then_some(self.lowered.operands.len())
+    }
+
+    fn stmt(&mut self, cin: &Cin, depth: usize) {
+        match cin {
+            Cin::Forall { var, body } => self.forall(var, body, depth),
+            Cin::Where {
+                temp,
+                producer,
+                consumer,
+            } => {
+                let value = self.freg();
+                let present = self.breg();
+                self.ops.push(Op::FConst {
+                    dst: value,
+                    value: 0.0,
+                });
+                self.ops.push(Op::BConst {
+                    dst: present,
+                    value: false,
+                });
+                self.temps.insert(*temp, (value, present));
+                let pad = "  ".repeat(depth);
+                let _ = writeln!(self.plan, "{pad}where t{} is computed by:", temp.0);
+                self.stmt(producer, depth + 1);
+                self.stmt(consumer, depth);
+            }
+            Cin::Workspace { vars, body } => {
+                let pad = "  ".repeat(depth);
+                let names: Vec<&str> = vars.iter().map(LoopVar::name).collect();
+                let _ = writeln!(
+                    self.plan,
+                    "{pad}workspace over ({}), sorted and assembled into {} after:",
+                    names.join(","),
+                    self.lowered.output.name
+                );
+                let saved = self.workspace.replace(vars.clone());
+                self.stmt(body, depth + 1);
+                self.workspace = saved;
+                let prefix: Regs = self
+                    .lowered
+                    .output
+                    .vars
+                    .iter()
+                    .filter(|v| !vars.contains(v))
+                    .map(|v| self.var_regs[v])
+                    .collect();
+                let prefix = self.output_level_order(prefix, vars);
+                self.ops.push(Op::WorkspaceFlush { prefix });
+            }
+            Cin::Assign { target, expr } => self.assign(target, expr),
+        }
+    }
+
+    /// The prefix coordinates in the output's level order.
+    fn output_level_order(&self, prefix: Regs, ws: &[LoopVar]) -> Regs {
+        if self.lowered.assembly == OutputAssembly::Packed {
+            return prefix;
+        }
+        self.lowered
+            .output
+            .level_vars()
+            .iter()
+            .filter(|v| !ws.contains(v))
+            .map(|v| self.var_regs[v])
+            .collect()
+    }
+
+    /// Operands read by `cin` (through any temporaries it computes).
+    fn operands_in(cin: &Cin, out: &mut BTreeSet<usize>) {
+        match cin {
+            Cin::Forall { body, .. } | Cin::Workspace { body, .. } => Self::operands_in(body, out),
+            Cin::Where {
+                producer, consumer, ..
+            } => {
+                Self::operands_in(producer, out);
+                Self::operands_in(consumer, out);
+            }
+            Cin::Assign { expr, .. } => {
+                let mut v = Vec::new();
+                expr.operands(&mut v);
+                out.extend(v);
+            }
+        }
+    }
+
+    /// The expression `cin` computes, with temporaries it computes itself
+    /// replaced by their producers' expressions.
+    fn effective(cin: &Cin) -> CinExpr {
+        match cin {
+            Cin::Forall { body, .. } | Cin::Workspace { body, .. } => Self::effective(body),
+            Cin::Assign { expr, .. } => expr.clone(),
+            Cin::Where {
+                temp,
+                producer,
+                consumer,
+            } => substitute(
+                &Self::effective(consumer),
+                *temp,
+                &Self::effective(producer),
+            ),
+        }
+    }
+
+    fn forall(&mut self, var: &LoopVar, body: &Cin, depth: usize) {
+        let mut involved = BTreeSet::new();
+        Self::operands_in(body, &mut involved);
+        if let Some(out) = self.output_operand() {
+            involved.insert(out);
+        }
+        let saved: Vec<OperandState> = self.states.clone();
+        let mut bound: BTreeSet<LoopVar> = self.var_regs.keys().cloned().collect();
+        bound.insert(var.clone());
+
+        // Iterators: an operand's next level, when it stores this variable.
+        let mut iterators = Vec::new();
+        let mut iterator_of: HashMap<usize, usize> = HashMap::new();
+        for &a in &involved {
+            let st = &self.states[a];
+            if st.done < st.level_vars.len() && st.level_vars[st.done] == *var {
+                iterator_of.insert(a, iterators.len());
+                iterators.push(IterInfo {
+                    operand: a,
+                    level: st.done,
+                    format: st.formats[st.done],
+                });
+            }
+        }
+        let expr = Self::effective(body);
+        let lattice = Lattice::build(&expr, &|a| iterator_of.get(&a).copied(), &|_| None);
+        let lattice = lattice.prune_below_full(&|it| iterators[it].full());
+        let shape = self.shape(var, iterators, lattice);
+
+        let pad = "  ".repeat(depth);
+        let names: Vec<String> = shape
+            .iterators
+            .iter()
+            .map(|it| self.iterator_name(it))
+            .collect();
+        let describe = |set: &[usize]| -> String {
+            set.iter()
+                .map(|&i| names[i].clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut line = format!("{pad}forall {var}: ");
+        if shape.universe {
+            let _ = write!(line, "every coordinate");
+        } else if shape.walked.len() == 1 {
+            let _ = write!(line, "iterate {}", describe(&shape.walked));
+        } else {
+            let _ = write!(line, "merge {}", describe(&shape.walked));
+        }
+        if shape.universe && !shape.walked.is_empty() {
+            let _ = write!(line, ", matching {}", describe(&shape.walked));
+        }
+        if !shape.located.is_empty() {
+            let _ = write!(line, ", locate {}", describe(&shape.located));
+        }
+        let _ = write!(
+            line,
+            "; lattice {}",
+            LatticePrinter {
+                lattice: &shape.lattice,
+                names: &names
+            }
+        );
+        let _ = writeln!(self.plan, "{line}");
+
+        if let Some(done) = self.try_dot_block(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (inner products run as blocks of coordinates: {done})"
+            );
+        } else {
+            self.emit_loop(var, body, &shape, &involved, depth);
+        }
+        self.states = saved;
+        self.var_regs.remove(var);
+    }
+
+    fn iterator_name(&self, it: &IterInfo) -> String {
+        if Some(it.operand) == self.output_operand() {
+            format!("{}(out).{}", self.lowered.output.name, it.format.name())
+        } else {
+            format!(
+                "{}.{}",
+                self.lowered.operands[it.operand].name,
+                it.format.name()
+            )
+        }
+    }
+
+    /// Chooses how the loop runs its iterators.
+    fn shape(&self, var: &LoopVar, iterators: Vec<IterInfo>, lattice: Lattice) -> LoopShape {
+        let all: Vec<usize> = (0..iterators.len()).collect();
+        let universe_shape = |iterators: Vec<IterInfo>, lattice: Lattice| {
+            let (located, walked): (Vec<usize>, Vec<usize>) =
+                all.iter().partition(|&&i| iterators[i].locatable());
+            LoopShape {
+                iterators,
+                lattice,
+                walked,
+                located,
+                universe: true,
+            }
+        };
+        // A point made of full iterators only (or none: the universe) covers
+        // every coordinate; intersections with a full level just locate it.
+        let needs_universe = lattice
+            .points
+            .iter()
+            .any(|p| p.iter().all(|&i| iterators[i].full()));
+        if needs_universe {
+            return universe_shape(iterators, lattice);
+        }
+        let order_free = self.lowered.summed.contains(var)
+            || self.lowered.assembly == OutputAssembly::Dense
+            || self.workspace.is_some();
+        let top = lattice.top();
+        if lattice.points.len() == 1 {
+            let (located, walked): (Vec<usize>, Vec<usize>) =
+                top.iter().partition(|&&i| iterators[i].locatable());
+            if !walked.is_empty() {
+                return LoopShape {
+                    iterators,
+                    lattice,
+                    walked,
+                    located,
+                    universe: false,
+                };
+            }
+            // Every iterator can locate: drive by one (in hash order when
+            // that order cannot show), locate the rest.
+            if order_free {
+                let driver = located[0];
+                let located = located[1..].to_vec();
+                return LoopShape {
+                    iterators,
+                    lattice,
+                    walked: vec![driver],
+                    located,
+                    universe: false,
+                };
+            }
+            return universe_shape(iterators, lattice);
+        }
+        if top.iter().any(|&i| !iterators[i].format.ordered) {
+            return universe_shape(iterators, lattice);
+        }
+        let walked: Vec<usize> = top.iter().copied().collect();
+        let located = all.iter().copied().filter(|i| !top.contains(i)).collect();
+        LoopShape {
+            iterators,
+            lattice,
+            walked,
+            located,
+            universe: false,
+        }
+    }
+
+    /// Position bounds of an iterator below its parent (empty when the
+    /// operand is absent).
+    fn bounds(&mut self, it: &IterInfo) -> (IReg, IReg) {
+        let begin = self.iconst(0);
+        let end = self.iconst(0);
+        let st = self.states[it.operand].clone();
+        let skip = self.jump_unless(st.present);
+        let level = LevelRef::new(it.operand, it.level);
+        let parent = st.parent_pos();
+        match st.parent_run_end() {
+            None => self.ops.push(Op::PosIter {
+                level,
+                parent,
+                begin,
+                end,
+            }),
+            Some(run_end) => {
+                // Chained iterator: children of the whole run of equal parents.
+                let last = self.ireg();
+                let one = self.iconst(1);
+                self.ops.push(Op::IBin {
+                    op: IntOp::Sub,
+                    dst: last,
+                    a: run_end,
+                    b: one,
+                });
+                let unused = self.ireg();
+                self.ops.push(Op::PosIter {
+                    level,
+                    parent,
+                    begin,
+                    end: unused,
+                });
+                let unused2 = self.ireg();
+                self.ops.push(Op::PosIter {
+                    level,
+                    parent: last,
+                    begin: unused2,
+                    end,
+                });
+            }
+        }
+        self.patch(skip);
+        (begin, end)
+    }
+
+    fn ancestors(&self, operand: usize, level: usize) -> Regs {
+        self.states[operand].level_vars[..level]
+            .iter()
+            .map(|v| self.var_regs[v])
+            .collect()
+    }
+
+    fn emit_loop(
+        &mut self,
+        var: &LoopVar,
+        body: &Cin,
+        shape: &LoopShape,
+        involved: &BTreeSet<usize>,
+        depth: usize,
+    ) {
+        let coord = self.ireg();
+        self.var_regs.insert(var.clone(), coord);
+        let walked: Vec<IterInfo> = shape
+            .walked
+            .iter()
+            .map(|&i| shape.iterators[i].clone())
+            .collect();
+        let mut cursors = Vec::new();
+        for it in &walked {
+            let (begin, end) = self.bounds(it);
+            cursors.push((begin, end));
+        }
+        let dim = if shape.universe {
+            let d = self.ireg();
+            let vi = self.var_index(var);
+            self.ops.push(Op::Dim { dst: d, var: vi });
+            self.ops.push(Op::IConst {
+                dst: coord,
+                value: 0,
+            });
+            Some(d)
+        } else {
+            None
+        };
+        let top = self.label();
+        // Continue while some lattice point still has all its walked iterators.
+        let ok: Vec<BReg> = cursors
+            .iter()
+            .map(|&(cur, end)| {
+                let b = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Lt,
+                    dst: b,
+                    a: cur,
+                    b: end,
+                });
+                b
+            })
+            .collect();
+        let go = self.breg();
+        if let Some(d) = dim {
+            self.ops.push(Op::ICmp {
+                op: Cmp::Lt,
+                dst: go,
+                a: coord,
+                b: d,
+            });
+        } else {
+            self.ops.push(Op::BConst {
+                dst: go,
+                value: false,
+            });
+            for point in &shape.lattice.points {
+                let pw: Vec<usize> = shape
+                    .walked
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, i)| point.contains(i))
+                    .map(|(k, _)| k)
+                    .collect();
+                if pw.is_empty() {
+                    continue;
+                }
+                let all = self.breg();
+                self.ops.push(Op::BConst {
+                    dst: all,
+                    value: true,
+                });
+                for k in pw {
+                    self.ops.push(Op::BAnd {
+                        dst: all,
+                        a: all,
+                        b: ok[k],
+                    });
+                }
+                self.ops.push(Op::BOr {
+                    dst: go,
+                    a: go,
+                    b: all,
+                });
+            }
+        }
+        let exit = self.jump_unless(go);
+
+        // Coordinates of the walked iterators; absent ones read as "none".
+        let mut coords = Vec::new();
+        let mut founds = Vec::new();
+        for (k, it) in walked.iter().enumerate() {
+            let c = self.iconst(i64::MAX);
+            let found = self.breg();
+            self.ops.push(Op::BConst {
+                dst: found,
+                value: false,
+            });
+            let skip = self.jump_unless(ok[k]);
+            let ancestors = self.ancestors(it.operand, it.level);
+            self.ops.push(Op::PosAccess {
+                level: LevelRef::new(it.operand, it.level),
+                pos: cursors[k].0,
+                ancestors,
+                coord: c,
+                found,
+            });
+            self.patch(skip);
+            // An unlabeled position (empty bucket) has no coordinate.
+            let none = self.iconst(i64::MAX);
+            self.ops.push(Op::ISelect {
+                dst: c,
+                cond: found,
+                a: c,
+                b: none,
+            });
+            coords.push(c);
+            founds.push(found);
+        }
+        if dim.is_none() {
+            // The merged coordinate: the smallest.
+            self.ops.push(Op::IConst {
+                dst: coord,
+                value: i64::MAX,
+            });
+            for &c in &coords {
+                self.ops.push(Op::IBin {
+                    op: IntOp::Min,
+                    dst: coord,
+                    a: coord,
+                    b: c,
+                });
+            }
+        }
+        let mut matched = Vec::new();
+        let mut run_ends = Vec::new();
+        let any = self.breg();
+        self.ops.push(Op::BConst {
+            dst: any,
+            value: false,
+        });
+        for (k, it) in walked.iter().enumerate() {
+            let m = self.breg();
+            self.ops.push(Op::ICmp {
+                op: Cmp::Eq,
+                dst: m,
+                a: coords[k],
+                b: coord,
+            });
+            self.ops.push(Op::BAnd {
+                dst: m,
+                a: m,
+                b: founds[k],
+            });
+            self.ops.push(Op::BOr {
+                dst: any,
+                a: any,
+                b: m,
+            });
+            matched.push(m);
+            // A non-unique level: the run of positions with this coordinate.
+            let run_end = if !it.format.unique {
+                let e = self.ireg();
+                let one = self.iconst(1);
+                self.ops.push(Op::IBin {
+                    op: IntOp::Add,
+                    dst: e,
+                    a: cursors[k].0,
+                    b: one,
+                });
+                let skip = self.jump_unless(m);
+                let scan = self.label();
+                let more = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Lt,
+                    dst: more,
+                    a: e,
+                    b: cursors[k].1,
+                });
+                let stop = self.jump_unless(more);
+                let next = self.ireg();
+                let nf = self.breg();
+                let ancestors = self.ancestors(it.operand, it.level);
+                self.ops.push(Op::PosAccess {
+                    level: LevelRef::new(it.operand, it.level),
+                    pos: e,
+                    ancestors,
+                    coord: next,
+                    found: nf,
+                });
+                let same = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Eq,
+                    dst: same,
+                    a: next,
+                    b: coord,
+                });
+                let stop2 = self.jump_unless(same);
+                self.ops.push(Op::IBin {
+                    op: IntOp::Add,
+                    dst: e,
+                    a: e,
+                    b: one,
+                });
+                self.ops.push(Op::Jump { to: scan });
+                self.patch(stop);
+                self.patch(stop2);
+                self.patch(skip);
+                Some(e)
+            } else {
+                None
+            };
+            run_ends.push(run_end);
+        }
+        // In a merge, a step where only empty buckets were seen does nothing.
+        let skip_body = if dim.is_none() {
+            Some(self.jump_unless(any))
+        } else {
+            None
+        };
+
+        // Bind the walked iterators' levels.
+        for (k, it) in walked.iter().enumerate() {
+            let present = self.breg();
+            let st_present = self.states[it.operand].present;
+            self.ops.push(Op::BAnd {
+                dst: present,
+                a: st_present,
+                b: matched[k],
+            });
+            let st = &mut self.states[it.operand];
+            st.bind(cursors[k].0, run_ends[k], present);
+        }
+        // Located iterators, then deeper levels whose variables are bound.
+        let located: Vec<IterInfo> = shape
+            .located
+            .iter()
+            .map(|&i| shape.iterators[i].clone())
+            .collect();
+        for it in &located {
+            self.locate_level(it.operand, it.level, coord);
+        }
+        let pending: Vec<usize> = involved
+            .iter()
+            .copied()
+            .filter(|&a| self.states[a].done < self.states[a].level_vars.len())
+            .collect();
+        for a in pending {
+            loop {
+                let st = &self.states[a];
+                if st.done >= st.level_vars.len() {
+                    break;
+                }
+                let v = st.level_vars[st.done].clone();
+                let Some(&c) = self.var_regs.get(&v) else {
+                    break;
+                };
+                let level = st.done;
+                self.locate_level(a, level, c);
+            }
+        }
+
+        self.stmt(body, depth + 1);
+
+        if let Some(s) = skip_body {
+            self.patch(s);
+        }
+        // Advance the iterators that produced this coordinate (and empty buckets).
+        for (k, _it) in walked.iter().enumerate() {
+            let step = self.breg();
+            let empty = self.breg();
+            self.ops.push(Op::BNot {
+                dst: empty,
+                a: founds[k],
+            });
+            self.ops.push(Op::BAnd {
+                dst: empty,
+                a: empty,
+                b: ok[k],
+            });
+            self.ops.push(Op::BOr {
+                dst: step,
+                a: matched[k],
+                b: empty,
+            });
+            let skip = self.jump_unless(step);
+            match run_ends[k] {
+                Some(e) => self.ops.push(Op::IMove {
+                    dst: cursors[k].0,
+                    src: e,
+                }),
+                None => {
+                    let one = self.iconst(1);
+                    self.ops.push(Op::IBin {
+                        op: IntOp::Add,
+                        dst: cursors[k].0,
+                        a: cursors[k].0,
+                        b: one,
+                    });
+                }
+            }
+            self.patch(skip);
+        }
+        if dim.is_some() {
+            let one = self.iconst(1);
+            self.ops.push(Op::IBin {
+                op: IntOp::Add,
+                dst: coord,
+                a: coord,
+                b: one,
+            });
+        }
+        self.ops.push(Op::Jump { to: top });
+        self.patch(exit);
+    }
+
+    /// Locates level `level` of operand `a` at coordinate `coord`.
+    fn locate_level(&mut self, a: usize, level: usize, coord: IReg) {
+        let st = self.states[a].clone();
+        let pos = self.ireg();
+        let found = self.breg();
+        self.ops.push(Op::IConst { dst: pos, value: 0 });
+        self.ops.push(Op::BConst {
+            dst: found,
+            value: false,
+        });
+        let skip = self.jump_unless(st.present);
+        let ancestors = self.ancestors(a, level);
+        self.ops.push(Op::Locate {
+            level: LevelRef::new(a, level),
+            parent: st.parent_pos(),
+            ancestors,
+            coord,
+            pos,
+            found,
+        });
+        self.patch(skip);
+        let present = self.breg();
+        self.ops.push(Op::BAnd {
+            dst: present,
+            a: st.present,
+            b: found,
+        });
+        self.states[a].bind(pos, None, present);
+    }
+
+    /// The inner product fast path: a loop driven by one compact, ordered,
+    /// unique level whose body only adds a product of values into a
+    /// temporary, every other factor a dense last level located by the
+    /// loop's coordinate.
+    fn try_dot_block(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> Option<String> {
+        let Cin::Assign {
+            target: Target::Temp(t),
+            expr,
+        } = body
+        else {
+            return None;
+        };
+        if shape.universe || shape.walked.len() != 1 {
+            return None;
+        }
+        let driver = &shape.iterators[shape.walked[0]];
+        let dst = &self.states[driver.operand];
+        let props = driver.format.properties();
+        if !(props.compact && props.ordered && props.unique)
+            || driver.format.capabilities().iteration != Iteration::CoordinatePosition
+            || driver.level + 1 != dst.level_vars.len()
+            || dst.parent_run_end().is_some()
+            || !matches!(
+                driver.format.kind,
+                LevelKind::Compressed | LevelKind::Singleton
+            )
+        {
+            return None;
+        }
+        let mut factors_ops = Vec::new();
+        if !product_of_accesses(expr, &mut factors_ops)
+            || factors_ops.iter().filter(|&&a| a == driver.operand).count() != 1
+        {
+            return None;
+        }
+        let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
+        let mut presences = vec![dst.present];
+        for &a in &factors_ops {
+            if a == driver.operand {
+                continue;
+            }
+            let st = &self.states[a];
+            let last = st.level_vars.len();
+            let ok = st.done + 1 == last
+                && st.level_vars[st.done] == *var
+                && st.formats[st.done].kind == LevelKind::Dense
+                && shape
+                    .located
+                    .iter()
+                    .any(|&i| shape.iterators[i].operand == a);
+            if !ok {
+                return None;
+            }
+            factors.push(DotFactor {
+                operand: a as u32,
+                level: LevelRef::new(a, st.done),
+                parent: st.parent_pos(),
+            });
+            presences.push(st.present);
+        }
+        let (acc, tpresent) = self.temps[t];
+        let all = self.breg();
+        self.ops.push(Op::BConst {
+            dst: all,
+            value: true,
+        });
+        for p in presences {
+            self.ops.push(Op::BAnd {
+                dst: all,
+                a: all,
+                b: p,
+            });
+        }
+        let skip = self.jump_unless(all);
+        let it = driver.clone();
+        let (begin, end) = self.bounds(&it);
+        self.ops.push(Op::DotBlock {
+            driver: LevelRef::new(it.operand, it.level),
+            begin,
+            end,
+            factors: factors.clone(),
+            acc,
+        });
+        let nonempty = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: nonempty,
+            a: begin,
+            b: end,
+        });
+        self.ops.push(Op::BOr {
+            dst: tpresent,
+            a: tpresent,
+            b: nonempty,
+        });
+        self.patch(skip);
+        Some(format!("{} factors", factors.len() + 1))
+    }
+
+    fn assign(&mut self, target: &Target, expr: &CinExpr) {
+        let nz = self.structural(expr);
+        let skip = self.jump_unless(nz);
+        let value = self.value(expr);
+        match target {
+            Target::Temp(t) => {
+                let (acc, present) = self.temps[t];
+                self.ops.push(Op::FBin {
+                    op: FloatOp::Add,
+                    dst: acc,
+                    a: acc,
+                    b: value,
+                });
+                self.ops.push(Op::BConst {
+                    dst: present,
+                    value: true,
+                });
+            }
+            Target::Output => {
+                let out = &self.lowered.output;
+                if let Some(ws) = &self.workspace {
+                    let coords: Regs = ws.iter().map(|v| self.var_regs[v]).collect();
+                    self.ops.push(Op::WorkspaceAccum { coords, value });
+                } else if let Some(o) = self.output_operand() {
+                    let pos = self.states[o].position();
+                    self.ops.push(Op::AccumOutput { pos, value });
+                } else {
+                    let coords: Regs = out.level_vars().iter().map(|v| self.var_regs[v]).collect();
+                    self.ops.push(Op::Append { coords, value });
+                }
+            }
+        }
+        self.patch(skip);
+    }
+
+    /// Whether the expression may be nonzero here (operands present).
+    fn structural(&mut self, expr: &CinExpr) -> BReg {
+        match expr {
+            CinExpr::Access(a) => self.states[*a].present,
+            CinExpr::Literal(v) => {
+                let b = self.breg();
+                self.ops.push(Op::BConst {
+                    dst: b,
+                    value: *v != 0.0,
+                });
+                b
+            }
+            CinExpr::Temp(t) => self.temps[t].1,
+            CinExpr::Neg(e) => self.structural(e),
+            CinExpr::Binary { op, lhs, rhs } => {
+                if *op == BinaryOp::Div {
+                    return self.true_reg;
+                }
+                let l = self.structural(lhs);
+                let r = self.structural(rhs);
+                let b = self.breg();
+                self.ops.push(match op {
+                    BinaryOp::Mul => Op::BAnd { dst: b, a: l, b: r },
+                    _ => Op::BOr { dst: b, a: l, b: r },
+                });
+                b
+            }
+        }
+    }
+
+    /// The expression's value, absent operands reading as zero.
+    fn value(&mut self, expr: &CinExpr) -> FReg {
+        match expr {
+            CinExpr::Access(a) => {
+                let dst = self.freg();
+                self.ops.push(Op::FConst { dst, value: 0.0 });
+                let st = self.states[*a].clone();
+                let skip = self.jump_unless(st.present);
+                self.ops.push(Op::LoadValue {
+                    operand: *a as u32,
+                    pos: st.position(),
+                    dst,
+                });
+                self.patch(skip);
+                dst
+            }
+            CinExpr::Literal(v) => {
+                let dst = self.freg();
+                self.ops.push(Op::FConst { dst, value: *v });
+                dst
+            }
+            CinExpr::Temp(t) => self.temps[t].0,
+            CinExpr::Neg(e) => {
+                let a = self.value(e);
+                let dst = self.freg();
+                self.ops.push(Op::FNeg { dst, a });
+                dst
+            }
+            CinExpr::Binary { op, lhs, rhs } => {
+                let a = self.value(lhs);
+                let b = self.value(rhs);
+                let dst = self.freg();
+                let op = match op {
+                    BinaryOp::Add => FloatOp::Add,
+                    BinaryOp::Sub => FloatOp::Sub,
+                    BinaryOp::Mul => FloatOp::Mul,
+                    BinaryOp::Div => FloatOp::Div,
+                };
+                self.ops.push(Op::FBin { op, dst, a, b });
+                dst
+            }
+        }
+    }
+}
+
+/// Whether `expr` is a product of accesses; collects them.
+fn product_of_accesses(expr: &CinExpr, out: &mut Vec<usize>) -> bool {
+    match expr {
+        CinExpr::Access(a) => {
+            out.push(*a);
+            true
+        }
+        CinExpr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => product_of_accesses(lhs, out) && product_of_accesses(rhs, out),
+        _ => false,
+    }
+}
+
+/// `expr` with temporary `temp` replaced by `with`.
+fn substitute(expr: &CinExpr, temp: TempId, with: &CinExpr) -> CinExpr {
+    match expr {
+        CinExpr::Temp(t) if *t == temp => with.clone(),
+        CinExpr::Neg(e) => CinExpr::Neg(Box::new(substitute(e, temp, with))),
+        CinExpr::Binary { op, lhs, rhs } => CinExpr::Binary {
+            op: *op,
+            lhs: Box::new(substitute(lhs, temp, with)),
+            rhs: Box::new(substitute(rhs, temp, with)),
+        },
+        other => other.clone(),
+    }
+}

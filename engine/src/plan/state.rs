@@ -1,0 +1,63 @@
+//! Compile-time state of one operand while loops are emitted: how many of
+//! its levels are bound, and the registers holding their positions.
+
+use tessera_formats::LevelFormat;
+
+use crate::bytecode::{BReg, IReg};
+use crate::cin::{LoopVar, Operand};
+
+#[derive(Clone, Debug)]
+pub(super) struct OperandState {
+    pub formats: Vec<LevelFormat>,
+    pub level_vars: Vec<LoopVar>,
+    /// Levels bound so far.
+    pub done: usize,
+    /// Position register of each bound level.
+    pub positions: Vec<IReg>,
+    /// For a bound non-unique level, the end of the run of equal coordinates.
+    pub run_ends: Vec<Option<IReg>>,
+    /// Whether every bound level holds the current coordinates.
+    pub present: BReg,
+    root: IReg,
+}
+
+impl OperandState {
+    pub fn new(op: &Operand, always: BReg, root: IReg) -> Self {
+        OperandState {
+            formats: op.format.levels().iter().map(|l| l.level).collect(),
+            level_vars: op.level_vars(),
+            done: 0,
+            positions: Vec::new(),
+            run_ends: Vec::new(),
+            present: always,
+            root,
+        }
+    }
+
+    /// Position of the last bound level (the root position before any).
+    pub fn parent_pos(&self) -> IReg {
+        self.positions.last().copied().unwrap_or(self.root)
+    }
+
+    /// When the last bound level is non-unique, the end of its run.
+    pub fn parent_run_end(&self) -> Option<IReg> {
+        self.run_ends.last().copied().flatten()
+    }
+
+    /// The value position: the position of the last level.
+    pub fn position(&self) -> IReg {
+        debug_assert_eq!(
+            self.done,
+            self.level_vars.len(),
+            "values are read once every level is bound"
+        );
+        self.parent_pos()
+    }
+
+    pub fn bind(&mut self, pos: IReg, run_end: Option<IReg>, present: BReg) {
+        self.positions.push(pos);
+        self.run_ends.push(run_end);
+        self.present = present;
+        self.done += 1;
+    }
+}

@@ -1,0 +1,311 @@
+//! The dense reference evaluator: the meaning of a statement, computed the
+//! obvious way, that every other part of the engine is tested against.
+//!
+//! Input: a [`Statement`], the tensors it names (any format) and sizes for
+//! index variables no tensor fixes. Output: a [`DenseResult`], the left
+//! tensor's every component in row-major order. It runs [`check()`] and
+//! [`place_reductions`], converts each input to a dense array once, then
+//! loops over the left-hand variables and evaluates the expression
+//! recursively, each `sum` node looping over its variable. It sits beside
+//! the pipeline, not in it: no lattices, no formats, no cleverness.
+//!
+//! Semantics: IEEE `f64` with the dense meaning everywhere — every
+//! component of every tensor takes part, so `b(i) / c(i)` with `c(i) = 0`
+//! gives `inf` or `NaN` exactly as dense arithmetic would. Sums start at
+//! `0.0` and add in increasing order of their variable. `=` ignores the left
+//! tensor's previous values; `+=` adds to them. The right side always reads
+//! the inputs as given, even when it names the left tensor.
+
+use std::collections::HashMap;
+
+use tessera_formats::tensor::checked_product;
+use tessera_formats::{FormatError, Tensor, MAX_POSITIONS};
+
+use crate::error::{EngineError, Result};
+use crate::notation::{check, place_reductions, AssignOp, BinaryOp, Expr, IndexSizes, Statement};
+
+/// The dense value of a statement's left tensor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DenseResult {
+    /// The left tensor's shape (`[]` for a scalar).
+    pub shape: Vec<usize>,
+    /// Every component in row-major order (one value for a scalar).
+    pub values: Vec<f64>,
+}
+
+impl DenseResult {
+    /// The result as a tensor in the dense format.
+    pub fn to_tensor(&self) -> Result<Tensor<f64>> {
+        Ok(Tensor::from_dense(&self.shape, self.values.clone())?)
+    }
+
+    /// The component at `coords` (`&[]` for a scalar).
+    ///
+    /// # Panics
+    /// If `coords` has the wrong length or a coordinate is out of range.
+    pub fn get(&self, coords: &[usize]) -> f64 {
+        assert_eq!(
+            coords.len(),
+            self.shape.len(),
+            "{} coordinates for an order-{} result",
+            coords.len(),
+            self.shape.len()
+        );
+        let mut flat = 0;
+        for (&c, &d) in coords.iter().zip(&self.shape) {
+            assert!(c < d, "coordinate {c} out of range for a mode of size {d}");
+            flat = flat * d + c;
+        }
+        self.values[flat]
+    }
+}
+
+/// Evaluates `stmt` densely.
+///
+/// `inputs` names the tensors the statement reads (for `+=`, the left
+/// tensor too); `sizes` gives the size of index variables that no input
+/// fixes (a broadcast `A(i,j) = b(i)` needs `j`). Errors are those of
+/// [`check()`], a tensor given twice ([`EngineError::Unsupported`]), and
+/// [`FormatError::TooLarge`] when the result or the loop nest would exceed
+/// [`MAX_POSITIONS`] components or iterations, refused before allocating.
+///
+/// ```
+/// use tessera_engine::notation::parse_statement;
+/// use tessera_engine::reference::evaluate;
+/// use tessera_formats::Tensor;
+///
+/// let stmt = parse_statement("y(i) = A(i,j) * x(j) + b(i)").unwrap();
+/// let a = Tensor::from_dense(&[2, 3], vec![1.0, 0.0, 2.0, 0.0, 3.0, 0.0]).unwrap();
+/// let x = Tensor::from_dense(&[3], vec![1.0, 10.0, 100.0]).unwrap();
+/// let b = Tensor::from_dense(&[2], vec![0.5, 0.25]).unwrap();
+/// let y = evaluate(&stmt, &[("A", &a), ("x", &x), ("b", &b)], &[]).unwrap();
+/// assert_eq!(y.shape, vec![2]);
+/// assert_eq!(y.values, vec![201.5, 30.25]);
+/// ```
+pub fn evaluate(
+    stmt: &Statement,
+    inputs: &[(&str, &Tensor<f64>)],
+    sizes: &[(&str, usize)],
+) -> Result<DenseResult> {
+    for (k, (name, _)) in inputs.iter().enumerate() {
+        if inputs[..k].iter().any(|(n, _)| n == name) {
+            return Err(EngineError::Unsupported(format!(
+                "tensor {name} is given twice"
+            )));
+        }
+    }
+    let input = |name: &str| inputs.iter().find(|(n, _)| *n == name).map(|&(_, t)| t);
+    let given = given_sizes(sizes)?;
+    let index_sizes = check(
+        stmt,
+        &|name| input(name).map(|t| t.shape().to_vec()),
+        &|var| given.iter().find(|(v, _)| *v == var).map(|&(_, n)| n),
+    )?;
+    let stmt = place_reductions(stmt);
+
+    let shape = index_sizes.output_shape().to_vec();
+    let out_len = checked_product(&shape)?;
+    let nest = loop_nest(&stmt.rhs, &index_sizes);
+    if out_len.saturating_mul(nest) > MAX_POSITIONS {
+        return Err(FormatError::TooLarge(format!(
+            "evaluating {stmt} densely takes more than {MAX_POSITIONS} iterations"
+        ))
+        .into());
+    }
+
+    // Each tensor read is converted to a dense array once.
+    let mut dense: Dense = HashMap::new();
+    let mut convert = |name: &str| -> Result<()> {
+        if dense.contains_key(name) {
+            return Ok(());
+        }
+        let Some(tensor) = input(name) else {
+            debug_assert!(false, "check verified that {name} is given");
+            return Err(EngineError::Unsupported(format!(
+                "tensor {name} is not given"
+            )));
+        };
+        let strides = row_major_strides(tensor.shape());
+        dense.insert(name.to_owned(), (tensor.to_dense_vec()?, strides));
+        Ok(())
+    };
+    for a in stmt.rhs.accesses() {
+        convert(&a.tensor)?;
+    }
+    let mut values = if stmt.op == AssignOp::AddAssign {
+        convert(&stmt.lhs.tensor)?;
+        dense
+            .get(&stmt.lhs.tensor)
+            .map(|(v, _)| v.clone())
+            .unwrap_or_default()
+    } else {
+        vec![0.0; out_len]
+    };
+    debug_assert_eq!(values.len(), out_len);
+
+    let node = compile(&stmt.rhs, &dense, &index_sizes)?;
+    let out_slots: Vec<usize> = stmt
+        .lhs
+        .indices
+        .iter()
+        .filter_map(|v| index_sizes.position(v))
+        .collect();
+    let mut coords = vec![0usize; index_sizes.len()];
+    for value in values.iter_mut() {
+        let v = node.eval(&mut coords);
+        *value = match stmt.op {
+            AssignOp::Assign => v,
+            AssignOp::AddAssign => *value + v,
+        };
+        // Next output coordinates, the last mode fastest (row-major).
+        for (&slot, &extent) in out_slots.iter().zip(&shape).rev() {
+            coords[slot] += 1;
+            if coords[slot] < extent {
+                break;
+            }
+            coords[slot] = 0;
+        }
+    }
+    Ok(DenseResult { shape, values })
+}
+
+/// The given sizes, refusing one variable given two different sizes.
+fn given_sizes<'a>(sizes: &[(&'a str, usize)]) -> Result<Vec<(&'a str, usize)>> {
+    let mut out: Vec<(&str, usize)> = Vec::with_capacity(sizes.len());
+    for &(var, n) in sizes {
+        match out.iter().find(|(v, _)| *v == var) {
+            Some(&(_, m)) if m != n => {
+                return Err(EngineError::SizeMismatch {
+                    var: var.to_owned(),
+                    first: "the given sizes".to_owned(),
+                    first_size: m,
+                    second: "the given sizes".to_owned(),
+                    second_size: n,
+                })
+            }
+            Some(_) => {}
+            None => out.push((var, n)),
+        }
+    }
+    Ok(out)
+}
+
+fn row_major_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for m in (0..shape.len().saturating_sub(1)).rev() {
+        strides[m] = strides[m + 1] * shape[m + 1];
+    }
+    strides
+}
+
+/// Iterations per output component: the largest product of `sum` extents
+/// along any path of the expression (saturating).
+fn loop_nest(e: &Expr, sizes: &IndexSizes) -> usize {
+    match e {
+        Expr::Access(_) | Expr::Literal(_) => 1,
+        Expr::Neg(x) => loop_nest(x, sizes),
+        Expr::Binary { lhs, rhs, .. } => loop_nest(lhs, sizes).max(loop_nest(rhs, sizes)),
+        Expr::Sum { var, body } => sizes
+            .get(&var.0)
+            .unwrap_or(0)
+            .saturating_mul(loop_nest(body, sizes)),
+    }
+}
+
+/// The expression with names resolved: accesses point at dense arrays and
+/// read them through precomputed (variable slot, stride) pairs.
+enum Node<'a> {
+    Access {
+        values: &'a [f64],
+        terms: Vec<(usize, usize)>,
+    },
+    Literal(f64),
+    Neg(Box<Node<'a>>),
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Node<'a>>,
+        rhs: Box<Node<'a>>,
+    },
+    Sum {
+        slot: usize,
+        extent: usize,
+        body: Box<Node<'a>>,
+    },
+}
+
+/// Each tensor read, by name: its dense values and row-major strides.
+type Dense = HashMap<String, (Vec<f64>, Vec<usize>)>;
+
+fn compile<'a>(e: &Expr, dense: &'a Dense, sizes: &IndexSizes) -> Result<Node<'a>> {
+    let missing = |what: String| {
+        debug_assert!(false, "check guarantees {what}");
+        EngineError::Unsupported(format!("internal error: {what} is missing"))
+    };
+    Ok(match e {
+        Expr::Access(a) => {
+            let (values, strides) = dense
+                .get(&a.tensor)
+                .ok_or_else(|| missing(format!("the values of {}", a.tensor)))?;
+            let terms = a
+                .indices
+                .iter()
+                .zip(strides)
+                .map(|(v, &stride)| {
+                    let slot = sizes
+                        .position(v)
+                        .ok_or_else(|| missing(format!("the size of {v}")))?;
+                    Ok((slot, stride))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Node::Access { values, terms }
+        }
+        Expr::Literal(v) => Node::Literal(*v),
+        Expr::Neg(x) => Node::Neg(Box::new(compile(x, dense, sizes)?)),
+        Expr::Binary { op, lhs, rhs } => Node::Binary {
+            op: *op,
+            lhs: Box::new(compile(lhs, dense, sizes)?),
+            rhs: Box::new(compile(rhs, dense, sizes)?),
+        },
+        Expr::Sum { var, body } => Node::Sum {
+            slot: sizes
+                .position(var)
+                .ok_or_else(|| missing(format!("the size of {var}")))?,
+            extent: sizes.get(&var.0).unwrap_or(0),
+            body: Box::new(compile(body, dense, sizes)?),
+        },
+    })
+}
+
+impl Node<'_> {
+    /// The value at the index-variable values `coords` (one per slot).
+    fn eval(&self, coords: &mut [usize]) -> f64 {
+        match self {
+            Node::Access { values, terms } => {
+                let flat: usize = terms
+                    .iter()
+                    .map(|&(slot, stride)| coords[slot] * stride)
+                    .sum();
+                values[flat]
+            }
+            Node::Literal(v) => *v,
+            Node::Neg(x) => -x.eval(coords),
+            Node::Binary { op, lhs, rhs } => {
+                let (a, b) = (lhs.eval(coords), rhs.eval(coords));
+                match op {
+                    BinaryOp::Add => a + b,
+                    BinaryOp::Sub => a - b,
+                    BinaryOp::Mul => a * b,
+                    BinaryOp::Div => a / b,
+                }
+            }
+            Node::Sum { slot, extent, body } => {
+                let mut acc = 0.0;
+                for k in 0..*extent {
+                    coords[*slot] = k;
+                    acc += body.eval(coords);
+                }
+                acc
+            }
+        }
+    }
+}

@@ -1,0 +1,409 @@
+//! Where a kernel's results go: a dense array, a streaming assembler that
+//! appends entries in order through the output levels' assembly functions,
+//! or a workspace that collects out-of-order results and hands them over in
+//! order.
+
+use hashbrown::HashMap;
+use tessera_formats::{
+    Assembly, CoordinateList, Format, Immediate, Level, LevelRef, LevelStorage, StorageResolver,
+    Tensor, MAX_POSITIONS,
+};
+
+use crate::error::{EngineError, Result};
+
+/// Workspaces with at most this many slots are dense arrays; larger ones
+/// hash their coordinates.
+const DENSE_WORKSPACE_LIMIT: usize = 1 << 22;
+
+/// The output of one kernel run.
+pub enum OutputState {
+    Dense {
+        shape: Vec<usize>,
+        format: Format,
+        values: Vec<f64>,
+    },
+    Append {
+        assembler: Assembler,
+        workspace: Option<Workspace>,
+    },
+    Packed {
+        shape: Vec<usize>,
+        format: Format,
+        entries: CoordinateList<f64>,
+        workspace: Workspace,
+    },
+}
+
+impl OutputState {
+    #[inline(always)]
+    pub fn accumulate(&mut self, pos: usize, value: f64) {
+        match self {
+            OutputState::Dense { values, .. } => values[pos] += value,
+            _ => unreachable!("only dense outputs are accumulated in place"),
+        }
+    }
+
+    pub fn append(&mut self, coords: &[i64], value: f64) {
+        match self {
+            OutputState::Append { assembler, .. } => assembler.append(coords, value),
+            _ => unreachable!("append targets an appended output"),
+        }
+    }
+
+    pub fn workspace_accumulate(&mut self, coords: &[i64], value: f64) {
+        match self {
+            OutputState::Append {
+                workspace: Some(ws),
+                ..
+            }
+            | OutputState::Packed { workspace: ws, .. } => ws.accumulate(coords, value),
+            _ => unreachable!("workspace ops target an output with a workspace"),
+        }
+    }
+
+    pub fn workspace_flush(&mut self, prefix: &[i64]) {
+        match self {
+            OutputState::Append {
+                assembler,
+                workspace: Some(ws),
+            } => ws.drain_sorted(|coords, value| {
+                let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
+                full.extend_from_slice(coords);
+                assembler.append(&full, value)
+            }),
+            OutputState::Packed {
+                entries, workspace, ..
+            } => {
+                let mut full = Vec::with_capacity(prefix.len() + workspace.extents.len());
+                workspace.drain_sorted(|coords, value| {
+                    full.clear();
+                    full.extend(prefix.iter().chain(coords).map(|&c| c as u64));
+                    // Coordinates come from loops bounded by the shape.
+                    entries
+                        .push(&full, value)
+                        .expect("workspace coordinates are within the shape");
+                })
+            }
+            _ => unreachable!("workspace ops target an output with a workspace"),
+        }
+    }
+
+    /// The finished tensor.
+    pub fn finish(self) -> Result<Tensor<f64>> {
+        match self {
+            OutputState::Dense {
+                shape,
+                format,
+                values,
+            } => {
+                let levels = format
+                    .levels()
+                    .iter()
+                    .enumerate()
+                    .map(|(k, _)| LevelStorage::new(format.level_extent(k, &shape).unwrap_or(0)))
+                    .collect();
+                Ok(Tensor::from_parts(&shape, format, levels, values)?)
+            }
+            OutputState::Append { assembler, .. } => assembler.finish(),
+            OutputState::Packed {
+                format, entries, ..
+            } => Ok(Tensor::pack(&entries, format)?),
+        }
+    }
+}
+
+/// Dense storage for the levels of a dense output.
+pub fn dense_levels(format: &Format, shape: &[usize]) -> Vec<LevelStorage> {
+    (0..format.levels().len())
+        .map(|k| LevelStorage::new(format.level_extent(k, shape).unwrap_or(0)))
+        .collect()
+}
+
+struct OutputLevels<'a>(&'a mut [LevelStorage]);
+
+impl StorageResolver for OutputLevels<'_> {
+    fn level(&self, level: LevelRef) -> &LevelStorage {
+        &self.0[level.level as usize]
+    }
+    fn level_mut(&mut self, level: LevelRef) -> &mut LevelStorage {
+        &mut self.0[level.level as usize]
+    }
+}
+
+/// Assembles an output from entries that arrive in its level order, by the
+/// levels' insert and append functions.
+pub struct Assembler {
+    shape: Vec<usize>,
+    format: Format,
+    levels: Vec<LevelStorage>,
+    /// Coordinates of the last entry, per level.
+    current: Vec<i64>,
+    /// Position of the last entry, per level.
+    positions: Vec<i64>,
+    /// Positions appended so far, per level.
+    sizes: Vec<i64>,
+    /// Parent of the open segment and where it began, per level.
+    segment: Vec<(i64, i64)>,
+    values: Vec<f64>,
+    started: bool,
+}
+
+impl Assembler {
+    pub fn new(format: Format, shape: &[usize]) -> Self {
+        let n = format.levels().len();
+        let mut levels: Vec<LevelStorage> = (0..n)
+            .map(|k| {
+                format
+                    .level(k)
+                    .empty_storage(format.level_extent(k, shape).unwrap_or(0))
+            })
+            .collect();
+        let mut b = Immediate::new(OutputLevels(&mut levels));
+        for k in 0..n {
+            let lv = LevelRef::new(0, k);
+            if format.level(k).capabilities().assembly == Some(Assembly::Append) {
+                format.level(k).append_init(&mut b, lv, 0, 0);
+            }
+        }
+        Assembler {
+            shape: shape.to_vec(),
+            format,
+            levels,
+            current: vec![-1; n],
+            positions: vec![0; n],
+            sizes: vec![0; n],
+            segment: vec![(-1, 0); n],
+            values: Vec::new(),
+            started: false,
+        }
+    }
+
+    /// Adds an entry; equal coordinates to the previous entry add up.
+    pub fn append(&mut self, coords: &[i64], value: f64) {
+        let n = coords.len();
+        if n == 0 {
+            if self.values.is_empty() {
+                self.values.push(0.0);
+            }
+            self.values[0] += value;
+            return;
+        }
+        let same = self.started && self.current[..] == *coords;
+        if same {
+            let p = self.positions[n - 1] as usize;
+            self.values[p] += value;
+            return;
+        }
+        let first = if !self.started {
+            0
+        } else {
+            (0..n)
+                .find(|&k| coords[k] != self.current[k] || !self.format.level(k).unique)
+                .unwrap_or(n)
+        };
+        self.started = true;
+        let mut b = Immediate::new(OutputLevels(&mut self.levels));
+        for k in first..n {
+            let level = self.format.level(k);
+            let lv = LevelRef::new(0, k);
+            let parent = if k == 0 { 0 } else { self.positions[k - 1] };
+            let pos = match level.capabilities().assembly {
+                Some(Assembly::Append) => {
+                    let (open_parent, begin) = self.segment[k];
+                    if open_parent != parent {
+                        if open_parent >= 0 {
+                            level.append_edges(&mut b, lv, open_parent, begin, self.sizes[k]);
+                        }
+                        self.segment[k] = (parent, self.sizes[k]);
+                    }
+                    let p = self.sizes[k];
+                    level.append_coord(&mut b, lv, p, coords[k]);
+                    self.sizes[k] += 1;
+                    p
+                }
+                _ => {
+                    let (p, _) = level.locate(&mut b, lv, parent, &coords[..k], coords[k]);
+                    level.insert_coord(&mut b, lv, p, coords[k]);
+                    p
+                }
+            };
+            self.positions[k] = pos;
+            self.current[k] = coords[k];
+        }
+        let p = self.positions[n - 1] as usize;
+        if self.values.len() <= p {
+            self.values.resize(p + 1, 0.0);
+        }
+        self.values[p] += value;
+    }
+
+    pub fn finish(mut self) -> Result<Tensor<f64>> {
+        let n = self.levels.len();
+        if n == 0 {
+            let values = if self.values.is_empty() {
+                vec![0.0]
+            } else {
+                self.values
+            };
+            return Ok(Tensor::from_parts(
+                &self.shape,
+                self.format,
+                self.levels,
+                values,
+            )?);
+        }
+        let mut parent_size: i64 = 1;
+        let mut sizes = Vec::with_capacity(n);
+        let mut b = Immediate::new(OutputLevels(&mut self.levels));
+        for k in 0..n {
+            let level = self.format.level(k);
+            let lv = LevelRef::new(0, k);
+            let size = match level.capabilities().assembly {
+                Some(Assembly::Append) => {
+                    let (open_parent, begin) = self.segment[k];
+                    if open_parent >= 0 {
+                        level.append_edges(&mut b, lv, open_parent, begin, self.sizes[k]);
+                    }
+                    level.append_finalize(&mut b, lv, parent_size, self.sizes[k]);
+                    self.sizes[k]
+                }
+                _ => {
+                    let size = level.size(&mut b, lv, parent_size);
+                    level.insert_finalize(&mut b, lv, parent_size, size);
+                    size
+                }
+            };
+            if size as u64 > MAX_POSITIONS as u64 {
+                return Err(EngineError::Format(tessera_formats::FormatError::TooLarge(
+                    format!("the result's level {k} would have {size} positions"),
+                )));
+            }
+            sizes.push(parent_size as usize);
+            parent_size = size;
+        }
+        for (k, &parent) in sizes.iter().enumerate() {
+            self.format.level(k).trim(&mut self.levels[k], parent);
+        }
+        self.values.resize(parent_size as usize, 0.0);
+        Ok(Tensor::from_parts(
+            &self.shape,
+            self.format,
+            self.levels,
+            self.values,
+        )?)
+    }
+}
+
+/// Collects values by coordinates (the workspace's variables), then hands
+/// them over sorted.
+pub struct Workspace {
+    pub extents: Vec<usize>,
+    strides: Vec<u64>,
+    store: WorkspaceStore,
+}
+
+enum WorkspaceStore {
+    Dense {
+        values: Vec<f64>,
+        set: Vec<bool>,
+        touched: Vec<u64>,
+    },
+    Hashed(HashMap<u64, f64>),
+    Wide(std::collections::BTreeMap<Vec<i64>, f64>),
+}
+
+impl Workspace {
+    pub fn new(extents: &[usize]) -> Self {
+        let mut strides = vec![1u64; extents.len()];
+        let mut total: Option<u64> = Some(1);
+        for k in (0..extents.len()).rev() {
+            strides[k] = total.unwrap_or(0);
+            total = total.and_then(|t| t.checked_mul(extents[k] as u64));
+        }
+        let store = match total {
+            Some(t) if t as usize <= DENSE_WORKSPACE_LIMIT => WorkspaceStore::Dense {
+                values: vec![0.0; t as usize],
+                set: vec![false; t as usize],
+                touched: Vec::new(),
+            },
+            Some(_) => WorkspaceStore::Hashed(HashMap::new()),
+            None => WorkspaceStore::Wide(Default::default()),
+        };
+        Workspace {
+            extents: extents.to_vec(),
+            strides,
+            store,
+        }
+    }
+
+    fn key(&self, coords: &[i64]) -> u64 {
+        coords
+            .iter()
+            .zip(&self.strides)
+            .map(|(&c, &s)| c as u64 * s)
+            .sum()
+    }
+
+    pub fn accumulate(&mut self, coords: &[i64], value: f64) {
+        let key = self.key(coords);
+        match &mut self.store {
+            WorkspaceStore::Dense {
+                values,
+                set,
+                touched,
+            } => {
+                let k = key as usize;
+                if !set[k] {
+                    set[k] = true;
+                    touched.push(key);
+                }
+                values[k] += value;
+            }
+            WorkspaceStore::Hashed(map) => *map.entry(key).or_insert(0.0) += value,
+            WorkspaceStore::Wide(map) => *map.entry(coords.to_vec()).or_insert(0.0) += value,
+        }
+    }
+
+    /// Hands over every entry in coordinate order and clears the workspace.
+    pub fn drain_sorted(&mut self, mut sink: impl FnMut(&[i64], f64)) {
+        let mut coords = vec![0i64; self.extents.len()];
+        let strides = self.strides.clone();
+        let decode = |key: u64, coords: &mut [i64]| {
+            let mut rest = key;
+            for (c, &s) in coords.iter_mut().zip(&strides) {
+                *c = (rest / s.max(1)) as i64;
+                rest %= s.max(1);
+            }
+        };
+        match &mut self.store {
+            WorkspaceStore::Dense {
+                values,
+                set,
+                touched,
+            } => {
+                touched.sort_unstable();
+                for &key in touched.iter() {
+                    let k = key as usize;
+                    decode(key, &mut coords);
+                    sink(&coords, values[k]);
+                    values[k] = 0.0;
+                    set[k] = false;
+                }
+                touched.clear();
+            }
+            WorkspaceStore::Hashed(map) => {
+                let mut entries: Vec<(u64, f64)> = map.drain().collect();
+                entries.sort_unstable_by_key(|e| e.0);
+                for (key, v) in entries {
+                    decode(key, &mut coords);
+                    sink(&coords, v);
+                }
+            }
+            WorkspaceStore::Wide(map) => {
+                for (c, v) in std::mem::take(map) {
+                    sink(&c, v);
+                }
+            }
+        }
+    }
+}
