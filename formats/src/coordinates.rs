@@ -38,13 +38,17 @@ impl<V: Value> CoordinateList<V> {
                 "{entries} entries (the limit is {MAX_ENTRIES})"
             )));
         }
-        let coords = entries.checked_mul(shape.len().max(1)).ok_or_else(|| {
-            FormatError::TooLarge(format!("{entries} entries of order {}", shape.len()))
-        })?;
+        let coords = entries
+            .checked_mul(shape.len().max(1))
+            .ok_or_else(|| FormatError::TooLarge(format!("{entries} entries of order {}", shape.len())))?;
+        // Reserve at most `RESERVE` entries up front: `entries` may come from
+        // an untrusted header, and the vectors grow as entries arrive.
+        const RESERVE: usize = 1 << 20;
+        let reserved = entries.min(RESERVE);
         Ok(CoordinateList {
             shape: shape.to_vec(),
-            coords: Vec::with_capacity(coords),
-            values: Vec::with_capacity(entries),
+            coords: Vec::with_capacity(coords.min(RESERVE * shape.len().max(1))),
+            values: Vec::with_capacity(reserved),
         })
     }
 
@@ -94,6 +98,16 @@ impl<V: Value> CoordinateList<V> {
         debug_assert!(coords.iter().zip(&self.shape).all(|(&c, &s)| c < s as u64));
         self.coords.extend_from_slice(coords);
         self.values.push(value);
+    }
+
+    /// A list from entry-by-entry coordinates the caller has already
+    /// range-checked against `shape` (file readers learn the shape last).
+    pub(crate) fn from_raw_parts(shape: Vec<usize>, coords: Vec<u64>, values: Vec<V>) -> Self {
+        debug_assert_eq!(coords.len(), values.len() * shape.len());
+        debug_assert!(coords
+            .chunks(shape.len().max(1))
+            .all(|c| c.iter().zip(&shape).all(|(&c, &s)| c < s as u64)));
+        CoordinateList { shape, coords, values }
     }
 
     pub fn shape(&self) -> &[usize] {
@@ -189,11 +203,7 @@ impl<V: Value> CoordinateList<V> {
     pub fn permute(&self, perm: &[usize]) -> Result<Self> {
         let n = self.order();
         let mut seen = vec![false; n];
-        if perm.len() != n
-            || perm
-                .iter()
-                .any(|&m| m >= n || std::mem::replace(&mut seen[m], true))
-        {
+        if perm.len() != n || perm.iter().any(|&m| m >= n || std::mem::replace(&mut seen[m], true)) {
             return Err(FormatError::Shape(format!(
                 "{perm:?} is not a permutation of {n} modes"
             )));

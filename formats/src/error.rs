@@ -23,9 +23,7 @@ pub enum FormatError {
     Shape(String),
 
     /// A coordinate outside its dimension.
-    #[error(
-        "coordinate {coordinate} of entry {entry} is out of range for mode {mode} of size {size}"
-    )]
+    #[error("coordinate {coordinate} of entry {entry} is out of range for mode {mode} of size {size}")]
     CoordinateOutOfRange {
         entry: usize,
         mode: usize,
@@ -39,11 +37,7 @@ pub enum FormatError {
 
     /// A malformed file, with the file and line it was found on.
     #[error("{}:{line}: {reason}", path.display())]
-    Parse {
-        path: PathBuf,
-        line: usize,
-        reason: String,
-    },
+    Parse { path: PathBuf, line: usize, reason: String },
 
     /// An I/O failure on a file.
     #[error("{}: {reason}", path.display())]

@@ -14,8 +14,7 @@ use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
 use crate::level::{Level, PackInput, Packed};
 use crate::levels::{
-    compressed::Compressed, dense::Dense, hashed::Hashed, offset::Offset, range::Range,
-    singleton::Singleton,
+    compressed::Compressed, dense::Dense, hashed::Hashed, offset::Offset, range::Range, singleton::Singleton,
 };
 use crate::properties::{Capabilities, Properties};
 use crate::staging::{Builder, LevelRef};
@@ -74,17 +73,11 @@ impl LevelFormat {
     }
     /// The same level, allowing repeated coordinates among siblings.
     pub const fn non_unique(self) -> Self {
-        LevelFormat {
-            unique: false,
-            ..self
-        }
+        LevelFormat { unique: false, ..self }
     }
     /// The same level, without the promise that siblings are sorted.
     pub const fn unordered(self) -> Self {
-        LevelFormat {
-            ordered: false,
-            ..self
-        }
+        LevelFormat { ordered: false, ..self }
     }
 }
 
@@ -141,12 +134,7 @@ impl Level for LevelFormat {
         with_level!(self, |l| l.properties())
     }
     #[inline]
-    fn coord_iter<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        ancestors: &[B::Int],
-    ) -> (B::Int, B::Int) {
+    fn coord_iter<B: Builder>(&self, b: &mut B, lv: LevelRef, ancestors: &[B::Int]) -> (B::Int, B::Int) {
         with_level!(self, |l| l.coord_iter(b, lv, ancestors))
     }
     #[inline]
@@ -165,13 +153,7 @@ impl Level for LevelFormat {
         with_level!(self, |l| l.pos_iter(b, lv, parent))
     }
     #[inline]
-    fn pos_access<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        pos: B::Int,
-        ancestors: &[B::Int],
-    ) -> (B::Int, B::Bool) {
+    fn pos_access<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, ancestors: &[B::Int]) -> (B::Int, B::Bool) {
         with_level!(self, |l| l.pos_access(b, lv, pos, ancestors))
     }
     #[inline]
@@ -194,13 +176,7 @@ impl Level for LevelFormat {
     fn insert_coord<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, coord: B::Int) {
         with_level!(self, |l| l.insert_coord(b, lv, pos, coord))
     }
-    fn insert_finalize<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        parent_size: B::Int,
-        size: B::Int,
-    ) {
+    fn insert_finalize<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
         with_level!(self, |l| l.insert_finalize(b, lv, parent_size, size))
     }
     fn append_init<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
@@ -209,23 +185,10 @@ impl Level for LevelFormat {
     fn append_coord<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, coord: B::Int) {
         with_level!(self, |l| l.append_coord(b, lv, pos, coord))
     }
-    fn append_edges<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        parent: B::Int,
-        begin: B::Int,
-        end: B::Int,
-    ) {
+    fn append_edges<B: Builder>(&self, b: &mut B, lv: LevelRef, parent: B::Int, begin: B::Int, end: B::Int) {
         with_level!(self, |l| l.append_edges(b, lv, parent, begin, end))
     }
-    fn append_finalize<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        parent_size: B::Int,
-        size: B::Int,
-    ) {
+    fn append_finalize<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
         with_level!(self, |l| l.append_finalize(b, lv, parent_size, size))
     }
     fn empty_storage(&self, extent: usize) -> LevelStorage {
@@ -241,18 +204,16 @@ impl Level for LevelFormat {
         level: usize,
         next_extent: Option<usize>,
     ) -> Result<usize> {
-        with_level!(self, |l| l.validate(
-            storage,
-            parent_size,
-            level,
-            next_extent
-        ))
+        with_level!(self, |l| l.validate(storage, parent_size, level, next_extent))
     }
     fn trim(&self, storage: &mut LevelStorage, parent_size: usize) {
         with_level!(self, |l| l.trim(storage, parent_size))
     }
     fn coordinate_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
         with_level!(self, |l| l.coordinate_view(storage))
+    }
+    fn position_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
+        with_level!(self, |l| l.position_view(storage))
     }
 }
 
@@ -335,9 +296,9 @@ pub struct FormatLevel {
 /// use tessera_formats::{Format, LevelFormat};
 /// let csc = Format::csc();
 /// let same = Format::from_levels(&[LevelFormat::dense(), LevelFormat::compressed()], &[1, 0]).unwrap();
-/// assert_eq!(csc.levels(), same.levels());
+/// assert_eq!(csc, same); // names do not take part in equality
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone)]
 pub struct Format {
     order: usize,
     levels: Vec<FormatLevel>,
@@ -400,43 +361,23 @@ impl Format {
     }
     /// Dense with the modes stored in `mode_order` (column-major is `[1, 0]`).
     pub fn dense_ordered(mode_order: &[usize]) -> Format {
-        Self::per_mode(
-            &vec![LevelFormat::dense(); mode_order.len()],
-            mode_order,
-            "dense",
-        )
+        Self::per_mode(&vec![LevelFormat::dense(); mode_order.len()], mode_order, "dense")
     }
     /// Compressed sparse rows.
     pub fn csr() -> Format {
-        Self::per_mode(
-            &[LevelFormat::dense(), LevelFormat::compressed()],
-            &[0, 1],
-            "csr",
-        )
+        Self::per_mode(&[LevelFormat::dense(), LevelFormat::compressed()], &[0, 1], "csr")
     }
     /// Compressed sparse columns.
     pub fn csc() -> Format {
-        Self::per_mode(
-            &[LevelFormat::dense(), LevelFormat::compressed()],
-            &[1, 0],
-            "csc",
-        )
+        Self::per_mode(&[LevelFormat::dense(), LevelFormat::compressed()], &[1, 0], "csc")
     }
     /// Doubly compressed rows: only non-empty rows are stored.
     pub fn dcsr() -> Format {
-        Self::per_mode(
-            &[LevelFormat::compressed(), LevelFormat::compressed()],
-            &[0, 1],
-            "dcsr",
-        )
+        Self::per_mode(&[LevelFormat::compressed(), LevelFormat::compressed()], &[0, 1], "dcsr")
     }
     /// Doubly compressed columns.
     pub fn dcsc() -> Format {
-        Self::per_mode(
-            &[LevelFormat::compressed(), LevelFormat::compressed()],
-            &[1, 0],
-            "dcsc",
-        )
+        Self::per_mode(&[LevelFormat::compressed(), LevelFormat::compressed()], &[1, 0], "dcsc")
     }
     /// Coordinates, sorted by modes in natural order.
     pub fn coo(order: usize) -> Format {
@@ -467,11 +408,7 @@ impl Format {
     }
     /// CSF with the modes stored in `mode_order`.
     pub fn csf_ordered(mode_order: &[usize]) -> Format {
-        Self::per_mode(
-            &vec![LevelFormat::compressed(); mode_order.len()],
-            mode_order,
-            "csf",
-        )
+        Self::per_mode(&vec![LevelFormat::compressed(); mode_order.len()], mode_order, "csf")
     }
     /// A sparse vector: one compressed level.
     pub fn sparse_vector() -> Format {
@@ -483,11 +420,7 @@ impl Format {
     }
     /// Dense rows, each a hash map of columns.
     pub fn hash_rows() -> Format {
-        Self::per_mode(
-            &[LevelFormat::dense(), LevelFormat::hashed()],
-            &[0, 1],
-            "hash",
-        )
+        Self::per_mode(&[LevelFormat::dense(), LevelFormat::hashed()], &[0, 1], "hash")
     }
     /// Diagonal storage: a dense list of diagonals, each a range of rows whose
     /// columns are the rows shifted by the diagonal's offset.
@@ -591,12 +524,8 @@ impl Format {
     }
     /// For per-mode formats, the mode each level stores.
     pub fn mode_order(&self) -> Option<Vec<usize>> {
-        self.is_per_mode().then(|| {
-            self.levels
-                .iter()
-                .filter_map(|l| l.projection.mode_index())
-                .collect()
-        })
+        self.is_per_mode()
+            .then(|| self.levels.iter().filter_map(|l| l.projection.mode_index()).collect())
     }
     /// Whether every level is dense.
     pub fn is_dense(&self) -> bool {
@@ -661,9 +590,7 @@ impl Format {
                     match split {
                         Split::Whole => whole[mode] += 1,
                         Split::Outer(b) | Split::Inner(b) if b == 0 => {
-                            return Err(format!(
-                                "level {k} splits mode {mode} into blocks of size 0"
-                            ))
+                            return Err(format!("level {k} splits mode {mode} into blocks of size 0"))
                         }
                         Split::Outer(b) => {
                             if outer[mode].replace(b).is_some() {
@@ -681,11 +608,7 @@ impl Format {
                     }
                 }
                 Projection::Diagonal { row, col } => {
-                    if row >= self.order
-                        || col >= self.order
-                        || row == col
-                        || l.level.kind != LevelKind::Dense
-                    {
+                    if row >= self.order || col >= self.order || row == col || l.level.kind != LevelKind::Dense {
                         return Err(format!(
                             "level {k}: a diagonal level must be dense and name two distinct modes"
                         ));
@@ -693,9 +616,7 @@ impl Format {
                 }
                 Projection::Slot { row } => {
                     if row >= self.order || l.level.kind != LevelKind::Dense {
-                        return Err(format!(
-                            "level {k}: a slot level must be dense and name a mode"
-                        ));
+                        return Err(format!("level {k}: a slot level must be dense and name a mode"));
                     }
                 }
             }
@@ -715,17 +636,44 @@ impl Format {
         let here = &self.levels[k];
         let parent = k.checked_sub(1).map(|p| &self.levels[p]);
         let child = self.levels.get(k + 1);
-        match here.level.kind {
-            LevelKind::Singleton if parent.is_none() => Err("a singleton level cannot be the top level: it needs a parent position per coordinate".into()),
-            LevelKind::Range => {
-                let diagonal_parent = matches!(parent, Some(p) if matches!(p.projection, Projection::Diagonal { .. }));
-                let offset_child = matches!(child, Some(c) if c.level.kind == LevelKind::Offset);
-                if !diagonal_parent || !offset_child {
-                    Err(format!("level {k}: a range level needs a diagonal level above it and an offset level below it"))
-                } else {
-                    Ok(())
-                }
+        // Below a non-unique level every entry has its own position (packing
+        // and assembly start a new chain per entry), so no level down there
+        // may merge entries: a dense level would repeat all its coordinates
+        // in a chain, a unique level above the bottom a shared prefix.
+        if self.levels[..k].iter().any(|l| !l.level.unique) {
+            if here.level.kind == LevelKind::Dense {
+                return Err(format!("level {k}: a dense level cannot sit below a non-unique level"));
             }
+            if here.level.unique && k + 1 < self.levels.len() {
+                return Err(format!(
+                    "level {k}: below a non-unique level, only the bottom level may be unique"
+                ));
+            }
+        }
+        match here.level.kind {
+            LevelKind::Singleton if parent.is_none() => {
+                Err("a singleton level cannot be the top level: it needs a parent position per coordinate".into())
+            }
+            LevelKind::Range => match (parent.map(|p| p.projection), child) {
+                (Some(Projection::Diagonal { row, col }), Some(c)) if c.level.kind == LevelKind::Offset => {
+                    // Range levels index their offsets by the diagonal
+                    // coordinate, which is the parent position only at the
+                    // top; diagonals are numbered by `col - row` of the modes
+                    // the range and offset levels store.
+                    if k != 1 {
+                        Err(format!(
+                            "level {k}: the diagonal level above a range level must be the top level"
+                        ))
+                    } else if here.projection != Projection::mode(row) || c.projection != Projection::mode(col) {
+                        Err(format!("level {k}: the range and offset levels must store the diagonal level's modes {row} and {col}, in that order"))
+                    } else {
+                        Ok(())
+                    }
+                }
+                _ => Err(format!(
+                    "level {k}: a range level needs a diagonal level above it and an offset level below it"
+                )),
+            },
             LevelKind::Offset if !matches!(parent, Some(p) if p.level.kind == LevelKind::Range) => {
                 Err(format!("level {k}: an offset level needs a range level above it"))
             }
@@ -734,6 +682,21 @@ impl Format {
             }
             _ => Ok(()),
         }
+    }
+}
+
+impl PartialEq for Format {
+    fn eq(&self, other: &Self) -> bool {
+        self.order == other.order && self.levels == other.levels
+    }
+}
+
+impl Eq for Format {}
+
+impl std::hash::Hash for Format {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.order.hash(state);
+        self.levels.hash(state);
     }
 }
 

@@ -73,12 +73,7 @@ pub trait Level {
     fn properties(&self) -> Properties;
 
     /// Bounds of the coordinates that may lie below the ancestors.
-    fn coord_iter<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        ancestors: &[B::Int],
-    ) -> (B::Int, B::Int) {
+    fn coord_iter<B: Builder>(&self, b: &mut B, lv: LevelRef, ancestors: &[B::Int]) -> (B::Int, B::Int) {
         let _ = (b, lv, ancestors);
         unreachable!("{} levels have no coord_iter", self.name())
     }
@@ -100,13 +95,7 @@ pub trait Level {
         unreachable!("{} levels have no pos_iter", self.name())
     }
     /// Coordinate stored at `pos`, and whether the position holds one.
-    fn pos_access<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        pos: B::Int,
-        ancestors: &[B::Int],
-    ) -> (B::Int, B::Bool) {
+    fn pos_access<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, ancestors: &[B::Int]) -> (B::Int, B::Bool) {
         let _ = (b, lv, pos, ancestors);
         unreachable!("{} levels have no pos_access", self.name())
     }
@@ -136,13 +125,7 @@ pub trait Level {
         let _ = (b, lv, pos, coord);
         unreachable!("{} levels cannot be assembled by insert", self.name())
     }
-    fn insert_finalize<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        parent_size: B::Int,
-        size: B::Int,
-    ) {
+    fn insert_finalize<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
         let _ = (b, lv, parent_size, size);
         unreachable!("{} levels cannot be assembled by insert", self.name())
     }
@@ -154,24 +137,11 @@ pub trait Level {
         let _ = (b, lv, pos, coord);
         unreachable!("{} levels cannot be assembled by append", self.name())
     }
-    fn append_edges<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        parent: B::Int,
-        begin: B::Int,
-        end: B::Int,
-    ) {
+    fn append_edges<B: Builder>(&self, b: &mut B, lv: LevelRef, parent: B::Int, begin: B::Int, end: B::Int) {
         let _ = (b, lv, parent, begin, end);
         unreachable!("{} levels cannot be assembled by append", self.name())
     }
-    fn append_finalize<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        parent_size: B::Int,
-        size: B::Int,
-    ) {
+    fn append_finalize<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
         let _ = (b, lv, parent_size, size);
         unreachable!("{} levels cannot be assembled by append", self.name())
     }
@@ -197,15 +167,22 @@ pub trait Level {
         next_extent: Option<usize>,
     ) -> Result<usize>;
 
-    /// When `pos_access(p)` is exactly `(idx[p], true)`, the `idx` array: the
-    /// interpreter then reads blocks of coordinates as a view.
     /// Cuts an assembled output level's arrays to their final lengths
     /// (assembly grows them with amortised doubling).
     fn trim(&self, storage: &mut LevelStorage, parent_size: usize) {
         let _ = (storage, parent_size);
     }
 
+    /// When `pos_access(p)` is exactly `(idx[p], true)`, the `idx` array: the
+    /// interpreter then reads blocks of coordinates as a view.
     fn coordinate_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
+        let _ = storage;
+        None
+    }
+
+    /// When `pos_iter(p)` is exactly `(pos[p], pos[p + 1])`, the `pos` array:
+    /// the interpreter then walks many parents' segments without dispatch.
+    fn position_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
         let _ = storage;
         None
     }

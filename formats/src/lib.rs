@@ -25,6 +25,8 @@ pub use format::{Format, FormatLevel, LevelFormat, LevelKind, Projection, Split}
 pub use index::{IndexArray, IndexWidth};
 pub use level::{Level, PackInput, Packed, Segment};
 pub use properties::{Assembly, Capabilities, Iteration, Properties};
-pub use staging::{ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, Param, StorageResolver};
+pub use staging::{
+    ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, LoopBody, LoopCond, LoopState, Param, StorageResolver,
+};
 pub use tensor::{LevelStorage, Tensor, TensorLevels};
 pub use value::Value;

@@ -75,6 +75,11 @@ pub enum Cmp {
 /// Loop state threaded through [`Builder::while_loop`].
 pub type LoopState<I> = SmallVec<[I; 4]>;
 
+/// The condition of a [`Builder::while_loop`], given the loop state.
+pub type LoopCond<'a, B, I, Z> = dyn FnMut(&mut B, &[I]) -> Z + 'a;
+/// The body of a [`Builder::while_loop`]: the next loop state.
+pub type LoopBody<'a, B, I> = dyn FnMut(&mut B, &[I]) -> LoopState<I> + 'a;
+
 /// What level functions are staged over. See the module documentation.
 pub trait Builder {
     /// A 64-bit integer value (a position, coordinate or size).
@@ -106,8 +111,8 @@ pub trait Builder {
     fn while_loop(
         &mut self,
         init: &[Self::Int],
-        cond: &mut dyn FnMut(&mut Self, &[Self::Int]) -> Self::Bool,
-        body: &mut dyn FnMut(&mut Self, &[Self::Int]) -> LoopState<Self::Int>,
+        cond: &mut LoopCond<'_, Self, Self::Int, Self::Bool>,
+        body: &mut LoopBody<'_, Self, Self::Int>,
     ) -> LoopState<Self::Int>;
 
     fn add(&mut self, a: Self::Int, b: Self::Int) -> Self::Int {
@@ -198,11 +203,7 @@ impl<R: StorageResolver> Builder for Immediate<R> {
     }
     fn store(&mut self, array: ArrayRef, index: i64, value: i64) {
         let storage = self.storage.level_mut(array.level);
-        store_widening(
-            &mut storage.arrays[array.slot as usize],
-            index as usize,
-            value,
-        );
+        store_widening(&mut storage.arrays[array.slot as usize], index as usize, value);
     }
     fn grow(&mut self, array: ArrayRef, len: i64) {
         let storage = self.storage.level_mut(array.level);
@@ -228,8 +229,8 @@ impl<R: StorageResolver> Builder for Immediate<R> {
     fn while_loop(
         &mut self,
         init: &[i64],
-        cond: &mut dyn FnMut(&mut Self, &[i64]) -> bool,
-        body: &mut dyn FnMut(&mut Self, &[i64]) -> LoopState<i64>,
+        cond: &mut LoopCond<'_, Self, i64, bool>,
+        body: &mut LoopBody<'_, Self, i64>,
     ) -> LoopState<i64> {
         let mut state: LoopState<i64> = init.iter().copied().collect();
         while cond(self, &state) {

@@ -76,12 +76,7 @@ impl StorageResolver for TensorLevels<'_> {
 impl<V: Value> Tensor<V> {
     /// Builds a tensor from raw level arrays and values, validating every
     /// invariant the format claims.
-    pub fn from_parts(
-        shape: &[usize],
-        format: Format,
-        levels: Vec<LevelStorage>,
-        values: Vec<V>,
-    ) -> Result<Self> {
+    pub fn from_parts(shape: &[usize], format: Format, levels: Vec<LevelStorage>, values: Vec<V>) -> Result<Self> {
         let sizes = validate(shape, &format, &levels, values.len())?;
         Ok(Tensor {
             shape: shape.to_vec(),
@@ -173,8 +168,7 @@ impl<V: Value> Tensor<V> {
     }
     /// Bytes of index arrays and values.
     pub fn bytes(&self) -> usize {
-        self.levels.iter().map(LevelStorage::bytes).sum::<usize>()
-            + self.values.len() * std::mem::size_of::<V>()
+        self.levels.iter().map(LevelStorage::bytes).sum::<usize>() + self.values.len() * std::mem::size_of::<V>()
     }
 
     /// Visits every stored component through the level functions, in the
@@ -208,8 +202,7 @@ impl<V: Value> Tensor<V> {
     pub fn stored_entries(&self) -> CoordinateList<V> {
         let mut list = CoordinateList::new(&self.shape);
         let mut coords = vec![0u64; self.order()];
-        let projections: Vec<Projection> =
-            self.format.levels().iter().map(|l| l.projection).collect();
+        let projections: Vec<Projection> = self.format.levels().iter().map(|l| l.projection).collect();
         self.for_each_stored(|storage, pos| {
             logical_coords(&projections, storage, &mut coords);
             list.push_unchecked(&coords, self.values[pos]);
@@ -286,22 +279,14 @@ fn level_sizes(format: &Format, levels: &[LevelStorage]) -> Vec<usize> {
     let mut parent = 1usize;
     for (k, storage) in levels.iter().enumerate() {
         let next = levels.get(k + 1).map(|l| l.extent);
-        parent = format
-            .level(k)
-            .validate(storage, parent, k, next)
-            .unwrap_or(0);
+        parent = format.level(k).validate(storage, parent, k, next).unwrap_or(0);
         sizes.push(parent);
     }
     sizes
 }
 
 /// Checks raw storage against its format and shape; returns level sizes.
-fn validate(
-    shape: &[usize],
-    format: &Format,
-    levels: &[LevelStorage],
-    values: usize,
-) -> Result<Vec<usize>> {
+fn validate(shape: &[usize], format: &Format, levels: &[LevelStorage], values: usize) -> Result<Vec<usize>> {
     format.check_shape(shape)?;
     if levels.len() != format.levels().len() {
         return Err(FormatError::Shape(format!(
@@ -318,19 +303,14 @@ fn validate(
                 return Err(FormatError::level(
                     k,
                     format.level(k).name(),
-                    format!(
-                        "extent is {}, the tensor's shape needs {extent}",
-                        storage.extent
-                    ),
+                    format!("extent is {}, the tensor's shape needs {extent}", storage.extent),
                 ));
             }
         }
         let next = levels.get(k + 1).map(|l| l.extent);
         parent = format.level(k).validate(storage, parent, k, next)?;
         if parent > MAX_POSITIONS {
-            return Err(FormatError::TooLarge(format!(
-                "level {k} has {parent} positions"
-            )));
+            return Err(FormatError::TooLarge(format!("level {k} has {parent} positions")));
         }
         sizes.push(parent);
     }
@@ -373,11 +353,7 @@ fn check_chains(format: &Format, levels: &[LevelStorage]) -> Result<()> {
         if let Some(prev) = &prefixes[k] {
             let unique = format.level(k).unique;
             if prev.as_slice() > current || (unique && prev.as_slice() == current) {
-                let what = if prev.as_slice() > current {
-                    "ordered"
-                } else {
-                    "unique"
-                };
+                let what = if prev.as_slice() > current { "ordered" } else { "unique" };
                 failure = Some(FormatError::level(
                     k,
                     format.level(k).name(),
@@ -404,15 +380,14 @@ fn walk_levels(
 ) {
     let level = format.level(k);
     let lv = LevelRef::new(0, k);
-    let mut child =
-        |b: &mut Immediate<TensorLevels<'_>>, i: i64, pos: i64, ancestors: &mut Vec<i64>| {
-            ancestors.push(i);
-            visit(k, ancestors, pos);
-            if k < last {
-                walk_levels(format, b, k + 1, pos, last, ancestors, visit);
-            }
-            ancestors.pop();
-        };
+    let mut child = |b: &mut Immediate<TensorLevels<'_>>, i: i64, pos: i64, ancestors: &mut Vec<i64>| {
+        ancestors.push(i);
+        visit(k, ancestors, pos);
+        if k < last {
+            walk_levels(format, b, k + 1, pos, last, ancestors, visit);
+        }
+        ancestors.pop();
+    };
     match level.capabilities().iteration {
         crate::properties::Iteration::CoordinateValue => {
             let (begin, end) = level.coord_iter(b, lv, ancestors);
@@ -477,11 +452,7 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<
         .map(|col| perm.iter().map(|&e| col[e]).collect())
         .collect();
     let extents: Vec<usize> = (0..nlevels)
-        .map(|k| {
-            format
-                .level_extent(k, list.shape())
-                .unwrap_or_else(|| aux_extents[k])
-        })
+        .map(|k| format.level_extent(k, list.shape()).unwrap_or_else(|| aux_extents[k]))
         .collect();
     let mut parents = vec![Segment::new(0, n)];
     let mut levels = Vec::with_capacity(nlevels);
@@ -504,19 +475,12 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<
         parents = packed.positions;
     }
     let values: Vec<V> = if nlevels == 0 {
-        vec![if n == 0 {
-            V::zero()
-        } else {
-            list.value(perm[0])
-        }]
+        vec![if n == 0 { V::zero() } else { list.value(perm[0]) }]
     } else {
         parents
             .iter()
             .map(|seg| {
-                debug_assert!(
-                    seg.len() <= 1,
-                    "a full coordinate names one entry after deduplication"
-                );
+                debug_assert!(seg.len() <= 1, "a full coordinate names one entry after deduplication");
                 if seg.is_empty() {
                     V::zero()
                 } else {
@@ -530,10 +494,7 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<
 
 /// Storage coordinates of each entry, one column per level, and the extents
 /// of auxiliary levels (0 for the others).
-fn storage_columns<V: Value>(
-    list: &CoordinateList<V>,
-    format: &Format,
-) -> Result<(Vec<Vec<u64>>, Vec<usize>)> {
+fn storage_columns<V: Value>(list: &CoordinateList<V>, format: &Format) -> Result<(Vec<Vec<u64>>, Vec<usize>)> {
     let n = list.len();
     let mut columns = Vec::with_capacity(format.levels().len());
     let mut aux = Vec::with_capacity(format.levels().len());
@@ -563,15 +524,16 @@ fn storage_columns<V: Value>(
                 (col, offsets.len())
             }
             Projection::Slot { row } => {
-                let mut counts = vec![0u64; list.shape()[row]];
+                // Counts per row that has entries: the row mode may be huge.
+                let mut counts = std::collections::HashMap::<u64, u64>::new();
                 let col: Vec<u64> = (0..n)
                     .map(|e| {
-                        let r = list.coords(e)[row] as usize;
-                        counts[r] += 1;
-                        counts[r] - 1
+                        let r = counts.entry(list.coords(e)[row]).or_insert(0);
+                        *r += 1;
+                        *r - 1
                     })
                     .collect();
-                (col, counts.iter().copied().max().unwrap_or(0) as usize)
+                (col, counts.values().copied().max().unwrap_or(0) as usize)
             }
         };
         columns.push(col);

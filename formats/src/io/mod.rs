@@ -1,1 +1,27 @@
 //! Reading and writing Matrix Market and FROSTT files.
+//!
+//! Readers take a file (or its bytes, for callers that hold them, such as
+//! the fuzzer) and give a [`CoordinateList`](crate::CoordinateList), the
+//! exchange form that [`Tensor::pack`](crate::Tensor::pack) stores in any
+//! format; writers take a [`Tensor`](crate::Tensor). Readers accept any
+//! bytes without panicking, refuse sizes tessera will not allocate
+//! ([`FormatError::TooLarge`](crate::FormatError::TooLarge)), and report
+//! malformed input as [`FormatError::Parse`](crate::FormatError::Parse) with
+//! the file and line. Writers print each value in the shortest form that
+//! reads back to the same bits.
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use tessera_formats::{io, Format, Tensor};
+//! let file = io::read_mtx(Path::new("matrix.mtx"))?;
+//! let a = Tensor::pack(&file.entries, Format::csr())?;
+//! io::write_tns(Path::new("matrix.tns"), &a)?;
+//! # Ok::<(), tessera_formats::FormatError>(())
+//! ```
+
+mod mtx;
+mod text;
+mod tns;
+
+pub use mtx::{parse_mtx, read_mtx, write_mtx, write_mtx_to, MtxField, MtxFile, MtxLayout, MtxSymmetry};
+pub use tns::{parse_tns, parse_tns_with_shape, read_tns, write_tns, write_tns_to};

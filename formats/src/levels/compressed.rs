@@ -47,13 +47,7 @@ impl Level for Compressed {
         let end = b.load(lv.array(POS), next);
         (begin, end)
     }
-    fn pos_access<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        pos: B::Int,
-        _ancestors: &[B::Int],
-    ) -> (B::Int, B::Bool) {
+    fn pos_access<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, _ancestors: &[B::Int]) -> (B::Int, B::Bool) {
         let coord = b.load(lv.array(IDX), pos);
         let found = b.bool_const(true);
         (coord, found)
@@ -79,26 +73,18 @@ impl Level for Compressed {
         b.grow(lv.array(IDX), len);
         b.store(lv.array(IDX), pos, coord);
     }
-    fn append_edges<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        parent: B::Int,
-        begin: B::Int,
-        end: B::Int,
-    ) {
+    fn append_edges<B: Builder>(&self, b: &mut B, lv: LevelRef, parent: B::Int, begin: B::Int, end: B::Int) {
         let count = b.sub(end, begin);
         let slot = b.add_const(parent, 1);
+        // The parent level may still be growing (DCSR): make room for its slot.
+        let len = b.add_const(parent, 2);
+        b.grow(lv.array(POS), len);
         b.store(lv.array(POS), slot, count);
     }
-    fn append_finalize<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        parent_size: B::Int,
-        _size: B::Int,
-    ) {
+    fn append_finalize<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, _size: B::Int) {
         // `append_edges` left per-parent counts in pos[p + 1]; turn them into offsets.
+        let len = b.add_const(parent_size, 1);
+        b.grow(lv.array(POS), len);
         let one = b.int(1);
         let zero = b.int(0);
         b.while_loop(
@@ -144,9 +130,7 @@ impl Level for Compressed {
         }
         let nnz = idx.len() as u64;
         let mut storage = LevelStorage::new(input.extent);
-        storage
-            .arrays
-            .push(IndexArray::from_u64_with_bound(pos, nnz));
+        storage.arrays.push(IndexArray::from_u64_with_bound(pos, nnz));
         storage
             .arrays
             .push(IndexArray::from_u64_with_bound(idx, input.extent as u64));
@@ -196,21 +180,17 @@ impl Level for Compressed {
         }
         for p in 0..parent_size {
             let (a, b) = (pos.get_usize(p), pos.get_usize(p + 1));
-            check_siblings(
-                idx,
-                a,
-                b,
-                storage.extent,
-                self.properties(),
-                level,
-                "compressed",
-            )?;
+            check_siblings(idx, a, b, storage.extent, self.properties(), level, "compressed")?;
         }
         Ok(nnz)
     }
 
     fn coordinate_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
         storage.arrays.get(IDX as usize)
+    }
+
+    fn position_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
+        storage.arrays.get(POS as usize)
     }
 
     fn trim(&self, storage: &mut LevelStorage, parent_size: usize) {

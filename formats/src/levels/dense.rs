@@ -1,6 +1,7 @@
 //! Dense level: every coordinate `0..N` below each parent, at position
 //! `parent * N + coord`. Stores no arrays, only its extent `N`.
 
+use crate::coordinates::MAX_POSITIONS;
 use crate::error::{FormatError, Result};
 use crate::level::{Level, PackInput, Packed, Segment};
 use crate::properties::{Assembly, Capabilities, Iteration, Properties};
@@ -32,12 +33,7 @@ impl Level for Dense {
         }
     }
 
-    fn coord_iter<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        _ancestors: &[B::Int],
-    ) -> (B::Int, B::Int) {
+    fn coord_iter<B: Builder>(&self, b: &mut B, lv: LevelRef, _ancestors: &[B::Int]) -> (B::Int, B::Int) {
         let zero = b.int(0);
         let n = b.param(lv, Param::Extent);
         (zero, n)
@@ -72,27 +68,15 @@ impl Level for Dense {
         b.mul(parent_size, n)
     }
     // A dense level's positions are implied by coordinates: nothing to write.
-    fn insert_init<B: Builder>(
-        &self,
-        _b: &mut B,
-        _lv: LevelRef,
-        _parent_size: B::Int,
-        _size: B::Int,
-    ) {
-    }
+    fn insert_init<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
     fn insert_coord<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _pos: B::Int, _coord: B::Int) {}
-    fn insert_finalize<B: Builder>(
-        &self,
-        _b: &mut B,
-        _lv: LevelRef,
-        _parent_size: B::Int,
-        _size: B::Int,
-    ) {
-    }
+    fn insert_finalize<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
 
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {
         let n = input.extent;
-        let size = input.parents.len().checked_mul(n).ok_or_else(|| {
+        // Refused before `positions` is allocated, not after.
+        let size = input.parents.len().checked_mul(n).filter(|&s| s <= MAX_POSITIONS);
+        let size = size.ok_or_else(|| {
             FormatError::TooLarge(format!(
                 "dense level {} of {} x {} positions",
                 input.level,
@@ -127,11 +111,7 @@ impl Level for Dense {
         _next_extent: Option<usize>,
     ) -> Result<usize> {
         if !storage.arrays.is_empty() {
-            return Err(FormatError::level(
-                level,
-                "dense",
-                "a dense level stores no arrays",
-            ));
+            return Err(FormatError::level(level, "dense", "a dense level stores no arrays"));
         }
         parent_size.checked_mul(storage.extent).ok_or_else(|| {
             FormatError::TooLarge(format!(

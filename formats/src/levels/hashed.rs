@@ -12,6 +12,7 @@
 //!
 //! Arrays: `idx`. Parameters: `W` and `64 - log2 W`.
 
+use crate::coordinates::MAX_POSITIONS;
 use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
 use crate::level::{Level, PackInput, Packed, Segment};
@@ -86,13 +87,7 @@ impl Level for Hashed {
         let end = b.add(begin, w);
         (begin, end)
     }
-    fn pos_access<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        pos: B::Int,
-        _ancestors: &[B::Int],
-    ) -> (B::Int, B::Bool) {
+    fn pos_access<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, _ancestors: &[B::Int]) -> (B::Int, B::Bool) {
         let coord = b.load(lv.array(IDX), pos);
         let empty = b.param(lv, Param::Extent);
         let found = b.compare(Cmp::Ne, coord, empty);
@@ -145,26 +140,15 @@ impl Level for Hashed {
         b.grow(lv.array(IDX), size);
         let empty = b.param(lv, Param::Extent);
         let zero = b.int(0);
-        b.while_loop(
-            &[zero],
-            &mut |b, s| b.compare(Cmp::Lt, s[0], size),
-            &mut |b, s| {
-                b.store(lv.array(IDX), s[0], empty);
-                smallvec::smallvec![b.add_const(s[0], 1)]
-            },
-        );
+        b.while_loop(&[zero], &mut |b, s| b.compare(Cmp::Lt, s[0], size), &mut |b, s| {
+            b.store(lv.array(IDX), s[0], empty);
+            smallvec::smallvec![b.add_const(s[0], 1)]
+        });
     }
     fn insert_coord<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, coord: B::Int) {
         b.store(lv.array(IDX), pos, coord);
     }
-    fn insert_finalize<B: Builder>(
-        &self,
-        _b: &mut B,
-        _lv: LevelRef,
-        _parent_size: B::Int,
-        _size: B::Int,
-    ) {
-    }
+    fn insert_finalize<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
 
     fn empty_storage(&self, extent: usize) -> LevelStorage {
         Hashed::storage_with_width(extent, 2)
@@ -188,11 +172,10 @@ impl Level for Hashed {
             widest = widest.max(distinct);
         }
         let width = width_for(widest);
-        let size = input.parents.len().checked_mul(width).ok_or_else(|| {
-            FormatError::TooLarge(format!(
-                "hashed level of {} x {width} buckets",
-                input.parents.len()
-            ))
+        // Refused before `idx` and `positions` are allocated, not after.
+        let size = input.parents.len().checked_mul(width).filter(|&s| s <= MAX_POSITIONS);
+        let size = size.ok_or_else(|| {
+            FormatError::TooLarge(format!("hashed level of {} x {width} buckets", input.parents.len()))
         })?;
         let shift = 64 - width.trailing_zeros();
         let mut idx = vec![n as u64; size];
@@ -215,9 +198,7 @@ impl Level for Hashed {
             }
         }
         let mut storage = LevelStorage::new(n);
-        storage
-            .arrays
-            .push(IndexArray::from_u64_with_bound(idx, n as u64));
+        storage.arrays.push(IndexArray::from_u64_with_bound(idx, n as u64));
         storage.params.push(width as i64);
         storage.params.push(i64::from(shift));
         Ok(Packed { storage, positions })
@@ -245,11 +226,9 @@ impl Level for Hashed {
         if shift != 64 - i64::from(width.trailing_zeros()) {
             return Err(err(format!("shift {shift} does not match W = {width}")));
         }
-        let size = parent_size.checked_mul(width).ok_or_else(|| {
-            FormatError::TooLarge(format!(
-                "hashed level {level} of {parent_size} x {width} buckets"
-            ))
-        })?;
+        let size = parent_size
+            .checked_mul(width)
+            .ok_or_else(|| FormatError::TooLarge(format!("hashed level {level} of {parent_size} x {width} buckets")))?;
         let idx = &storage.arrays[IDX as usize];
         if idx.len() != size {
             return Err(err(format!(
@@ -258,35 +237,57 @@ impl Level for Hashed {
             )));
         }
         let n = storage.extent as i64;
+        // Grown as tables are read: `width` is bounded by `idx` only when there are parents.
+        let mut coords = Vec::new();
         for parent in 0..parent_size {
             let base = parent * width;
-            let mut empties = 0;
+            let mut last_empty = None;
             for q in 0..width {
                 let c = idx.get(base + q);
                 if c < 0 || c > n {
                     return Err(err(format!("idx[{}] = {c} is outside 0..={n}", base + q)));
                 }
                 if c == n {
-                    empties += 1;
-                    continue;
-                }
-                // The probe from c's bucket must reach q without passing an
-                // empty bucket or another copy of c: that is what locate does.
-                let mut r = bucket(c as u64, shift as u32) as usize & (width - 1);
-                while r != q {
-                    let seen = idx.get(base + r);
-                    if seen == n || seen == c {
-                        return Err(err(format!(
-                            "coordinate {c} in bucket {} cannot be found by probing (parent {parent})",
-                            base + q
-                        )));
-                    }
-                    r = (r + 1) & (width - 1);
+                    last_empty = Some(q);
                 }
             }
-            if empties == 0 {
+            let Some(last_empty) = last_empty else {
+                return Err(err(format!("the table of parent {parent} has no empty bucket")));
+            };
+            // Locate probes from c's bucket to the first empty bucket, so the
+            // bucket holding c must lie in the run of occupied buckets that
+            // starts at c's bucket. Walk each run once, from an empty bucket,
+            // counting its length so far (linear, whatever the clustering).
+            coords.clear();
+            let mut run = 0;
+            for step in 1..=width {
+                let q = (last_empty + step) & (width - 1);
+                let c = idx.get(base + q);
+                if c == n {
+                    run = 0;
+                    continue;
+                }
+                run += 1;
+                let home = bucket(c as u64, shift as u32) as usize & (width - 1);
+                if (q.wrapping_sub(home) & (width - 1)) >= run {
+                    return Err(err(format!(
+                        "coordinate {c} in bucket {} cannot be found by probing (parent {parent})",
+                        base + q
+                    )));
+                }
+                coords.push(c);
+            }
+            coords.sort_unstable();
+            if let Some(w) = coords.windows(2).find(|w| w[0] == w[1]) {
                 return Err(err(format!(
-                    "the table of parent {parent} has no empty bucket"
+                    "coordinate {} is stored twice in the table of parent {parent}",
+                    w[0]
+                )));
+            }
+            if self.full && coords.len() != storage.extent {
+                return Err(err(format!(
+                    "declared full but the table of parent {parent} holds {} of {n} coordinates",
+                    coords.len()
                 )));
             }
         }

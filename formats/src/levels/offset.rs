@@ -39,13 +39,7 @@ impl Level for Offset {
         let end = b.add_const(parent, 1);
         (parent, end)
     }
-    fn pos_access<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        _pos: B::Int,
-        ancestors: &[B::Int],
-    ) -> (B::Int, B::Bool) {
+    fn pos_access<B: Builder>(&self, b: &mut B, lv: LevelRef, _pos: B::Int, ancestors: &[B::Int]) -> (B::Int, B::Bool) {
         let [.., diagonal, row] = ancestors else {
             unreachable!("an offset level always has a diagonal and a row above it")
         };

@@ -6,6 +6,7 @@
 //! Arrays: `offset` (signed). `N` is the level's extent (rows) and `M` the
 //! extent of the offset level below (columns).
 
+use crate::coordinates::MAX_POSITIONS;
 use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
 use crate::level::{Level, PackInput, Packed, Segment};
@@ -41,15 +42,8 @@ impl Level for Range {
         }
     }
 
-    fn coord_iter<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        ancestors: &[B::Int],
-    ) -> (B::Int, B::Int) {
-        let diagonal = *ancestors
-            .last()
-            .expect("a range level always has a diagonal parent");
+    fn coord_iter<B: Builder>(&self, b: &mut B, lv: LevelRef, ancestors: &[B::Int]) -> (B::Int, B::Int) {
+        let diagonal = *ancestors.last().expect("a range level always has a diagonal parent");
         let offset = b.load(lv.array(OFFSET), diagonal);
         let zero = b.int(0);
         let minus = b.sub(zero, offset);
@@ -85,12 +79,10 @@ impl Level for Range {
         let n = input.extent;
         let rows = &input.coords[input.level];
         let cols = &input.coords[input.level + 1];
-        let size = input.parents.len().checked_mul(n).ok_or_else(|| {
-            FormatError::TooLarge(format!(
-                "range level of {} x {n} positions",
-                input.parents.len()
-            ))
-        })?;
+        // Refused before `positions` is allocated, not after.
+        let size = input.parents.len().checked_mul(n).filter(|&s| s <= MAX_POSITIONS);
+        let size = size
+            .ok_or_else(|| FormatError::TooLarge(format!("range level of {} x {n} positions", input.parents.len())))?;
         let mut offsets = Vec::with_capacity(input.parents.len());
         let mut positions = vec![Segment::default(); size];
         for (d, seg) in input.parents.iter().enumerate() {
@@ -144,20 +136,14 @@ impl Level for Range {
         for d in 0..offsets.len() {
             let o = offsets.get(d);
             if o <= -n || o >= m {
-                return Err(err(format!(
-                    "offset[{d}] = {o} selects no entry of a {n} x {m} matrix"
-                )));
+                return Err(err(format!("offset[{d}] = {o} selects no entry of a {n} x {m} matrix")));
             }
             if d > 0 && offsets.get(d - 1) >= o {
-                return Err(err(format!(
-                    "offsets are not strictly increasing at offset[{d}] = {o}"
-                )));
+                return Err(err(format!("offsets are not strictly increasing at offset[{d}] = {o}")));
             }
         }
-        parent_size.checked_mul(storage.extent).ok_or_else(|| {
-            FormatError::TooLarge(format!(
-                "range level {level} of {parent_size} x {n} positions"
-            ))
-        })
+        parent_size
+            .checked_mul(storage.extent)
+            .ok_or_else(|| FormatError::TooLarge(format!("range level {level} of {parent_size} x {n} positions")))
     }
 }

@@ -43,49 +43,21 @@ impl Level for Singleton {
         let end = b.add_const(parent, 1);
         (parent, end)
     }
-    fn pos_access<B: Builder>(
-        &self,
-        b: &mut B,
-        lv: LevelRef,
-        pos: B::Int,
-        _ancestors: &[B::Int],
-    ) -> (B::Int, B::Bool) {
+    fn pos_access<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, _ancestors: &[B::Int]) -> (B::Int, B::Bool) {
         let coord = b.load(lv.array(IDX), pos);
         let found = b.bool_const(true);
         (coord, found)
     }
 
-    fn append_init<B: Builder>(
-        &self,
-        _b: &mut B,
-        _lv: LevelRef,
-        _parent_size: B::Int,
-        _size: B::Int,
-    ) {
-    }
+    fn append_init<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
     fn append_coord<B: Builder>(&self, b: &mut B, lv: LevelRef, pos: B::Int, coord: B::Int) {
         let len = b.add_const(pos, 1);
         b.grow(lv.array(IDX), len);
         b.store(lv.array(IDX), pos, coord);
     }
     // Positions equal the parent's: there are no edges to record.
-    fn append_edges<B: Builder>(
-        &self,
-        _b: &mut B,
-        _lv: LevelRef,
-        _parent: B::Int,
-        _begin: B::Int,
-        _end: B::Int,
-    ) {
-    }
-    fn append_finalize<B: Builder>(
-        &self,
-        _b: &mut B,
-        _lv: LevelRef,
-        _parent_size: B::Int,
-        _size: B::Int,
-    ) {
-    }
+    fn append_edges<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent: B::Int, _begin: B::Int, _end: B::Int) {}
+    fn append_finalize<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
     fn empty_storage(&self, extent: usize) -> LevelStorage {
         let mut s = LevelStorage::new(extent);
         s.arrays.push(IndexArray::U64(Vec::new()));
@@ -96,18 +68,25 @@ impl Level for Singleton {
         let coords = &input.coords[input.level];
         let mut idx = Vec::with_capacity(input.parents.len());
         for (p, seg) in input.parents.iter().enumerate() {
-            match seg.len() {
+            // The segment's entries are sorted: its coordinates at this level
+            // are distinct runs, and entries deeper down may share one.
+            let distinct = (seg.start..seg.end)
+                .filter(|&e| e == seg.start || coords[e] != coords[e - 1])
+                .count();
+            match distinct {
                 // A padding position of the parent (ELL): any valid coordinate will do.
                 0 => idx.push(0),
                 1 => idx.push(coords[seg.start]),
-                n => return Err(FormatError::BadFormat {
-                    format: "singleton".into(),
-                    reason: format!(
-                        "level {} is singleton but parent position {p} has {n} distinct children; \
+                n => {
+                    return Err(FormatError::BadFormat {
+                        format: "singleton".into(),
+                        reason: format!(
+                            "level {} is singleton but parent position {p} has {n} distinct children; \
                              a singleton level needs a non-unique parent (as in COO)",
-                        input.level
-                    ),
-                }),
+                            input.level
+                        ),
+                    })
+                }
             }
         }
         let mut storage = LevelStorage::new(input.extent);
@@ -127,10 +106,7 @@ impl Level for Singleton {
     ) -> Result<usize> {
         let err = |reason: String| FormatError::level(level, "singleton", reason);
         if storage.arrays.len() != 1 {
-            return Err(err(format!(
-                "expected one array idx, found {}",
-                storage.arrays.len()
-            )));
+            return Err(err(format!("expected one array idx, found {}", storage.arrays.len())));
         }
         let idx = &storage.arrays[IDX as usize];
         if idx.len() != parent_size {
@@ -142,10 +118,7 @@ impl Level for Singleton {
         for p in 0..idx.len() {
             let c = idx.get(p);
             if c < 0 || c as u64 >= storage.extent as u64 {
-                return Err(err(format!(
-                    "idx[{p}] = {c} is outside 0..{}",
-                    storage.extent
-                )));
+                return Err(err(format!("idx[{p}] = {c} is outside 0..{}", storage.extent)));
             }
         }
         Ok(parent_size)
