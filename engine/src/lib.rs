@@ -5,7 +5,7 @@
 //! statements, [`cin`] lowers them to loops and temporaries, [`lattice`]
 //! builds merge lattices, [`plan`] chooses how each loop runs and emits
 //! [`bytecode`], [`interp`] runs it, and [`runtime`] holds the [`Engine`],
-//! its kernel cache and the output assembly. [`reference`] is the dense
+//! its kernel cache and the output assembly. [`reference`](mod@reference) is the dense
 //! evaluator every tier is tested against.
 
 pub mod bytecode;
@@ -17,6 +17,7 @@ pub mod notation;
 pub mod plan;
 pub mod reference;
 pub mod runtime;
+pub mod testing;
 
 pub use error::{EngineError, Result};
 pub use runtime::{default_output_format, Engine, EvalOptions, Inputs, Kernel};

@@ -201,7 +201,51 @@ pub enum Op {
         factors: SmallVec<[DotFactor; 2]>,
         acc: FReg,
     },
+    /// Every row of a dense level at once: for each coordinate `c` of
+    /// `rows` (below `parent`), the dot block of the `driver` level's
+    /// segment below it, added to the dense output at `out_parent *
+    /// extent(out) + c` when the segment is not empty. SpMV in one op.
+    RowsDot {
+        rows: LevelRef,
+        parent: IReg,
+        driver: LevelRef,
+        factors: SmallVec<[DotFactor; 2]>,
+        out: LevelRef,
+        out_parent: IReg,
+    },
+    /// A dense loop over every coordinate `c` of the loop: `out[out_parent *
+    /// extent(out) + c] += scale * Π factors[c]`, each factor a dense last
+    /// level. The inner loop of SpMM and MTTKRP.
+    DenseAxpy {
+        scale: FReg,
+        factors: SmallVec<[DotFactor; 2]>,
+        out: LevelRef,
+        out_parent: IReg,
+    },
+    /// For each position `p` of the `driver` level in `begin..end` (its
+    /// coordinate `c`), a [`Op::DenseAxpy`] scaled by `scale * value[p]`;
+    /// a factor with `via` reads the row at `parent * extent(via) + c`,
+    /// one without reads the row at `parent`. The middle loop of SpMM.
+    RowAxpy {
+        driver: LevelRef,
+        begin: IReg,
+        end: IReg,
+        scale: FReg,
+        factors: SmallVec<[AxpyFactor; 2]>,
+        out: LevelRef,
+        out_parent: IReg,
+    },
     Halt,
+}
+
+/// A factor of [`Op::RowAxpy`]: a dense last level whose row is chosen by
+/// the driver's coordinate (`via`) or fixed (`parent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AxpyFactor {
+    pub operand: u32,
+    pub level: LevelRef,
+    pub parent: IReg,
+    pub via: Option<LevelRef>,
 }
 
 /// A compiled statement: ops and register counts. Operand `k < inputs` is
@@ -242,16 +286,8 @@ impl fmt::Display for Op {
         match self {
             Op::IConst { dst, value } => write!(f, "r{dst} = {value}"),
             Op::IMove { dst, src } => write!(f, "r{dst} = r{src}"),
-            Op::IBin { op, dst, a, b } => write!(
-                f,
-                "r{dst} = {} r{a}, r{b}",
-                format!("{op:?}").to_lowercase()
-            ),
-            Op::ICmp { op, dst, a, b } => write!(
-                f,
-                "b{dst} = {} r{a}, r{b}",
-                format!("{op:?}").to_lowercase()
-            ),
+            Op::IBin { op, dst, a, b } => write!(f, "r{dst} = {} r{a}, r{b}", format!("{op:?}").to_lowercase()),
+            Op::ICmp { op, dst, a, b } => write!(f, "b{dst} = {} r{a}, r{b}", format!("{op:?}").to_lowercase()),
             Op::ISelect { dst, cond, a, b } => write!(f, "r{dst} = select b{cond}, r{a}, r{b}"),
             Op::BConst { dst, value } => write!(f, "b{dst} = {value}"),
             Op::BAnd { dst, a, b } => write!(f, "b{dst} = and b{a}, b{b}"),
@@ -267,12 +303,7 @@ impl fmt::Display for Op {
                 begin,
                 end,
             } => {
-                write!(
-                    f,
-                    "r{begin}, r{end} = coord_iter {} {}",
-                    lv(level),
-                    regs(ancestors)
-                )
+                write!(f, "r{begin}, r{end} = coord_iter {} {}", lv(level), regs(ancestors))
             }
             Op::CoordAccess {
                 level,
@@ -340,24 +371,75 @@ impl fmt::Display for Op {
             } => {
                 let fs: Vec<String> = factors
                     .iter()
-                    .map(|x| {
-                        format!(
-                            "t{}[r{} * extent({}) + coord]",
-                            x.operand,
-                            x.parent,
-                            lv(&x.level)
-                        )
-                    })
+                    .map(|x| format!("t{}[r{} * extent({}) + coord]", x.operand, x.parent, lv(&x.level)))
                     .collect();
                 write!(
                     f,
                     "f{acc} += dot {} r{begin}..r{end} * {}",
                     lv(driver),
-                    if fs.is_empty() {
-                        "1".into()
-                    } else {
-                        fs.join(" * ")
-                    }
+                    if fs.is_empty() { "1".into() } else { fs.join(" * ") }
+                )
+            }
+            Op::RowsDot {
+                rows,
+                parent,
+                driver,
+                factors,
+                out,
+                out_parent,
+            } => {
+                let fs: Vec<String> = factors
+                    .iter()
+                    .map(|x| format!("t{}[r{} * extent({}) + coord]", x.operand, x.parent, lv(&x.level)))
+                    .collect();
+                write!(
+                    f,
+                    "rows {} below r{parent}: out[r{out_parent} * extent({}) + row] += dot {} * {}",
+                    lv(rows),
+                    lv(out),
+                    lv(driver),
+                    if fs.is_empty() { "1".into() } else { fs.join(" * ") }
+                )
+            }
+            Op::DenseAxpy {
+                scale,
+                factors,
+                out,
+                out_parent,
+            } => {
+                let fs: Vec<String> = factors
+                    .iter()
+                    .map(|x| format!(" * t{}[r{} * extent({}) + c]", x.operand, x.parent, lv(&x.level)))
+                    .collect();
+                write!(
+                    f,
+                    "for c: out[r{out_parent} * extent({}) + c] += f{scale}{}",
+                    lv(out),
+                    fs.join("")
+                )
+            }
+            Op::RowAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                factors,
+                out,
+                out_parent,
+            } => {
+                let fs: Vec<String> = factors
+                    .iter()
+                    .map(|x| match x.via {
+                        Some(via) => format!(" * t{}[(r{} * extent({}) + coord) row]", x.operand, x.parent, lv(&via)),
+                        None => format!(" * t{}[r{} row]", x.operand, x.parent),
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "for p in {} r{begin}..r{end}: out[r{out_parent} row of {}] += f{scale} * value[p]{}",
+                    lv(driver),
+                    lv(out),
+                    fs.join("")
                 )
             }
             Op::Halt => write!(f, "halt"),

@@ -7,9 +7,7 @@
 
 use smallvec::SmallVec;
 use tessera_formats::staging::{eval_cmp, eval_int_op};
-use tessera_formats::{
-    Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage, StorageResolver,
-};
+use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage, StorageResolver};
 
 use crate::bytecode::{FloatOp, Op, Program, Regs};
 use crate::runtime::output::OutputState;
@@ -48,21 +46,15 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
     let mut ir = vec![0i64; program.int_regs];
     let mut fr = vec![0f64; program.float_regs];
     let mut br = vec![false; program.bool_regs];
-    let mut b = Immediate::new(Resolver {
-        levels: &bind.levels,
-    });
+    let mut b = Immediate::new(Resolver { levels: &bind.levels });
     let ops = &program.ops;
     let mut pc = 0usize;
     loop {
         match &ops[pc] {
             Op::IConst { dst, value } => ir[*dst as usize] = *value,
             Op::IMove { dst, src } => ir[*dst as usize] = ir[*src as usize],
-            Op::IBin { op, dst, a, b } => {
-                ir[*dst as usize] = eval_int_op(*op, ir[*a as usize], ir[*b as usize])
-            }
-            Op::ICmp { op, dst, a, b } => {
-                br[*dst as usize] = eval_cmp(*op, ir[*a as usize], ir[*b as usize])
-            }
+            Op::IBin { op, dst, a, b } => ir[*dst as usize] = eval_int_op(*op, ir[*a as usize], ir[*b as usize]),
+            Op::ICmp { op, dst, a, b } => br[*dst as usize] = eval_cmp(*op, ir[*a as usize], ir[*b as usize]),
             Op::ISelect { dst, cond, a, b } => {
                 ir[*dst as usize] = if br[*cond as usize] {
                     ir[*a as usize]
@@ -139,8 +131,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 found,
             } => {
                 let anc = gather(&ir, ancestors);
-                let (c, f) =
-                    format_of(bind, *level).pos_access(&mut b, *level, ir[*pos as usize], &anc);
+                let (c, f) = format_of(bind, *level).pos_access(&mut b, *level, ir[*pos as usize], &anc);
                 ir[*coord as usize] = c;
                 br[*found as usize] = f;
             }
@@ -153,13 +144,8 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 found,
             } => {
                 let anc = gather(&ir, ancestors);
-                let (p, f) = format_of(bind, *level).locate(
-                    &mut b,
-                    *level,
-                    ir[*parent as usize],
-                    &anc,
-                    ir[*coord as usize],
-                );
+                let (p, f) =
+                    format_of(bind, *level).locate(&mut b, *level, ir[*parent as usize], &anc, ir[*coord as usize]);
                 ir[*pos as usize] = p;
                 br[*found as usize] = f;
             }
@@ -178,13 +164,9 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::LoadValue { operand, pos, dst } => {
                 fr[*dst as usize] = bind.values[*operand as usize][ir[*pos as usize] as usize]
             }
-            Op::AccumOutput { pos, value } => {
-                out.accumulate(ir[*pos as usize] as usize, fr[*value as usize])
-            }
+            Op::AccumOutput { pos, value } => out.accumulate(ir[*pos as usize] as usize, fr[*value as usize]),
             Op::Append { coords, value } => out.append(&gather(&ir, coords), fr[*value as usize]),
-            Op::WorkspaceAccum { coords, value } => {
-                out.workspace_accumulate(&gather(&ir, coords), fr[*value as usize])
-            }
+            Op::WorkspaceAccum { coords, value } => out.workspace_accumulate(&gather(&ir, coords), fr[*value as usize]),
             Op::WorkspaceFlush { prefix } => out.workspace_flush(&gather(&ir, prefix)),
             Op::DotBlock {
                 driver,
@@ -202,8 +184,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let sum = match factors.as_slice() {
                     [] => own.iter().sum(),
                     [f] => {
-                        let n =
-                            bind.levels[f.level.operand as usize][f.level.level as usize].extent;
+                        let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
                         let x = &bind.values[f.operand as usize];
                         let base = ir[f.parent as usize] as usize * n;
                         dot(coords, begin, own, &x[base..base + n])
@@ -214,11 +195,8 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                             let c = coords.get_usize(begin + k);
                             let mut prod = v;
                             for f in many {
-                                let n = bind.levels[f.level.operand as usize]
-                                    [f.level.level as usize]
-                                    .extent;
-                                prod *= bind.values[f.operand as usize]
-                                    [ir[f.parent as usize] as usize * n + c];
+                                let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
+                                prod *= bind.values[f.operand as usize][ir[f.parent as usize] as usize * n + c];
                             }
                             sum += prod;
                         }
@@ -226,6 +204,141 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     }
                 };
                 fr[*acc as usize] += sum;
+            }
+            Op::RowsDot {
+                rows,
+                parent,
+                driver,
+                factors,
+                out: out_level,
+                out_parent,
+            } => {
+                let n = bind.levels[rows.operand as usize][rows.level as usize].extent;
+                let storage = &bind.levels[driver.operand as usize][driver.level as usize];
+                let format = format_of(bind, *driver);
+                let (Some(pos), Some(idx)) = (format.position_view(storage), format.coordinate_view(storage)) else {
+                    unreachable!("the planner only emits row blocks over levels with position and coordinate views")
+                };
+                let first = ir[*parent as usize] as usize * n;
+                let own = bind.values[driver.operand as usize];
+                let out_n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
+                let out_base = ir[*out_parent as usize] as usize * out_n;
+                let out_values = &mut out.dense_values_mut()[out_base..out_base + n];
+                match factors.as_slice() {
+                    [f] => {
+                        let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
+                        let base = ir[f.parent as usize] as usize * fn_;
+                        let x = &bind.values[f.operand as usize][base..base + fn_];
+                        rows_dot(pos, idx, first, own, x, out_values);
+                    }
+                    many => {
+                        for (c, slot) in out_values.iter_mut().enumerate() {
+                            let (b, e) = (pos.get_usize(first + c), pos.get_usize(first + c + 1));
+                            if b == e {
+                                continue;
+                            }
+                            let mut sum = 0.0;
+                            for (q, &v) in own[b..e].iter().enumerate() {
+                                let coord = idx.get_usize(b + q);
+                                let mut prod = v;
+                                for f in many {
+                                    let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
+                                    prod *=
+                                        bind.values[f.operand as usize][ir[f.parent as usize] as usize * fn_ + coord];
+                                }
+                                sum += prod;
+                            }
+                            *slot += sum;
+                        }
+                    }
+                }
+            }
+            Op::DenseAxpy {
+                scale,
+                factors,
+                out: out_level,
+                out_parent,
+            } => {
+                let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
+                let base = ir[*out_parent as usize] as usize * n;
+                let scale = fr[*scale as usize];
+                let slice = |f: &crate::bytecode::DotFactor| {
+                    let fnn = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
+                    let b = ir[f.parent as usize] as usize * fnn;
+                    &bind.values[f.operand as usize][b..b + fnn]
+                };
+                let dst = &mut out.dense_values_mut()[base..base + n];
+                match factors.as_slice() {
+                    [] => dst.iter_mut().for_each(|d| *d += scale),
+                    [f] => {
+                        let x = slice(f);
+                        for (d, &v) in dst.iter_mut().zip(x) {
+                            *d += scale * v;
+                        }
+                    }
+                    [f, g] => {
+                        let (x, y) = (slice(f), slice(g));
+                        for ((d, &v), &w) in dst.iter_mut().zip(x).zip(y) {
+                            *d += scale * v * w;
+                        }
+                    }
+                    many => {
+                        for (c, d) in dst.iter_mut().enumerate() {
+                            *d += many.iter().fold(scale, |acc, f| acc * slice(f)[c]);
+                        }
+                    }
+                }
+            }
+            Op::RowAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                factors,
+                out: out_level,
+                out_parent,
+            } => {
+                let (begin, end) = (ir[*begin as usize] as usize, ir[*end as usize] as usize);
+                let storage = &bind.levels[driver.operand as usize][driver.level as usize];
+                let coords = format_of(bind, *driver)
+                    .coordinate_view(storage)
+                    .expect("the planner only emits row updates over levels with a coordinate view");
+                let own = &bind.values[driver.operand as usize];
+                let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
+                let out_base = ir[*out_parent as usize] as usize * n;
+                let scale = fr[*scale as usize];
+                let extent = |l: LevelRef| bind.levels[l.operand as usize][l.level as usize].extent;
+                let dst = &mut out.dense_values_mut()[out_base..out_base + n];
+                for p in begin..end {
+                    let c = coords.get_usize(p);
+                    let s = scale * own[p];
+                    let row = |f: &crate::bytecode::AxpyFactor| {
+                        let parent = ir[f.parent as usize] as usize;
+                        let row = match f.via {
+                            Some(via) => parent * extent(via) + c,
+                            None => parent,
+                        };
+                        let base = row * n;
+                        &bind.values[f.operand as usize][base..base + n]
+                    };
+                    match factors.as_slice() {
+                        [f] => {
+                            for (d, &v) in dst.iter_mut().zip(row(f)) {
+                                *d += s * v;
+                            }
+                        }
+                        [f, g] => {
+                            for ((d, &v), &w) in dst.iter_mut().zip(row(f)).zip(row(g)) {
+                                *d += s * v * w;
+                            }
+                        }
+                        many => {
+                            for (k, d) in dst.iter_mut().enumerate() {
+                                *d += many.iter().fold(s, |acc, f| acc * row(f)[k]);
+                            }
+                        }
+                    }
+                }
             }
             Op::Halt => return,
         }
@@ -238,20 +351,55 @@ fn format_of<'a>(bind: &Bindings<'a>, level: LevelRef) -> &'a LevelFormat {
     &bind.formats[level.operand as usize][level.level as usize]
 }
 
+/// For each row `c`, `out[c] += Σ own[p] * x[idx[p]]` over the row's
+/// segment `pos[first + c]..pos[first + c + 1]`, specialised per width.
+fn rows_dot(pos: &IndexArray, idx: &IndexArray, first: usize, own: &[f64], x: &[f64], out: &mut [f64]) {
+    fn kernel<P: Copy + Into<u64>, I: Copy + Into<u64>>(pos: &[P], idx: &[I], own: &[f64], x: &[f64], out: &mut [f64]) {
+        let mut begin: usize = pos[0].into() as usize;
+        for (c, slot) in out.iter_mut().enumerate() {
+            let end = pos[c + 1].into() as usize;
+            if end > begin {
+                let mut sum = 0.0;
+                for (v, i) in own[begin..end].iter().zip(&idx[begin..end]) {
+                    sum += v * x[(*i).into() as usize];
+                }
+                *slot += sum;
+            }
+            begin = end;
+        }
+    }
+    let rows = out.len();
+    match (pos, idx) {
+        (IndexArray::U32(p), IndexArray::U32(i)) => kernel(&p[first..first + rows + 1], i, own, x, out),
+        (IndexArray::U32(p), IndexArray::U64(i)) => kernel(&p[first..first + rows + 1], i, own, x, out),
+        (IndexArray::U64(p), IndexArray::U32(i)) => kernel(&p[first..first + rows + 1], i, own, x, out),
+        (IndexArray::U64(p), IndexArray::U64(i)) => kernel(&p[first..first + rows + 1], i, own, x, out),
+        _ => {
+            for (c, slot) in out.iter_mut().enumerate() {
+                let (b, e) = (pos.get_usize(first + c), pos.get_usize(first + c + 1));
+                if e > b {
+                    *slot += (b..e).map(|p| own[p] * x[idx.get_usize(p)]).sum::<f64>();
+                }
+            }
+        }
+    }
+}
+
 /// `Σ own[k] * x[coords[begin + k]]`, specialised per index width.
 fn dot(coords: &IndexArray, begin: usize, own: &[f64], x: &[f64]) -> f64 {
     fn kernel<I: Copy + Into<u64>>(idx: &[I], own: &[f64], x: &[f64]) -> f64 {
+        // Four partial sums keep the loads independent.
         let mut acc = [0.0f64; 4];
-        let chunks = own.len() / 4;
-        for c in 0..chunks {
+        let mut values = own.chunks_exact(4);
+        let mut coords = idx.chunks_exact(4);
+        for (v, c) in (&mut values).zip(&mut coords) {
             for l in 0..4 {
-                let k = c * 4 + l;
-                acc[l] += own[k] * x[idx[k].into() as usize];
+                acc[l] += v[l] * x[c[l].into() as usize];
             }
         }
         let mut sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-        for k in chunks * 4..own.len() {
-            sum += own[k] * x[idx[k].into() as usize];
+        for (v, c) in values.remainder().iter().zip(coords.remainder()) {
+            sum += v * x[(*c).into() as usize];
         }
         sum
     }

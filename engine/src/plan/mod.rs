@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use smallvec::SmallVec;
 use tessera_formats::{Cmp, IntOp, Iteration, Level, LevelFormat, LevelKind, LevelRef};
 
-use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op, Program, Regs};
+use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, IReg, Op, Program, Regs};
 use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Target, TempId};
 use crate::lattice::{Lattice, LatticePrinter};
 use crate::notation::BinaryOp;
@@ -128,10 +128,7 @@ impl<'a> Emitter<'a> {
             value: true,
         });
         let zero = e.ireg();
-        e.ops.push(Op::IConst {
-            dst: zero,
-            value: 0,
-        });
+        e.ops.push(Op::IConst { dst: zero, value: 0 });
         let mut states = Vec::new();
         for op in &lowered.operands {
             states.push(OperandState::new(op, e.true_reg, zero));
@@ -165,10 +162,7 @@ impl<'a> Emitter<'a> {
     }
     /// Emits a jump whose target is patched later; returns its index.
     fn jump_unless(&mut self, cond: BReg) -> usize {
-        self.ops.push(Op::JumpIfNot {
-            cond,
-            to: usize::MAX,
-        });
+        self.ops.push(Op::JumpIfNot { cond, to: usize::MAX });
         self.ops.len() - 1
     }
     fn patch(&mut self, at: usize) {
@@ -199,10 +193,7 @@ impl<'a> Emitter<'a> {
             } => {
                 let value = self.freg();
                 let present = self.breg();
-                self.ops.push(Op::FConst {
-                    dst: value,
-                    value: 0.0,
-                });
+                self.ops.push(Op::FConst { dst: value, value: 0.0 });
                 self.ops.push(Op::BConst {
                     dst: present,
                     value: false,
@@ -258,9 +249,7 @@ impl<'a> Emitter<'a> {
     fn operands_in(cin: &Cin, out: &mut BTreeSet<usize>) {
         match cin {
             Cin::Forall { body, .. } | Cin::Workspace { body, .. } => Self::operands_in(body, out),
-            Cin::Where {
-                producer, consumer, ..
-            } => {
+            Cin::Where { producer, consumer, .. } => {
                 Self::operands_in(producer, out);
                 Self::operands_in(consumer, out);
             }
@@ -282,11 +271,7 @@ impl<'a> Emitter<'a> {
                 temp,
                 producer,
                 consumer,
-            } => substitute(
-                &Self::effective(consumer),
-                *temp,
-                &Self::effective(producer),
-            ),
+            } => substitute(&Self::effective(consumer), *temp, &Self::effective(producer)),
         }
     }
 
@@ -320,17 +305,9 @@ impl<'a> Emitter<'a> {
         let shape = self.shape(var, iterators, lattice);
 
         let pad = "  ".repeat(depth);
-        let names: Vec<String> = shape
-            .iterators
-            .iter()
-            .map(|it| self.iterator_name(it))
-            .collect();
-        let describe = |set: &[usize]| -> String {
-            set.iter()
-                .map(|&i| names[i].clone())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let names: Vec<String> = shape.iterators.iter().map(|it| self.iterator_name(it)).collect();
+        let describe =
+            |set: &[usize]| -> String { set.iter().map(|&i| names[i].clone()).collect::<Vec<_>>().join(", ") };
         let mut line = format!("{pad}forall {var}: ");
         if shape.universe {
             let _ = write!(line, "every coordinate");
@@ -355,7 +332,19 @@ impl<'a> Emitter<'a> {
         );
         let _ = writeln!(self.plan, "{line}");
 
-        if let Some(done) = self.try_dot_block(var, body, &shape) {
+        if self.try_row_axpy(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (runs as one block op: a dense row update per stored coordinate)"
+            );
+        } else if self.try_dense_axpy(var, body, &shape) {
+            let _ = writeln!(self.plan, "{pad}  (runs as one dense block op)");
+        } else if self.try_rows_dot(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (all rows run as one block op: a dot product per row)"
+            );
+        } else if let Some(done) = self.try_dot_block(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (inner products run as blocks of coordinates: {done})"
@@ -371,11 +360,7 @@ impl<'a> Emitter<'a> {
         if Some(it.operand) == self.output_operand() {
             format!("{}(out).{}", self.lowered.output.name, it.format.name())
         } else {
-            format!(
-                "{}.{}",
-                self.lowered.operands[it.operand].name,
-                it.format.name()
-            )
+            format!("{}.{}", self.lowered.operands[it.operand].name, it.format.name())
         }
     }
 
@@ -383,8 +368,7 @@ impl<'a> Emitter<'a> {
     fn shape(&self, var: &LoopVar, iterators: Vec<IterInfo>, lattice: Lattice) -> LoopShape {
         let all: Vec<usize> = (0..iterators.len()).collect();
         let universe_shape = |iterators: Vec<IterInfo>, lattice: Lattice| {
-            let (located, walked): (Vec<usize>, Vec<usize>) =
-                all.iter().partition(|&&i| iterators[i].locatable());
+            let (located, walked): (Vec<usize>, Vec<usize>) = all.iter().partition(|&&i| iterators[i].locatable());
             LoopShape {
                 iterators,
                 lattice,
@@ -395,10 +379,7 @@ impl<'a> Emitter<'a> {
         };
         // A point made of full iterators only (or none: the universe) covers
         // every coordinate; intersections with a full level just locate it.
-        let needs_universe = lattice
-            .points
-            .iter()
-            .any(|p| p.iter().all(|&i| iterators[i].full()));
+        let needs_universe = lattice.points.iter().any(|p| p.iter().all(|&i| iterators[i].full()));
         if needs_universe {
             return universe_shape(iterators, lattice);
         }
@@ -407,8 +388,7 @@ impl<'a> Emitter<'a> {
             || self.workspace.is_some();
         let top = lattice.top();
         if lattice.points.len() == 1 {
-            let (located, walked): (Vec<usize>, Vec<usize>) =
-                top.iter().partition(|&&i| iterators[i].locatable());
+            let (located, walked): (Vec<usize>, Vec<usize>) = top.iter().partition(|&&i| iterators[i].locatable());
             if !walked.is_empty() {
                 return LoopShape {
                     iterators,
@@ -500,21 +480,10 @@ impl<'a> Emitter<'a> {
             .collect()
     }
 
-    fn emit_loop(
-        &mut self,
-        var: &LoopVar,
-        body: &Cin,
-        shape: &LoopShape,
-        involved: &BTreeSet<usize>,
-        depth: usize,
-    ) {
+    fn emit_loop(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape, involved: &BTreeSet<usize>, depth: usize) {
         let coord = self.ireg();
         self.var_regs.insert(var.clone(), coord);
-        let walked: Vec<IterInfo> = shape
-            .walked
-            .iter()
-            .map(|&i| shape.iterators[i].clone())
-            .collect();
+        let walked: Vec<IterInfo> = shape.walked.iter().map(|&i| shape.iterators[i].clone()).collect();
         let mut cursors = Vec::new();
         for it in &walked {
             let (begin, end) = self.bounds(it);
@@ -524,10 +493,7 @@ impl<'a> Emitter<'a> {
             let d = self.ireg();
             let vi = self.var_index(var);
             self.ops.push(Op::Dim { dst: d, var: vi });
-            self.ops.push(Op::IConst {
-                dst: coord,
-                value: 0,
-            });
+            self.ops.push(Op::IConst { dst: coord, value: 0 });
             Some(d)
         } else {
             None
@@ -556,10 +522,7 @@ impl<'a> Emitter<'a> {
                 b: d,
             });
         } else {
-            self.ops.push(Op::BConst {
-                dst: go,
-                value: false,
-            });
+            self.ops.push(Op::BConst { dst: go, value: false });
             for point in &shape.lattice.points {
                 let pw: Vec<usize> = shape
                     .walked
@@ -572,10 +535,7 @@ impl<'a> Emitter<'a> {
                     continue;
                 }
                 let all = self.breg();
-                self.ops.push(Op::BConst {
-                    dst: all,
-                    value: true,
-                });
+                self.ops.push(Op::BConst { dst: all, value: true });
                 for k in pw {
                     self.ops.push(Op::BAnd {
                         dst: all,
@@ -583,11 +543,7 @@ impl<'a> Emitter<'a> {
                         b: ok[k],
                     });
                 }
-                self.ops.push(Op::BOr {
-                    dst: go,
-                    a: go,
-                    b: all,
-                });
+                self.ops.push(Op::BOr { dst: go, a: go, b: all });
             }
         }
         let exit = self.jump_unless(go);
@@ -641,10 +597,7 @@ impl<'a> Emitter<'a> {
         let mut matched = Vec::new();
         let mut run_ends = Vec::new();
         let any = self.breg();
-        self.ops.push(Op::BConst {
-            dst: any,
-            value: false,
-        });
+        self.ops.push(Op::BConst { dst: any, value: false });
         for (k, it) in walked.iter().enumerate() {
             let m = self.breg();
             self.ops.push(Op::ICmp {
@@ -658,11 +611,7 @@ impl<'a> Emitter<'a> {
                 a: m,
                 b: founds[k],
             });
-            self.ops.push(Op::BOr {
-                dst: any,
-                a: any,
-                b: m,
-            });
+            self.ops.push(Op::BOr { dst: any, a: any, b: m });
             matched.push(m);
             // A non-unique level: the run of positions with this coordinate.
             let run_end = if !it.format.unique {
@@ -738,11 +687,7 @@ impl<'a> Emitter<'a> {
             st.bind(cursors[k].0, run_ends[k], present);
         }
         // Located iterators, then deeper levels whose variables are bound.
-        let located: Vec<IterInfo> = shape
-            .located
-            .iter()
-            .map(|&i| shape.iterators[i].clone())
-            .collect();
+        let located: Vec<IterInfo> = shape.located.iter().map(|&i| shape.iterators[i].clone()).collect();
         for it in &located {
             self.locate_level(it.operand, it.level, coord);
         }
@@ -850,6 +795,311 @@ impl<'a> Emitter<'a> {
         self.states[a].bind(pos, None, present);
     }
 
+    /// The SpMM fast path one level up: a loop driven by one compact level
+    /// whose body is a dense row update (see [`Self::try_dense_axpy`]) of
+    /// rows located by the loop's coordinate.
+    fn try_row_axpy(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let Some(out) = self.output_operand() else {
+            return false;
+        };
+        if self.workspace.is_some() || shape.universe || shape.walked.len() != 1 {
+            return false;
+        }
+        let Cin::Forall {
+            var: inner,
+            body: inner_body,
+        } = body
+        else {
+            return false;
+        };
+        let Cin::Assign {
+            target: Target::Output,
+            expr,
+        } = inner_body.as_ref()
+        else {
+            return false;
+        };
+        let driver = shape.iterators[shape.walked[0]].clone();
+        let dst = &self.states[driver.operand];
+        let props = driver.format.properties();
+        if !(props.compact && props.ordered && props.unique)
+            || driver.level + 1 != dst.level_vars.len()
+            || dst.parent_run_end().is_some()
+            || !matches!(driver.format.kind, LevelKind::Compressed | LevelKind::Singleton)
+        {
+            return false;
+        }
+        let mut accesses = Vec::new();
+        if !product_of_accesses(expr, &mut accesses) || accesses.iter().filter(|&&a| a == driver.operand).count() != 1 {
+            return false;
+        }
+        let ost = &self.states[out];
+        if !(ost.done + 1 == ost.level_vars.len()
+            && ost.level_vars[ost.done] == *inner
+            && ost.formats[ost.done].kind == LevelKind::Dense)
+        {
+            return false;
+        }
+        let dense_last_at = |st: &OperandState, k: usize, v: &LoopVar| {
+            k + 1 == st.level_vars.len() && st.level_vars[k] == *v && st.formats[k].kind == LevelKind::Dense
+        };
+        let mut fixed = Vec::new();
+        let mut factors: SmallVec<[AxpyFactor; 2]> = SmallVec::new();
+        let mut presences = vec![dst.present];
+        for &a in &accesses {
+            if a == driver.operand {
+                continue;
+            }
+            let st = &self.states[a];
+            presences.push(st.present);
+            if st.done == st.level_vars.len() {
+                fixed.push(a);
+            } else if dense_last_at(st, st.done, inner) {
+                factors.push(AxpyFactor {
+                    operand: a as u32,
+                    level: LevelRef::new(a, st.done),
+                    parent: st.parent_pos(),
+                    via: None,
+                });
+            } else if st.level_vars[st.done] == *var
+                && st.formats[st.done].kind == LevelKind::Dense
+                && dense_last_at(st, st.done + 1, inner)
+            {
+                factors.push(AxpyFactor {
+                    operand: a as u32,
+                    level: LevelRef::new(a, st.done + 1),
+                    parent: st.parent_pos(),
+                    via: Some(LevelRef::new(a, st.done)),
+                });
+            } else {
+                return false;
+            }
+        }
+        let (out_level, out_parent) = (LevelRef::new(out, ost.done), ost.parent_pos());
+        let all = self.breg();
+        self.ops.push(Op::BConst { dst: all, value: true });
+        for p in presences {
+            self.ops.push(Op::BAnd { dst: all, a: all, b: p });
+        }
+        let skip = self.jump_unless(all);
+        let scale = self.freg();
+        self.ops.push(Op::FConst { dst: scale, value: 1.0 });
+        for a in fixed {
+            let v = self.value(&CinExpr::Access(a));
+            self.ops.push(Op::FBin {
+                op: FloatOp::Mul,
+                dst: scale,
+                a: scale,
+                b: v,
+            });
+        }
+        let (begin, end) = self.bounds(&driver);
+        self.ops.push(Op::RowAxpy {
+            driver: LevelRef::new(driver.operand, driver.level),
+            begin,
+            end,
+            scale,
+            factors,
+            out: out_level,
+            out_parent,
+        });
+        self.patch(skip);
+        true
+    }
+
+    /// The SpMM fast path: a loop over every coordinate whose body adds a
+    /// product into the dense output's last level, every factor either
+    /// fixed by outer loops or a dense last level at this loop.
+    fn try_dense_axpy(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let Some(out) = self.output_operand() else {
+            return false;
+        };
+        if self.workspace.is_some() || !shape.universe || !shape.walked.is_empty() {
+            return false;
+        }
+        let Cin::Assign {
+            target: Target::Output,
+            expr,
+        } = body
+        else {
+            return false;
+        };
+        let mut accesses = Vec::new();
+        if !product_of_accesses(expr, &mut accesses) {
+            return false;
+        }
+        let ost = &self.states[out];
+        if !(ost.done + 1 == ost.level_vars.len()
+            && ost.level_vars[ost.done] == *var
+            && ost.formats[ost.done].kind == LevelKind::Dense)
+        {
+            return false;
+        }
+        let mut fixed = Vec::new();
+        let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
+        let mut presences = Vec::new();
+        for &a in &accesses {
+            let st = &self.states[a];
+            presences.push(st.present);
+            if st.done == st.level_vars.len() {
+                fixed.push(a);
+            } else if st.done + 1 == st.level_vars.len()
+                && st.level_vars[st.done] == *var
+                && st.formats[st.done].kind == LevelKind::Dense
+            {
+                factors.push(DotFactor {
+                    operand: a as u32,
+                    level: LevelRef::new(a, st.done),
+                    parent: st.parent_pos(),
+                });
+            } else {
+                return false;
+            }
+        }
+        let (out_level, out_parent) = (LevelRef::new(out, ost.done), ost.parent_pos());
+        let all = self.breg();
+        self.ops.push(Op::BConst { dst: all, value: true });
+        for p in presences {
+            self.ops.push(Op::BAnd { dst: all, a: all, b: p });
+        }
+        let skip = self.jump_unless(all);
+        let scale = self.freg();
+        self.ops.push(Op::FConst { dst: scale, value: 1.0 });
+        for a in fixed {
+            let v = self.value(&CinExpr::Access(a));
+            self.ops.push(Op::FBin {
+                op: FloatOp::Mul,
+                dst: scale,
+                a: scale,
+                b: v,
+            });
+        }
+        self.ops.push(Op::DenseAxpy {
+            scale,
+            factors,
+            out: out_level,
+            out_parent,
+        });
+        self.patch(skip);
+        true
+    }
+
+    /// The SpMV fast path: a loop over every coordinate of a dense level of
+    /// one operand whose body is `out(.., v) += t where t = Σ dot` over that
+    /// operand's compact child level, the other factors dense last levels,
+    /// the output dense. Runs as one [`Op::RowsDot`].
+    fn try_rows_dot(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let Some(out) = self.output_operand() else {
+            return false;
+        };
+        let Cin::Where {
+            temp,
+            producer,
+            consumer,
+        } = body
+        else {
+            return false;
+        };
+        let Cin::Assign {
+            target: Target::Output,
+            expr: CinExpr::Temp(t),
+        } = consumer.as_ref()
+        else {
+            return false;
+        };
+        let Cin::Forall {
+            var: inner,
+            body: inner_body,
+        } = producer.as_ref()
+        else {
+            return false;
+        };
+        let Cin::Assign {
+            target: Target::Temp(t2),
+            expr,
+        } = inner_body.as_ref()
+        else {
+            return false;
+        };
+        if t != temp || t2 != temp || !shape.universe || !shape.walked.is_empty() {
+            return false;
+        }
+        let mut factors_ops = Vec::new();
+        if !product_of_accesses(expr, &mut factors_ops) {
+            return false;
+        }
+        // The rows operand: a dense level at `var`, then a compact level at `inner`, last.
+        let is_rows = |st: &OperandState| {
+            st.done + 2 == st.level_vars.len()
+                && st.level_vars[st.done] == *var
+                && st.formats[st.done].kind == LevelKind::Dense
+                && st.level_vars[st.done + 1] == *inner
+                && {
+                    let f = st.formats[st.done + 1];
+                    let p = f.properties();
+                    p.compact && p.ordered && p.unique && matches!(f.kind, LevelKind::Compressed)
+                }
+        };
+        let rows_ops: Vec<usize> = factors_ops
+            .iter()
+            .copied()
+            .filter(|&a| is_rows(&self.states[a]))
+            .collect();
+        let [rows_op] = rows_ops[..] else {
+            return false;
+        };
+        if factors_ops.iter().filter(|&&a| a == rows_op).count() != 1 {
+            return false;
+        }
+        let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
+        let mut presences = vec![self.states[rows_op].present];
+        for &a in &factors_ops {
+            if a == rows_op {
+                continue;
+            }
+            let st = &self.states[a];
+            let ok = st.done + 1 == st.level_vars.len()
+                && st.level_vars[st.done] == *inner
+                && st.formats[st.done].kind == LevelKind::Dense;
+            if !ok {
+                return false;
+            }
+            factors.push(DotFactor {
+                operand: a as u32,
+                level: LevelRef::new(a, st.done),
+                parent: st.parent_pos(),
+            });
+            presences.push(st.present);
+        }
+        let ost = &self.states[out];
+        if !(ost.done + 1 == ost.level_vars.len() && ost.level_vars[ost.done] == *var) {
+            return false;
+        }
+        let (out_level, out_parent) = (LevelRef::new(out, ost.done), ost.parent_pos());
+        let rst = &self.states[rows_op];
+        let (rows, parent, driver) = (
+            LevelRef::new(rows_op, rst.done),
+            rst.parent_pos(),
+            LevelRef::new(rows_op, rst.done + 1),
+        );
+        let all = self.breg();
+        self.ops.push(Op::BConst { dst: all, value: true });
+        for p in presences {
+            self.ops.push(Op::BAnd { dst: all, a: all, b: p });
+        }
+        let skip = self.jump_unless(all);
+        self.ops.push(Op::RowsDot {
+            rows,
+            parent,
+            driver,
+            factors,
+            out: out_level,
+            out_parent,
+        });
+        self.patch(skip);
+        true
+    }
+
     /// The inner product fast path: a loop driven by one compact, ordered,
     /// unique level whose body only adds a product of values into a
     /// temporary, every other factor a dense last level located by the
@@ -872,10 +1122,7 @@ impl<'a> Emitter<'a> {
             || driver.format.capabilities().iteration != Iteration::CoordinatePosition
             || driver.level + 1 != dst.level_vars.len()
             || dst.parent_run_end().is_some()
-            || !matches!(
-                driver.format.kind,
-                LevelKind::Compressed | LevelKind::Singleton
-            )
+            || !matches!(driver.format.kind, LevelKind::Compressed | LevelKind::Singleton)
         {
             return None;
         }
@@ -896,10 +1143,7 @@ impl<'a> Emitter<'a> {
             let ok = st.done + 1 == last
                 && st.level_vars[st.done] == *var
                 && st.formats[st.done].kind == LevelKind::Dense
-                && shape
-                    .located
-                    .iter()
-                    .any(|&i| shape.iterators[i].operand == a);
+                && shape.located.iter().any(|&i| shape.iterators[i].operand == a);
             if !ok {
                 return None;
             }
@@ -912,16 +1156,9 @@ impl<'a> Emitter<'a> {
         }
         let (acc, tpresent) = self.temps[t];
         let all = self.breg();
-        self.ops.push(Op::BConst {
-            dst: all,
-            value: true,
-        });
+        self.ops.push(Op::BConst { dst: all, value: true });
         for p in presences {
-            self.ops.push(Op::BAnd {
-                dst: all,
-                a: all,
-                b: p,
-            });
+            self.ops.push(Op::BAnd { dst: all, a: all, b: p });
         }
         let skip = self.jump_unless(all);
         let it = driver.clone();
