@@ -153,7 +153,7 @@ impl<V: Value> CoordinateList<V> {
         let n = self.shape.len();
         let mut perm: Vec<usize> = (0..self.len()).collect();
         if !(1..self.len()).all(|e| self.coords(e - 1) <= self.coords(e)) {
-            perm.sort_by(|&a, &b| self.coords(a).cmp(self.coords(b)));
+            perm = self.sorted_order();
         }
         let mut coords = Vec::with_capacity(self.coords.len());
         let mut values: Vec<V> = Vec::with_capacity(self.len());
@@ -169,6 +169,27 @@ impl<V: Value> CoordinateList<V> {
         }
         self.coords = coords;
         self.values = values;
+    }
+
+    /// Entry indices in lexicographic order of coordinates, equal
+    /// coordinates in input order (so duplicates sum in a fixed order).
+    fn sorted_order(&self) -> Vec<usize> {
+        let strides = row_major_strides(&self.shape);
+        match strides {
+            // Coordinates fit one 64-bit key: sort (key, index) pairs.
+            Some(strides) => {
+                let mut keyed: Vec<(u64, usize)> = (0..self.len())
+                    .map(|e| (self.coords(e).iter().zip(&strides).map(|(&c, &s)| c * s).sum(), e))
+                    .collect();
+                keyed.sort_unstable();
+                keyed.into_iter().map(|(_, e)| e).collect()
+            }
+            None => {
+                let mut perm: Vec<usize> = (0..self.len()).collect();
+                perm.sort_by(|&a, &b| self.coords(a).cmp(self.coords(b)));
+                perm
+            }
+        }
     }
 
     /// The canonical list without entries whose value is zero: two tensors
@@ -220,4 +241,15 @@ impl<V: Value> CoordinateList<V> {
         }
         Ok(out)
     }
+}
+
+/// Row-major strides of `shape`, when every linear index fits in 64 bits.
+fn row_major_strides(shape: &[usize]) -> Option<Vec<u64>> {
+    let mut strides = vec![0u64; shape.len()];
+    let mut total: u64 = 1;
+    for k in (0..shape.len()).rev() {
+        strides[k] = total;
+        total = total.checked_mul(shape[k] as u64)?;
+    }
+    Some(strides)
 }
