@@ -1,5 +1,5 @@
 //! The six level formats of the format paper, one file each, and the one
-//! place ([`LevelKind`]'s dispatch in `format.rs`) that maps a level kind to
+//! place (the `with_level!` dispatch in `format.rs`) that maps a level kind to
 //! its implementation.
 
 pub mod compressed;
