@@ -427,32 +427,13 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<
     let nlevels = format.levels().len();
     // Sort entries by their storage coordinates (a no-op scan when the
     // format stores modes in their natural order).
-    let mut perm: Vec<usize> = (0..n).collect();
-    let less_or_equal = |a: usize, b: usize| {
-        for col in &columns {
-            if col[a] != col[b] {
-                return col[a] < col[b];
-            }
-        }
-        true
-    };
-    if !(1..n).all(|e| less_or_equal(e - 1, e)) {
-        perm.sort_by(|&a, &b| {
-            for col in &columns {
-                let o = col[a].cmp(&col[b]);
-                if o.is_ne() {
-                    return o;
-                }
-            }
-            std::cmp::Ordering::Equal
-        });
-    }
+    let extents: Vec<usize> = (0..nlevels)
+        .map(|k| format.level_extent(k, list.shape()).unwrap_or_else(|| aux_extents[k]))
+        .collect();
+    let perm = storage_order(&columns, &extents, n);
     let sorted: Vec<Vec<u64>> = columns
         .iter()
         .map(|col| perm.iter().map(|&e| col[e]).collect())
-        .collect();
-    let extents: Vec<usize> = (0..nlevels)
-        .map(|k| format.level_extent(k, list.shape()).unwrap_or_else(|| aux_extents[k]))
         .collect();
     let mut parents = vec![Segment::new(0, n)];
     let mut levels = Vec::with_capacity(nlevels);
@@ -490,6 +471,47 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<
             .collect()
     };
     Tensor::from_parts(list.shape(), format, levels, values)
+}
+
+/// Entries in lexicographic order of their storage coordinates: a scan when
+/// they already are (the format stores modes in their natural order), else
+/// a sort by one 64-bit key per entry when the extents allow one.
+fn storage_order(columns: &[Vec<u64>], extents: &[usize], n: usize) -> Vec<usize> {
+    let in_order = (1..n).all(|e| {
+        for col in columns {
+            if col[e - 1] != col[e] {
+                return col[e - 1] < col[e];
+            }
+        }
+        true
+    });
+    if in_order {
+        return (0..n).collect();
+    }
+    let mut strides = vec![0u64; columns.len()];
+    let mut total: Option<u64> = Some(1);
+    for k in (0..columns.len()).rev() {
+        strides[k] = total.unwrap_or(0);
+        total = total.and_then(|t| t.checked_mul(extents[k].max(1) as u64));
+    }
+    if total.is_some() {
+        let mut keyed: Vec<(u64, usize)> = (0..n)
+            .map(|e| (columns.iter().zip(&strides).map(|(col, &s)| col[e] * s).sum(), e))
+            .collect();
+        keyed.sort_unstable();
+        return keyed.into_iter().map(|(_, e)| e).collect();
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.sort_by(|&a, &b| {
+        for col in columns {
+            let o = col[a].cmp(&col[b]);
+            if o.is_ne() {
+                return o;
+            }
+        }
+        std::cmp::Ordering::Equal
+    });
+    perm
 }
 
 /// Storage coordinates of each entry, one column per level, and the extents
