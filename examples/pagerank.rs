@@ -27,13 +27,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     let inv = Tensor::from_dense(
         &[n],
-        deg.to_dense_vec()?.iter().map(|&d| if d > 0.0 { 1.0 / d } else { 0.0 }).collect(),
+        deg.to_dense_vec()?
+            .iter()
+            .map(|&d| if d > 0.0 { 1.0 / d } else { 0.0 })
+            .collect(),
     )?;
     let m = engine.eval("M(i,j) = A(j,i) * w(j)", &Inputs::new().with("A", &a).with("w", &inv))?;
 
     let step = engine.compile(
         "p(i) = d * M(i,j) * r(j) + c",
-        &[("M", m.format().clone()), ("r", Format::dense(1)), ("d", Format::dense(0)), ("c", Format::dense(0))],
+        &[
+            ("M", m.format().clone()),
+            ("r", Format::dense(1)),
+            ("d", Format::dense(0)),
+            ("c", Format::dense(0)),
+        ],
         &Format::dense(1),
     )?;
     let d = Tensor::from_dense(&[], vec![DAMPING])?;

@@ -15,7 +15,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let x = Tensor::from_dense(&[n], (0..n).map(|j| 1.0 + (j % 7) as f64).collect())?;
     let engine = Engine::new();
     let mut reference: Option<Vec<f64>> = None;
-    for format in [Format::csr(), Format::csc(), Format::coo(2), Format::dcsr(), Format::ell(), Format::hash_rows()] {
+    for format in [
+        Format::csr(),
+        Format::csc(),
+        Format::coo(2),
+        Format::dcsr(),
+        Format::ell(),
+        Format::hash_rows(),
+    ] {
         let a = Tensor::pack(&entries, format.clone())?;
         let inputs = Inputs::new().with("A", &a).with("x", &x);
         let y = engine.eval_with("y(i) = A(i,j) * x(j)", &inputs, &EvalOptions::default())?;

@@ -1,2 +1,62 @@
+//! tessera: sparse tensor algebra in index notation, over any sparse format.
+//!
+//! The facade wires the crates together: [`formats`] (level formats,
+//! tensors, file I/O), [`engine`] (statements → bytecode → the interpreter,
+//! the kernel cache and tiering) and [`tiers`] (compiled tiers). [`engine()`]
+//! builds an [`Engine`] with every compiled tier of this build registered,
+//! so hot kernels are promoted to native code.
+//!
+//! ```
+//! use tessera::formats::{CoordinateList, Format, Tensor};
+//! use tessera::{EvalOptions, Inputs, TierChoice};
+//!
+//! let mut entries = CoordinateList::new(&[2, 3]);
+//! entries.push(&[0, 1], 2.0).unwrap();
+//! entries.push(&[1, 2], 3.0).unwrap();
+//! let a = Tensor::pack(&entries, Format::csr()).unwrap();
+//! let x = Tensor::from_dense(&[3], vec![1.0, 10.0, 100.0]).unwrap();
+//! let inputs = Inputs::new().with("A", &a).with("x", &x);
+//!
+//! let engine = tessera::engine();
+//! // Compile with Cranelift before running (`--tier jit`).
+//! let options = EvalOptions { tier: TierChoice::Named("jit".into()), ..EvalOptions::default() };
+//! let kernel = engine.kernel_for("y(i) = A(i,j) * x(j)", &inputs, &options).unwrap();
+//! let y = kernel.run_with(&inputs, &options).unwrap();
+//! assert_eq!(y.to_dense_vec().unwrap(), vec![20.0, 300.0]);
+//! assert!(tessera::clif_text(&kernel).unwrap().contains("function"));
+//! ```
+
+use std::sync::Arc;
+
 pub use tessera_engine as engine;
 pub use tessera_formats as formats;
+pub use tessera_tiers as tiers;
+
+pub use tessera_engine::runtime::{KernelStats, PromotionPolicy, TierChoice, TierDiagnostic};
+pub use tessera_engine::{Engine, EngineError, EvalOptions, Inputs, Kernel};
+
+/// The name of the Cranelift tier (`--tier jit`).
+pub const JIT: &str = tessera_tiers::cranelift::NAME;
+
+/// An engine with every compiled tier of this build registered (the
+/// Cranelift tier, `jit`) and the default [`PromotionPolicy`]. On a host
+/// Cranelift cannot target, the engine has the interpreter only, and
+/// [`Engine::tier_names`] says so.
+pub fn engine() -> Engine {
+    engine_with(PromotionPolicy::default())
+}
+
+/// [`engine()`] with a promotion policy.
+pub fn engine_with(policy: PromotionPolicy) -> Engine {
+    let engine = Engine::new().with_promotion(policy);
+    match tessera_tiers::CraneliftTier::new() {
+        Ok(tier) => engine.with_tier(Arc::new(tier)),
+        Err(_) => engine,
+    }
+}
+
+/// The Cranelift IR of a kernel (`--print clif`), compiled for the index
+/// widths of its latest run.
+pub fn clif_text(kernel: &Kernel) -> Result<String, EngineError> {
+    kernel.compiled_text(JIT)
+}

@@ -24,16 +24,10 @@ pub enum EngineError {
 
     /// One index variable used in one access twice (`A(i,i)`).
     #[error("column {column}: index variable {var} appears twice in the access of {tensor}")]
-    RepeatedIndex {
-        var: String,
-        tensor: String,
-        column: usize,
-    },
+    RepeatedIndex { var: String, tensor: String, column: usize },
 
     /// An index variable that indexes modes of different sizes.
-    #[error(
-        "index variable {var} has size {first_size} in {first} but size {second_size} in {second}"
-    )]
+    #[error("index variable {var} has size {first_size} in {first} but size {second_size} in {second}")]
     SizeMismatch {
         var: String,
         first: String,

@@ -8,6 +8,16 @@
 //! its kernel cache and the output assembly. [`reference`](mod@reference) is the dense
 //! evaluator every tier is tested against.
 
+//!
+//! # Meaning of absent entries
+//!
+//! An entry a sparse tensor does not store is zero, and zero annihilates a
+//! product: `A(i,j) * x(j)` is zero wherever `A` stores nothing, even where
+//! `x(j)` is infinite or NaN (as in scipy, MKL and TACO). Sums and
+//! differences combine what either side stores. Division follows the dense
+//! meaning everywhere (`b(i) / c(i)` is NaN or infinite where `c(i)` is
+//! zero, stored or not), so a quotient is computed at every coordinate.
+
 pub mod bytecode;
 pub mod cin;
 pub mod error;

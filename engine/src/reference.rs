@@ -82,25 +82,17 @@ impl DenseResult {
 /// assert_eq!(y.shape, vec![2]);
 /// assert_eq!(y.values, vec![201.5, 30.25]);
 /// ```
-pub fn evaluate(
-    stmt: &Statement,
-    inputs: &[(&str, &Tensor<f64>)],
-    sizes: &[(&str, usize)],
-) -> Result<DenseResult> {
+pub fn evaluate(stmt: &Statement, inputs: &[(&str, &Tensor<f64>)], sizes: &[(&str, usize)]) -> Result<DenseResult> {
     for (k, (name, _)) in inputs.iter().enumerate() {
         if inputs[..k].iter().any(|(n, _)| n == name) {
-            return Err(EngineError::Unsupported(format!(
-                "tensor {name} is given twice"
-            )));
+            return Err(EngineError::Unsupported(format!("tensor {name} is given twice")));
         }
     }
     let input = |name: &str| inputs.iter().find(|(n, _)| *n == name).map(|&(_, t)| t);
     let given = given_sizes(sizes)?;
-    let index_sizes = check(
-        stmt,
-        &|name| input(name).map(|t| t.shape().to_vec()),
-        &|var| given.iter().find(|(v, _)| *v == var).map(|&(_, n)| n),
-    )?;
+    let index_sizes = check(stmt, &|name| input(name).map(|t| t.shape().to_vec()), &|var| {
+        given.iter().find(|(v, _)| *v == var).map(|&(_, n)| n)
+    })?;
     let stmt = place_reductions(stmt);
 
     let shape = index_sizes.output_shape().to_vec();
@@ -121,9 +113,7 @@ pub fn evaluate(
         }
         let Some(tensor) = input(name) else {
             debug_assert!(false, "check verified that {name} is given");
-            return Err(EngineError::Unsupported(format!(
-                "tensor {name} is not given"
-            )));
+            return Err(EngineError::Unsupported(format!("tensor {name} is not given")));
         };
         let strides = row_major_strides(tensor.shape());
         dense.insert(name.to_owned(), (tensor.to_dense_vec()?, strides));
@@ -134,10 +124,7 @@ pub fn evaluate(
     }
     let mut values = if stmt.op == AssignOp::AddAssign {
         convert(&stmt.lhs.tensor)?;
-        dense
-            .get(&stmt.lhs.tensor)
-            .map(|(v, _)| v.clone())
-            .unwrap_or_default()
+        dense.get(&stmt.lhs.tensor).map(|(v, _)| v.clone()).unwrap_or_default()
     } else {
         vec![0.0; out_len]
     };
@@ -205,10 +192,7 @@ fn loop_nest(e: &Expr, sizes: &IndexSizes) -> usize {
         Expr::Access(_) | Expr::Literal(_) => 1,
         Expr::Neg(x) => loop_nest(x, sizes),
         Expr::Binary { lhs, rhs, .. } => loop_nest(lhs, sizes).max(loop_nest(rhs, sizes)),
-        Expr::Sum { var, body } => sizes
-            .get(&var.0)
-            .unwrap_or(0)
-            .saturating_mul(loop_nest(body, sizes)),
+        Expr::Sum { var, body } => sizes.get(&var.0).unwrap_or(0).saturating_mul(loop_nest(body, sizes)),
     }
 }
 
@@ -251,9 +235,7 @@ fn compile<'a>(e: &Expr, dense: &'a Dense, sizes: &IndexSizes) -> Result<Node<'a
                 .iter()
                 .zip(strides)
                 .map(|(v, &stride)| {
-                    let slot = sizes
-                        .position(v)
-                        .ok_or_else(|| missing(format!("the size of {v}")))?;
+                    let slot = sizes.position(v).ok_or_else(|| missing(format!("the size of {v}")))?;
                     Ok((slot, stride))
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -281,10 +263,7 @@ impl Node<'_> {
     fn eval(&self, coords: &mut [usize]) -> f64 {
         match self {
             Node::Access { values, terms } => {
-                let flat: usize = terms
-                    .iter()
-                    .map(|&(slot, stride)| coords[slot] * stride)
-                    .sum();
+                let flat: usize = terms.iter().map(|&(slot, stride)| coords[slot] * stride).sum();
                 values[flat]
             }
             Node::Literal(v) => *v,

@@ -20,6 +20,10 @@ use crate::properties::{Capabilities, Properties};
 use crate::staging::{Builder, LevelRef};
 use crate::tensor::LevelStorage;
 
+/// The largest size of a mode: coordinates (and the positions derived from
+/// them) are stored in index arrays read as non-negative `i64`.
+pub const MAX_DIMENSION: usize = i64::MAX as usize;
+
 /// The six level formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum LevelKind {
@@ -545,13 +549,20 @@ impl Format {
         }
     }
 
-    /// Checks that the format can encode tensors of `shape`.
+    /// Checks that the format can encode tensors of `shape`: the order, the
+    /// block sizes, and every dimension at most [`MAX_DIMENSION`] (index
+    /// arrays hold coordinates as non-negative `i64`).
     pub fn check_shape(&self, shape: &[usize]) -> Result<()> {
         if shape.len() != self.order {
             return Err(FormatError::Shape(format!(
                 "format {self} stores order-{} tensors, the tensor has order {}",
                 self.order,
                 shape.len()
+            )));
+        }
+        if let Some((mode, d)) = shape.iter().enumerate().find(|(_, &d)| d > MAX_DIMENSION) {
+            return Err(FormatError::TooLarge(format!(
+                "mode {mode} has size {d}; the largest size tessera stores is {MAX_DIMENSION} (2^63 - 1)"
             )));
         }
         for l in &self.levels {

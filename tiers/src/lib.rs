@@ -1,1 +1,33 @@
-//! Compiled tiers (Cranelift, OpenCL) of tessera; they translate the engine's bytecode.
+//! Compiled tiers of tessera. They translate the engine's bytecode
+//! [`Program`](tessera_engine::bytecode::Program) — the one input of every
+//! tier — into native code, and implement the engine's
+//! [`Tier`](tessera_engine::runtime::Tier) trait; the facade registers them
+//! with an [`Engine`](tessera_engine::Engine).
+//!
+//! - [`cranelift`]: the CPU tier (`jit`). Level functions are inlined
+//!   through the same staged implementation the interpreter runs, here
+//!   instantiated with Cranelift IR values.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use tessera_engine::{Engine, EvalOptions, Inputs};
+//! use tessera_engine::runtime::TierChoice;
+//! use tessera_formats::{CoordinateList, Format, Tensor};
+//! use tessera_tiers::CraneliftTier;
+//!
+//! let engine = Engine::new().with_tier(Arc::new(CraneliftTier::new().unwrap()));
+//! let mut entries = CoordinateList::new(&[2, 3]);
+//! entries.push(&[0, 1], 2.0).unwrap();
+//! entries.push(&[1, 2], 3.0).unwrap();
+//! let a = Tensor::pack(&entries, Format::csr()).unwrap();
+//! let x = Tensor::from_dense(&[3], vec![1.0, 10.0, 100.0]).unwrap();
+//! let options = EvalOptions { tier: TierChoice::Named("jit".into()), ..EvalOptions::default() };
+//! let inputs = Inputs::new().with("A", &a).with("x", &x);
+//! let y = engine.eval_with("y(i) = A(i,j) * x(j)", &inputs, &options).unwrap();
+//! assert_eq!(y.to_dense_vec().unwrap(), vec![20.0, 300.0]);
+//! assert!(engine.diagnostics().is_empty());
+//! ```
+
+pub mod cranelift;
+
+pub use cranelift::CraneliftTier;

@@ -143,11 +143,7 @@ pub fn lower(
         }
         OutputAssembly::Append => {
             let level_vars = output.level_vars();
-            let in_order = chain
-                .iter()
-                .zip(&level_vars)
-                .take_while(|(c, l)| c == l)
-                .count();
+            let in_order = chain.iter().zip(&level_vars).take_while(|(c, l)| c == l).count();
             if in_order == level_vars.len() {
                 None
             } else {
@@ -161,7 +157,13 @@ pub fn lower(
             }
         }
     };
-    let workspace_vars = workspace_from.map(|q| output.level_vars()[q..].to_vec());
+    // A packed output's workspace holds whole coordinates in mode order (the
+    // order of the coordinate list it is packed from); structured formats
+    // have no per-level variables at all.
+    let workspace_vars = workspace_from.map(|q| match assembly {
+        OutputAssembly::Packed => output.vars.clone(),
+        _ => output.level_vars()[q..].to_vec(),
+    });
     // Trailing summed loops reduce into a temporary (`t += ...; out += t`).
     let reduce_from = {
         let mut r = chain.len();
@@ -236,13 +238,7 @@ fn stmt_vars(stmt: &Statement) -> Vec<LoopVar> {
             }
         }
     }
-    let mut out: Vec<LoopVar> = stmt
-        .lhs
-        .indices
-        .iter()
-        .cloned()
-        .map(LoopVar::Index)
-        .collect();
+    let mut out: Vec<LoopVar> = stmt.lhs.indices.iter().cloned().map(LoopVar::Index).collect();
     walk(&stmt.rhs, &mut out);
     out
 }
@@ -320,11 +316,10 @@ impl Lowerer<'_> {
     fn expr_into(&mut self, e: &Expr, here: &mut Vec<TempId>) -> Result<CinExpr> {
         Ok(match e {
             Expr::Access(a) => {
-                let format =
-                    (self.input_format)(&a.tensor).ok_or_else(|| EngineError::UnknownTensor {
-                        name: a.tensor.clone(),
-                        column: a.span.column(),
-                    })?;
+                let format = (self.input_format)(&a.tensor).ok_or_else(|| EngineError::UnknownTensor {
+                    name: a.tensor.clone(),
+                    column: a.span.column(),
+                })?;
                 if format.order() != a.indices.len() {
                     return Err(EngineError::OrderMismatch {
                         tensor: a.tensor.clone(),
@@ -350,11 +345,16 @@ impl Lowerer<'_> {
             },
             Expr::Sum { .. } => {
                 let (vars, body) = peel(hoist(e.clone()));
-                let first_operand = self.operands.len();
                 let (body, children) = self.expr(&body)?;
+                // Free variables: those of the operands the body reads
+                // directly, and those its inner temps leave free (the
+                // operands inside an inner temp may use variables that temp
+                // sums over, which are not free here).
+                let mut direct = Vec::new();
+                body.operands(&mut direct);
                 let mut free = BTreeSet::new();
-                for op in &self.operands[first_operand..] {
-                    free.extend(op.vars.iter().cloned());
+                for &a in &direct {
+                    free.extend(self.operands[a].vars.iter().cloned());
                 }
                 for c in &children {
                     free.extend(self.temps[c.0].free.iter().cloned());
@@ -392,12 +392,7 @@ impl Lowerer<'_> {
     }
 
     /// Chooses the iteration order, converting inputs whose levels fight it.
-    fn order(
-        &mut self,
-        priority: &[LoopVar],
-        output: &Operand,
-        notes: &mut Vec<String>,
-    ) -> Result<Vec<LoopVar>> {
+    fn order(&mut self, priority: &[LoopVar], output: &Operand, notes: &mut Vec<String>) -> Result<Vec<LoopVar>> {
         let mut fixed: Edges = Vec::new();
         for t in &self.temps {
             for f in &t.free {
@@ -435,7 +430,15 @@ impl Lowerer<'_> {
                     }
                     return Ok(order);
                 }
-                Err(problem) => reorder[problem.operand] = true,
+                Err(problem) if !reorder[problem.operand] => reorder[problem.operand] = true,
+                Err(problem) => {
+                    // Converting the operand did not help: the temporaries'
+                    // own constraints conflict. Refuse rather than loop.
+                    return Err(EngineError::Unsupported(format!(
+                        "no loop order satisfies the nesting of the statement's sums (at {})",
+                        self.operands[problem.operand].name
+                    )));
+                }
             }
         }
     }
@@ -444,9 +447,7 @@ impl Lowerer<'_> {
 /// Why a format cannot be iterated by the planner as it is, if it cannot.
 fn iteration_problem(format: &Format) -> Option<String> {
     if !format.is_per_mode() {
-        return Some(
-            "its levels are not one per mode (structured formats are iterated as CSR/CSF)".into(),
-        );
+        return Some("its levels are not one per mode (structured formats are iterated as CSR/CSF)".into());
     }
     let levels = format.levels();
     for (k, l) in levels.iter().enumerate() {
@@ -460,13 +461,10 @@ fn iteration_problem(format: &Format) -> Option<String> {
                 let p = c.level.properties();
                 p.compact
                     && p.ordered
-                    && c.level.capabilities().iteration
-                        == tessera_formats::Iteration::CoordinatePosition
+                    && c.level.capabilities().iteration == tessera_formats::Iteration::CoordinatePosition
             });
             if !child_chains {
-                return Some(format!(
-                    "level {k} repeats coordinates and its child cannot be chained"
-                ));
+                return Some(format!("level {k} repeats coordinates and its child cannot be chained"));
             }
         }
         if matches!(level.kind, LevelKind::Range | LevelKind::Offset) {
@@ -480,11 +478,7 @@ fn iteration_problem(format: &Format) -> Option<String> {
 /// dense, matrices become CSR, others CSF, in natural mode order.
 fn natural_per_mode(format: &Format) -> Format {
     let order = format.order();
-    if format
-        .levels()
-        .iter()
-        .all(|l| l.level.kind == LevelKind::Dense)
-    {
+    if format.levels().iter().all(|l| l.level.kind == LevelKind::Dense) {
         return Format::dense(order);
     }
     match order {
@@ -521,9 +515,7 @@ fn consecutive_edges(op: &Operand) -> Edges {
     match op.format.mode_order() {
         Some(_) => {
             let vars = op.level_vars();
-            vars.windows(2)
-                .map(|w| (w[0].clone(), w[1].clone()))
-                .collect()
+            vars.windows(2).map(|w| (w[0].clone(), w[1].clone())).collect()
         }
         None => Vec::new(),
     }
@@ -551,41 +543,21 @@ impl ChainBuilder<'_> {
         reduce_from: Option<usize>,
         next_temp: &mut usize,
     ) -> Cin {
-        let bound: BTreeSet<LoopVar> = outer
-            .iter()
-            .cloned()
-            .chain(chain[..d].iter().cloned())
-            .collect();
+        let bound: BTreeSet<LoopVar> = outer.iter().cloned().chain(chain[..d].iter().cloned()).collect();
         let placement = |t: &TempId| -> usize {
             let free = &self.temps[t.0].free;
             (0..=chain.len())
-                .find(|&depth| {
-                    free.iter()
-                        .all(|v| outer.contains(v) || chain[..depth].contains(v))
-                })
+                .find(|&depth| free.iter().all(|v| outer.contains(v) || chain[..depth].contains(v)))
                 .unwrap_or(chain.len())
         };
-        let here: Vec<TempId> = temps
-            .iter()
-            .copied()
-            .filter(|t| placement(t) == d)
-            .collect();
+        let here: Vec<TempId> = temps.iter().copied().filter(|t| placement(t) == d).collect();
         let later: Vec<TempId> = temps.iter().copied().filter(|t| placement(t) > d).collect();
 
         let inner = if reduce_from == Some(d) {
             // out += r where r = forall chain[d..]: r += expr
             let reduction = TempId(*next_temp);
             *next_temp += 1;
-            let producer = self.build(
-                &chain[d..],
-                0,
-                &later,
-                &bound,
-                leaf_expr,
-                None,
-                None,
-                next_temp,
-            );
+            let producer = self.build(&chain[d..], 0, &later, &bound, leaf_expr, None, None, next_temp);
             let producer = retarget(producer, Target::Temp(reduction));
             Cin::Where {
                 temp: reduction,

@@ -57,10 +57,7 @@ pub struct Operand {
 impl Operand {
     /// The loop variable of each level (per-mode formats only).
     pub fn level_vars(&self) -> Vec<LoopVar> {
-        let order = self
-            .format
-            .mode_order()
-            .expect("operands are in per-mode formats");
+        let order = self.format.mode_order().expect("operands are in per-mode formats");
         order.iter().map(|&m| self.vars[m].clone()).collect()
     }
 }

@@ -5,11 +5,12 @@
 //! access whose level is iterated by this loop is an iterator; anything else
 //! (a located level, a value fixed by outer loops, a literal) is the
 //! *universe* — the empty point, present at every coordinate. `*` meets
-//! lattices (intersection), `+`/`-` join them (union), and `/` is the
-//! universe: `a / b` is not zero where `b` is (dense meaning).
+//! lattices (intersection), `+`/`-` join them (union), and `/` joins them
+//! with the universe: `a / b` is not zero where `b` is (dense meaning), and
+//! the iterators of `a` and `b` are still co-iterated to read their values.
 //!
-//! Optimizations from the format paper: points that do not merge a full
-//! iterator are pruned once the top point holds one, and a lattice whose
+//! Optimizations from the format paper: points that a point with a full
+//! iterator makes redundant are pruned, and a lattice whose
 //! points all hold the universe or a full iterator is iterated densely.
 
 use std::collections::BTreeSet;
@@ -78,16 +79,25 @@ impl Lattice {
         self.points.iter().any(BTreeSet::is_empty)
     }
 
-    /// Drops points that do not merge a full iterator, once the top point
-    /// holds one: a full iterator already visits every coordinate.
+    /// Drops points made redundant by a full iterator: a point `q` without
+    /// full iterators goes when another point `p` that holds one needs only
+    /// iterators of `q` besides its full ones. Full iterators never run out
+    /// before the loop ends, so whenever `q`'s iterators all have
+    /// coordinates left, so do `p`'s. (Only such points: in
+    /// `b(j) + x(j) * c(j)` with `x` full, `{b}` stays, since `{x, c}` ends
+    /// with `c`.)
     pub fn prune_below_full(&self, is_full: &dyn Fn(usize) -> bool) -> Lattice {
-        if !self.top().iter().any(|&it| is_full(it)) {
-            return self.clone();
-        }
+        let has_full = |p: &Point| p.iter().any(|&it| is_full(it));
         let points = self
             .points
             .iter()
-            .filter(|p| p.iter().any(|&it| is_full(it)))
+            .filter(|q| {
+                has_full(q)
+                    || !self
+                        .points
+                        .iter()
+                        .any(|p| has_full(p) && p.iter().all(|&it| is_full(it) || q.contains(&it)))
+            })
             .cloned()
             .collect();
         Lattice { points }
@@ -116,7 +126,10 @@ impl Lattice {
                 match op {
                     BinaryOp::Mul => l.meet(&r),
                     BinaryOp::Add | BinaryOp::Sub => l.join(&r),
-                    BinaryOp::Div => Lattice::universe(),
+                    // Every coordinate (the dense meaning), but the
+                    // operands' iterators still take part: they must be
+                    // co-iterated to read their values.
+                    BinaryOp::Div => l.join(&r).join(&Lattice::universe()),
                 }
             }
         }
@@ -163,11 +176,7 @@ mod tests {
         let l = Lattice::iterator(0).join(&Lattice::iterator(1));
         assert_eq!(
             l.points,
-            vec![
-                BTreeSet::from([0, 1]),
-                BTreeSet::from([0]),
-                BTreeSet::from([1])
-            ]
+            vec![BTreeSet::from([0, 1]), BTreeSet::from([0]), BTreeSet::from([1])]
         );
     }
 
@@ -182,9 +191,17 @@ mod tests {
     fn pruning_below_a_full_iterator_keeps_points_that_merge_it() {
         let l = Lattice::iterator(0).join(&Lattice::iterator(1));
         let pruned = l.prune_below_full(&|it| it == 0);
+        assert_eq!(pruned.points, vec![BTreeSet::from([0, 1]), BTreeSet::from([0])]);
+    }
+
+    #[test]
+    fn pruning_keeps_points_a_full_factor_of_a_product_does_not_cover() {
+        // b + x * c with x (1) full: after c (2) runs out, b (0) goes on.
+        let l = Lattice::iterator(0).join(&Lattice::iterator(1).meet(&Lattice::iterator(2)));
+        let pruned = l.prune_below_full(&|it| it == 1);
         assert_eq!(
             pruned.points,
-            vec![BTreeSet::from([0, 1]), BTreeSet::from([0])]
+            vec![BTreeSet::from([0, 1, 2]), BTreeSet::from([1, 2]), BTreeSet::from([0])]
         );
     }
 }

@@ -222,11 +222,7 @@ fn no_repeats(a: &Access) -> Result<()> {
 /// Refuses a `sum(var, ...)` whose variable is used outside it: on the left,
 /// free elsewhere on the right, or bound again by an enclosing sum.
 fn check_sum_bindings(stmt: &Statement) -> Result<()> {
-    fn walk<'a>(
-        e: &'a Expr,
-        outside: &HashSet<&IndexVar>,
-        enclosing: &mut Vec<&'a IndexVar>,
-    ) -> Result<()> {
+    fn walk<'a>(e: &'a Expr, outside: &HashSet<&IndexVar>, enclosing: &mut Vec<&'a IndexVar>) -> Result<()> {
         match e {
             Expr::Access(_) | Expr::Literal(_) => Ok(()),
             Expr::Neg(x) => walk(x, outside, enclosing),

@@ -151,6 +151,7 @@ impl Expr {
     /// A numeric literal. The text has no negative literals (`-2` is
     /// negation applied to `2`), so a negative `value` gives
     /// `Neg(Literal(-value))`, exactly what parsing its text gives.
+    /// Non-finite values print as `inf`/`NaN`, which do not parse.
     pub fn lit(value: f64) -> Expr {
         if value.is_sign_negative() && !value.is_nan() {
             Expr::Neg(Box::new(Expr::Literal(-value)))
@@ -227,17 +228,6 @@ impl Expr {
         }
     }
 
-    /// Whether `var` occurs in the expression outside every `sum(var, ...)`.
-    pub fn has_free(&self, var: &IndexVar) -> bool {
-        match self {
-            Expr::Access(a) => a.indices.contains(var),
-            Expr::Literal(_) => false,
-            Expr::Neg(e) => e.has_free(var),
-            Expr::Binary { lhs, rhs, .. } => lhs.has_free(var) || rhs.has_free(var),
-            Expr::Sum { var: bound, body } => bound != var && body.has_free(var),
-        }
-    }
-
     /// The index variables that occur outside every `sum` binding them, in
     /// first-appearance order, each once.
     pub fn free_vars(&self) -> Vec<IndexVar> {
@@ -248,11 +238,7 @@ impl Expr {
 
     /// Visits every free occurrence of an index variable, in text order;
     /// `bound` holds the variables of the enclosing sums.
-    pub(crate) fn visit_free<'a>(
-        &'a self,
-        bound: &mut Vec<&'a IndexVar>,
-        visit: &mut impl FnMut(&'a IndexVar),
-    ) {
+    pub(crate) fn visit_free<'a>(&'a self, bound: &mut Vec<&'a IndexVar>, visit: &mut impl FnMut(&'a IndexVar)) {
         match self {
             Expr::Access(a) => {
                 for v in &a.indices {

@@ -148,10 +148,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex(&mut self) -> Result<Token> {
-        while self
-            .byte_at(self.pos)
-            .is_some_and(|b| b.is_ascii_whitespace())
-        {
+        while self.byte_at(self.pos).is_some_and(|b| b.is_ascii_whitespace()) {
             self.advance(1);
         }
         let start = self.pos;
@@ -199,9 +196,7 @@ impl<'a> Lexer<'a> {
             self.skip_while(|b| b.is_ascii_alphanumeric() || b == b'_');
             return Ok(token(Tok::Ident, self.pos));
         }
-        if c.is_ascii_digit()
-            || (c == '.' && self.byte_at(start + 1).is_some_and(|b| b.is_ascii_digit()))
-        {
+        if c.is_ascii_digit() || (c == '.' && self.byte_at(start + 1).is_some_and(|b| b.is_ascii_digit())) {
             return self.number(start, column);
         }
         let shown = c.escape_debug();
@@ -246,10 +241,7 @@ impl<'a> Lexer<'a> {
                 end: self.pos,
                 column,
             }),
-            Ok(_) => Err(syntax(
-                column,
-                format!("number {text} is too large for f64"),
-            )),
+            Ok(_) => Err(syntax(column, format!("number {text} is too large for f64"))),
             Err(e) => Err(syntax(column, format!("malformed number {text}: {e}"))),
         }
     }
@@ -280,10 +272,7 @@ impl Parser<'_> {
             _ => {
                 return Err(syntax(
                     first.column,
-                    format!(
-                        "the left side must be a tensor access, found {}",
-                        self.found(first)
-                    ),
+                    format!("the left side must be a tensor access, found {}", self.found(first)),
                 ))
             }
         };
@@ -294,10 +283,7 @@ impl Parser<'_> {
             _ => {
                 return Err(syntax(
                     t.column,
-                    format!(
-                        "expected '=' or '+=' after the left side, found {}",
-                        self.found(t)
-                    ),
+                    format!("expected '=' or '+=' after the left side, found {}", self.found(t)),
                 ))
             }
         };
@@ -359,10 +345,7 @@ impl Parser<'_> {
                             if t.tok != Tok::Ident {
                                 return Err(syntax(
                                     t.column,
-                                    format!(
-                                        "expected an index variable after ',', found {}",
-                                        self.found(t)
-                                    ),
+                                    format!("expected an index variable after ',', found {}", self.found(t)),
                                 ));
                             }
                         }
@@ -373,10 +356,7 @@ impl Parser<'_> {
                         _ => {
                             return Err(syntax(
                                 sep.column,
-                                format!(
-                                    "expected ')' or ',' after index variable, found {}",
-                                    self.found(sep)
-                                ),
+                                format!("expected ')' or ',' after index variable, found {}", self.found(sep)),
                             ))
                         }
                     }
@@ -481,10 +461,7 @@ impl Parser<'_> {
         if var.tok != Tok::Ident {
             return Err(syntax(
                 var.column,
-                format!(
-                    "expected an index variable after 'sum(', found {}",
-                    self.found(var)
-                ),
+                format!("expected an index variable after 'sum(', found {}", self.found(var)),
             ));
         }
         let comma = self.lexer.next()?;

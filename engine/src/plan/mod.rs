@@ -301,6 +301,15 @@ impl<'a> Emitter<'a> {
         }
         let expr = Self::effective(body);
         let lattice = Lattice::build(&expr, &|a| iterator_of.get(&a).copied(), &|_| None);
+        // Every iterator of an input must take part in the lattice, or its
+        // level would never be bound.
+        debug_assert!(
+            iterators
+                .iter()
+                .enumerate()
+                .all(|(i, it)| Some(it.operand) == self.output_operand() || lattice.top().contains(&i)),
+            "an input iterator is missing from the lattice of loop {var}"
+        );
         let lattice = lattice.prune_below_full(&|it| iterators[it].full());
         let shape = self.shape(var, iterators, lattice);
 
@@ -400,9 +409,12 @@ impl<'a> Emitter<'a> {
             }
             // Every iterator can locate: drive by one (in hash order when
             // that order cannot show), locate the rest.
-            if order_free {
-                let driver = located[0];
-                let located = located[1..].to_vec();
+            // The driver walks positions, so it is not a full level (a
+            // point of full levels only ran over the universe above).
+            let driver = located.iter().position(|&i| !iterators[i].full());
+            if let (true, Some(d)) = (order_free, driver) {
+                let mut located = located;
+                let driver = located.remove(d);
                 return LoopShape {
                     iterators,
                     lattice,
@@ -416,8 +428,11 @@ impl<'a> Emitter<'a> {
         if top.iter().any(|&i| !iterators[i].format.ordered) {
             return universe_shape(iterators, lattice);
         }
-        let walked: Vec<usize> = top.iter().copied().collect();
-        let located = all.iter().copied().filter(|i| !top.contains(i)).collect();
+        // Full levels hold every coordinate: merge the others and locate
+        // them (some point holds a non-full iterator, or the loop would run
+        // over the universe above).
+        let walked: Vec<usize> = top.iter().copied().filter(|&i| !iterators[i].full()).collect();
+        let located = all.iter().copied().filter(|i| !walked.contains(i)).collect();
         LoopShape {
             iterators,
             lattice,

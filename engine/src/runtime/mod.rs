@@ -15,13 +15,21 @@
 //! let y = engine.eval("y(i) = A(i,j) * x(j)", &Inputs::new().with("A", &a).with("x", &x)).unwrap();
 //! assert_eq!(y.to_dense_vec().unwrap(), vec![20.0, 300.0]);
 //! ```
+//!
+//! Kernels are interpreted first. An engine with compiled tiers registered
+//! ([`Engine::with_tier`]) promotes kernels that run often to the first
+//! tier in the background ([`tier`] describes the interface and the
+//! policy); [`EvalOptions::tier`] forces a tier or the interpreter.
 
 pub mod output;
+mod promotion;
+pub mod tier;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use tessera_formats::{Format, LevelFormat, Tensor};
+use tessera_formats::{Format, FormatLevel, LevelFormat, Tensor};
 
 use crate::bytecode::Program;
 use crate::cin::{lower, CinPrinter, Lowered, OutputAssembly};
@@ -30,6 +38,10 @@ use crate::interp::{self, Bindings};
 use crate::notation::{check, parse_statement, Statement};
 use crate::plan::emit;
 use output::{dense_levels, Assembler, OutputState, Workspace};
+pub use promotion::KernelStats;
+use promotion::Tiering;
+pub use tier::{CompileRequest, CompiledKernel, PromotionPolicy, StorageSignature, Tier, TierChoice, TierDiagnostic};
+use tier::{TierSet, INTERPRETER};
 
 /// Named input tensors for one evaluation.
 #[derive(Default, Clone)]
@@ -39,9 +51,7 @@ pub struct Inputs<'a> {
 
 impl<'a> Inputs<'a> {
     pub fn new() -> Self {
-        Inputs {
-            tensors: Vec::new(),
-        }
+        Inputs { tensors: Vec::new() }
     }
     /// Adds (or replaces) the tensor called `name`.
     #[must_use]
@@ -54,10 +64,7 @@ impl<'a> Inputs<'a> {
         self.tensors.push((name.to_string(), tensor));
     }
     pub fn get(&self, name: &str) -> Option<&'a Tensor<f64>> {
-        self.tensors
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, t)| *t)
+        self.tensors.iter().find(|(n, _)| n == name).map(|(_, t)| *t)
     }
 }
 
@@ -69,6 +76,9 @@ pub struct EvalOptions {
     pub output_format: Option<Format>,
     /// Sizes of index variables that no input fixes.
     pub sizes: Vec<(String, usize)>,
+    /// Which tier runs the kernel: by default the interpreter, promoting the
+    /// kernel to a compiled tier once it is hot.
+    pub tier: TierChoice,
 }
 
 /// The output format used when none is given: dense when every input is
@@ -85,23 +95,120 @@ pub fn default_output_format(order: usize, all_inputs_dense: bool) -> Format {
     }
 }
 
+/// What identifies a kernel: the statement, the formats of its inputs and
+/// output, the schedule and the value type.
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct KernelKey {
     statement: String,
-    inputs: Vec<(String, Vec<LevelFormat>, Option<Vec<usize>>)>,
-    output: Vec<LevelFormat>,
-    output_modes: Option<Vec<usize>>,
+    /// Whole format levels (level formats and projections): BCSR 2x1 and
+    /// 3x3 share level formats and differ only in their projections.
+    inputs: Vec<(String, Vec<FormatLevel>)>,
+    output: Vec<FormatLevel>,
+    /// The schedule's text (empty: the default schedule, the only one yet).
+    schedule: String,
+    value_type: &'static str,
 }
 
-/// Holds compiled kernels; cheap to share between threads.
+/// Compiles statements into kernels, caches them, and runs them on the
+/// interpreter or a registered compiled tier. `Send + Sync`: share one
+/// engine between threads.
 #[derive(Default)]
 pub struct Engine {
     cache: Mutex<HashMap<KernelKey, Arc<Kernel>>>,
+    tiers: Arc<TierSet>,
 }
 
 impl Engine {
+    /// An engine with the interpreter only.
     pub fn new() -> Self {
         Engine::default()
+    }
+
+    /// Registers a compiled tier. The first registered tier is the one
+    /// [`TierChoice::Auto`] promotes hot kernels to. Kernels compiled before
+    /// are dropped from the cache.
+    #[must_use]
+    pub fn with_tier(self, tier: Arc<dyn Tier>) -> Self {
+        let mut tiers: Vec<Arc<dyn Tier>> = self.tiers.tiers.clone();
+        tiers.retain(|t| t.name() != tier.name());
+        tiers.push(tier);
+        Engine {
+            cache: Mutex::default(),
+            tiers: Arc::new(TierSet {
+                tiers,
+                policy: self.tiers.policy,
+            }),
+        }
+    }
+
+    /// Sets when [`TierChoice::Auto`] promotes a kernel. Kernels compiled
+    /// before are dropped from the cache.
+    #[must_use]
+    pub fn with_promotion(self, policy: PromotionPolicy) -> Self {
+        Engine {
+            cache: Mutex::default(),
+            tiers: Arc::new(TierSet {
+                tiers: self.tiers.tiers.clone(),
+                policy,
+            }),
+        }
+    }
+
+    /// The names of the tiers a [`TierChoice::Named`] may select, the
+    /// interpreter (`interp`) first.
+    pub fn tier_names(&self) -> Vec<String> {
+        self.tiers.names()
+    }
+
+    /// The promotion policy.
+    pub fn promotion(&self) -> PromotionPolicy {
+        self.tiers.policy
+    }
+
+    /// Checks that `choice` names a tier this engine has.
+    pub fn check_tier(&self, choice: &TierChoice) -> Result<()> {
+        match choice {
+            TierChoice::Named(name) if name != INTERPRETER && self.tiers.find(name).is_none() => {
+                Err(unknown_tier(name, &self.tiers))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Everything the tiers reported about the cached kernels, such as
+    /// compilations that failed (those kernels stay interpreted).
+    pub fn diagnostics(&self) -> Vec<TierDiagnostic> {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache.values().flat_map(|k| k.diagnostics()).collect()
+    }
+
+    /// The counters of every cached kernel, added up.
+    pub fn stats(&self) -> KernelStats {
+        let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .values()
+            .map(|k| k.stats())
+            .fold(KernelStats::default(), |a, b| KernelStats {
+                runs: a.runs + b.runs,
+                interpreted_runs: a.interpreted_runs + b.interpreted_runs,
+                compiled_runs: a.compiled_runs + b.compiled_runs,
+                work: a.work + b.work,
+                compiled_variants: a.compiled_variants + b.compiled_variants,
+                compiling: a.compiling + b.compiling,
+            })
+    }
+
+    /// Waits until no kernel of the cache has a compilation in flight, at
+    /// most `timeout`; returns whether none has.
+    pub fn wait_for_compilations(&self, timeout: Duration) -> bool {
+        let kernels: Vec<Arc<Kernel>> = {
+            let cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+            cache.values().cloned().collect()
+        };
+        let deadline = std::time::Instant::now() + timeout;
+        kernels
+            .iter()
+            .all(|k| k.wait_for_compilation(deadline.saturating_duration_since(std::time::Instant::now())))
     }
 
     /// Parses, compiles (or reuses) and runs `statement` on `inputs`.
@@ -109,39 +216,30 @@ impl Engine {
         self.eval_with(statement, inputs, &EvalOptions::default())
     }
 
-    /// [`eval`](Self::eval) with an output format and index sizes.
-    pub fn eval_with(
-        &self,
-        statement: &str,
-        inputs: &Inputs<'_>,
-        options: &EvalOptions,
-    ) -> Result<Tensor<f64>> {
+    /// [`eval`](Self::eval) with an output format, index sizes and a tier.
+    pub fn eval_with(&self, statement: &str, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<Tensor<f64>> {
+        self.check_tier(&options.tier)?;
+        let kernel = self.kernel_for(statement, inputs, options)?;
+        kernel.run_with(inputs, options)
+    }
+
+    /// The kernel [`eval_with`](Self::eval_with) would run, without running
+    /// it: for printing its plan, bytecode or compiled text.
+    pub fn kernel_for(&self, statement: &str, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<Arc<Kernel>> {
         let stmt = parse_statement(statement)?;
         let formats = formats_of(&stmt, inputs)?;
         let output = match &options.output_format {
             Some(f) => f.clone(),
-            None => default_output_format(
-                stmt.lhs.indices.len(),
-                formats.iter().all(|(_, f)| f.is_dense()),
-            ),
+            None => default_output_format(stmt.lhs.indices.len(), formats.iter().all(|(_, f)| f.is_dense())),
         };
-        let kernel = self.compile_statement(&stmt, &formats, &output)?;
-        kernel.run_with_sizes(inputs, &options.sizes)
+        self.compile_statement(&stmt, &formats, &output)
     }
 
     /// Compiles `statement` for inputs in `formats` (by name) and an output
     /// in `output`; the kernel runs on any tensors in those formats.
-    pub fn compile(
-        &self,
-        statement: &str,
-        formats: &[(&str, Format)],
-        output: &Format,
-    ) -> Result<Arc<Kernel>> {
+    pub fn compile(&self, statement: &str, formats: &[(&str, Format)], output: &Format) -> Result<Arc<Kernel>> {
         let stmt = parse_statement(statement)?;
-        let formats: Vec<(String, Format)> = formats
-            .iter()
-            .map(|(n, f)| (n.to_string(), f.clone()))
-            .collect();
+        let formats: Vec<(String, Format)> = formats.iter().map(|(n, f)| (n.to_string(), f.clone())).collect();
         self.compile_statement(&stmt, &formats, output)
     }
 
@@ -153,34 +251,26 @@ impl Engine {
     ) -> Result<Arc<Kernel>> {
         let key = KernelKey {
             statement: stmt.to_string(),
-            inputs: formats
-                .iter()
-                .map(|(n, f)| {
-                    (
-                        n.clone(),
-                        f.levels().iter().map(|l| l.level).collect(),
-                        f.mode_order(),
-                    )
-                })
-                .collect(),
-            output: output.levels().iter().map(|l| l.level).collect(),
-            output_modes: output.mode_order(),
+            inputs: formats.iter().map(|(n, f)| (n.clone(), f.levels().to_vec())).collect(),
+            output: output.levels().to_vec(),
+            schedule: String::new(),
+            value_type: "f64",
         };
-        if let Some(k) = self
-            .cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-        {
+        if let Some(k) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(k.clone());
         }
-        let kernel = Arc::new(Kernel::compile(stmt, formats, output)?);
-        self.cache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(key, kernel.clone());
-        Ok(kernel)
+        let kernel = Arc::new(Kernel::compile(stmt, formats, output, self.tiers.clone())?);
+        let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
+        // Another thread may have compiled the same kernel meanwhile: keep one.
+        Ok(cache.entry(key).or_insert(kernel).clone())
     }
+}
+
+fn unknown_tier(name: &str, tiers: &TierSet) -> EngineError {
+    EngineError::Unsupported(format!(
+        "tier {name} is not available (available tiers: {})",
+        tiers.names().join(", ")
+    ))
 }
 
 /// The formats of the tensors a statement reads, by name.
@@ -191,8 +281,7 @@ fn formats_of(stmt: &Statement, inputs: &Inputs<'_>) -> Result<Vec<(String, Form
             names.push(&access.tensor);
         }
     }
-    if stmt.op == crate::notation::AssignOp::AddAssign && !names.contains(&stmt.lhs.tensor.as_str())
-    {
+    if stmt.op == crate::notation::AssignOp::AddAssign && !names.contains(&stmt.lhs.tensor.as_str()) {
         names.push(&stmt.lhs.tensor);
     }
     names
@@ -210,23 +299,31 @@ fn formats_of(stmt: &Statement, inputs: &Inputs<'_>) -> Result<Vec<(String, Form
         .collect()
 }
 
-/// A statement compiled for given formats: its plan and bytecode.
+/// How one run is served.
+enum Route {
+    Interpret { promote: bool },
+    Compiled(Arc<dyn Tier>),
+}
+
+/// A statement compiled for given formats: its plan and bytecode, and the
+/// compiled variants tiers made of it. `Send + Sync`: run it from several
+/// threads at once.
 pub struct Kernel {
     statement: Statement,
     lowered: Lowered,
-    program: Program,
+    program: Arc<Program>,
     plan: String,
     input_formats: Vec<(String, Format)>,
+    /// Level formats of each operand the program reads (inputs, then the
+    /// output), as tiers compile them.
+    operand_formats: Arc<[Vec<LevelFormat>]>,
+    tiers: Arc<TierSet>,
+    tiering: Arc<Tiering>,
 }
 
 impl Kernel {
-    fn compile(stmt: &Statement, formats: &[(String, Format)], output: &Format) -> Result<Kernel> {
-        let lookup = |name: &str| {
-            formats
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, f)| f.clone())
-        };
+    fn compile(stmt: &Statement, formats: &[(String, Format)], output: &Format, tiers: Arc<TierSet>) -> Result<Kernel> {
+        let lookup = |name: &str| formats.iter().find(|(n, _)| n == name).map(|(_, f)| f.clone());
         let lowered = lower(stmt, &lookup, output)?;
         let planned = emit(&lowered);
         let cin = CinPrinter {
@@ -236,12 +333,21 @@ impl Kernel {
         }
         .to_string();
         let plan = format!("{}concrete index notation:\n{}", planned.plan, indent(&cin));
+        let operand_formats: Vec<Vec<LevelFormat>> = lowered
+            .operands
+            .iter()
+            .chain(std::iter::once(&lowered.output))
+            .map(|op| op.format.levels().iter().map(|l| l.level).collect())
+            .collect();
         Ok(Kernel {
             statement: stmt.clone(),
-            lowered,
-            program: planned.program,
+            program: Arc::new(planned.program),
             plan,
             input_formats: formats.to_vec(),
+            operand_formats: operand_formats.into(),
+            tiers,
+            tiering: Arc::new(Tiering::new(stmt.to_string())),
+            lowered,
         })
     }
 
@@ -262,17 +368,176 @@ impl Kernel {
         &self.lowered.output.format
     }
 
+    /// Run counters and the state of compilation.
+    pub fn stats(&self) -> KernelStats {
+        self.tiering.stats()
+    }
+
+    /// Whether a compiled variant of this kernel exists.
+    pub fn is_compiled(&self) -> bool {
+        self.stats().compiled_variants > 0
+    }
+
+    /// What the tiers reported about this kernel (each failure once).
+    pub fn diagnostics(&self) -> Vec<TierDiagnostic> {
+        self.tiering.diagnostics()
+    }
+
+    /// Waits until no compilation of this kernel is in flight, at most
+    /// `timeout`; returns whether none is.
+    pub fn wait_for_compilation(&self, timeout: Duration) -> bool {
+        self.tiering.wait_idle(timeout)
+    }
+
     /// Runs the kernel on tensors in the formats it was compiled for.
     pub fn run(&self, inputs: &Inputs<'_>) -> Result<Tensor<f64>> {
         self.run_with_sizes(inputs, &[])
     }
 
     /// [`run`](Self::run) with sizes for index variables no input fixes.
-    pub fn run_with_sizes(
+    pub fn run_with_sizes(&self, inputs: &Inputs<'_>, sizes: &[(String, usize)]) -> Result<Tensor<f64>> {
+        self.execute(inputs, sizes, &TierChoice::Auto)
+    }
+
+    /// [`run`](Self::run) with the index sizes and the tier of `options`
+    /// (its output format is the kernel's, fixed when it was compiled).
+    pub fn run_with(&self, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<Tensor<f64>> {
+        self.execute(inputs, &options.sizes, &options.tier)
+    }
+
+    /// The text a compiled tier makes of this kernel (the Cranelift IR for
+    /// the `jit` tier), compiled now for the index widths of the kernel's
+    /// latest run: tiers specialise on them, so run the kernel first (or
+    /// use [`compiled_text_for`](Self::compiled_text_for)).
+    pub fn compiled_text(&self, tier: &str) -> Result<String> {
+        let tier = self
+            .tiers
+            .find(tier)
+            .cloned()
+            .ok_or_else(|| unknown_tier(tier, &self.tiers))?;
+        let signature = self.tiering.last().ok_or_else(|| {
+            EngineError::Unsupported(format!(
+                "tier {} specialises kernels on their inputs: run the kernel before asking for its compiled text",
+                tier.name()
+            ))
+        })?;
+        self.text_of(&tier, signature)
+    }
+
+    /// The text a compiled tier makes of this kernel for these inputs,
+    /// compiled now.
+    pub fn compiled_text_for(&self, inputs: &Inputs<'_>, sizes: &[(String, usize)], tier: &str) -> Result<String> {
+        let tier = self
+            .tiers
+            .find(tier)
+            .cloned()
+            .ok_or_else(|| unknown_tier(tier, &self.tiers))?;
+        let (signature, _) = self.with_bindings(inputs, sizes, |bind, _| StorageSignature::of(bind))?;
+        self.text_of(&tier, signature)
+    }
+
+    /// What a tier is asked to compile for these inputs: for tools and
+    /// benchmarks that drive a [`Tier`] directly.
+    pub fn compile_request_for(&self, inputs: &Inputs<'_>, sizes: &[(String, usize)]) -> Result<CompileRequest> {
+        let (signature, _) = self.with_bindings(inputs, sizes, |bind, _| StorageSignature::of(bind))?;
+        Ok(self.request(signature, false))
+    }
+
+    fn text_of(&self, tier: &Arc<dyn Tier>, signature: StorageSignature) -> Result<String> {
+        let compiled = tier.compile(&self.request(signature, true)).map_err(|e| {
+            EngineError::Unsupported(format!("tier {} could not compile this kernel: {e}", tier.name()))
+        })?;
+        Ok(compiled.text().unwrap_or_default().to_string())
+    }
+
+    fn request(&self, signature: StorageSignature, keep_text: bool) -> CompileRequest {
+        CompileRequest {
+            program: self.program.clone(),
+            formats: self.operand_formats.clone(),
+            signature,
+            keep_text,
+        }
+    }
+
+    fn route(&self, tier: &TierChoice) -> Result<Route> {
+        Ok(match tier {
+            TierChoice::Interpreter => Route::Interpret { promote: false },
+            TierChoice::Named(name) if name == INTERPRETER => Route::Interpret { promote: false },
+            TierChoice::Named(name) => Route::Compiled(
+                self.tiers
+                    .find(name)
+                    .cloned()
+                    .ok_or_else(|| unknown_tier(name, &self.tiers))?,
+            ),
+            TierChoice::Auto => match self.tiers.tiers.first() {
+                Some(best) if self.tiers.policy.runs == 0 => Route::Compiled(best.clone()),
+                Some(_) => Route::Interpret { promote: true },
+                None => Route::Interpret { promote: false },
+            },
+        })
+    }
+
+    fn execute(&self, inputs: &Inputs<'_>, sizes: &[(String, usize)], tier: &TierChoice) -> Result<Tensor<f64>> {
+        let route = self.route(tier)?;
+        let ((), out) = self.with_bindings(inputs, sizes, |bind, out| self.dispatch(&route, bind, out))?;
+        out.finish()
+    }
+
+    /// Runs the program on `bind` with the tier `route` says: a compiled
+    /// variant when there is one for this storage, otherwise the interpreter
+    /// (which counts the run and may start a promotion).
+    fn dispatch(&self, route: &Route, bind: &Bindings<'_>, out: &mut OutputState) {
+        let same_formats = bind.formats.len() == self.operand_formats.len()
+            && bind
+                .formats
+                .iter()
+                .zip(self.operand_formats.iter())
+                .all(|(a, b)| *a == b.as_slice());
+        let signature = same_formats.then(|| StorageSignature::of(bind));
+        if let Some(signature) = &signature {
+            self.tiering.set_last(signature);
+        }
+        let may_compile = !matches!(route, Route::Interpret { promote: false });
+        if let (true, Some(signature)) = (may_compile, &signature) {
+            let compiled = match route {
+                Route::Compiled(tier) => self
+                    .tiering
+                    .find(Some(tier.name()), signature)
+                    .or_else(|| self.tiering.compile_now(tier, self.request(signature.clone(), false))),
+                Route::Interpret { .. } => self.tiering.find(None, signature),
+            };
+            if let Some(kernel) = compiled {
+                self.tiering.count_compiled();
+                // SAFETY: `bind` holds validated tensors in the operand
+                // formats the kernel was compiled for (checked above), with
+                // its storage signature (it was found or compiled for
+                // exactly `signature`), loop sizes checked against the
+                // shapes, and `out` prepared for the program's output.
+                unsafe { kernel.run(bind, out) };
+                return;
+            }
+        }
+        interp::run(&self.program, bind, out);
+        let work: u64 = bind.values.iter().map(|v| v.len() as u64).sum();
+        let (runs, work) = self.tiering.count_interpreted(work.max(1));
+        if let (Route::Interpret { promote: true }, Some(signature)) = (route, signature) {
+            if self.tiers.policy.is_due(runs, work) {
+                if let Some(best) = self.tiers.tiers.first() {
+                    self.tiering.promote(best.clone(), self.request(signature, false));
+                }
+            }
+        }
+    }
+
+    /// Checks `inputs` against the kernel, converts them where the plan
+    /// says, prepares the output, and calls `f` with the storage bound for
+    /// the program; returns what `f` returned and the output state.
+    fn with_bindings<R>(
         &self,
         inputs: &Inputs<'_>,
         sizes: &[(String, usize)],
-    ) -> Result<Tensor<f64>> {
+        f: impl FnOnce(&Bindings<'_>, &mut OutputState) -> R,
+    ) -> Result<(R, OutputState)> {
         for (name, format) in &self.input_formats {
             let t = inputs.get(name).ok_or_else(|| EngineError::UnknownTensor {
                 name: name.clone(),
@@ -297,8 +562,7 @@ impl Kernel {
         let out_shape = index_sizes.output_shape().to_vec();
 
         // Inputs, converted where the plan says so.
-        let mut converted: Vec<Option<Tensor<f64>>> =
-            Vec::with_capacity(self.lowered.operands.len());
+        let mut converted: Vec<Option<Tensor<f64>>> = Vec::with_capacity(self.lowered.operands.len());
         for op in &self.lowered.operands {
             let t = inputs.get(&op.name).expect("checked above");
             converted.push(if op.converted_from.is_some() {
@@ -330,8 +594,8 @@ impl Kernel {
                 }
             }
             OutputAssembly::Append => {
-                let workspace = workspace_vars(&self.lowered.cin)
-                    .map(|vars| Workspace::new(&extents(&vars, &index_sizes)));
+                let workspace =
+                    workspace_vars(&self.lowered.cin).map(|vars| Workspace::new(&extents(&vars, &index_sizes)));
                 OutputState::Append {
                     assembler: Assembler::new(out_format.clone(), &out_shape),
                     workspace,
@@ -345,8 +609,7 @@ impl Kernel {
             },
         };
         let out_levels = dense_levels(&out_format, &out_shape);
-        let out_level_formats: Vec<LevelFormat> =
-            out_format.levels().iter().map(|l| l.level).collect();
+        let out_level_formats: Vec<LevelFormat> = out_format.levels().iter().map(|l| l.level).collect();
         let input_level_formats: Vec<Vec<LevelFormat>> = tensors
             .iter()
             .map(|t| t.format().levels().iter().map(|l| l.level).collect())
@@ -359,8 +622,8 @@ impl Kernel {
         };
         bind.formats.push(&out_level_formats);
         bind.levels.push(&out_levels);
-        interp::run(&self.program, &bind, &mut out);
-        out.finish()
+        let r = f(&bind, &mut out);
+        Ok((r, out))
     }
 }
 
@@ -369,17 +632,13 @@ fn workspace_vars(cin: &crate::cin::Cin) -> Option<Vec<crate::cin::LoopVar>> {
     match cin {
         Cin::Workspace { vars, .. } => Some(vars.clone()),
         Cin::Forall { body, .. } => workspace_vars(body),
-        Cin::Where {
-            producer, consumer, ..
-        } => workspace_vars(consumer).or_else(|| workspace_vars(producer)),
+        Cin::Where { producer, consumer, .. } => workspace_vars(consumer).or_else(|| workspace_vars(producer)),
         Cin::Assign { .. } => None,
     }
 }
 
 fn extents(vars: &[crate::cin::LoopVar], sizes: &crate::notation::IndexSizes) -> Vec<usize> {
-    vars.iter()
-        .map(|v| sizes.get(v.name()).unwrap_or(0))
-        .collect()
+    vars.iter().map(|v| sizes.get(v.name()).unwrap_or(0)).collect()
 }
 
 fn indent(text: &str) -> String {

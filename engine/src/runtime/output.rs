@@ -5,8 +5,7 @@
 
 use hashbrown::HashMap;
 use tessera_formats::{
-    Assembly, CoordinateList, Format, Immediate, Level, LevelRef, LevelStorage, StorageResolver,
-    Tensor, MAX_POSITIONS,
+    Assembly, CoordinateList, Format, Immediate, Level, LevelRef, LevelStorage, StorageResolver, Tensor, MAX_POSITIONS,
 };
 
 use crate::error::{EngineError, Result};
@@ -43,6 +42,14 @@ impl OutputState {
         }
     }
 
+    /// The values of a dense output.
+    pub fn dense_values_mut(&mut self) -> &mut [f64] {
+        match self {
+            OutputState::Dense { values, .. } => values,
+            _ => unreachable!("only dense outputs are accumulated in place"),
+        }
+    }
+
     pub fn append(&mut self, coords: &[i64], value: f64) {
         match self {
             OutputState::Append { assembler, .. } => assembler.append(coords, value),
@@ -53,8 +60,7 @@ impl OutputState {
     pub fn workspace_accumulate(&mut self, coords: &[i64], value: f64) {
         match self {
             OutputState::Append {
-                workspace: Some(ws),
-                ..
+                workspace: Some(ws), ..
             }
             | OutputState::Packed { workspace: ws, .. } => ws.accumulate(coords, value),
             _ => unreachable!("workspace ops target an output with a workspace"),
@@ -66,14 +72,15 @@ impl OutputState {
             OutputState::Append {
                 assembler,
                 workspace: Some(ws),
-            } => ws.drain_sorted(|coords, value| {
-                let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
-                full.extend_from_slice(coords);
-                assembler.append(&full, value)
-            }),
-            OutputState::Packed {
-                entries, workspace, ..
             } => {
+                let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
+                ws.drain_sorted(|coords, value| {
+                    full.truncate(prefix.len());
+                    full.extend_from_slice(coords);
+                    assembler.append(&full, value)
+                })
+            }
+            OutputState::Packed { entries, workspace, .. } => {
                 let mut full = Vec::with_capacity(prefix.len() + workspace.extents.len());
                 workspace.drain_sorted(|coords, value| {
                     full.clear();
@@ -88,14 +95,42 @@ impl OutputState {
         }
     }
 
+    /// The raw parts of the output's workspace when it is dense, for
+    /// compiled kernels that accumulate into it in place (the same effect
+    /// as [`workspace_accumulate`](Self::workspace_accumulate)). The
+    /// pointers stay valid while this state is not moved or dropped; only
+    /// [`workspace_flush`](Self::workspace_flush) may touch the workspace
+    /// meanwhile.
+    pub fn dense_workspace_parts(&mut self) -> Option<DenseWorkspaceParts> {
+        let ws = match self {
+            OutputState::Append {
+                workspace: Some(ws), ..
+            }
+            | OutputState::Packed { workspace: ws, .. } => ws,
+            _ => return None,
+        };
+        let strides = ws.strides.as_ptr();
+        match &mut ws.store {
+            WorkspaceStore::Dense {
+                values,
+                set,
+                touched,
+                count,
+            } => Some(DenseWorkspaceParts {
+                values: values.as_mut_ptr(),
+                set: set.as_mut_ptr(),
+                touched: touched.as_mut_ptr(),
+                count,
+                strides,
+            }),
+            _ => None,
+        }
+    }
+
     /// The finished tensor.
     pub fn finish(self) -> Result<Tensor<f64>> {
         match self {
-            OutputState::Dense {
-                shape,
-                format,
-                values,
-            } => {
+            OutputState::Dense { shape, format, values } => {
                 let levels = format
                     .levels()
                     .iter()
@@ -105,11 +140,21 @@ impl OutputState {
                 Ok(Tensor::from_parts(&shape, format, levels, values)?)
             }
             OutputState::Append { assembler, .. } => assembler.finish(),
-            OutputState::Packed {
-                format, entries, ..
-            } => Ok(Tensor::pack(&entries, format)?),
+            OutputState::Packed { format, entries, .. } => Ok(Tensor::pack(&entries, format)?),
         }
     }
+}
+
+/// A dense workspace as compiled kernels see it: adding `v` at `key =
+/// Σ coords[k] * strides[k]` is `if !set[key] { set[key] = true;
+/// touched[*count] = key; *count += 1 }; values[key] += v`.
+#[derive(Debug, Clone, Copy)]
+pub struct DenseWorkspaceParts {
+    pub values: *mut f64,
+    pub set: *mut bool,
+    pub touched: *mut u64,
+    pub count: *mut usize,
+    pub strides: *const u64,
 }
 
 /// Dense storage for the levels of a dense output.
@@ -188,19 +233,19 @@ impl Assembler {
             self.values[0] += value;
             return;
         }
-        let same = self.started && self.current[..] == *coords;
-        if same {
-            let p = self.positions[n - 1] as usize;
-            self.values[p] += value;
-            return;
+        // The first level to append at: the first whose coordinate
+        // changed, or a non-unique level above it (its children repeat).
+        let mut first = 0;
+        if self.started {
+            let changed = (0..n).find(|&k| coords[k] != self.current[k]);
+            let Some(changed) = changed else {
+                // The same coordinates as the last entry: they add up.
+                let p = self.positions[n - 1] as usize;
+                self.values[p] += value;
+                return;
+            };
+            first = (0..changed).find(|&k| !self.format.level(k).unique).unwrap_or(changed);
         }
-        let first = if !self.started {
-            0
-        } else {
-            (0..n)
-                .find(|&k| coords[k] != self.current[k] || !self.format.level(k).unique)
-                .unwrap_or(n)
-        };
         self.started = true;
         let mut b = Immediate::new(OutputLevels(&mut self.levels));
         for k in first..n {
@@ -240,17 +285,8 @@ impl Assembler {
     pub fn finish(mut self) -> Result<Tensor<f64>> {
         let n = self.levels.len();
         if n == 0 {
-            let values = if self.values.is_empty() {
-                vec![0.0]
-            } else {
-                self.values
-            };
-            return Ok(Tensor::from_parts(
-                &self.shape,
-                self.format,
-                self.levels,
-                values,
-            )?);
+            let values = if self.values.is_empty() { vec![0.0] } else { self.values };
+            return Ok(Tensor::from_parts(&self.shape, self.format, self.levels, values)?);
         }
         let mut parent_size: i64 = 1;
         let mut sizes = Vec::with_capacity(n);
@@ -274,9 +310,9 @@ impl Assembler {
                 }
             };
             if size as u64 > MAX_POSITIONS as u64 {
-                return Err(EngineError::Format(tessera_formats::FormatError::TooLarge(
-                    format!("the result's level {k} would have {size} positions"),
-                )));
+                return Err(EngineError::Format(tessera_formats::FormatError::TooLarge(format!(
+                    "the result's level {k} would have {size} positions"
+                ))));
             }
             sizes.push(parent_size as usize);
             parent_size = size;
@@ -285,12 +321,7 @@ impl Assembler {
             self.format.level(k).trim(&mut self.levels[k], parent);
         }
         self.values.resize(parent_size as usize, 0.0);
-        Ok(Tensor::from_parts(
-            &self.shape,
-            self.format,
-            self.levels,
-            self.values,
-        )?)
+        Ok(Tensor::from_parts(&self.shape, self.format, self.levels, self.values)?)
     }
 }
 
@@ -306,7 +337,10 @@ enum WorkspaceStore {
     Dense {
         values: Vec<f64>,
         set: Vec<bool>,
-        touched: Vec<u64>,
+        /// The keys set since the last drain: `touched[..count]`. Sized
+        /// for every slot, so compiled kernels append to it in place.
+        touched: Box<[u64]>,
+        count: usize,
     },
     Hashed(HashMap<u64, f64>),
     Wide(std::collections::BTreeMap<Vec<i64>, f64>),
@@ -324,7 +358,8 @@ impl Workspace {
             Some(t) if t as usize <= DENSE_WORKSPACE_LIMIT => WorkspaceStore::Dense {
                 values: vec![0.0; t as usize],
                 set: vec![false; t as usize],
-                touched: Vec::new(),
+                touched: vec![0; t as usize].into_boxed_slice(),
+                count: 0,
             },
             Some(_) => WorkspaceStore::Hashed(HashMap::new()),
             None => WorkspaceStore::Wide(Default::default()),
@@ -337,11 +372,7 @@ impl Workspace {
     }
 
     fn key(&self, coords: &[i64]) -> u64 {
-        coords
-            .iter()
-            .zip(&self.strides)
-            .map(|(&c, &s)| c as u64 * s)
-            .sum()
+        coords.iter().zip(&self.strides).map(|(&c, &s)| c as u64 * s).sum()
     }
 
     pub fn accumulate(&mut self, coords: &[i64], value: f64) {
@@ -351,11 +382,13 @@ impl Workspace {
                 values,
                 set,
                 touched,
+                count,
             } => {
                 let k = key as usize;
                 if !set[k] {
                     set[k] = true;
-                    touched.push(key);
+                    touched[*count] = key;
+                    *count += 1;
                 }
                 values[k] += value;
             }
@@ -369,6 +402,10 @@ impl Workspace {
         let mut coords = vec![0i64; self.extents.len()];
         let strides = self.strides.clone();
         let decode = |key: u64, coords: &mut [i64]| {
+            if let [only] = coords {
+                *only = key as i64;
+                return;
+            }
             let mut rest = key;
             for (c, &s) in coords.iter_mut().zip(&strides) {
                 *c = (rest / s.max(1)) as i64;
@@ -380,7 +417,9 @@ impl Workspace {
                 values,
                 set,
                 touched,
+                count,
             } => {
+                let touched = &mut touched[..*count];
                 touched.sort_unstable();
                 for &key in touched.iter() {
                     let k = key as usize;
@@ -389,7 +428,7 @@ impl Workspace {
                     values[k] = 0.0;
                     set[k] = false;
                 }
-                touched.clear();
+                *count = 0;
             }
             WorkspaceStore::Hashed(map) => {
                 let mut entries: Vec<(u64, f64)> = map.drain().collect();

@@ -20,6 +20,7 @@ use super::text::{
 };
 use crate::coordinates::{CoordinateList, MAX_ENTRIES, MAX_POSITIONS};
 use crate::error::{FormatError, Result};
+use crate::format::MAX_DIMENSION;
 use crate::tensor::Tensor;
 
 /// How a Matrix Market file stores its entries.
@@ -317,6 +318,11 @@ fn parse_size_line(line: Line<'_>, banner: &Banner, path: &Path) -> Result<Size>
     }
     let [rows, cols, nnz] = numbers;
     let too_large = |what: String| FormatError::TooLarge(format!("{}:{}: {what}", path.display(), line.number));
+    if rows.max(cols) > MAX_DIMENSION {
+        return Err(too_large(format!(
+            "a {rows} x {cols} matrix: the largest size tessera stores is {MAX_DIMENSION}"
+        )));
+    }
     let positions = rows.checked_mul(cols).ok_or_else(|| {
         too_large(format!(
             "a {rows} x {cols} matrix has more positions than a `usize` can count"

@@ -27,6 +27,7 @@ use super::text::{
 };
 use crate::coordinates::{CoordinateList, MAX_ENTRIES};
 use crate::error::{FormatError, Result};
+use crate::format::MAX_DIMENSION;
 use crate::tensor::Tensor;
 
 /// Reads a FROSTT file, with its shape from the `<stem>.dims` sidecar next
@@ -126,7 +127,7 @@ fn parse(bytes: &[u8], path: &Path, shape: Option<&[usize]>, expected: usize) ->
     // The largest coordinate each mode may have, 1-based.
     let limits: Vec<u64> = match shape {
         Some(shape) => shape.iter().map(|&d| d as u64).collect(),
-        None => vec![usize::MAX as u64; order],
+        None => vec![MAX_DIMENSION as u64; order],
     };
     let reserve = expected.min(bytes.len() / (2 * tokens));
     let mut entries = Entries {
@@ -165,7 +166,7 @@ fn parse(bytes: &[u8], path: &Path, shape: Option<&[usize]>, expected: usize) ->
     }
     let shape = match (shape, entries.largest) {
         (Some(shape), _) => shape.to_vec(),
-        // Each within `usize::MAX` by the limits.
+        // Each within `MAX_DIMENSION` by the limits.
         (None, largest) => largest.unwrap_or_default().iter().map(|&l| l as usize).collect(),
     };
     Ok(CoordinateList::from_raw_parts(shape, entries.coords, entries.values))
@@ -239,6 +240,9 @@ fn parse_entry(text: &[u8], limits: &[u64], layout: &EntryLayout, entry: &mut [u
 fn parse_coordinate(token: &[u8], mode: usize, limit: u64) -> Result<u64, String> {
     match parse_u64(token) {
         Ok(c) if c >= 1 && c <= limit => Ok(c - 1),
+        Ok(c) if c > limit && limit == MAX_DIMENSION as u64 => Err(format!(
+            "the mode-{mode} coordinate {c} is too large (the largest size tessera stores is {limit})"
+        )),
         Ok(c) if c > limit => Err(format!(
             "the mode-{mode} coordinate {c} is beyond the mode's size {limit}"
         )),

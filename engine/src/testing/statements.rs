@@ -1,0 +1,432 @@
+//! Random well-formed statements: 1–4 tensors of orders 0–4, `+ - * /`,
+//! unary minus, literals, shared and summed index variables, broadcasts,
+//! explicit `sum(...)` now and then, and occasionally `+=`.
+//!
+//! Sizes are consistent by construction: each index variable gets one size
+//! and every mode it indexes has it. Division is kept to the dense meaning's
+//! safe cases: the divisor is a nonzero literal or a tensor flagged
+//! [`TensorSpec::divisor`], which callers fill with [`EntryKind::Full`]
+//! contents (every component stored and nonzero), and no variable is summed
+//! over a divisor alone (`b(i) / C(i,k)` divides by `sum(k, C(i,k))`, which
+//! may be zero). So no `0 / 0` or `0 * inf` can make a sparse kernel and the
+//! dense reference disagree legitimately.
+//!
+//! [`EntryKind::Full`]: super::EntryKind::Full
+
+use crate::notation::{Access, BinaryOp, Expr, IndexVar, Statement};
+
+use super::Rng;
+
+/// Bounds of [`random_statement`].
+#[derive(Clone, Debug)]
+pub struct StatementConfig {
+    /// Most distinct tensors on the right (1–4 are drawn).
+    pub max_tensors: usize,
+    /// Most modes of one tensor (and of the result).
+    pub max_order: usize,
+    /// Most index variables of the statement.
+    pub max_vars: usize,
+    /// Deepest expression tree.
+    pub max_depth: usize,
+    /// Percent of statements with `+=`.
+    pub add_assign_percent: u32,
+    /// Percent of binary operators that divide.
+    pub div_percent: u32,
+    /// Percent of summed variables given an explicit `sum(...)`.
+    pub explicit_sum_percent: u32,
+    /// Largest index size of statements with at most two variables (more
+    /// variables get smaller ones: 2/3 of it for three, 5/12 for four,
+    /// 1/3 beyond).
+    pub max_dim: usize,
+    /// Most components × iterations per component the statement may take
+    /// (product of every variable's size), so the dense reference stays
+    /// quick.
+    pub max_work: usize,
+}
+
+impl Default for StatementConfig {
+    fn default() -> Self {
+        StatementConfig {
+            max_tensors: 4,
+            max_order: 4,
+            max_vars: 5,
+            max_depth: 4,
+            add_assign_percent: 10,
+            div_percent: 8,
+            explicit_sum_percent: 10,
+            max_dim: 12,
+            max_work: 6000,
+        }
+    }
+}
+
+/// A tensor a random statement reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorSpec {
+    pub name: String,
+    pub shape: Vec<usize>,
+    /// Read as a divisor: fill it with every component nonzero.
+    pub divisor: bool,
+}
+
+/// A random statement with what it needs to run.
+#[derive(Clone, Debug)]
+pub struct RandomStatement {
+    pub statement: Statement,
+    /// The statement's canonical text (parses back to `statement`).
+    pub text: String,
+    /// Every tensor it reads, the left tensor too for `+=`.
+    pub tensors: Vec<TensorSpec>,
+    /// Sizes of output variables no tensor fixes (broadcasts).
+    pub sizes: Vec<(String, usize)>,
+    /// The result's shape.
+    pub output_shape: Vec<usize>,
+}
+
+const VAR_NAMES: [&str; 6] = ["i", "j", "k", "l", "m", "n"];
+const TENSOR_NAMES: [&str; 4] = ["B", "C", "D", "E"];
+const LITERALS: [f64; 6] = [0.5, 1.0, 2.0, 3.0, 0.25, 0.0];
+const DIVISOR_LITERALS: [f64; 4] = [2.0, 4.0, 0.5, -2.0];
+
+struct Generator<'a> {
+    rng: &'a mut Rng,
+    config: &'a StatementConfig,
+    vars: Vec<(String, usize)>,
+    tensors: Vec<TensorSpec>,
+    /// Accesses made so far, for reuse (the same tensor read twice).
+    accesses: Vec<(String, Vec<String>)>,
+    budget: usize,
+}
+
+impl Generator<'_> {
+    fn size(&self, var: &str) -> usize {
+        self.vars.iter().find(|(v, _)| v == var).map_or(1, |(_, n)| *n)
+    }
+
+    fn random_vars(&mut self, order: usize) -> Vec<String> {
+        let mut names: Vec<String> = self.vars.iter().map(|(v, _)| v.clone()).collect();
+        self.rng.shuffle(&mut names);
+        names.truncate(order);
+        names
+    }
+
+    fn new_tensor(&mut self, divisor: bool) -> Option<Expr> {
+        if self.tensors.len() >= self.budget {
+            return None;
+        }
+        let name = TENSOR_NAMES[self.tensors.len()].to_string();
+        let order = self.rng.range(0, self.config.max_order.min(self.vars.len()));
+        let vars = self.random_vars(order);
+        let shape = vars.iter().map(|v| self.size(v)).collect();
+        self.tensors.push(TensorSpec {
+            name: name.clone(),
+            shape,
+            divisor,
+        });
+        self.accesses.push((name.clone(), vars.clone()));
+        let refs: Vec<&str> = vars.iter().map(String::as_str).collect();
+        Some(Expr::access(&name, &refs))
+    }
+
+    /// An access read before (the same tensor again), possibly with its
+    /// variables permuted among equal sizes.
+    fn reused(&mut self, divisor: bool) -> Option<Expr> {
+        let candidates: Vec<(String, Vec<String>)> = self
+            .accesses
+            .iter()
+            .filter(|(n, _)| self.tensors.iter().any(|t| t.name == *n && t.divisor == divisor))
+            .cloned()
+            .collect();
+        if candidates.is_empty() {
+            return None;
+        }
+        let (name, mut vars) = self.rng.pick(&candidates).clone();
+        if vars.len() >= 2 && self.rng.percent(30) {
+            let (a, b) = (self.rng.below(vars.len()), self.rng.below(vars.len()));
+            if self.size(&vars[a]) == self.size(&vars[b]) {
+                vars.swap(a, b);
+            }
+        }
+        let refs: Vec<&str> = vars.iter().map(String::as_str).collect();
+        Some(Expr::access(&name, &refs))
+    }
+
+    fn literal(&mut self) -> Expr {
+        Expr::lit(*self.rng.pick(&LITERALS))
+    }
+
+    fn leaf(&mut self) -> Expr {
+        if self.rng.percent(12) {
+            return self.literal();
+        }
+        if self.rng.percent(15) {
+            if let Some(e) = self.reused(false) {
+                return e;
+            }
+        }
+        self.new_tensor(false)
+            .or_else(|| self.reused(false))
+            .unwrap_or_else(|| self.literal())
+    }
+
+    fn divisor(&mut self) -> Expr {
+        if self.rng.percent(50) {
+            return Expr::lit(*self.rng.pick(&DIVISOR_LITERALS));
+        }
+        if self.rng.percent(30) {
+            if let Some(e) = self.reused(true) {
+                return e;
+            }
+        }
+        self.new_tensor(true)
+            .unwrap_or_else(|| Expr::lit(*self.rng.pick(&DIVISOR_LITERALS)))
+    }
+
+    fn expr(&mut self, depth: usize) -> Expr {
+        let stop = depth >= self.config.max_depth
+            || self.tensors.len() >= self.budget && self.rng.percent(60)
+            || self.rng.percent(20 + 15 * depth as u32);
+        if stop && depth > 0 {
+            return self.leaf();
+        }
+        if self.rng.percent(8) {
+            return -self.expr(depth + 1);
+        }
+        let op = if self.rng.percent(self.config.div_percent) {
+            BinaryOp::Div
+        } else {
+            *self
+                .rng
+                .pick(&[BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Mul])
+        };
+        let lhs = self.expr(depth + 1);
+        let rhs = if op == BinaryOp::Div {
+            self.divisor()
+        } else {
+            self.expr(depth + 1)
+        };
+        Expr::binary(op, lhs, rhs)
+    }
+}
+
+/// Free occurrences of `var` in `e`.
+fn occurrences(e: &Expr, var: &IndexVar) -> usize {
+    match e {
+        Expr::Access(a) => a.indices.iter().filter(|v| *v == var).count(),
+        Expr::Literal(_) => 0,
+        Expr::Neg(x) => occurrences(x, var),
+        Expr::Binary { lhs, rhs, .. } => occurrences(lhs, var) + occurrences(rhs, var),
+        Expr::Sum { var: v, body } => {
+            if v == var {
+                0
+            } else {
+                occurrences(body, var)
+            }
+        }
+    }
+}
+
+/// Wraps in `sum(var, ...)` the node `up` steps above the smallest
+/// subexpression holding every occurrence of `var` (the root at most).
+fn wrap_sum(e: Expr, var: &IndexVar, rng: &mut Rng) -> Expr {
+    let total = occurrences(&e, var);
+    // Depth of the smallest subexpression holding all occurrences.
+    fn lca_depth(e: &Expr, var: &IndexVar, total: usize) -> usize {
+        match e {
+            Expr::Neg(x) if occurrences(x, var) == total => 1 + lca_depth(x, var, total),
+            Expr::Sum { body, .. } if occurrences(body, var) == total => 1 + lca_depth(body, var, total),
+            Expr::Binary { lhs, rhs, .. } => {
+                if occurrences(lhs, var) == total {
+                    1 + lca_depth(lhs, var, total)
+                } else if occurrences(rhs, var) == total {
+                    1 + lca_depth(rhs, var, total)
+                } else {
+                    0
+                }
+            }
+            _ => 0,
+        }
+    }
+    fn wrap_at(e: Expr, var: &IndexVar, total: usize, depth: usize) -> Expr {
+        if depth == 0 {
+            return Expr::Sum {
+                var: var.clone(),
+                body: Box::new(e),
+            };
+        }
+        match e {
+            Expr::Neg(x) => -wrap_at(*x, var, total, depth - 1),
+            Expr::Sum { var: v, body } => Expr::Sum {
+                var: v,
+                body: Box::new(wrap_at(*body, var, total, depth - 1)),
+            },
+            Expr::Binary { op, lhs, rhs } => {
+                if occurrences(&lhs, var) == total {
+                    Expr::binary(op, wrap_at(*lhs, var, total, depth - 1), *rhs)
+                } else {
+                    Expr::binary(op, *lhs, wrap_at(*rhs, var, total, depth - 1))
+                }
+            }
+            other => Expr::Sum {
+                var: var.clone(),
+                body: Box::new(other),
+            },
+        }
+    }
+    let deepest = lca_depth(&e, var, total);
+    let depth = rng.range(0, deepest);
+    wrap_at(e, var, total, depth)
+}
+
+/// A random well-formed statement within `config`'s bounds.
+///
+/// ```
+/// use tessera_engine::testing::{random_statement, Rng, StatementConfig};
+/// use tessera_engine::notation::parse_statement;
+/// let mut rng = Rng::new(1);
+/// let case = random_statement(&mut rng, &StatementConfig::default());
+/// assert_eq!(parse_statement(&case.text).unwrap(), case.statement);
+/// ```
+pub fn random_statement(rng: &mut Rng, config: &StatementConfig) -> RandomStatement {
+    loop {
+        if let Some(s) = draw(rng, config) {
+            return s;
+        }
+    }
+}
+
+/// Whether some variable of a divisor access is summed over that access
+/// alone: the divisor would then be a sum, which may be zero.
+fn divides_by_a_sum(rhs: &Expr, tensors: &[TensorSpec], out_vars: &[String]) -> bool {
+    rhs.accesses().iter().any(|a| {
+        tensors.iter().any(|t| t.name == a.tensor && t.divisor)
+            && a.indices
+                .iter()
+                .any(|v| !out_vars.contains(&v.0) && occurrences(rhs, v) == 1)
+    })
+}
+
+/// One attempt at a statement; `None` when it divides by a sum.
+fn draw(rng: &mut Rng, config: &StatementConfig) -> Option<RandomStatement> {
+    let nvars = rng.range(0, config.max_vars.min(VAR_NAMES.len()));
+    // Sizes whose product stays within the work bound.
+    let mut vars: Vec<(String, usize)> = Vec::with_capacity(nvars);
+    let mut work = 1usize;
+    for name in VAR_NAMES.iter().take(nvars) {
+        let room = (config.max_work / work).max(1);
+        let d = config.max_dim.max(1);
+        let cap = match nvars {
+            0..=2 => d,
+            3 => (2 * d / 3).max(1),
+            4 => (5 * d / 12).max(1),
+            _ => (d / 3).max(1),
+        }
+        .min(room);
+        let n = if rng.percent(10) { 1 } else { rng.range(1, cap) };
+        work *= n;
+        vars.push((name.to_string(), n));
+    }
+    let budget = rng.range(1, config.max_tensors.min(TENSOR_NAMES.len()));
+    let mut g = Generator {
+        rng,
+        config,
+        vars,
+        tensors: Vec::new(),
+        accesses: Vec::new(),
+        budget,
+    };
+    let mut rhs = g.expr(0);
+    if g.tensors.is_empty() {
+        // Every statement reads at least one tensor.
+        let t = g.new_tensor(false).expect("the budget is at least one");
+        rhs = if g.rng.percent(50) { t } else { rhs * t };
+    }
+    let out_order = g.rng.range(0, g.config.max_order.min(g.vars.len()));
+    // Prefer output variables the right side uses; now and then broadcast.
+    let used = rhs.free_vars();
+    let mut out_vars: Vec<String> = used.iter().map(|v| v.0.clone()).collect();
+    g.rng.shuffle(&mut out_vars);
+    out_vars.truncate(out_order);
+    if out_vars.len() < out_order || g.rng.percent(8) {
+        let extra: Vec<String> = g
+            .vars
+            .iter()
+            .map(|(v, _)| v.clone())
+            .filter(|v| !out_vars.contains(v))
+            .collect();
+        if let Some(v) = extra.first() {
+            if out_vars.len() < g.config.max_order {
+                let at = g.rng.range(0, out_vars.len());
+                out_vars.insert(at, v.clone());
+            }
+        }
+    }
+    if divides_by_a_sum(&rhs, &g.tensors, &out_vars) {
+        return None;
+    }
+    // Explicit sums for some summed variables.
+    for v in &used {
+        if !out_vars.contains(&v.0) && g.rng.percent(g.config.explicit_sum_percent) {
+            rhs = wrap_sum(rhs, v, g.rng);
+        }
+    }
+    let output_shape: Vec<usize> = out_vars.iter().map(|v| g.size(v)).collect();
+    let sizes: Vec<(String, usize)> = out_vars
+        .iter()
+        .filter(|v| !used.iter().any(|u| u.0 == **v))
+        .map(|v| (v.clone(), g.size(v)))
+        .collect();
+    let refs: Vec<&str> = out_vars.iter().map(String::as_str).collect();
+    let name = if out_vars.is_empty() { "a" } else { "A" };
+    let lhs = Access::new(name, &refs);
+    let add_assign = g.rng.percent(g.config.add_assign_percent);
+    let mut tensors = g.tensors;
+    let statement = if add_assign {
+        tensors.push(TensorSpec {
+            name: name.to_string(),
+            shape: output_shape.clone(),
+            divisor: false,
+        });
+        Statement::add_assign(lhs, rhs)
+    } else {
+        Statement::assign(lhs, rhs)
+    };
+    Some(RandomStatement {
+        text: statement.to_string(),
+        statement,
+        tensors,
+        sizes,
+        output_shape,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::{check, parse_statement};
+
+    #[test]
+    fn random_statements_parse_back_and_check() {
+        let mut rng = Rng::new(77);
+        let config = StatementConfig::default();
+        let (mut divs, mut sums, mut adds, mut broadcasts) = (0, 0, 0, 0);
+        for _ in 0..500 {
+            let case = random_statement(&mut rng, &config);
+            let parsed = parse_statement(&case.text).unwrap_or_else(|e| panic!("{}: {e}", case.text));
+            assert_eq!(parsed, case.statement, "{}", case.text);
+            let shape_of = |n: &str| case.tensors.iter().find(|t| t.name == n).map(|t| t.shape.clone());
+            let size_of = |v: &str| case.sizes.iter().find(|(s, _)| s == v).map(|(_, n)| *n);
+            let sizes = check(&parsed, &shape_of, &size_of).unwrap_or_else(|e| panic!("{}: {e}", case.text));
+            assert_eq!(sizes.output_shape(), &case.output_shape[..], "{}", case.text);
+            assert!((1..=4).contains(&case.tensors.iter().filter(|t| t.name != parsed.lhs.tensor).count()));
+            divs += case.text.contains('/') as usize;
+            sums += case.text.contains("sum(") as usize;
+            adds += case.text.contains("+=") as usize;
+            broadcasts += !case.sizes.is_empty() as usize;
+        }
+        assert!(
+            divs > 10 && sums > 10 && adds > 10 && broadcasts > 10,
+            "{divs} {sums} {adds} {broadcasts}"
+        );
+    }
+}

@@ -1,0 +1,235 @@
+//! The command line: subcommands and options as clap parses them, and the
+//! parsers of `NAME:VALUE` option values (`-i A:a.mtx`, `-f A:csr`).
+//!
+//! Values are checked here as far as they can be without data (a format's
+//! spelling, a density's range); what depends on a tensor (a format's order)
+//! is checked when the tensor exists.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use super::engine::Tier;
+use super::format_spec::FormatSpec;
+use super::generate::GenSpec;
+
+const ABOUT: &str = "Sparse tensor algebra from the command line: type a statement, get a result";
+
+const EXAMPLES: &str = "\
+Examples:
+  tessera eval \"y(i) = A(i,j) * x(j)\" -i A:data/4elt.mtx -g x:15606:1
+  tessera eval \"C(i,j) = A(i,k) * B(k,j)\" -g A:500x400:0.01 -g B:400x300:0.02 -f C:dcsr --print plan
+  tessera eval \"s = A(i,j) * A(i,j)\" -i A:data/4elt.mtx --time 10
+  tessera repl -i A:data/4elt.mtx
+  tessera convert data/4elt.mtx 4elt.tns
+  tessera info data/4elt.mtx";
+
+/// `tessera`: evaluate sparse tensor statements, interactively or not.
+#[derive(Debug, Parser)]
+#[command(name = "tessera", version, about = ABOUT, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Evaluate one statement and print or write its result
+    #[command(after_help = EVAL_HELP)]
+    Eval(EvalArgs),
+    /// Evaluate statements one after another (from a terminal or a pipe)
+    Repl(ReplArgs),
+    /// Convert a tensor file into another (.mtx, .tns), through a format
+    Convert(ConvertArgs),
+    /// Describe a tensor file: shape, nonzeros, row lengths, bytes per format
+    Info(InfoArgs),
+}
+
+const EVAL_HELP: &str = "\
+Statements are index notation: y(i) = A(i,j) * x(j), C(i,j) = A(i,j) + B(i,j),
+s = sum(i, x(i) * x(i)); indices on the right but not the left are summed.
+
+Formats (-f): dense, csr, csc, dcsr, dcsc, coo, csf, dia, ell, bcsr:RxC, sv, hash,
+or a level list such as dense,compressed or compressed(nonunique),singleton,
+optionally with a mode order: dense,compressed:1,0. Inputs default to CSR for a
+matrix, CSF for a higher-order tensor, dense for a dense file; the output is
+dense when every input is dense, else like its sparse inputs.
+
+Without -o, a summary of the result is printed (a scalar is printed as a number).";
+
+/// Tensors, formats and sizes given on the command line.
+#[derive(Debug, Args)]
+pub struct TensorArgs {
+    /// Read tensor NAME from a .mtx or .tns file
+    #[arg(short = 'i', long = "input", value_name = "NAME:PATH", value_parser = parse_input)]
+    pub inputs: Vec<NameValue<PathBuf>>,
+
+    /// Generate a random tensor NAME (DIMS like 1000x1000, DENSITY from 0 to 1)
+    #[arg(short = 'g', long = "generate", value_name = "NAME:DIMS:DENSITY[:SEED]", value_parser = parse_generated)]
+    pub generated: Vec<NameValue<GenSpec>>,
+
+    /// Store tensor NAME (an input or the output) in FORMAT
+    #[arg(short = 'f', long = "format", value_name = "NAME:FORMAT", value_parser = parse_format)]
+    pub formats: Vec<NameValue<FormatSpec>>,
+
+    /// Size of an index variable that no input fixes
+    #[arg(short = 'd', long = "dim", value_name = "VAR:SIZE", value_parser = parse_size)]
+    pub sizes: Vec<NameValue<usize>>,
+
+    /// Execution tier (jit and opencl are not in this build yet)
+    #[arg(long, value_enum, default_value_t = Tier::Auto)]
+    pub tier: Tier,
+}
+
+/// What `--print` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PrintWhat {
+    /// Formats chosen, loop order, lattices, concrete index notation
+    Plan,
+    /// The merge lattice of each loop
+    Lattice,
+    /// The bytecode program
+    Bytecode,
+    /// Cranelift IR (jit tier)
+    Clif,
+    /// OpenCL source (opencl tier)
+    Opencl,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The statement, such as "y(i) = A(i,j) * x(j)"
+    pub statement: String,
+
+    #[command(flatten)]
+    pub tensors: TensorArgs,
+
+    /// Write the result NAME to a .mtx (order <= 2) or .tns file
+    #[arg(short = 'o', long = "output", value_name = "NAME:PATH", value_parser = parse_input)]
+    pub output: Option<NameValue<PathBuf>>,
+
+    /// Run N times; report the minimum and median time and the tier that ran
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub time: Option<u32>,
+
+    /// Print the plan, lattices or bytecode before the result (repeatable, or comma-separated)
+    #[arg(long, value_enum, value_name = "WHAT", value_delimiter = ',')]
+    pub print: Vec<PrintWhat>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplArgs {
+    #[command(flatten)]
+    pub tensors: TensorArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// The file to read (.mtx or .tns)
+    pub input: PathBuf,
+    /// The file to write (.mtx for order <= 2, .tns for any order)
+    pub output: PathBuf,
+    /// Pack the tensor in FORMAT on the way (checks it can hold it, reports its size)
+    #[arg(short = 'f', long = "format", value_name = "FORMAT", value_parser = parse_spec)]
+    pub format: Option<FormatSpec>,
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// The file to describe (.mtx or .tns)
+    pub path: PathBuf,
+}
+
+/// An option value `NAME:VALUE`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NameValue<T> {
+    pub name: String,
+    pub value: T,
+}
+
+/// Whether `name` can name a tensor or index variable in a statement.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Splits `NAME:REST` at the first colon, checking the name.
+pub fn split_name<'a>(text: &'a str, what: &str) -> Result<(&'a str, &'a str), String> {
+    let (name, rest) = text
+        .split_once(':')
+        .ok_or_else(|| format!("expected NAME:{what}, found no `:`"))?;
+    let name = name.trim();
+    if !is_identifier(name) {
+        return Err(format!(
+            "`{name}` is not a name: names start with a letter or _ and go on with letters, digits or _"
+        ));
+    }
+    if rest.trim().is_empty() {
+        return Err(format!("expected NAME:{what}, found nothing after `{name}:`"));
+    }
+    Ok((name, rest.trim()))
+}
+
+fn parse_input(text: &str) -> Result<NameValue<PathBuf>, String> {
+    let (name, path) = split_name(text, "PATH")?;
+    Ok(NameValue {
+        name: name.into(),
+        value: PathBuf::from(path),
+    })
+}
+
+fn parse_generated(text: &str) -> Result<NameValue<GenSpec>, String> {
+    let (name, spec) = split_name(text, "DIMS:DENSITY[:SEED]")?;
+    Ok(NameValue {
+        name: name.into(),
+        value: GenSpec::parse(spec)?,
+    })
+}
+
+fn parse_format(text: &str) -> Result<NameValue<FormatSpec>, String> {
+    let (name, spec) = split_name(text, "FORMAT")?;
+    Ok(NameValue {
+        name: name.into(),
+        value: spec.parse()?,
+    })
+}
+
+fn parse_spec(text: &str) -> Result<FormatSpec, String> {
+    text.parse()
+}
+
+/// A non-negative size `1000`.
+pub fn parse_count(text: &str) -> Result<usize, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("bad size `{}`: expected a non-negative integer", text.trim()))
+}
+
+fn parse_size(text: &str) -> Result<NameValue<usize>, String> {
+    let (name, size) = split_name(text, "SIZE")?;
+    Ok(NameValue {
+        name: name.into(),
+        value: parse_count(size)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn name_value_options_check_the_name() {
+        assert_eq!(parse_size("k:10").unwrap().value, 10);
+        assert!(parse_size("k10").unwrap_err().contains("no `:`"));
+        assert!(parse_input("1A:x.mtx").unwrap_err().contains("`1A` is not a name"));
+        assert!(parse_input("A:").unwrap_err().contains("nothing after"));
+        assert!(parse_format("A:csrr").unwrap_err().contains("`csrr`"));
+    }
+}

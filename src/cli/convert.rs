@@ -1,0 +1,44 @@
+//! `tessera convert IN OUT [-f FORMAT]`: reads a `.mtx` or `.tns` file,
+//! packs it into FORMAT (or the format that suits it), and writes it to
+//! another file; prints one line saying what was written.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use super::args::ConvertArgs;
+use super::error::Result;
+use super::files::{self, FileKind};
+use super::generate::shape_text;
+use super::progress::Spinner;
+use super::summary::bytes;
+
+/// Runs `tessera convert`.
+pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    // Refuse an output name tessera cannot write before reading anything.
+    FileKind::of(&args.output, "")?;
+    let size = std::fs::metadata(&args.input).map_or(0, |m| m.len());
+    let spinner = Spinner::for_file(format!("reading {}", args.input.display()), size);
+    let file = files::read_entries(&args.input, "")?;
+    let format = match &args.format {
+        Some(spec) => files::resolve(spec, file.entries.order(), &format!("-f {spec}"))?,
+        None => file.natural_format(),
+    };
+    spinner.say(format!("packing into {format}"));
+    let tensor = files::pack(&file.entries, format, "")?;
+    spinner.say(format!("writing {}", args.output.display()));
+    files::write(&args.output, &tensor, "")?;
+    drop(spinner);
+    let nonzeros = tensor.to_coordinates().len();
+    writeln!(
+        out,
+        "{} -> {}: {}, {} nonzero{}, via {} ({})",
+        args.input.display(),
+        args.output.display(),
+        shape_text(tensor.shape()),
+        nonzeros,
+        if nonzeros == 1 { "" } else { "s" },
+        tensor.format(),
+        bytes(tensor.bytes() as u128),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}

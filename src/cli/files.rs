@@ -1,0 +1,164 @@
+//! Tensor files, chosen by extension: Matrix Market (`.mtx`, matrices and
+//! vectors) and FROSTT (`.tns`, any order). Reading gives the entries and
+//! the format that suits them; writing takes any tensor whose order the
+//! file kind holds. A spinner shows while large files are read and packed.
+
+use std::path::Path;
+
+use tessera_formats::io::{self, MtxLayout};
+use tessera_formats::{CoordinateList, Format, Tensor};
+
+use super::error::{CliError, Result};
+use super::format_spec::FormatSpec;
+use super::progress::Spinner;
+
+/// The file kinds tessera reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Mtx,
+    Tns,
+}
+
+impl FileKind {
+    /// The kind named by `path`'s extension.
+    pub fn of(path: &Path, context: &str) -> Result<FileKind> {
+        match path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .as_deref()
+        {
+            Some("mtx") => Ok(FileKind::Mtx),
+            Some("tns") => Ok(FileKind::Tns),
+            _ => Err(CliError::UnknownExtension {
+                context: context.to_string(),
+                path: path.to_path_buf(),
+            }),
+        }
+    }
+}
+
+/// A file's entries and what it said about them.
+pub struct FileEntries {
+    pub entries: CoordinateList<f64>,
+    /// Whether the file stores every value (a Matrix Market array).
+    pub dense: bool,
+    /// What kind of file it was, for `info` (`Matrix Market coordinate pattern general`).
+    pub description: String,
+}
+
+impl FileEntries {
+    /// The format a tensor read from this file gets when none is asked for:
+    /// dense for a dense file, else CSR for a matrix, a sparse vector for a
+    /// vector, CSF beyond.
+    pub fn natural_format(&self) -> Format {
+        natural_format(self.entries.order(), self.dense)
+    }
+}
+
+/// Dense for dense data and scalars; CSR, sparse vector or CSF otherwise.
+pub fn natural_format(order: usize, dense: bool) -> Format {
+    if dense || order == 0 {
+        return Format::dense(order);
+    }
+    match order {
+        1 => Format::sparse_vector(),
+        2 => Format::csr(),
+        n => Format::csf(n),
+    }
+}
+
+/// Reads the entries of a `.mtx` or `.tns` file; `context` names the option
+/// or command in errors.
+pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
+    let kind = FileKind::of(path, context)?;
+    let file_error = |source| CliError::File {
+        context: context.to_string(),
+        source,
+    };
+    match kind {
+        FileKind::Mtx => {
+            let file = io::read_mtx(path).map_err(file_error)?;
+            Ok(FileEntries {
+                dense: file.layout == MtxLayout::Array,
+                description: format!("Matrix Market {} {} {}", file.layout, file.field, file.symmetry),
+                entries: file.entries,
+            })
+        }
+        FileKind::Tns => {
+            let entries = io::read_tns(path).map_err(file_error)?;
+            Ok(FileEntries {
+                dense: false,
+                description: format!("FROSTT, order {}", entries.order()),
+                entries,
+            })
+        }
+    }
+}
+
+/// Reads a file and packs it into `spec` (or the format that suits it);
+/// also says how the format was chosen. Errors name `context`, or for the
+/// format, the option or command that asked for it.
+pub fn load(path: &Path, spec: Option<(&FormatSpec, &str)>, context: &str) -> Result<(Tensor<f64>, String)> {
+    let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
+    let spinner = Spinner::for_file(format!("reading {}", path.display()), bytes);
+    let file = read_entries(path, context)?;
+    let (format, why) = match spec {
+        Some((spec, asked)) => (resolve(spec, file.entries.order(), asked)?, "as asked".to_string()),
+        None => {
+            let what = if file.dense {
+                "a dense file"
+            } else {
+                match file.entries.order() {
+                    0 => "a scalar",
+                    1 => "a sparse vector",
+                    2 => "a sparse matrix",
+                    _ => "a sparse tensor",
+                }
+            };
+            (file.natural_format(), format!("the default for {what}"))
+        }
+    };
+    spinner.say(format!("packing {} into {format}", path.display()));
+    let tensor = pack(&file.entries, format, context)?;
+    Ok((tensor, format!("read from {}, {why}", path.display())))
+}
+
+/// `spec` for a tensor of `order` modes, errors naming `context` (the
+/// option or command that asked for it).
+pub fn resolve(spec: &FormatSpec, order: usize, context: &str) -> Result<Format> {
+    spec.resolve(order).map_err(|reason| CliError::bad(context, reason))
+}
+
+/// Packs entries into `format`, errors naming `context`.
+pub fn pack(entries: &CoordinateList<f64>, format: Format, context: &str) -> Result<Tensor<f64>> {
+    let name = format.to_string();
+    Tensor::pack(entries, format).map_err(|source| CliError::Format {
+        context: format!("{context}: storing as {name}"),
+        source,
+    })
+}
+
+/// Writes `tensor` to a `.mtx` (order at most 2) or `.tns` file.
+pub fn write(path: &Path, tensor: &Tensor<f64>, context: &str) -> Result<()> {
+    let kind = FileKind::of(path, context)?;
+    let result = match kind {
+        FileKind::Mtx => {
+            if tensor.order() > 2 {
+                return Err(CliError::bad(
+                    context,
+                    format!(
+                        "Matrix Market files hold matrices and vectors, the tensor has order {}: write a .tns file",
+                        tensor.order()
+                    ),
+                ));
+            }
+            io::write_mtx(path, tensor)
+        }
+        FileKind::Tns => io::write_tns(path, tensor),
+    };
+    result.map_err(|source| CliError::File {
+        context: context.to_string(),
+        source,
+    })
+}

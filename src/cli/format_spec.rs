@@ -1,0 +1,422 @@
+//! Format specifications as typed on the command line (`-f A:csr`,
+//! `:format A dense,compressed:1,0`), parsed into a [`FormatSpec`] and, once
+//! the tensor's order is known, resolved into a [`Format`] through its
+//! constructors.
+//!
+//! Grammar:
+//! ```text
+//! spec   := named [':' order] | 'bcsr:' R 'x' C | levels [':' order]
+//! named  := dense | csr | csc | dcsr | dcsc | coo | csf | dia | ell | sv | hash
+//! levels := level (',' level)*
+//! level  := kind ['(' prop (',' prop)* ')']
+//! kind   := dense | compressed | singleton | range | offset | hashed
+//! prop   := nonunique | unique | unordered | ordered
+//! order  := mode (',' mode)*            level k stores mode order[k]
+//! ```
+//! `dense`, `coo` and `csf` take any order (and a mode order); the matrix
+//! formats take order 2, `sv` order 1, `hash` order 1 or 2. Errors name the
+//! part of the text at fault.
+
+use std::fmt;
+use std::str::FromStr;
+
+use tessera_formats::{Format, LevelFormat};
+
+/// The formats known by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamedFormat {
+    Dense,
+    Csr,
+    Csc,
+    Dcsr,
+    Dcsc,
+    Coo,
+    Csf,
+    Dia,
+    Ell,
+    Sv,
+    Hash,
+}
+
+impl NamedFormat {
+    const ALL: [(&'static str, NamedFormat); 11] = [
+        ("dense", NamedFormat::Dense),
+        ("csr", NamedFormat::Csr),
+        ("csc", NamedFormat::Csc),
+        ("dcsr", NamedFormat::Dcsr),
+        ("dcsc", NamedFormat::Dcsc),
+        ("coo", NamedFormat::Coo),
+        ("csf", NamedFormat::Csf),
+        ("dia", NamedFormat::Dia),
+        ("ell", NamedFormat::Ell),
+        ("sv", NamedFormat::Sv),
+        ("hash", NamedFormat::Hash),
+    ];
+
+    fn from_name(name: &str) -> Option<NamedFormat> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+    }
+
+    fn name(self) -> &'static str {
+        Self::ALL.iter().find(|(_, f)| *f == self).map_or("?", |(n, _)| n)
+    }
+
+    /// Whether a mode order may follow the name.
+    fn takes_mode_order(self) -> bool {
+        matches!(self, NamedFormat::Dense | NamedFormat::Coo | NamedFormat::Csf)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Spec {
+    Named(NamedFormat, Option<Vec<usize>>),
+    Bcsr(usize, usize),
+    Levels(Vec<LevelFormat>, Option<Vec<usize>>),
+}
+
+/// A parsed format specification, not yet tied to a tensor's order.
+///
+/// ```ignore
+/// let spec: FormatSpec = "dense,compressed:1,0".parse()?;
+/// assert_eq!(spec.resolve(2)?.levels(), Format::csc().levels());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormatSpec {
+    text: String,
+    spec: Spec,
+}
+
+/// The list every "unknown format" message repeats.
+const EXPECTED: &str = "a named format (dense, csr, csc, dcsr, dcsc, coo, csf, dia, ell, bcsr:RxC, sv, hash) \
+     or a level list such as dense,compressed or compressed(nonunique),singleton:1,0";
+
+const LEVELS: &str = "dense, compressed, singleton, range, offset, hashed";
+
+impl FromStr for FormatSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(format!("empty format: expected {EXPECTED}"));
+        }
+        let (head, tail) = match text.split_once(':') {
+            Some((h, t)) => (h.trim(), Some(t.trim())),
+            None => (text, None),
+        };
+        let spec = if head == "bcsr" {
+            let blocks = tail.ok_or("bcsr needs its block size, as in bcsr:4x4")?;
+            let (r, c) = parse_block(blocks)?;
+            Spec::Bcsr(r, c)
+        } else if let Some(named) = NamedFormat::from_name(head) {
+            let order = tail.map(parse_mode_order).transpose()?;
+            if order.is_some() && !named.takes_mode_order() {
+                return Err(format!(
+                    "{} has a fixed mode order; give a level list with one instead, as in dense,compressed:1,0",
+                    named.name()
+                ));
+            }
+            Spec::Named(named, order)
+        } else {
+            let levels = split_top_level(head)?
+                .into_iter()
+                .map(parse_level)
+                .collect::<Result<Vec<_>, _>>()?;
+            let order = tail.map(parse_mode_order).transpose()?;
+            if let Some(order) = &order {
+                if order.len() != levels.len() {
+                    return Err(format!(
+                        "the mode order `{}` names {} modes for {} levels",
+                        tail.unwrap_or_default(),
+                        order.len(),
+                        levels.len()
+                    ));
+                }
+            }
+            Spec::Levels(levels, order)
+        };
+        Ok(FormatSpec {
+            text: text.to_string(),
+            spec,
+        })
+    }
+}
+
+impl fmt::Display for FormatSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl FormatSpec {
+    /// The format for a tensor of `order` modes, or why there is none.
+    pub fn resolve(&self, order: usize) -> Result<Format, String> {
+        let format = match &self.spec {
+            Spec::Named(named, mode_order) => resolve_named(*named, mode_order.as_deref(), order)?,
+            Spec::Bcsr(r, c) => {
+                need_order("bcsr", 2, order)?;
+                Format::bcsr(*r, *c).map_err(|e| e.to_string())?
+            }
+            Spec::Levels(levels, mode_order) => {
+                if levels.len() != order {
+                    return Err(format!(
+                        "the level list `{}` has {} level{}, the tensor has order {order}",
+                        self.text,
+                        levels.len(),
+                        plural(levels.len())
+                    ));
+                }
+                let identity: Vec<usize> = (0..order).collect();
+                let mode_order = mode_order.as_deref().unwrap_or(&identity);
+                check_permutation(mode_order)?;
+                Format::from_levels(levels, mode_order).map_err(|e| match e {
+                    tessera_formats::FormatError::BadFormat { reason, .. } => {
+                        format!("`{}` cannot store a tensor: {reason}", self.text)
+                    }
+                    other => other.to_string(),
+                })?
+            }
+        };
+        Ok(format)
+    }
+}
+
+fn resolve_named(named: NamedFormat, mode_order: Option<&[usize]>, order: usize) -> Result<Format, String> {
+    let identity: Vec<usize> = (0..order).collect();
+    let modes = mode_order.unwrap_or(&identity);
+    if modes.len() != order {
+        return Err(format!(
+            "the mode order of `{}` names {} modes, the tensor has order {order}",
+            named.name(),
+            modes.len()
+        ));
+    }
+    check_permutation(modes)?;
+    if order == 0 && named != NamedFormat::Dense {
+        return Err(format!(
+            "a scalar has no modes to store as {}: scalars are dense",
+            named.name()
+        ));
+    }
+    Ok(match named {
+        NamedFormat::Dense => Format::dense_ordered(modes),
+        NamedFormat::Coo => Format::coo_ordered(modes),
+        NamedFormat::Csf => Format::csf_ordered(modes),
+        NamedFormat::Csr => matrix("csr", order, Format::csr)?,
+        NamedFormat::Csc => matrix("csc", order, Format::csc)?,
+        NamedFormat::Dcsr => matrix("dcsr", order, Format::dcsr)?,
+        NamedFormat::Dcsc => matrix("dcsc", order, Format::dcsc)?,
+        NamedFormat::Dia => matrix("dia", order, Format::dia)?,
+        NamedFormat::Ell => matrix("ell", order, Format::ell)?,
+        NamedFormat::Sv => {
+            need_order("sv", 1, order)?;
+            Format::sparse_vector()
+        }
+        NamedFormat::Hash => match order {
+            1 => Format::hash_vector(),
+            2 => Format::hash_rows(),
+            _ => {
+                return Err(format!(
+                    "hash stores vectors and matrices, the tensor has order {order}"
+                ))
+            }
+        },
+    })
+}
+
+fn matrix(name: &str, order: usize, make: fn() -> Format) -> Result<Format, String> {
+    need_order(name, 2, order)?;
+    Ok(make())
+}
+
+fn need_order(name: &str, wanted: usize, order: usize) -> Result<(), String> {
+    if order == wanted {
+        return Ok(());
+    }
+    let what = match wanted {
+        1 => "vectors",
+        2 => "matrices",
+        _ => "tensors",
+    };
+    Err(format!("{name} stores {what}, the tensor has order {order}"))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn check_permutation(modes: &[usize]) -> Result<(), String> {
+    let n = modes.len();
+    let mut seen = vec![false; n];
+    for &m in modes {
+        if m >= n || std::mem::replace(&mut seen[m], true) {
+            let list: Vec<String> = modes.iter().map(usize::to_string).collect();
+            return Err(format!(
+                "the mode order `{}` is not a permutation of 0..{n}",
+                list.join(",")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `RxC` of `bcsr:RxC`, each at least 1.
+fn parse_block(text: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("bad block size `{text}` in bcsr:{text}: expected ROWSxCOLS such as 4x4, each at least 1");
+    let (r, c) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let r: usize = r.trim().parse().map_err(|_| bad())?;
+    let c: usize = c.trim().parse().map_err(|_| bad())?;
+    if r == 0 || c == 0 {
+        return Err(bad());
+    }
+    Ok((r, c))
+}
+
+/// A mode order `1,0`.
+fn parse_mode_order(text: &str) -> Result<Vec<usize>, String> {
+    text.split(',')
+        .map(|m| {
+            m.trim().parse::<usize>().map_err(|_| {
+                format!(
+                    "bad mode `{}` in the mode order `{text}`: expected mode numbers such as 1,0",
+                    m.trim()
+                )
+            })
+        })
+        .collect()
+}
+
+/// Splits `a(x,y),b` at the commas outside parentheses.
+fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut start = 0;
+    for (i, ch) in text.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth
+                    .checked_sub(1)
+                    .ok_or_else(|| format!("unbalanced `)` in `{text}`"))?
+            }
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(format!("unclosed `(` in `{text}`"));
+    }
+    parts.push(&text[start..]);
+    Ok(parts)
+}
+
+/// One level `compressed(nonunique)`.
+fn parse_level(text: &str) -> Result<LevelFormat, String> {
+    let text = text.trim();
+    let (kind, props) = match text.split_once('(') {
+        Some((kind, rest)) => {
+            let props = rest.strip_suffix(')').ok_or_else(|| {
+                format!("bad level `{text}`: properties go in parentheses at the end, as in compressed(nonunique)")
+            })?;
+            (kind.trim(), Some(props))
+        }
+        None => (text, None),
+    };
+    let mut level = match kind {
+        "dense" => LevelFormat::dense(),
+        "compressed" => LevelFormat::compressed(),
+        "singleton" => LevelFormat::singleton(),
+        "range" => LevelFormat::range(),
+        "offset" => LevelFormat::offset(),
+        "hashed" => LevelFormat::hashed(),
+        "" => return Err(format!("empty format part: expected {EXPECTED}")),
+        other => {
+            return Err(format!(
+                "unknown format or level `{other}`: expected {EXPECTED} (levels: {LEVELS})"
+            ))
+        }
+    };
+    for prop in props.into_iter().flat_map(|p| p.split(',')) {
+        level = match prop.trim() {
+            "nonunique" => level.non_unique(),
+            "unique" => LevelFormat { unique: true, ..level },
+            "unordered" => level.unordered(),
+            "ordered" => LevelFormat { ordered: true, ..level },
+            other => {
+                return Err(format!(
+                    "unknown level property `{other}` in `{text}`: expected nonunique, unique, unordered or ordered"
+                ))
+            }
+        };
+    }
+    Ok(level)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(text: &str, order: usize) -> Result<Format, String> {
+        text.parse::<FormatSpec>()?.resolve(order)
+    }
+
+    #[test]
+    fn named_formats_resolve_to_their_constructors() {
+        assert_eq!(resolve("csr", 2).unwrap(), Format::csr());
+        assert_eq!(resolve("csc", 2).unwrap(), Format::csc());
+        assert_eq!(resolve("dense", 3).unwrap(), Format::dense(3));
+        assert_eq!(resolve("csf", 3).unwrap(), Format::csf(3));
+        assert_eq!(resolve("coo", 2).unwrap(), Format::coo(2));
+        assert_eq!(resolve("sv", 1).unwrap(), Format::sparse_vector());
+        assert_eq!(resolve("hash", 1).unwrap(), Format::hash_vector());
+        assert_eq!(resolve("hash", 2).unwrap(), Format::hash_rows());
+        assert_eq!(resolve("dia", 2).unwrap(), Format::dia());
+        assert_eq!(resolve("ell", 2).unwrap(), Format::ell());
+        assert_eq!(resolve("bcsr:2x4", 2).unwrap(), Format::bcsr(2, 4).unwrap());
+        assert_eq!(resolve("dense:1,0", 2).unwrap(), Format::dense_ordered(&[1, 0]));
+        assert_eq!(resolve("csf:2,0,1", 3).unwrap(), Format::csf_ordered(&[2, 0, 1]));
+    }
+
+    #[test]
+    fn level_lists_with_properties_and_mode_orders() {
+        let csc = resolve("dense,compressed:1,0", 2).unwrap();
+        assert_eq!(csc.levels(), Format::csc().levels());
+        let coo = resolve("compressed(nonunique),singleton", 2).unwrap();
+        assert_eq!(coo.levels(), Format::coo(2).levels());
+        let f = resolve("dense, compressed(unordered, nonunique)", 2).unwrap();
+        assert!(!f.level(1).ordered && !f.level(1).unique);
+    }
+
+    #[test]
+    fn errors_name_the_bad_part() {
+        let e = resolve("dense,compresed", 2).unwrap_err();
+        assert!(e.contains("`compresed`"), "{e}");
+        let e = resolve("foo", 2).unwrap_err();
+        assert!(e.contains("unknown format or level `foo`"), "{e}");
+        let e = resolve("compressed(nonuniq)", 1).unwrap_err();
+        assert!(e.contains("`nonuniq`"), "{e}");
+        let e = resolve("csr", 3).unwrap_err();
+        assert!(e.contains("csr stores matrices, the tensor has order 3"), "{e}");
+        let e = resolve("bcsr:2y2", 2).unwrap_err();
+        assert!(e.contains("`2y2`"), "{e}");
+        let e = resolve("dense,compressed", 3).unwrap_err();
+        assert!(e.contains("2 levels, the tensor has order 3"), "{e}");
+        let e = resolve("dense,compressed:0,0", 2).unwrap_err();
+        assert!(e.contains("not a permutation"), "{e}");
+        let e = resolve("dense,compressed:1,x", 2).unwrap_err();
+        assert!(e.contains("bad mode `x`"), "{e}");
+        let e = resolve("singleton,dense", 2).unwrap_err();
+        assert!(e.contains("singleton"), "{e}");
+        let e = resolve("csr:1,0", 2).unwrap_err();
+        assert!(e.contains("fixed mode order"), "{e}");
+        let e = resolve("compressed(nonunique", 1).unwrap_err();
+        assert!(e.contains("unclosed"), "{e}");
+    }
+}

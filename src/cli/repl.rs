@@ -1,0 +1,321 @@
+//! `tessera repl`: a session of statements and commands, one per line.
+//!
+//! A line is a statement (`y(i) = A(i,j) * x(j)`: evaluated, its summary
+//! printed, its result kept as a tensor for later lines), a command
+//! (`:load`, `:gen`, `:format`, `:plan`, `:time`, … — see [`HELP`]), a
+//! comment (`# …`) or blank. From a terminal, lines are edited with
+//! rustyline and kept in a history file; from a pipe, lines are read as
+//! they come, without prompts, so sessions can be scripted. An error is
+//! reported (with its line number, from a pipe) and the session goes on;
+//! a piped session with errors exits non-zero at its end.
+
+use std::io::{self, BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use rustyline::error::ReadlineError;
+use rustyline::DefaultEditor;
+
+use super::args::{is_identifier, parse_count, PrintWhat, ReplArgs};
+use super::error::{CliError, Result};
+use super::eval::timing_line;
+use super::files;
+use super::format_spec::FormatSpec;
+use super::generate::{shape_text, GenSpec};
+use super::listing::write_listing;
+use super::session::{from_args, Front, Session};
+use super::summary::{write_summary, SHOWN_NONZEROS};
+
+/// The commands, as `:help` prints them.
+pub const HELP: &str = "\
+Statements, one per line, are evaluated and their results kept by name:
+  y(i) = A(i,j) * x(j)          C(i,j) = A(i,k) * B(k,j)          s = sum(i, y(i))
+Commands:
+  :load NAME PATH               read a .mtx or .tns file
+  :gen NAME DIMS DENSITY [SEED] random tensor, e.g. :gen A 1000x1000 0.01 7
+  :format NAME FORMAT           store NAME in FORMAT (now, or when it is made):
+                                dense csr csc dcsr dcsc coo csf dia ell bcsr:RxC sv hash,
+                                or levels such as dense,compressed:1,0
+  :size VAR SIZE                size of an index variable no input fixes
+  :print NAME [N|all]           summary and the first N (10) nonzeros
+  :list                         the tensors, formats and sizes of the session
+  :save NAME PATH               write NAME to a .mtx or .tns file
+  :drop NAME                    forget a tensor
+  :plan STATEMENT               formats chosen and the plan, without running
+  :lattice STATEMENT            the merge lattice of each loop
+  :bytecode STATEMENT           the bytecode program
+  :time N STATEMENT             run N times: min and median time, the tier
+  :help                         this text
+  :quit                         leave (or end of input, Ctrl-D)
+Lines starting with # are comments.";
+
+/// What to do after a line.
+enum Flow {
+    Continue,
+    Quit,
+}
+
+/// Runs `tessera repl`.
+pub fn run(args: &ReplArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let mut session = from_args(&args.tensors, Front::Repl)?;
+    if io::stdin().is_terminal() {
+        interactive(&mut session, out)?;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        piped(&mut session, out)
+    }
+}
+
+/// Lines from a pipe: no prompt; errors name their line.
+fn piped(session: &mut Session, out: &mut dyn Write) -> Result<ExitCode> {
+    let mut failed = false;
+    for (k, line) in io::stdin().lock().lines().enumerate() {
+        let line = line.map_err(|e| CliError::Editor(format!("reading standard input: {e}")))?;
+        match execute(session, &line, out) {
+            Ok(Flow::Continue) => {}
+            Ok(Flow::Quit) => break,
+            Err(e) if e.is_broken_pipe() => return Err(e),
+            Err(e) => {
+                failed = true;
+                let _ = writeln!(io::stderr(), "error: line {}: {e}", k + 1);
+            }
+        }
+        out.flush()?;
+    }
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Lines from a terminal, with editing and history.
+fn interactive(session: &mut Session, out: &mut dyn Write) -> Result<()> {
+    let mut editor = DefaultEditor::new().map_err(|e| CliError::Editor(e.to_string()))?;
+    let history = history_path();
+    if let Some(path) = &history {
+        // No history yet is the usual first run.
+        let _ = editor.load_history(path);
+    }
+    writeln!(
+        out,
+        "tessera {} ({} tier) - :help for commands, :quit to leave",
+        env!("CARGO_PKG_VERSION"),
+        session.tier()
+    )?;
+    out.flush()?;
+    loop {
+        match editor.readline("tessera> ") {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
+                }
+                let flow = execute(session, &line, out);
+                out.flush()?;
+                match flow {
+                    Ok(Flow::Continue) => {}
+                    Ok(Flow::Quit) => break,
+                    Err(e) if e.is_broken_pipe() => return Err(e),
+                    Err(e) => super::report(&e),
+                }
+            }
+            // Ctrl-C abandons the line, as in a shell.
+            Err(ReadlineError::Interrupted) => {}
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(CliError::Editor(e.to_string())),
+        }
+    }
+    if let Some(path) = &history {
+        let _ = editor.save_history(path);
+    }
+    Ok(())
+}
+
+/// `$HOME/.tessera_history`, when there is a home.
+fn history_path() -> Option<PathBuf> {
+    std::env::var_os("HOME").map(|home| Path::new(&home).join(".tessera_history"))
+}
+
+/// Carries out one line.
+fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flow> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(Flow::Continue);
+    }
+    let Some(command) = line.strip_prefix(':') else {
+        evaluate(session, line, None, out)?;
+        return Ok(Flow::Continue);
+    };
+    let (word, rest) = match command.split_once(char::is_whitespace) {
+        Some((w, r)) => (w, r.trim()),
+        None => (command, ""),
+    };
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let context = format!(":{word}");
+    let usage = |text: &str| CliError::bad(&context, format!("usage: {text}"));
+    match word {
+        "q" | "quit" | "exit" => return Ok(Flow::Quit),
+        "h" | "help" | "?" => writeln!(out, "{HELP}")?,
+        "load" => {
+            let [name, path] = words[..] else {
+                return Err(usage(":load NAME PATH"));
+            };
+            let name = tensor_name(name, &context)?;
+            session.load(name, Path::new(path), &format!(":load {name}"))?;
+            header(session, name, out)?;
+        }
+        "gen" | "generate" => {
+            let (name, dims, density, seed) = match words[..] {
+                [n, d, p] => (n, d, p, None),
+                [n, d, p, s] => (n, d, p, Some(s)),
+                _ => return Err(usage(":gen NAME DIMS DENSITY [SEED]")),
+            };
+            let name = tensor_name(name, &context)?;
+            let spec = GenSpec::from_parts(dims, density, seed)
+                .map_err(|reason| CliError::bad(format!(":gen {name}"), reason))?;
+            session.generate(name, &spec, &format!(":gen {name}"))?;
+            header(session, name, out)?;
+        }
+        "format" => {
+            let Some((name, spec)) = rest.split_once(char::is_whitespace) else {
+                return Err(usage(":format NAME FORMAT"));
+            };
+            let name = tensor_name(name, &context)?;
+            let spec: FormatSpec = spec
+                .trim()
+                .parse()
+                .map_err(|reason| CliError::bad(format!(":format {name}"), reason))?;
+            session.set_format(name, spec.clone())?;
+            match session.get(name) {
+                Some(_) => header(session, name, out)?,
+                None => writeln!(out, "{name} will be stored as {spec}")?,
+            }
+        }
+        "size" => {
+            let [var, size] = words[..] else {
+                return Err(usage(":size VAR SIZE"));
+            };
+            let var = tensor_name(var, &context)?;
+            let size = parse_count(size).map_err(|reason| CliError::bad(&context, reason))?;
+            session.set_size(var, size);
+        }
+        "print" | "p" => {
+            let (name, limit) = match words[..] {
+                [name] => (name, SHOWN_NONZEROS),
+                [name, "all"] => (name, usize::MAX),
+                [name, n] => (name, parse_count(n).map_err(|reason| CliError::bad(&context, reason))?),
+                _ => return Err(usage(":print NAME [N|all]")),
+            };
+            let named = session
+                .get(name)
+                .ok_or_else(|| CliError::bad(&context, format!("no tensor {name}")))?;
+            write_summary(out, name, &named.tensor, limit)?;
+        }
+        "list" | "ls" | "tensors" => list(session, out)?,
+        "save" => {
+            let [name, path] = words[..] else {
+                return Err(usage(":save NAME PATH"));
+            };
+            let named = session
+                .get(name)
+                .ok_or_else(|| CliError::bad(&context, format!("no tensor {name}")))?;
+            files::write(Path::new(path), &named.tensor, &format!(":save {name}"))?;
+        }
+        "drop" => {
+            let [name] = words[..] else {
+                return Err(usage(":drop NAME"));
+            };
+            if !session.remove(name) {
+                return Err(CliError::bad(&context, format!("no tensor {name}")));
+            }
+        }
+        "plan" | "lattice" | "bytecode" => {
+            if rest.is_empty() {
+                return Err(usage(&format!(":{word} STATEMENT")));
+            }
+            let what = match word {
+                "plan" => PrintWhat::Plan,
+                "lattice" => PrintWhat::Lattice,
+                _ => PrintWhat::Bytecode,
+            };
+            let prepared = session.prepare(rest)?;
+            write_listing(out, session, &prepared, what)?;
+        }
+        "time" => {
+            let Some((n, statement)) = rest.split_once(char::is_whitespace) else {
+                return Err(usage(":time N STATEMENT"));
+            };
+            let n = parse_count(n)
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| usage(":time N STATEMENT, N at least 1"))?;
+            evaluate(session, statement.trim(), Some(n), out)?;
+        }
+        other => return Err(CliError::bad(format!(":{other}"), "unknown command (:help lists them)")),
+    }
+    Ok(Flow::Continue)
+}
+
+/// Evaluates a statement (`times` runs when timed), keeps and summarises
+/// its result.
+fn evaluate(session: &mut Session, statement: &str, times: Option<usize>, out: &mut dyn Write) -> Result<()> {
+    let prepared = session.prepare(statement)?;
+    let (result, timing) = match times {
+        Some(n) => {
+            let (result, timing) = session.time(&prepared, n)?;
+            (result, Some(timing))
+        }
+        None => (session.run(&prepared)?, None),
+    };
+    let name = prepared.output_name().to_string();
+    write_summary(out, &name, &result, SHOWN_NONZEROS)?;
+    if let Some(timing) = timing {
+        writeln!(out, "{}", timing_line(&timing))?;
+    }
+    session.insert(&name, result, format!("computed by {}", statement.trim()));
+    Ok(())
+}
+
+/// Checks a name typed after a command.
+fn tensor_name<'a>(name: &'a str, context: &str) -> Result<&'a str> {
+    if is_identifier(name) {
+        Ok(name)
+    } else {
+        Err(CliError::bad(
+            context,
+            format!("`{name}` is not a name: names start with a letter or _ and go on with letters, digits or _"),
+        ))
+    }
+}
+
+/// The one-line summary of a tensor just made.
+fn header(session: &Session, name: &str, out: &mut dyn Write) -> Result<()> {
+    if let Some(named) = session.get(name) {
+        write_summary(out, name, &named.tensor, 0)?;
+    }
+    Ok(())
+}
+
+/// `:list`.
+fn list(session: &Session, out: &mut dyn Write) -> Result<()> {
+    let mut any = false;
+    for (name, named) in session.tensors() {
+        any = true;
+        writeln!(
+            out,
+            "{name}: {}, {}, {} stored ({})",
+            shape_text(named.tensor.shape()),
+            named.tensor.format(),
+            named.tensor.stored(),
+            named.origin
+        )?;
+    }
+    for (name, spec) in session.pending_formats() {
+        any = true;
+        writeln!(out, "{name}: not yet made, to be stored as {spec}")?;
+    }
+    for (var, size) in session.sizes() {
+        any = true;
+        writeln!(out, "index {var}: size {size}")?;
+    }
+    if !any {
+        writeln!(out, "no tensors yet (:load, :gen or a statement make them)")?;
+    }
+    Ok(())
+}

@@ -1,0 +1,484 @@
+//! A session: named tensors, the formats asked for them, index sizes, and
+//! an engine — what `eval` builds from its options and the REPL builds one
+//! command at a time.
+//!
+//! A statement goes through [`Session::prepare`] (parse, find its tensors,
+//! check shapes, choose the output format, compile) and [`Session::run`];
+//! the result can be put back as a named tensor for the next statement.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tessera_engine::notation::{check, parse_statement, AssignOp, Statement};
+use tessera_engine::{default_output_format, Engine, EngineError, EvalOptions, Inputs, Kernel};
+use tessera_formats::{Format, Tensor};
+
+use super::args::TensorArgs;
+use super::engine::{engine_for, tier_choice, tier_that_ran, Tier};
+use super::error::{CliError, Result};
+use super::files;
+use super::format_spec::FormatSpec;
+use super::generate::{shape_text, GenSpec};
+use super::progress::{Spinner, LARGE_ENTRIES};
+
+/// A tensor of the session and where it came from.
+pub struct Named {
+    pub tensor: Tensor<f64>,
+    /// `read from a.mtx, the default for a sparse matrix`.
+    pub origin: String,
+}
+
+/// Named tensors, requested formats and index sizes, with an engine.
+pub struct Session {
+    engine: Engine,
+    tier: Tier,
+    tensors: BTreeMap<String, Named>,
+    formats: BTreeMap<String, FormatSpec>,
+    sizes: BTreeMap<String, usize>,
+    /// Where commands come from, for advice in errors.
+    front: Front,
+}
+
+/// The front end a session serves: its errors advise its own commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Front {
+    /// `tessera eval`: options.
+    Eval,
+    /// `tessera repl`: `:` commands.
+    Repl,
+}
+
+impl Front {
+    /// How to give a tensor a statement names.
+    fn missing_tensor(self, name: &str) -> String {
+        match self {
+            Front::Eval => format!("give it with -i {name}:PATH or -g {name}:DIMS:DENSITY"),
+            Front::Repl => format!(":load {name} PATH or :gen {name} DIMS DENSITY first"),
+        }
+    }
+    /// The option or command that asked for `name`'s format.
+    fn format_context(self, name: &str, spec: &FormatSpec) -> String {
+        match self {
+            Front::Eval => format!("-f {name}:{spec}"),
+            Front::Repl => format!(":format {name} {spec}"),
+        }
+    }
+    /// How to give the size of an index variable.
+    fn missing_size(self, var: &str) -> String {
+        match self {
+            Front::Eval => format!("give it with -d {var}:SIZE"),
+            Front::Repl => format!(":size {var} SIZE first"),
+        }
+    }
+}
+
+/// A statement compiled for the session's tensors.
+pub struct Prepared {
+    text: String,
+    statement: Statement,
+    kernel: Arc<Kernel>,
+    /// The tensors the statement reads, in the order it names them.
+    reads: Vec<String>,
+    output_shape: Vec<usize>,
+    /// Why the output has its format.
+    output_why: String,
+    /// How long compiling took (nearly nothing when the kernel was cached).
+    compile_time: Duration,
+}
+
+impl Prepared {
+    /// The compiled kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+    /// The name of the tensor the statement computes.
+    pub fn output_name(&self) -> &str {
+        &self.statement.lhs.tensor
+    }
+}
+
+/// Times of repeated runs.
+pub struct Timing {
+    /// Each run's time; the first includes compiling.
+    pub runs: Vec<Duration>,
+    /// The time compiling took.
+    pub compile: Duration,
+    pub tier: Tier,
+}
+
+impl Timing {
+    pub fn min(&self) -> Duration {
+        self.runs.iter().copied().min().unwrap_or_default()
+    }
+    pub fn median(&self) -> Duration {
+        let mut sorted = self.runs.clone();
+        sorted.sort_unstable();
+        match sorted.len() {
+            0 => Duration::ZERO,
+            n if n % 2 == 1 => sorted[n / 2],
+            n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+        }
+    }
+}
+
+impl Session {
+    /// A session whose kernels run on `tier`, for commands from `front`.
+    pub fn new(tier: Tier, front: Front) -> Result<Session> {
+        Ok(Session {
+            engine: engine_for(tier)?,
+            tier,
+            tensors: BTreeMap::new(),
+            formats: BTreeMap::new(),
+            sizes: BTreeMap::new(),
+            front,
+        })
+    }
+
+    pub fn tier(&self) -> Tier {
+        self.tier
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Named> {
+        self.tensors.get(name)
+    }
+
+    /// The session's tensors by name.
+    pub fn tensors(&self) -> impl Iterator<Item = (&str, &Named)> {
+        self.tensors.iter().map(|(n, t)| (n.as_str(), t))
+    }
+
+    /// Index sizes given with `-d` / `:size`.
+    pub fn sizes(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.sizes.iter().map(|(v, s)| (v.as_str(), *s))
+    }
+
+    /// Formats asked for names that are not tensors (yet).
+    pub fn pending_formats(&self) -> impl Iterator<Item = (&str, &FormatSpec)> {
+        self.formats
+            .iter()
+            .filter(|(n, _)| !self.tensors.contains_key(*n))
+            .map(|(n, f)| (n.as_str(), f))
+    }
+
+    /// Adds or replaces a tensor.
+    pub fn insert(&mut self, name: &str, tensor: Tensor<f64>, origin: String) {
+        self.tensors.insert(name.to_string(), Named { tensor, origin });
+    }
+
+    /// Removes a tensor (and any format asked for it); whether there was one.
+    pub fn remove(&mut self, name: &str) -> bool {
+        self.formats.remove(name);
+        self.tensors.remove(name).is_some()
+    }
+
+    /// Reads `path` into tensor `name`, in the format asked for it if any.
+    pub fn load(&mut self, name: &str, path: &Path, context: &str) -> Result<()> {
+        let asked = self.formats.get(name).map(|f| (f, self.front.format_context(name, f)));
+        let asked = asked.as_ref().map(|(f, c)| (*f, c.as_str()));
+        let (tensor, origin) = files::load(path, asked, context)?;
+        self.insert(name, tensor, origin);
+        Ok(())
+    }
+
+    /// Generates tensor `name`, in the format asked for it if any.
+    pub fn generate(&mut self, name: &str, spec: &GenSpec, context: &str) -> Result<()> {
+        let bad = |reason| CliError::bad(context, reason);
+        let spinner = Spinner::start(
+            format!("generating {name}: {spec}"),
+            spec.nonzeros().map_err(bad)? > LARGE_ENTRIES,
+        );
+        let entries = spec.generate(name).map_err(bad)?;
+        let (format, why) = match self.formats.get(name) {
+            Some(f) => {
+                let asked = self.front.format_context(name, f);
+                (files::resolve(f, spec.shape.len(), &asked)?, "as asked")
+            }
+            None if spec.is_full() => (spec.natural_format(), "the default at density 1"),
+            None => (spec.natural_format(), "the default for a sparse tensor"),
+        };
+        spinner.say(format!("packing {name} into {format}"));
+        let tensor = files::pack(&entries, format, context)?;
+        self.insert(name, tensor, format!("generated: {spec}; {why}"));
+        Ok(())
+    }
+
+    /// Asks for `name` to be stored as `spec`: converts it now if it is a
+    /// tensor; otherwise applies when it is loaded, generated or computed.
+    pub fn set_format(&mut self, name: &str, spec: FormatSpec) -> Result<()> {
+        let context = self.front.format_context(name, &spec);
+        if let Some(named) = self.tensors.get_mut(name) {
+            let format = files::resolve(&spec, named.tensor.order(), &context)?;
+            let spinner = Spinner::start(
+                format!("converting {name} to {format}"),
+                named.tensor.stored() > LARGE_ENTRIES,
+            );
+            named.tensor = named.tensor.convert(&format).map_err(|source| CliError::Format {
+                context: format!("{context}: converting {name} to {format}"),
+                source,
+            })?;
+            drop(spinner);
+            named.origin = format!("{}; converted to {spec}", named.origin);
+        }
+        self.formats.insert(name.to_string(), spec);
+        Ok(())
+    }
+
+    /// Fixes the size of index variable `var`.
+    pub fn set_size(&mut self, var: &str, size: usize) {
+        self.sizes.insert(var.to_string(), size);
+    }
+
+    fn statement_error(&self, text: &str, source: EngineError) -> CliError {
+        let hint = match &source {
+            EngineError::UnknownTensor { name, .. } => {
+                format!(" ({})", self.front.missing_tensor(name))
+            }
+            EngineError::UnknownSize { var } => format!(" ({})", self.front.missing_size(var)),
+            _ => String::new(),
+        };
+        CliError::Statement {
+            statement: text.trim().to_string(),
+            source: Box::new(source),
+            hint,
+        }
+    }
+
+    /// Parses, checks and compiles a statement for the session's tensors.
+    pub fn prepare(&self, text: &str) -> Result<Prepared> {
+        let statement = parse(text)?;
+        let err = |e| self.statement_error(text, e);
+        let mut reads: Vec<String> = Vec::new();
+        let mut named = |tensor: &str, column: usize| -> Result<()> {
+            if reads.iter().any(|r| r == tensor) {
+                return Ok(());
+            }
+            if !self.tensors.contains_key(tensor) {
+                return Err(err(EngineError::UnknownTensor {
+                    name: tensor.to_string(),
+                    column,
+                }));
+            }
+            reads.push(tensor.to_string());
+            Ok(())
+        };
+        if statement.op == AssignOp::AddAssign {
+            named(&statement.lhs.tensor, statement.lhs.span.column())?;
+        }
+        for access in statement.rhs.accesses() {
+            named(&access.tensor, access.span.column())?;
+        }
+        let shape_of = |n: &str| {
+            reads
+                .iter()
+                .any(|r| r == n)
+                .then(|| self.tensors.get(n).map(|t| t.tensor.shape().to_vec()))
+                .flatten()
+        };
+        let size_of = |v: &str| self.sizes.get(v).copied();
+        let sizes = check(&statement, &shape_of, &size_of).map_err(err)?;
+        let output_shape = sizes.output_shape().to_vec();
+
+        let formats: Vec<(&str, Format)> = reads
+            .iter()
+            .map(|n| (n.as_str(), self.tensors[n].tensor.format().clone()))
+            .collect();
+        let order = statement.lhs.indices.len();
+        let (output, output_why, fallback) = self.choose_output(&statement, &formats)?;
+        let start = Instant::now();
+        let (kernel, output_why) = match self.engine.compile(text, &formats, &output) {
+            Ok(kernel) => (kernel, output_why),
+            // A format chosen by default that the engine cannot produce
+            // here: the engine's own default for sparse results instead.
+            Err(_) if fallback => {
+                let output = default_output_format(order, false);
+                let kernel = self.engine.compile(text, &formats, &output).map_err(err)?;
+                (kernel, format!("{output_why} could not be assembled; {output} instead"))
+            }
+            Err(e) => return Err(err(e)),
+        };
+        Ok(Prepared {
+            text: text.trim().to_string(),
+            statement,
+            kernel,
+            reads,
+            output_shape,
+            output_why,
+            compile_time: start.elapsed(),
+        })
+    }
+
+    /// The output's format, why, and whether another may replace it.
+    fn choose_output(&self, statement: &Statement, inputs: &[(&str, Format)]) -> Result<(Format, String, bool)> {
+        let lhs = &statement.lhs.tensor;
+        let order = statement.lhs.indices.len();
+        if let Some(spec) = self.formats.get(lhs) {
+            let context = self.front.format_context(lhs, spec);
+            let format = spec.resolve(order).map_err(|reason| CliError::bad(context, reason))?;
+            return Ok((format, "as asked".into(), false));
+        }
+        if statement.op == AssignOp::AddAssign {
+            if let Some(t) = self.tensors.get(lhs) {
+                return Ok((
+                    t.tensor.format().clone(),
+                    format!("{lhs} is added to, in its format"),
+                    false,
+                ));
+            }
+        }
+        if inputs.iter().all(|(_, f)| f.is_dense()) {
+            let why = if inputs.is_empty() {
+                "dense by default: no inputs"
+            } else {
+                "dense by default: every input is dense"
+            };
+            return Ok((Format::dense(order), why.into(), false));
+        }
+        let like = inputs
+            .iter()
+            .find(|(_, f)| !f.is_dense() && f.order() == order && f.is_per_mode());
+        if let Some((name, format)) = like {
+            return Ok((format.clone(), format!("by default like the sparse input {name}"), true));
+        }
+        let sparse: Vec<&str> = inputs.iter().filter(|(_, f)| !f.is_dense()).map(|(n, _)| *n).collect();
+        Ok((
+            default_output_format(order, false),
+            format!("sparse by default: {} sparse", list_is(&sparse)),
+            false,
+        ))
+    }
+
+    /// Calls `f` with the tensors a prepared statement reads and the sizes.
+    pub fn with_inputs<T>(&self, prepared: &Prepared, f: impl FnOnce(&Inputs<'_>, &[(String, usize)]) -> T) -> T {
+        let mut inputs = Inputs::new();
+        for name in &prepared.reads {
+            inputs.insert(name, &self.tensors[name].tensor);
+        }
+        let sizes: Vec<(String, usize)> = self.sizes.iter().map(|(v, s)| (v.clone(), *s)).collect();
+        f(&inputs, &sizes)
+    }
+
+    /// Runs a prepared statement once.
+    pub fn run(&self, prepared: &Prepared) -> Result<Tensor<f64>> {
+        self.with_inputs(prepared, |inputs, sizes| {
+            let options = EvalOptions {
+                sizes: sizes.to_vec(),
+                tier: tier_choice(self.tier),
+                ..EvalOptions::default()
+            };
+            prepared
+                .kernel
+                .run_with(inputs, &options)
+                .map_err(|e| self.statement_error(&prepared.text, e))
+        })
+    }
+
+    /// Runs a prepared statement `n` times (at least once); the result and
+    /// the times, the first including the compilation done by
+    /// [`prepare`](Self::prepare).
+    pub fn time(&self, prepared: &Prepared, n: usize) -> Result<(Tensor<f64>, Timing)> {
+        let start = Instant::now();
+        let mut result = self.run(prepared)?;
+        let mut runs = vec![start.elapsed() + prepared.compile_time];
+        for _ in 1..n {
+            let start = Instant::now();
+            result = self.run(prepared)?;
+            runs.push(start.elapsed());
+        }
+        let timing = Timing {
+            runs,
+            compile: prepared.compile_time,
+            tier: tier_that_ran(self.tier, &prepared.kernel),
+        };
+        Ok((result, timing))
+    }
+
+    /// The formats of a prepared statement's tensors and why each has it:
+    /// the head of `--print plan`.
+    pub fn describe(&self, prepared: &Prepared) -> String {
+        let mut text = format!(
+            "statement: {}\ntier: {} ({} asked)\n",
+            prepared.statement,
+            tier_that_ran(self.tier, &prepared.kernel),
+            self.tier
+        );
+        for name in &prepared.reads {
+            let t = &self.tensors[name];
+            text.push_str(&format!(
+                "{name}: {}, {} ({})\n",
+                t.tensor.format(),
+                shape_text(t.tensor.shape()),
+                t.origin
+            ));
+        }
+        text.push_str(&format!(
+            "{}: {}, {} (output, {})\n",
+            prepared.output_name(),
+            prepared.kernel.output_format(),
+            shape_text(&prepared.output_shape),
+            prepared.output_why
+        ));
+        text
+    }
+}
+
+/// Parses a statement, errors carrying its column.
+pub fn parse(text: &str) -> Result<Statement> {
+    parse_statement(text).map_err(|source| CliError::Statement {
+        statement: text.trim().to_string(),
+        source: Box::new(source),
+        hint: String::new(),
+    })
+}
+
+/// A session holding the tensors, formats and sizes of the command line:
+/// formats first (so that inputs are packed once, in them), then sizes,
+/// then `-i` files and `-g` tensors in the order given.
+pub fn from_args(args: &TensorArgs, front: Front) -> Result<Session> {
+    let mut session = Session::new(args.tier, front)?;
+    let mut seen: Vec<&str> = Vec::new();
+    for f in &args.formats {
+        if seen.contains(&f.name.as_str()) {
+            return Err(CliError::bad(
+                format!("-f {}:{}", f.name, f.value),
+                format!("a format for {} is already given", f.name),
+            ));
+        }
+        seen.push(&f.name);
+        session.set_format(&f.name, f.value.clone())?;
+    }
+    for d in &args.sizes {
+        session.set_size(&d.name, d.value);
+    }
+    let mut given: Vec<&str> = Vec::new();
+    for i in &args.inputs {
+        let context = format!("-i {}", i.name);
+        given_once(&mut given, &i.name, &context)?;
+        session.load(&i.name, &i.value, &context)?;
+    }
+    for g in &args.generated {
+        let context = format!("-g {}", g.name);
+        given_once(&mut given, &g.name, &context)?;
+        session.generate(&g.name, &g.value, &context)?;
+    }
+    Ok(session)
+}
+
+/// Records that `name` is given, refusing a second time.
+fn given_once<'a>(given: &mut Vec<&'a str>, name: &'a str, context: &str) -> Result<()> {
+    if given.contains(&name) {
+        return Err(CliError::bad(context, format!("{name} is given twice (with -i or -g)")));
+    }
+    given.push(name);
+    Ok(())
+}
+
+/// `A is` / `A and B are`.
+fn list_is(names: &[&str]) -> String {
+    match names {
+        [one] => format!("{one} is"),
+        [init @ .., last] => format!("{} and {last} are", init.join(", ")),
+        [] => "no input is".to_string(),
+    }
+}

@@ -1,0 +1,144 @@
+//! Short, readable accounts of tensors and numbers: the summary printed for
+//! a result without `-o` (shape, format, stored entries, the first
+//! nonzeros), scalars, byte counts and durations.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use tessera_formats::Tensor;
+
+use super::generate::shape_text;
+
+/// How many nonzeros a summary lists.
+pub const SHOWN_NONZEROS: usize = 10;
+
+/// Writes `name`'s summary: a line with its shape, format, stored entries and
+/// nonzeros, then its first `limit` nonzeros by coordinate (0-based). A
+/// scalar is its value alone.
+pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limit: usize) -> io::Result<()> {
+    if tensor.order() == 0 {
+        return writeln!(out, "{}", scalar_value(tensor));
+    }
+    let nonzeros = tensor.to_coordinates();
+    let what = match tensor.order() {
+        1 => "vector",
+        2 => "matrix",
+        _ => "tensor",
+    };
+    let components: f64 = tensor.shape().iter().map(|&d| d as f64).product();
+    let density = if components > 0.0 {
+        nonzeros.len() as f64 / components
+    } else {
+        0.0
+    };
+    writeln!(
+        out,
+        "{name}: {} {what}, {}, {} stored, {} nonzero{} (density {})",
+        shape_text(tensor.shape()),
+        tensor.format(),
+        tensor.stored(),
+        nonzeros.len(),
+        if nonzeros.len() == 1 { "" } else { "s" },
+        percent(density),
+    )?;
+    for (coords, value) in nonzeros.iter().take(limit) {
+        let coords: Vec<String> = coords.iter().map(u64::to_string).collect();
+        writeln!(out, "  {name}({}) = {}", coords.join(","), short_number(value))?;
+    }
+    if limit > 0 && nonzeros.len() > limit {
+        writeln!(out, "  ... {} more", nonzeros.len() - limit)?;
+    }
+    Ok(())
+}
+
+/// The value of an order-0 tensor.
+pub fn scalar_value(tensor: &Tensor<f64>) -> f64 {
+    tensor.values().first().copied().unwrap_or(0.0)
+}
+
+/// A number to read, not to parse back: six significant digits.
+pub fn short_number(v: f64) -> String {
+    if v == v.trunc() && v.abs() < 1e15 {
+        return format!("{v}");
+    }
+    let a = v.abs();
+    if (1e-4..1e6).contains(&a) {
+        let digits = (5 - a.log10().floor() as i32).max(0) as usize;
+        let text = format!("{v:.digits$}");
+        let text = text.trim_end_matches('0');
+        text.trim_end_matches('.').to_string()
+    } else {
+        format!("{v:.5e}")
+    }
+}
+
+/// A fraction as a percentage: two decimals, or three significant digits
+/// below 1%.
+pub fn percent(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if p == 0.0 || p >= 1.0 {
+        return format!("{}%", short_number((p * 100.0).round() / 100.0));
+    }
+    let digits = (2 - p.log10().floor() as i32).max(0) as usize;
+    let text = format!("{p:.digits$}");
+    format!("{}%", text.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// Bytes as `1.2 MB`.
+pub fn bytes(n: u128) -> String {
+    const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1000.0 && unit + 1 < UNITS.len() {
+        value /= 1000.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// A duration in milliseconds, `0.123 ms`.
+pub fn millis(d: Duration) -> String {
+    let ms = d.as_secs_f64() * 1e3;
+    if ms >= 100.0 {
+        format!("{ms:.1} ms")
+    } else {
+        format!("{ms:.3} ms")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tessera_formats::{CoordinateList, Format};
+
+    #[test]
+    fn numbers_read_short() {
+        assert_eq!(short_number(3.0), "3");
+        assert_eq!(short_number(0.123456789), "0.123457");
+        assert_eq!(short_number(1234.56789), "1234.57");
+        assert_eq!(short_number(1.5e-9), "1.50000e-9");
+        assert_eq!(percent(0.5), "50%");
+        assert_eq!(percent(0.000376), "0.0376%");
+        assert_eq!(bytes(999), "999 B");
+        assert_eq!(bytes(1_234_567), "1.2 MB");
+    }
+
+    #[test]
+    fn summary_lists_first_nonzeros_by_coordinate() {
+        let mut e = CoordinateList::new(&[3, 4]);
+        e.push(&[2, 1], 5.0).unwrap();
+        e.push(&[0, 3], 0.5).unwrap();
+        let t = Tensor::pack(&e, Format::csr()).unwrap();
+        let mut out = Vec::new();
+        write_summary(&mut out, "A", &t, 1).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "A: 3 x 4 matrix, csr, 2 stored, 2 nonzeros (density 16.67%)\n  A(0,3) = 0.5\n  ... 1 more\n"
+        );
+    }
+}

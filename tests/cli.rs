@@ -1,0 +1,665 @@
+//! The `tessera` command, run as a user runs it: every subcommand on real
+//! and hand-written files, the REPL driven from a pipe, and bad input of
+//! every kind, which must end in one line on standard error and a non-zero
+//! exit, never a panic.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+/// The shipped matrix: 15606 x 15606, 91756 pattern entries.
+fn four_elt() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("data/4elt.mtx")
+        .display()
+        .to_string()
+}
+
+fn tessera() -> Command {
+    cargo_bin_cmd!("tessera")
+}
+
+/// A fresh directory for one test.
+fn scratch(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli").join(test);
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// A = [[1, 0, 2, 0], [0, 0, 0, 3], [4, 0, 0, 5]].
+const A_MTX: &str = "%%MatrixMarket matrix coordinate real general\n\
+% a hand-written test matrix\n\
+3 4 5\n\
+1 1 1\n\
+1 3 2\n\
+2 4 3\n\
+3 1 4\n\
+3 4 5\n";
+const A_DENSE: [[f64; 4]; 3] = [[1., 0., 2., 0.], [0., 0., 0., 3.], [4., 0., 0., 5.]];
+
+/// B = [[0, 1, 0, 0], [0, 0, 0, -3], [2, 0, 0, 0]].
+const B_MTX: &str = "%%MatrixMarket matrix coordinate real general\n\
+3 4 3\n\
+1 2 1\n\
+2 4 -3\n\
+3 1 2\n";
+const B_DENSE: [[f64; 4]; 3] = [[0., 1., 0., 0.], [0., 0., 0., -3.], [2., 0., 0., 0.]];
+
+/// x = [1, 2, 0, 0.5] (its last entry fixes its size).
+const X_TNS: &str = "1 1\n2 2\n4 0.5\n";
+const X_DENSE: [f64; 4] = [1., 2., 0., 0.5];
+
+/// The entries of a .mtx file written by tessera, 0-based, as a dense matrix.
+fn read_mtx_dense(path: &Path) -> Vec<Vec<f64>> {
+    let text = fs::read_to_string(path).unwrap();
+    let mut lines = text.lines().filter(|l| !l.starts_with('%'));
+    let size: Vec<usize> = lines
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .map(|t| t.parse().unwrap())
+        .collect();
+    let mut dense = vec![vec![0.0; size[1]]; size[0]];
+    for line in lines {
+        let t: Vec<&str> = line.split_whitespace().collect();
+        let (i, j): (usize, usize) = (t[0].parse().unwrap(), t[1].parse().unwrap());
+        dense[i - 1][j - 1] += t[2].parse::<f64>().unwrap();
+    }
+    dense
+}
+
+/// The entries of a .tns vector, 0-based, as a dense vector of `n`.
+fn read_tns_vector(path: &Path, n: usize) -> Vec<f64> {
+    let mut dense = vec![0.0; n];
+    for line in fs::read_to_string(path).unwrap().lines() {
+        let t: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(t.len(), 2, "an order-1 .tns line: {line}");
+        dense[t[0].parse::<usize>().unwrap() - 1] += t[1].parse::<f64>().unwrap();
+    }
+    dense
+}
+
+/// Asserts a clean failure: non-zero exit, exactly one line on standard
+/// error that starts with `error:` and contains every `needle`, no panic.
+fn assert_fails(cmd: &mut Command, needles: &[&str]) {
+    let output = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "expected a failure; stderr: {stderr}");
+    assert!(!stderr.contains("panicked"), "a panic: {stderr}");
+    assert!(!stderr.contains("internal error"), "a bug: {stderr}");
+    assert!(!stderr.contains("RUST_BACKTRACE"), "a backtrace hint: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "one line expected: {stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    for needle in needles {
+        assert!(stderr.contains(needle), "{needle:?} not in: {stderr}");
+    }
+}
+
+// ---------------------------------------------------------------- eval
+
+#[test]
+fn eval_spmv_on_the_shipped_matrix_prints_a_summary_of_the_right_shape() {
+    tessera()
+        .args(["eval", "y(i) = A(i,j) * x(j)", "-i"])
+        .arg(format!("A:{}", four_elt()))
+        .args(["-g", "x:15606:1.0:7"])
+        .assert()
+        .success()
+        .stderr("")
+        .stdout(predicate::str::starts_with(
+            "y: 15606 vector, sv, 15606 stored, 15606 nonzeros (density 100%)\n  y(0) = ",
+        ))
+        .stdout(predicate::str::contains("  ... 15596 more\n"));
+}
+
+#[test]
+fn eval_writes_a_matrix_that_reads_back_equal_to_a_hand_computation() {
+    let dir = scratch("eval_writes_matrix");
+    let a = write(&dir, "a.mtx", A_MTX);
+    let b = write(&dir, "b.mtx", B_MTX);
+    let out = dir.join("c.mtx");
+    tessera()
+        .args(["eval", "C(i,j) = 2 * A(i,j) - B(i,j)"])
+        .arg(format!("-iA:{a}"))
+        .arg(format!("-iB:{b}"))
+        .args(["-f", "B:coo", "-o"])
+        .arg(format!("C:{}", out.display()))
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("");
+    let c = read_mtx_dense(&out);
+    for i in 0..3 {
+        for j in 0..4 {
+            assert_eq!(c[i][j], 2.0 * A_DENSE[i][j] - B_DENSE[i][j], "C({i},{j})");
+        }
+    }
+}
+
+#[test]
+fn eval_writes_a_vector_that_reads_back_equal_to_a_hand_computation() {
+    let dir = scratch("eval_writes_vector");
+    let a = write(&dir, "a.mtx", A_MTX);
+    let x = write(&dir, "x.tns", X_TNS);
+    let out = dir.join("y.tns");
+    for format in ["csr", "csc", "dense,compressed:1,0", "coo", "dcsr", "ell", "dia"] {
+        tessera()
+            .args(["eval", "y(i) = A(i,j) * x(j)", "-i"])
+            .arg(format!("A:{a}"))
+            .arg("-i")
+            .arg(format!("x:{x}"))
+            .arg("-f")
+            .arg(format!("A:{format}"))
+            .arg("-o")
+            .arg(format!("y:{}", out.display()))
+            .assert()
+            .success();
+        let y = read_tns_vector(&out, 3);
+        for i in 0..3 {
+            let expected: f64 = (0..4).map(|j| A_DENSE[i][j] * X_DENSE[j]).sum();
+            assert_eq!(y[i], expected, "y({i}) with A in {format}");
+        }
+    }
+}
+
+#[test]
+fn eval_prints_a_scalar_result_as_a_number() {
+    let dir = scratch("eval_scalar");
+    let a = write(&dir, "a.mtx", A_MTX);
+    // 1 + 4 + 9 + 16 + 25
+    tessera()
+        .args(["eval", "a = A(i,j) * A(i,j)", "-i"])
+        .arg(format!("A:{a}"))
+        .assert()
+        .success()
+        .stdout("55\n");
+    // A symmetric file counts its mirrored entry twice: 4 + 2 * 9.
+    let s = write(
+        &dir,
+        "s.mtx",
+        "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 2\n2 1 3\n",
+    );
+    tessera()
+        .args(["eval", "a = A(i,j) * A(i,j)", "-i"])
+        .arg(format!("A:{s}"))
+        .assert()
+        .success()
+        .stdout("22\n");
+}
+
+#[test]
+fn eval_print_plan_says_which_formats_were_chosen() {
+    let dir = scratch("eval_plan");
+    let a = write(&dir, "a.mtx", A_MTX);
+    let x = write(&dir, "x.tns", X_TNS);
+    tessera()
+        .args(["eval", "y(i) = A(i,j) * x(j)", "--print", "plan,lattice,bytecode"])
+        .arg(format!("-iA:{a}"))
+        .arg(format!("-ix:{x}"))
+        .args(["-f", "x:dense"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("A: csr, 3 x 4 (read from"))
+        .stdout(predicate::str::contains("default for a sparse matrix"))
+        .stdout(predicate::str::contains("x: dense, 4 ("))
+        .stdout(predicate::str::contains(
+            "y: sv, 3 (output, sparse by default: A is sparse)",
+        ))
+        .stdout(predicate::str::contains("loop order: i, j"))
+        .stdout(predicate::str::is_match(r"(?m)^forall i: lattice \{").unwrap())
+        .stdout(predicate::str::contains("halt"))
+        .stdout(predicate::str::contains("y: 3 vector, sv"));
+}
+
+#[test]
+fn eval_output_format_follows_dense_inputs_and_sparse_inputs() {
+    let dir = scratch("eval_output_format");
+    let a = write(&dir, "a.mtx", A_MTX);
+    let b = write(&dir, "b.mtx", B_MTX);
+    tessera()
+        .args(["eval", "C(i,j) = A(i,j) + B(i,j)", "-f", "A:dense", "-f", "B:dense"])
+        .arg(format!("-iA:{a}"))
+        .arg(format!("-iB:{b}"))
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "C: 3 x 4 matrix, dense, 12 stored, 5 nonzeros",
+        ));
+    tessera()
+        .args(["eval", "C(i,j) = A(i,j) + B(i,j)", "-f", "A:dcsc"])
+        .arg(format!("-iA:{a}"))
+        .arg(format!("-iB:{b}"))
+        .assert()
+        .success()
+        // (1,3) cancels to an explicit zero: stored, not a nonzero.
+        .stdout(predicate::str::starts_with(
+            "C: 3 x 4 matrix, dcsc, 6 stored, 5 nonzeros",
+        ))
+        .stdout(predicate::str::contains("  C(2,0) = 6\n  C(2,3) = 5\n"));
+}
+
+#[test]
+fn eval_time_reports_runs_and_the_tier() {
+    tessera()
+        .args(["eval", "s = A(i,j) * A(i,j)", "--time", "3", "-i"])
+        .arg(format!("A:{}", four_elt()))
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(
+            r"^91756\ntime: 3 runs on interp: min [0-9.]+ ms, median [0-9.]+ ms \(the first includes [0-9.]+ ms compiling\)\n$",
+        ).unwrap());
+}
+
+#[test]
+fn eval_index_sizes_come_from_dim_options() {
+    let dir = scratch("eval_dims");
+    let x = write(&dir, "x.tns", X_TNS);
+    assert_fails(
+        tessera().args(["eval", "B(i,j) = x(i)"]).arg(format!("-ix:{x}")),
+        &["index variable j", "give it with -d j:SIZE"],
+    );
+    tessera()
+        .args(["eval", "B(i,j) = x(i)", "-d", "j:2"])
+        .arg(format!("-ix:{x}"))
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "B: 4 x 2 matrix, csr, 6 stored, 6 nonzeros",
+        ));
+}
+
+#[test]
+fn eval_generated_tensors_repeat_with_a_seed() {
+    let run = |seed: &str| {
+        tessera()
+            .args(["eval", "s = A(i,j) * x(j)", "-g", "A:40x30:0.1:3"])
+            .arg(format!("-gx:30:0.5:{seed}"))
+            .output()
+            .unwrap()
+    };
+    let (a, b, c) = (run("1"), run("1"), run("2"));
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+    assert_ne!(a.stdout, c.stdout);
+}
+
+// ---------------------------------------------------------------- repl
+
+#[test]
+fn repl_from_a_pipe_loads_evaluates_and_reuses_results() {
+    let dir = scratch("repl_session");
+    let a = write(&dir, "a.mtx", A_MTX);
+    let x = write(&dir, "x.tns", X_TNS);
+    let script = format!(
+        "# a scripted session\n\
+         :load A {a}\n\
+         :load x {x}\n\
+         :format x dense\n\
+         y(i) = A(i,j) * x(j)\n\
+         z(i) = 2 * y(i)\n\
+         s = sum(i, z(i))\n\
+         :gen R 30x20 0.25 5\n\
+         :plan w(i) = z(i) + y(i)\n\
+         :lattice w(i) = z(i) + y(i)\n\
+         :time 2 t = R(i,j) * R(i,j)\n\
+         :print z all\n\
+         :list\n\
+         :help\n\
+         :quit\n\
+         s = 1\n"
+    );
+    // y = A x = [1, 1.5, 6.5]; z = [2, 3, 13]; s = 18.
+    tessera()
+        .arg("repl")
+        .write_stdin(script)
+        .assert()
+        .success()
+        .stderr("")
+        .stdout(predicate::str::contains("A: 3 x 4 matrix, csr, 5 stored"))
+        .stdout(predicate::str::contains("x: 4 vector, dense, 4 stored, 3 nonzeros"))
+        .stdout(predicate::str::contains("y: 3 vector, sv, 3 stored, 3 nonzeros"))
+        .stdout(predicate::str::contains("  z(0) = 2\n  z(1) = 3\n  z(2) = 13\n"))
+        .stdout(predicate::str::contains("\n18\n"))
+        .stdout(predicate::str::contains("R: 30 x 20 matrix, csr, 150 stored"))
+        .stdout(predicate::str::contains(
+            "w: sv, 3 (output, by default like the sparse input z)",
+        ))
+        .stdout(predicate::str::contains("loop order: i"))
+        .stdout(predicate::str::contains("time: 2 runs on interp"))
+        .stdout(predicate::str::contains(
+            "s: scalar, dense, 1 stored (computed by s = sum(i, z(i)))",
+        ))
+        .stdout(predicate::str::contains(":load NAME PATH"));
+}
+
+#[test]
+fn repl_errors_do_not_end_the_session_and_name_their_line() {
+    let dir = scratch("repl_errors");
+    let a = write(&dir, "a.mtx", A_MTX);
+    let script = format!(
+        ":load A {a}\n\
+         y(i) = A(i,j * x(j)\n\
+         :load B {dir}/missing.mtx\n\
+         :format A csrr\n\
+         :frob\n\
+         y(i) = A(i,j) * q(j)\n\
+         s = A(i,j) * A(i,j)\n",
+        dir = dir.display()
+    );
+    let output = tessera().arg("repl").write_stdin(script).output().unwrap();
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(1), "a session with errors fails at its end");
+    assert!(stdout.ends_with("55\n"), "the session went on: {stdout}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 5, "{stderr}");
+    assert!(
+        lines[0].starts_with("error: line 2: in `y(i) = A(i,j * x(j)`: column 14:"),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with("error: line 3: :load B: ") && lines[1].contains("missing.mtx"),
+        "{stderr}"
+    );
+    assert!(
+        lines[2].contains("line 4: :format A: unknown format or level `csrr`"),
+        "{stderr}"
+    );
+    assert!(lines[3].contains("line 5: :frob: unknown command"), "{stderr}");
+    assert!(
+        lines[4].contains("line 6:")
+            && lines[4].contains("unknown tensor q")
+            && lines[4].contains("(:load q PATH or :gen q DIMS DENSITY first)"),
+        "{stderr}"
+    );
+}
+
+// ---------------------------------------------------------------- convert
+
+#[test]
+fn convert_mtx_to_tns_and_back_keeps_the_entries() {
+    let dir = scratch("convert_round_trip");
+    let a = write(&dir, "a.mtx", A_MTX);
+    let tns = dir.join("a.tns");
+    let back = dir.join("back.mtx");
+    tessera()
+        .args(["convert", &a])
+        .arg(&tns)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("a.tns: 3 x 4, 5 nonzeros, via csr"));
+    assert_eq!(fs::read_to_string(dir.join("a.dims")).unwrap(), "3 4\n5\n");
+    tessera()
+        .arg("convert")
+        .arg(&tns)
+        .arg(&back)
+        .args(["-f", "bcsr:1x2"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("via bcsr:1x2"));
+    let dense = read_mtx_dense(&back);
+    for i in 0..3 {
+        assert_eq!(dense[i], A_DENSE[i].to_vec());
+    }
+}
+
+#[test]
+fn convert_refuses_formats_and_files_that_cannot_hold_the_tensor() {
+    let dir = scratch("convert_refusals");
+    let a = write(&dir, "a.mtx", A_MTX);
+    assert_fails(
+        tessera()
+            .args(["convert", &a])
+            .arg(dir.join("a.tns"))
+            .args(["-f", "bcsr:2x2"]),
+        &["bcsr:2x2", "do not divide"],
+    );
+    assert_fails(
+        tessera().args(["convert", &a]).arg(dir.join("a.csv")),
+        &["a.csv has no .mtx or .tns extension"],
+    );
+    let t = write(&dir, "t.tns", "1 1 1 1.5\n2 3 4 2\n");
+    assert_fails(
+        tessera().args(["convert", &t]).arg(dir.join("t.mtx")),
+        &["order 3", ".tns"],
+    );
+}
+
+// ---------------------------------------------------------------- info
+
+#[test]
+fn info_prints_shape_nonzeros_density_rows_and_bytes() {
+    let dir = scratch("info");
+    let a = write(&dir, "a.mtx", A_MTX);
+    tessera()
+        .args(["info", &a])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Matrix Market coordinate real general"))
+        .stdout(predicate::str::contains("shape: 3 x 4\n"))
+        .stdout(predicate::str::contains("nonzeros: 5 (density 41.67%)\n"))
+        .stdout(predicate::str::contains(
+            "rows: 3, entries each: min 1, median 2, mean 1.67, max 2, std 0.47; 0 empty\n",
+        ))
+        .stdout(predicate::str::contains("columns: 4, entries each: min 0,"))
+        .stdout(predicate::str::is_match(r"(?m)^  csr +[0-9]+ B  \(5 stored values\)$").unwrap())
+        .stdout(predicate::str::is_match(r"(?m)^  dense +96 B  \(12 stored values\)$").unwrap())
+        .stdout(predicate::str::contains("bcsr:4x4   -  (4 does not divide 3 x 4)"));
+}
+
+#[test]
+fn info_estimates_formats_too_large_to_pack() {
+    tessera()
+        .args(["info", &four_elt()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("shape: 15606 x 15606\n"))
+        .stdout(predicate::str::contains("nonzeros: 91756 (density 0.0377%)"))
+        .stdout(predicate::str::contains(
+            "dense      >= 1.9 GB  (243547236 stored values, not packed)",
+        ));
+}
+
+// ---------------------------------------------------------------- bad input
+
+#[test]
+fn malformed_files_are_reported_with_file_and_line() {
+    let dir = scratch("malformed");
+    let bad = write(
+        &dir,
+        "bad.mtx",
+        "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n1 x 2.0\n",
+    );
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)"]).arg(format!("-iA:{bad}")),
+        &["-i A: ", "bad.mtx:4:"],
+    );
+    assert_fails(tessera().args(["info", &bad]), &["bad.mtx:4:"]);
+    let banner = write(&dir, "banner.mtx", "%%MatrixMarket tensor coordinate real general\n");
+    assert_fails(tessera().args(["info", &banner]), &["banner.mtx:1:"]);
+    let tns = write(&dir, "bad.tns", "1 1 2.0\n2 2\n");
+    assert_fails(tessera().args(["info", &tns]), &["bad.tns:2:", "tokens"]);
+}
+
+#[test]
+fn missing_files_and_unknown_extensions_are_clear() {
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-i", "A:no/such/file.mtx"]),
+        &["-i A: no/such/file.mtx: "],
+    );
+    assert_fails(tessera().args(["info", "nowhere.tns"]), &["nowhere.tns"]);
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-i", "A:matrix.csv"]),
+        &["-i A: matrix.csv has no .mtx or .tns extension"],
+    );
+}
+
+#[test]
+fn unknown_formats_and_bad_level_lists_name_the_bad_part() {
+    let a = format!("A:{}", four_elt());
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-i", &a, "-f", "A:blocked"]),
+        &["A:blocked", "unknown format or level `blocked`"],
+    );
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-i", &a, "-f", "A:dense,compresed"]),
+        &["unknown format or level `compresed`"],
+    );
+    assert_fails(
+        tessera().args([
+            "eval",
+            "s = A(i,j)",
+            "-i",
+            &a,
+            "-f",
+            "A:compressed(nonunique),dense(sorted)",
+        ]),
+        &["unknown level property `sorted`"],
+    );
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-i", &a, "-f", "A:singleton,compressed"]),
+        &["singleton level cannot be the top level"],
+    );
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-i", &a, "-f", "A:csf:0,0"]),
+        &["not a permutation"],
+    );
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-i", &a, "-f", "A:sv"]),
+        &["sv stores vectors, the tensor has order 2"],
+    );
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-i", &a, "-f", "Z:csr"]),
+        &["-f Z:csr", "the statement has no tensor Z"],
+    );
+}
+
+#[test]
+fn shape_mismatches_name_the_index_and_tensors() {
+    let a = format!("A:{}", four_elt());
+    assert_fails(
+        tessera().args(["eval", "y(i) = A(i,j) * x(j)", "-i", &a, "-g", "x:100:1"]),
+        &["index variable j", "15606", "100"],
+    );
+    assert_fails(
+        tessera().args(["eval", "y(i) = A(i,j,k)", "-i", &a]),
+        &["column 8", "A has order 2"],
+    );
+}
+
+#[test]
+fn bad_statements_give_the_column() {
+    let a = format!("A:{}", four_elt());
+    assert_fails(
+        tessera().args(["eval", "y(i) = A(i,j * x(j)", "-i", &a]),
+        &["in `y(i) = A(i,j * x(j)`: column 14: expected ')' or ','"],
+    );
+    assert_fails(
+        tessera().args(["eval", "y(i) = A(i,j) * x(j)", "-i", &a]),
+        &["column 17: unknown tensor x (give it with -i x:PATH or -g x:DIMS:DENSITY)"],
+    );
+}
+
+#[test]
+fn bad_options_are_one_line_usage_errors() {
+    let output = tessera().args(["eval", "s = A(i,j)", "--frobnicate"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--frobnicate"), "{stderr}");
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-g", "A:10x10:2"]),
+        &["bad density `2`"],
+    );
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-g", "A:10y10:0.5"]),
+        &["bad dimension `10y10`"],
+    );
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-d", "j"]),
+        &["expected NAME:SIZE"],
+    );
+    assert_fails(tessera().args(["eval", "s = A(i,j)", "--time", "0"]), &["0"]);
+    assert_fails(tessera().arg("frob"), &["frob"]);
+    tessera()
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Usage: tessera"));
+}
+
+#[test]
+fn tiers_not_in_this_build_are_clear_errors() {
+    let a = format!("A:{}", four_elt());
+    assert_fails(
+        tessera().args(["eval", "s = A(i,j)", "-i", &a, "--tier", "opencl"]),
+        &["tier opencl is not available in this build"],
+    );
+    assert_fails(
+        tessera().args(["repl", "--tier", "opencl"]).write_stdin(""),
+        &["tier opencl"],
+    );
+}
+
+#[test]
+fn jit_tier_gives_the_interpreters_answer_and_prints_clif() {
+    let a = format!("A:{}", four_elt());
+    // 4elt is a pattern matrix: the sum of its entries is its nonzero count.
+    for tier in ["interp", "jit", "auto"] {
+        tessera()
+            .args(["eval", "s = A(i,j)", "-i", &a, "--tier", tier, "--time", "3"])
+            .assert()
+            .success()
+            .stdout(predicate::str::starts_with("91756\n"));
+    }
+    tessera()
+        .args(["eval", "s = A(i,j)", "-i", &a, "--tier", "jit", "--time", "2"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("time: 2 runs on jit"));
+    tessera()
+        .args([
+            "eval",
+            "y(i) = A(i,j) * x(j)",
+            "-i",
+            &a,
+            "-g",
+            "x:15606:1:3",
+            "--print",
+            "clif",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("function"));
+}
+
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_reading() {
+    let a = format!("A:{}", four_elt());
+    assert_fails(
+        tessera().args(["eval", "y(i) = A(i,j)", "-i", &a, "-o", "z:out.mtx"]),
+        &["-o z:out.mtx", "the statement computes y, not z"],
+    );
+    assert_fails(
+        tessera().args(["eval", "y(i) = A(i,j)", "-i", &a, "-o", "y:out.txt"]),
+        &["out.txt has no .mtx or .tns extension"],
+    );
+    let dir = scratch("write_refusals");
+    assert_fails(
+        tessera()
+            .args(["eval", "T(i,j,k) = A(i,j) * A(j,k)", "-i", &a, "-o"])
+            .arg(format!("T:{}", dir.join("t.mtx").display())),
+        &["order 3", ".tns"],
+    );
+}

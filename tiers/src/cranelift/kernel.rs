@@ -1,0 +1,147 @@
+//! A compiled kernel at run time: its machine code, the layout of its
+//! argument table, and the output callbacks the code calls.
+//!
+//! Before each call the runtime's [`Bindings`] are flattened into the
+//! table the code reads (one 64-bit word per [`Slot`]). A dense workspace
+//! is accumulated into in place; sparse outputs are assembled by the
+//! runtime's [`OutputState`] through `extern "C"` callbacks; a panic in a callback never unwinds through machine code: it
+//! is caught, the callback returns 1, the kernel returns at once, and the
+//! panic resumes in Rust — the same panic the interpreter would raise.
+
+use std::any::Any;
+use std::ffi::c_void;
+use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use cranelift_jit::JITModule;
+use smallvec::SmallVec;
+use tessera_engine::interp::Bindings;
+use tessera_engine::runtime::output::{DenseWorkspaceParts, OutputState};
+use tessera_engine::runtime::{CompiledKernel, StorageSignature};
+
+use super::builder::{Slot, WorkspacePart};
+
+/// `fn(table, ctx) -> status`: 0 when the kernel ran to its end, 1 when an
+/// output callback failed.
+pub(crate) type KernelFn = unsafe extern "C" fn(*const u64, *mut c_void) -> u32;
+
+/// A kernel compiled by the Cranelift tier.
+pub(crate) struct CraneliftKernel {
+    pub code: KernelFn,
+    pub slots: Vec<Slot>,
+    pub signature: StorageSignature,
+    pub text: Option<String>,
+    /// Owns the code's memory; freed when the kernel is dropped (no run can
+    /// be in progress then: runs hold an `Arc` of the kernel).
+    pub module: Mutex<Option<JITModule>>,
+}
+
+impl Drop for CraneliftKernel {
+    fn drop(&mut self) {
+        let module = self.module.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(module) = module {
+            // SAFETY: the kernel is being dropped, so its code is neither
+            // running nor reachable any more.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// One word of the argument table.
+fn word(slot: Slot, bind: &Bindings<'_>, output: u64, workspace: Option<DenseWorkspaceParts>) -> u64 {
+    match slot {
+        Slot::Array(a) => {
+            bind.levels[a.level.operand as usize][a.level.level as usize].arrays[a.slot as usize].as_ptr() as u64
+        }
+        Slot::Extent(l) => bind.levels[l.operand as usize][l.level as usize].extent as u64,
+        Slot::Extra(l, k) => bind.levels[l.operand as usize][l.level as usize].params[k as usize] as u64,
+        Slot::Values(op) => bind.values[op as usize].as_ptr() as u64,
+        Slot::Dim(var) => bind.dims[var as usize] as u64,
+        Slot::Output => output,
+        Slot::Workspace(part) => workspace.map_or(0, |w| match part {
+            WorkspacePart::Values => w.values as u64,
+            WorkspacePart::Set => w.set as u64,
+            WorkspacePart::Touched => w.touched as u64,
+            WorkspacePart::Count => w.count as u64,
+            WorkspacePart::Strides => w.strides as u64,
+        }),
+    }
+}
+
+impl CompiledKernel for CraneliftKernel {
+    fn signature(&self) -> &StorageSignature {
+        &self.signature
+    }
+
+    fn text(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
+    unsafe fn run(&self, bind: &Bindings<'_>, out: &mut OutputState) {
+        let output = match out {
+            OutputState::Dense { values, .. } => values.as_mut_ptr() as u64,
+            _ => 0,
+        };
+        let workspace = out.dense_workspace_parts();
+        let table: SmallVec<[u64; 32]> = self.slots.iter().map(|&s| word(s, bind, output, workspace)).collect();
+        let mut ctx = CallContext { out, panic: None };
+        // SAFETY: the caller guarantees that `bind` is valid storage of the
+        // formats and signature the code was compiled for; the table holds
+        // exactly the words the code reads; `ctx` outlives the call.
+        let status = unsafe { (self.code)(table.as_ptr(), &mut ctx as *mut CallContext<'_> as *mut c_void) };
+        if let Some(panic) = ctx.panic.take() {
+            resume_unwind(panic);
+        }
+        debug_assert_eq!(status, 0, "a kernel stops early only when a callback failed");
+    }
+}
+
+/// What the output callbacks receive as `ctx`.
+struct CallContext<'o> {
+    out: &'o mut OutputState,
+    /// The panic a callback caught; the kernel has returned by the time it
+    /// is resumed.
+    panic: Option<Box<dyn Any + Send>>,
+}
+
+/// Runs `f` on the output and the coordinates the kernel passed, catching
+/// a panic: 0 on success, 1 after a panic.
+///
+/// # Safety
+/// `ctx` is the context [`CraneliftKernel::run`] passed to the kernel, and
+/// `coords` points at `n` coordinates.
+unsafe fn output_call(ctx: *mut c_void, coords: *const i64, n: usize, f: impl FnOnce(&mut OutputState, &[i64])) -> u32 {
+    // SAFETY: see the function's contract.
+    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_>) };
+    let coords = unsafe { std::slice::from_raw_parts(coords, n) };
+    match catch_unwind(AssertUnwindSafe(|| f(ctx.out, coords))) {
+        Ok(()) => 0,
+        Err(panic) => {
+            ctx.panic = Some(panic);
+            1
+        }
+    }
+}
+
+/// `Op::Append`: appends an output entry.
+pub(crate) unsafe extern "C" fn append(ctx: *mut c_void, coords: *const i64, n: usize, value: f64) -> u32 {
+    // SAFETY: called only by kernels, with their context and coordinates.
+    unsafe { output_call(ctx, coords, n, |out, c| out.append(c, value)) }
+}
+
+/// `Op::WorkspaceAccum`: adds a value into the workspace.
+pub(crate) unsafe extern "C" fn workspace_accumulate(
+    ctx: *mut c_void,
+    coords: *const i64,
+    n: usize,
+    value: f64,
+) -> u32 {
+    // SAFETY: called only by kernels, with their context and coordinates.
+    unsafe { output_call(ctx, coords, n, |out, c| out.workspace_accumulate(c, value)) }
+}
+
+/// `Op::WorkspaceFlush`: hands the workspace's entries to the output.
+pub(crate) unsafe extern "C" fn workspace_flush(ctx: *mut c_void, prefix: *const i64, n: usize) -> u32 {
+    // SAFETY: called only by kernels, with their context and coordinates.
+    unsafe { output_call(ctx, prefix, n, |out, c| out.workspace_flush(c)) }
+}

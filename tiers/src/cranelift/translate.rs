@@ -1,0 +1,893 @@
+//! Bytecode → Cranelift IR.
+//!
+//! Takes a [`Program`] and the level formats of its operands; emits the body
+//! of `fn(table: *const u64, ctx: *mut c_void) -> u32` into a [`Clif`]
+//! builder. Registers become Cranelift variables (the frontend builds SSA
+//! form), jump targets become blocks, and ops that name a level function
+//! call that level's one staged implementation with the Cranelift builder,
+//! inlining it. Output ops write a dense output in place or call back into
+//! the runtime's output state ([`super::kernel`]); a callback that fails
+//! makes the kernel return 1 at once. Inner products ([`Op::DotBlock`],
+//! [`Op::RowsDot`]) and dense updates ([`Op::DenseAxpy`], [`Op::RowAxpy`])
+//! become loops with the level's coordinate loads inlined.
+
+use cranelift_codegen::ir::{
+    types, AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, StackSlot, StackSlotData, StackSlotKind,
+    Value,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::Variable;
+use smallvec::SmallVec;
+use tessera_engine::bytecode::{AxpyFactor, DotFactor, FloatOp, Op, Program, Regs};
+use tessera_formats::{Builder, Cmp, Level, LevelFormat, LevelRef, Param};
+
+use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
+use super::kernel;
+
+/// The output callbacks a kernel calls.
+#[derive(Clone, Copy)]
+enum Callback {
+    Append,
+    Accumulate,
+    Flush,
+}
+
+impl Callback {
+    fn address(self) -> i64 {
+        let f: usize = match self {
+            Callback::Append => kernel::append as *const () as usize,
+            Callback::Accumulate => kernel::workspace_accumulate as *const () as usize,
+            Callback::Flush => kernel::workspace_flush as *const () as usize,
+        };
+        f as i64
+    }
+}
+
+struct Translator<'p> {
+    program: &'p Program,
+    formats: &'p [Vec<LevelFormat>],
+    ctx: Value,
+    call_conv: CallConv,
+    ivars: Vec<Option<Variable>>,
+    fvars: Vec<Option<Variable>>,
+    bvars: Vec<Option<Variable>>,
+    /// The block that starts at each op index (and one past the end).
+    blocks: Vec<Option<Block>>,
+    coords: Option<StackSlot>,
+    with_value: Option<SigRef>,
+    without_value: Option<SigRef>,
+    fail: Option<Block>,
+}
+
+/// Translates `program` into `clif`, whose current block is the entry
+/// block. Errors are left in `clif.error`.
+pub(crate) fn translate(
+    clif: &mut Clif<'_>,
+    program: &Program,
+    formats: &[Vec<LevelFormat>],
+    ctx: Value,
+    call_conv: CallConv,
+) {
+    let n = program.ops.len();
+    let mut t = Translator {
+        program,
+        formats,
+        ctx,
+        call_conv,
+        ivars: Vec::new(),
+        fvars: Vec::new(),
+        bvars: Vec::new(),
+        blocks: vec![None; n + 1],
+        coords: None,
+        with_value: None,
+        without_value: None,
+        fail: None,
+    };
+    t.find_blocks(clif);
+    if clif.error.is_some() {
+        return;
+    }
+    t.body(clif);
+}
+
+fn freturn(clif: &mut Clif<'_>, status: i64) {
+    let s = clif.fb.ins().iconst(types::I32, status);
+    clif.fb.ins().return_(&[s]);
+}
+
+impl Translator<'_> {
+    /// Makes a block at op 0, at every jump target, and after every op that
+    /// ends a block.
+    fn find_blocks(&mut self, clif: &mut Clif<'_>) {
+        let n = self.program.ops.len();
+        let mut leader = vec![false; n + 1];
+        leader[0] = true;
+        leader[n] = true;
+        for (pc, op) in self.program.ops.iter().enumerate() {
+            match op {
+                Op::Jump { to } | Op::JumpIf { to, .. } | Op::JumpIfNot { to, .. } => {
+                    if *to >= n {
+                        clif.fail(format!("op {pc} jumps to {to}, past the end of the program"));
+                        return;
+                    }
+                    leader[*to] = true;
+                    leader[pc + 1] = true;
+                }
+                Op::Halt => leader[pc + 1] = true,
+                _ => {}
+            }
+        }
+        for (pc, &is) in leader.iter().enumerate() {
+            if is {
+                self.blocks[pc] = Some(clif.fb.create_block());
+            }
+        }
+    }
+
+    fn block(&self, pc: usize) -> Block {
+        self.blocks[pc].expect("jump targets and fall-through successors start blocks")
+    }
+
+    fn var(vars: &mut Vec<Option<Variable>>, clif: &mut Clif<'_>, r: u32, ty: types::Type) -> Variable {
+        let r = r as usize;
+        if vars.len() <= r {
+            vars.resize(r + 1, None);
+        }
+        *vars[r].get_or_insert_with(|| clif.fb.declare_var(ty))
+    }
+    fn iget(&mut self, clif: &mut Clif<'_>, r: u32) -> Value {
+        let v = Self::var(&mut self.ivars, clif, r, types::I64);
+        clif.fb.use_var(v)
+    }
+    fn iset(&mut self, clif: &mut Clif<'_>, r: u32, value: Value) {
+        let v = Self::var(&mut self.ivars, clif, r, types::I64);
+        clif.fb.def_var(v, value);
+    }
+    fn fget(&mut self, clif: &mut Clif<'_>, r: u32) -> Value {
+        let v = Self::var(&mut self.fvars, clif, r, types::F64);
+        clif.fb.use_var(v)
+    }
+    fn fset(&mut self, clif: &mut Clif<'_>, r: u32, value: Value) {
+        let v = Self::var(&mut self.fvars, clif, r, types::F64);
+        clif.fb.def_var(v, value);
+    }
+    fn bget(&mut self, clif: &mut Clif<'_>, r: u32) -> Value {
+        let v = Self::var(&mut self.bvars, clif, r, types::I8);
+        clif.fb.use_var(v)
+    }
+    fn bset(&mut self, clif: &mut Clif<'_>, r: u32, value: Value) {
+        let v = Self::var(&mut self.bvars, clif, r, types::I8);
+        clif.fb.def_var(v, value);
+    }
+    fn igets(&mut self, clif: &mut Clif<'_>, regs: &Regs) -> SmallVec<[Value; 4]> {
+        regs.iter().map(|&r| self.iget(clif, r)).collect()
+    }
+
+    /// The level format of `level`, or a recorded error.
+    fn format(&self, clif: &mut Clif<'_>, level: LevelRef) -> Option<LevelFormat> {
+        let f = self
+            .formats
+            .get(level.operand as usize)
+            .and_then(|levels| levels.get(level.level as usize))
+            .copied();
+        if f.is_none() {
+            clif.fail(format!(
+                "the program names level {} of operand {}, which the formats do not have",
+                level.level, level.operand
+            ));
+        }
+        f
+    }
+
+    /// Base pointer of an input operand's values, or a recorded error.
+    fn values(&self, clif: &mut Clif<'_>, operand: u32) -> Option<Value> {
+        if operand as usize >= self.program.inputs {
+            clif.fail(format!(
+                "the program reads values of operand {operand}, which is not an input"
+            ));
+            return None;
+        }
+        Some(clif.slot(Slot::Values(operand)))
+    }
+
+    fn body(&mut self, clif: &mut Clif<'_>) {
+        let first = self.block(0);
+        clif.entry_jump = Some(clif.fb.ins().jump(first, &[]));
+        let mut filled = true;
+        let n = self.program.ops.len();
+        for pc in 0..n {
+            if let Some(block) = self.blocks[pc] {
+                if !filled {
+                    clif.fb.ins().jump(block, &[]);
+                }
+                clif.fb.switch_to_block(block);
+            }
+            filled = self.op(clif, pc);
+            if clif.error.is_some() {
+                return;
+            }
+        }
+        let end = self.block(n);
+        if !filled {
+            clif.fb.ins().jump(end, &[]);
+        }
+        clif.fb.switch_to_block(end);
+        freturn(clif, 0);
+        if let Some(fail) = self.fail {
+            clif.fb.switch_to_block(fail);
+            freturn(clif, 1);
+        }
+        clif.fb.seal_all_blocks();
+    }
+
+    /// Emits op `pc`; returns whether it ended the block.
+    fn op(&mut self, clif: &mut Clif<'_>, pc: usize) -> bool {
+        let op = &self.program.ops[pc];
+        match op {
+            Op::IConst { dst, value } => {
+                let v = clif.int(*value);
+                self.iset(clif, *dst, v);
+            }
+            Op::IMove { dst, src } => {
+                let v = self.iget(clif, *src);
+                self.iset(clif, *dst, v);
+            }
+            Op::IBin { op, dst, a, b } => {
+                let (x, y) = (self.iget(clif, *a), self.iget(clif, *b));
+                let v = clif.binary(*op, x, y);
+                self.iset(clif, *dst, v);
+            }
+            Op::ICmp { op, dst, a, b } => {
+                let (x, y) = (self.iget(clif, *a), self.iget(clif, *b));
+                let v = clif.compare(*op, x, y);
+                self.bset(clif, *dst, v);
+            }
+            Op::ISelect { dst, cond, a, b } => {
+                let c = self.bget(clif, *cond);
+                let (x, y) = (self.iget(clif, *a), self.iget(clif, *b));
+                let v = clif.select(c, x, y);
+                self.iset(clif, *dst, v);
+            }
+            Op::BConst { dst, value } => {
+                let v = clif.bool_const(*value);
+                self.bset(clif, *dst, v);
+            }
+            Op::BAnd { dst, a, b } => {
+                let (x, y) = (self.bget(clif, *a), self.bget(clif, *b));
+                let v = clif.and(x, y);
+                self.bset(clif, *dst, v);
+            }
+            Op::BOr { dst, a, b } => {
+                let (x, y) = (self.bget(clif, *a), self.bget(clif, *b));
+                let v = clif.or(x, y);
+                self.bset(clif, *dst, v);
+            }
+            Op::BNot { dst, a } => {
+                let x = self.bget(clif, *a);
+                let v = clif.not(x);
+                self.bset(clif, *dst, v);
+            }
+            Op::Jump { to } => {
+                let target = self.block(*to);
+                clif.fb.ins().jump(target, &[]);
+                return true;
+            }
+            Op::JumpIf { cond, to } | Op::JumpIfNot { cond, to } => {
+                let c = self.bget(clif, *cond);
+                let (target, next) = (self.block(*to), self.block(pc + 1));
+                let (yes, no) = match op {
+                    Op::JumpIf { .. } => (target, next),
+                    _ => (next, target),
+                };
+                clif.fb.ins().brif(c, yes, &[], no, &[]);
+                return true;
+            }
+            Op::Dim { dst, var } => {
+                let v = clif.slot(Slot::Dim(*var));
+                self.iset(clif, *dst, v);
+            }
+            Op::CoordIter {
+                level,
+                ancestors,
+                begin,
+                end,
+            } => {
+                let Some(f) = self.format(clif, *level) else {
+                    return false;
+                };
+                let anc = self.igets(clif, ancestors);
+                let (x, y) = f.coord_iter(clif, *level, &anc);
+                self.iset(clif, *begin, x);
+                self.iset(clif, *end, y);
+            }
+            Op::CoordAccess {
+                level,
+                parent,
+                ancestors,
+                coord,
+                pos,
+                found,
+            } => {
+                let Some(f) = self.format(clif, *level) else {
+                    return false;
+                };
+                let anc = self.igets(clif, ancestors);
+                let (p, c) = (self.iget(clif, *parent), self.iget(clif, *coord));
+                let (x, y) = f.coord_access(clif, *level, p, &anc, c);
+                self.iset(clif, *pos, x);
+                self.bset(clif, *found, y);
+            }
+            Op::PosIter {
+                level,
+                parent,
+                begin,
+                end,
+            } => {
+                let Some(f) = self.format(clif, *level) else {
+                    return false;
+                };
+                let p = self.iget(clif, *parent);
+                let (x, y) = f.pos_iter(clif, *level, p);
+                self.iset(clif, *begin, x);
+                self.iset(clif, *end, y);
+            }
+            Op::PosAccess {
+                level,
+                pos,
+                ancestors,
+                coord,
+                found,
+            } => {
+                let Some(f) = self.format(clif, *level) else {
+                    return false;
+                };
+                let anc = self.igets(clif, ancestors);
+                let p = self.iget(clif, *pos);
+                let (x, y) = f.pos_access(clif, *level, p, &anc);
+                self.iset(clif, *coord, x);
+                self.bset(clif, *found, y);
+            }
+            Op::Locate {
+                level,
+                parent,
+                ancestors,
+                coord,
+                pos,
+                found,
+            } => {
+                let Some(f) = self.format(clif, *level) else {
+                    return false;
+                };
+                let anc = self.igets(clif, ancestors);
+                let (p, c) = (self.iget(clif, *parent), self.iget(clif, *coord));
+                let (x, y) = f.locate(clif, *level, p, &anc, c);
+                self.iset(clif, *pos, x);
+                self.bset(clif, *found, y);
+            }
+            Op::FConst { dst, value } => {
+                let v = clif.fb.ins().f64const(*value);
+                self.fset(clif, *dst, v);
+            }
+            Op::FMove { dst, src } => {
+                let v = self.fget(clif, *src);
+                self.fset(clif, *dst, v);
+            }
+            Op::FBin { op, dst, a, b } => {
+                let (x, y) = (self.fget(clif, *a), self.fget(clif, *b));
+                let ins = clif.fb.ins();
+                let v = match op {
+                    FloatOp::Add => ins.fadd(x, y),
+                    FloatOp::Sub => ins.fsub(x, y),
+                    FloatOp::Mul => ins.fmul(x, y),
+                    FloatOp::Div => ins.fdiv(x, y),
+                };
+                self.fset(clif, *dst, v);
+            }
+            Op::FNeg { dst, a } => {
+                let x = self.fget(clif, *a);
+                let v = clif.fb.ins().fneg(x);
+                self.fset(clif, *dst, v);
+            }
+            Op::LoadValue { operand, pos, dst } => {
+                let Some(base) = self.values(clif, *operand) else {
+                    return false;
+                };
+                let p = self.iget(clif, *pos);
+                let addr = clif.element(base, p, 8);
+                let v = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+                self.fset(clif, *dst, v);
+            }
+            Op::AccumOutput { pos, value } => {
+                let base = clif.slot(Slot::Output);
+                let p = self.iget(clif, *pos);
+                let x = self.fget(clif, *value);
+                let addr = clif.element(base, p, 8);
+                let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
+                let new = clif.fb.ins().fadd(old, x);
+                clif.fb.ins().store(output_flags(), new, addr, 0);
+            }
+            Op::Append { coords, value } => self.call(clif, Callback::Append, coords, Some(*value)),
+            Op::WorkspaceAccum { coords, value } => self.workspace_accumulate(clif, coords, *value),
+            Op::WorkspaceFlush { prefix } => self.call(clif, Callback::Flush, prefix, None),
+            Op::DotBlock {
+                driver,
+                begin,
+                end,
+                factors,
+                acc,
+            } => self.dot_block(clif, *driver, *begin, *end, factors, *acc),
+            Op::RowsDot {
+                rows,
+                parent,
+                driver,
+                factors,
+                out,
+                out_parent,
+            } => self.rows_dot(clif, *rows, *parent, *driver, factors, *out, *out_parent),
+            Op::DenseAxpy {
+                scale,
+                factors,
+                out,
+                out_parent,
+            } => self.dense_axpy(clif, *scale, factors, *out, *out_parent),
+            Op::RowAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                factors,
+                out,
+                out_parent,
+            } => self.row_axpy(clif, *driver, (*begin, *end), *scale, factors, *out, *out_parent),
+            Op::Halt => {
+                freturn(clif, 0);
+                return true;
+            }
+            #[allow(unreachable_patterns)]
+            other => clif.fail(format!("the Cranelift tier does not translate `{other}` yet")),
+        }
+        false
+    }
+
+    /// Calls an output callback with `coords` (in a stack slot) and maybe
+    /// a value; returns 1 from the kernel when the callback fails.
+    fn call(&mut self, clif: &mut Clif<'_>, which: Callback, coords: &Regs, value: Option<u32>) {
+        let slot = match self.coords {
+            Some(s) => s,
+            None => {
+                let most = self
+                    .program
+                    .ops
+                    .iter()
+                    .map(|op| match op {
+                        Op::Append { coords, .. } | Op::WorkspaceAccum { coords, .. } => coords.len(),
+                        Op::WorkspaceFlush { prefix } => prefix.len(),
+                        _ => 0,
+                    })
+                    .max()
+                    .unwrap_or(0)
+                    .max(1);
+                let s = clif.fb.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    (most * 8) as u32,
+                    3,
+                ));
+                self.coords = Some(s);
+                s
+            }
+        };
+        let sig = self.signature(clif, value.is_some());
+        let addr = clif.fb.ins().stack_addr(types::I64, slot, 0);
+        for (k, &r) in coords.iter().enumerate() {
+            let v = self.iget(clif, r);
+            clif.fb.ins().store(MemFlagsData::trusted(), v, addr, (k * 8) as i32);
+        }
+        let n = clif.int(coords.len() as i64);
+        let callee = clif.int(which.address());
+        let mut args: SmallVec<[Value; 4]> = smallvec::smallvec![self.ctx, addr, n];
+        if let Some(f) = value {
+            args.push(self.fget(clif, f));
+        }
+        let call = clif.fb.ins().call_indirect(sig, callee, &args);
+        let status = clif.fb.inst_results(call)[0];
+        let fail = *self.fail.get_or_insert_with(|| {
+            let b = clif.fb.create_block();
+            clif.fb.set_cold_block(b);
+            b
+        });
+        let next = clif.fb.create_block();
+        clif.fb.ins().brif(status, fail, &[], next, &[]);
+        clif.fb.switch_to_block(next);
+    }
+
+    /// Adds a value into the workspace: in place when it is dense (the
+    /// runtime's own steps, see `DenseWorkspaceParts`), otherwise through
+    /// the callback.
+    fn workspace_accumulate(&mut self, clif: &mut Clif<'_>, coords: &Regs, value: u32) {
+        let values = clif.slot(Slot::Workspace(WorkspacePart::Values));
+        let inline = clif.fb.create_block();
+        let callback = clif.fb.create_block();
+        let join = clif.fb.create_block();
+        clif.fb.ins().brif(values, inline, &[], callback, &[]);
+
+        clif.fb.switch_to_block(inline);
+        let strides = clif.slot(Slot::Workspace(WorkspacePart::Strides));
+        let mut key = clif.int(0);
+        for (k, &r) in coords.iter().enumerate() {
+            let c = self.iget(clif, r);
+            let stride = clif.fb.ins().load(types::I64, output_flags(), strides, (k * 8) as i32);
+            let term = clif.fb.ins().imul(c, stride);
+            key = clif.fb.ins().iadd(key, term);
+        }
+        let set = clif.slot(Slot::Workspace(WorkspacePart::Set));
+        let flag = clif.fb.ins().iadd(set, key);
+        let was_set = clif.fb.ins().uload8(types::I32, output_flags(), flag, 0);
+        let mark = clif.fb.create_block();
+        let add = clif.fb.create_block();
+        clif.fb.ins().brif(was_set, add, &[], mark, &[]);
+        clif.fb.switch_to_block(mark);
+        let one = clif.fb.ins().iconst(types::I8, 1);
+        clif.fb.ins().store(output_flags(), one, flag, 0);
+        let count = clif.slot(Slot::Workspace(WorkspacePart::Count));
+        let n = clif.fb.ins().load(types::I64, output_flags(), count, 0);
+        let touched = clif.slot(Slot::Workspace(WorkspacePart::Touched));
+        let at = clif.element(touched, n, 8);
+        clif.fb.ins().store(output_flags(), key, at, 0);
+        let n1 = clif.fb.ins().iadd_imm_s(n, 1);
+        clif.fb.ins().store(output_flags(), n1, count, 0);
+        clif.fb.ins().jump(add, &[]);
+        clif.fb.switch_to_block(add);
+        let x = self.fget(clif, value);
+        let at = clif.element(values, key, 8);
+        let old = clif.fb.ins().load(types::F64, output_flags(), at, 0);
+        let new = clif.fb.ins().fadd(old, x);
+        clif.fb.ins().store(output_flags(), new, at, 0);
+        clif.fb.ins().jump(join, &[]);
+
+        clif.fb.switch_to_block(callback);
+        self.call(clif, Callback::Accumulate, coords, Some(value));
+        clif.fb.ins().jump(join, &[]);
+        clif.fb.switch_to_block(join);
+    }
+
+    /// The signature of the output callbacks, with or without a value.
+    fn signature(&mut self, clif: &mut Clif<'_>, with_value: bool) -> SigRef {
+        let cached = if with_value {
+            &mut self.with_value
+        } else {
+            &mut self.without_value
+        };
+        *cached.get_or_insert_with(|| {
+            let mut sig = Signature::new(self.call_conv);
+            sig.params.extend([
+                AbiParam::new(types::I64),
+                AbiParam::new(types::I64),
+                AbiParam::new(types::I64),
+            ]);
+            if with_value {
+                sig.params.push(AbiParam::new(types::F64));
+            }
+            sig.returns.push(AbiParam::new(types::I32));
+            clif.fb.import_signature(sig)
+        })
+    }
+
+    /// Base pointers of the dense factors of a dot product: operand
+    /// `f.operand`'s values from `parent * extent(f.level)` on.
+    fn factor_bases(&mut self, clif: &mut Clif<'_>, factors: &[DotFactor]) -> Option<SmallVec<[Value; 2]>> {
+        let mut bases = SmallVec::new();
+        for f in factors {
+            self.format(clif, f.level)?;
+            let values = self.values(clif, f.operand)?;
+            let extent = clif.param(f.level, Param::Extent);
+            let parent = self.iget(clif, f.parent);
+            let first = clif.fb.ins().imul(parent, extent);
+            bases.push(clif.element(values, first, 8));
+        }
+        Some(bases)
+    }
+
+    /// `acc += Σ_{p in begin..end} values[p] * Π factors`.
+    fn dot_block(
+        &mut self,
+        clif: &mut Clif<'_>,
+        driver: LevelRef,
+        begin: u32,
+        end: u32,
+        factors: &[DotFactor],
+        acc: u32,
+    ) {
+        let Some(format) = self.format(clif, driver) else {
+            return;
+        };
+        let Some(own) = self.values(clif, driver.operand) else {
+            return;
+        };
+        let Some(bases) = self.factor_bases(clif, factors) else {
+            return;
+        };
+        let b = self.iget(clif, begin);
+        let e = self.iget(clif, end);
+        let dot = Dot {
+            format,
+            driver,
+            own,
+            bases: &bases,
+        };
+        let total = dot.sum(clif, b, e);
+        let old = self.fget(clif, acc);
+        let new = clif.fb.ins().fadd(old, total);
+        self.fset(clif, acc, new);
+    }
+
+    /// For each coordinate `c` of the dense level `rows` below `parent`,
+    /// the dot product over the driver's segment below position
+    /// `parent * extent(rows) + c`, added to the dense output at
+    /// `out_parent * extent(out) + c` when the segment is not empty.
+    #[allow(clippy::too_many_arguments)]
+    fn rows_dot(
+        &mut self,
+        clif: &mut Clif<'_>,
+        rows: LevelRef,
+        parent: u32,
+        driver: LevelRef,
+        factors: &[DotFactor],
+        out: LevelRef,
+        out_parent: u32,
+    ) {
+        let (Some(_), Some(_), Some(format)) = (
+            self.format(clif, rows),
+            self.format(clif, out),
+            self.format(clif, driver),
+        ) else {
+            return;
+        };
+        let Some(own) = self.values(clif, driver.operand) else {
+            return;
+        };
+        let Some(bases) = self.factor_bases(clif, factors) else {
+            return;
+        };
+        let n = clif.param(rows, Param::Extent);
+        let parent = self.iget(clif, parent);
+        let first = clif.fb.ins().imul(parent, n);
+        let out_extent = clif.param(out, Param::Extent);
+        let out_parent = self.iget(clif, out_parent);
+        let out_first = clif.fb.ins().imul(out_parent, out_extent);
+        let output = clif.slot(Slot::Output);
+        let out_row = clif.element(output, out_first, 8);
+        let dot = Dot {
+            format,
+            driver,
+            own,
+            bases: &bases,
+        };
+        let zero = clif.int(0);
+        clif.loop_with(
+            &[zero],
+            &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
+            &mut |clif, s| {
+                let c = s[0];
+                let p = clif.fb.ins().iadd(first, c);
+                let (b, e) = format.pos_iter(clif, driver, p);
+                let nonempty = clif.compare(Cmp::Lt, b, e);
+                let some = clif.fb.create_block();
+                let next = clif.fb.create_block();
+                clif.fb.ins().brif(nonempty, some, &[], next, &[]);
+                clif.fb.switch_to_block(some);
+                let total = dot.sum(clif, b, e);
+                let addr = clif.element(out_row, c, 8);
+                let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
+                let new = clif.fb.ins().fadd(old, total);
+                clif.fb.ins().store(output_flags(), new, addr, 0);
+                clif.fb.ins().jump(next, &[]);
+                clif.fb.switch_to_block(next);
+                smallvec::smallvec![clif.fb.ins().iadd_imm_s(c, 1)]
+            },
+        );
+    }
+}
+
+impl Translator<'_> {
+    /// The row `out_parent` of a dense output level: its first element's
+    /// address and its length.
+    fn output_row(&mut self, clif: &mut Clif<'_>, out: LevelRef, out_parent: u32) -> Option<(Value, Value)> {
+        self.format(clif, out)?;
+        let n = clif.param(out, Param::Extent);
+        let parent = self.iget(clif, out_parent);
+        let first = clif.fb.ins().imul(parent, n);
+        let output = clif.slot(Slot::Output);
+        Some((clif.element(output, first, 8), n))
+    }
+
+    /// `out[out_parent * extent(out) + c] += scale * Π factors[c]` for every
+    /// coordinate `c` of the output level (and of the factors' levels).
+    fn dense_axpy(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[DotFactor], out: LevelRef, out_parent: u32) {
+        let Some(bases) = self.factor_bases(clif, factors) else {
+            return;
+        };
+        let Some((row, mut n)) = self.output_row(clif, out, out_parent) else {
+            return;
+        };
+        for f in factors {
+            let extent = clif.param(f.level, Param::Extent);
+            n = clif.min(n, extent);
+        }
+        let scale = self.fget(clif, scale);
+        axpy(clif, row, n, scale, &bases);
+    }
+
+    /// For each position `p` of the driver in `begin..end`, with coordinate
+    /// `c`: the output row gets `scale * value[p] * Π factor rows`, a
+    /// factor's row being `parent * extent(via) + c` (or `parent`).
+    #[allow(clippy::too_many_arguments)]
+    fn row_axpy(
+        &mut self,
+        clif: &mut Clif<'_>,
+        driver: LevelRef,
+        (begin, end): (u32, u32),
+        scale: u32,
+        factors: &[AxpyFactor],
+        out: LevelRef,
+        out_parent: u32,
+    ) {
+        let Some(format) = self.format(clif, driver) else {
+            return;
+        };
+        let Some(own) = self.values(clif, driver.operand) else {
+            return;
+        };
+        let Some((row, n)) = self.output_row(clif, out, out_parent) else {
+            return;
+        };
+        // Per factor: its values, its parent, and the extent of `via`.
+        let mut parts: SmallVec<[(Value, Value, Option<Value>); 2]> = SmallVec::new();
+        for f in factors {
+            if self.format(clif, f.level).is_none() {
+                return;
+            }
+            let Some(values) = self.values(clif, f.operand) else {
+                return;
+            };
+            let parent = self.iget(clif, f.parent);
+            let via = match f.via {
+                Some(via) => {
+                    self.format(clif, via);
+                    Some(clif.param(via, Param::Extent))
+                }
+                None => None,
+            };
+            parts.push((values, parent, via));
+        }
+        if clif.error.is_some() {
+            return;
+        }
+        let scale = self.fget(clif, scale);
+        let b = self.iget(clif, begin);
+        let e = self.iget(clif, end);
+        clif.loop_with(
+            &[b],
+            &mut |clif, st| clif.compare(Cmp::Lt, st[0], e),
+            &mut |clif, st| {
+                let p = st[0];
+                let (c, _) = format.pos_access(clif, driver, p, &[]);
+                let addr = clif.element(own, p, 8);
+                let v = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+                let s = clif.fb.ins().fmul(scale, v);
+                let mut bases: SmallVec<[Value; 2]> = SmallVec::new();
+                for &(values, parent, via) in &parts {
+                    let r = match via {
+                        Some(extent) => {
+                            let first = clif.fb.ins().imul(parent, extent);
+                            clif.fb.ins().iadd(first, c)
+                        }
+                        None => parent,
+                    };
+                    let first = clif.fb.ins().imul(r, n);
+                    bases.push(clif.element(values, first, 8));
+                }
+                axpy(clif, row, n, s, &bases);
+                smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
+            },
+        );
+    }
+}
+
+/// `row[k] += scale * Π bases[k]` for `k` in `0..n`, the product taken
+/// left to right (the interpreter's order). Two elements at a time in
+/// `f64x2` vectors (the same IEEE operations, lane by lane), then the odd
+/// one.
+fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value]) {
+    let vector = types::F64X2;
+    let lanes = clif.fb.ins().splat(vector, scale);
+    let pairs = clif.fb.ins().band_imm_s(n, -2);
+    let zero = clif.int(0);
+    let after = clif.loop_with(
+        &[zero],
+        &mut |clif, s| clif.compare(Cmp::Lt, s[0], pairs),
+        &mut |clif, s| {
+            let k = s[0];
+            let mut prod = lanes;
+            for &base in bases {
+                let addr = clif.element(base, k, 8);
+                let x = clif.fb.ins().load(vector, input_flags(), addr, 0);
+                prod = clif.fb.ins().fmul(prod, x);
+            }
+            let addr = clif.element(row, k, 8);
+            let old = clif.fb.ins().load(vector, output_flags(), addr, 0);
+            let new = clif.fb.ins().fadd(old, prod);
+            clif.fb.ins().store(output_flags(), new, addr, 0);
+            smallvec::smallvec![clif.fb.ins().iadd_imm_s(k, 2)]
+        },
+    );
+    clif.loop_with(
+        &[after[0]],
+        &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
+        &mut |clif, s| {
+            let k = s[0];
+            let mut prod = scale;
+            for &base in bases {
+                let addr = clif.element(base, k, 8);
+                let x = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+                prod = clif.fb.ins().fmul(prod, x);
+            }
+            let addr = clif.element(row, k, 8);
+            let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
+            let new = clif.fb.ins().fadd(old, prod);
+            clif.fb.ins().store(output_flags(), new, addr, 0);
+            smallvec::smallvec![clif.fb.ins().iadd_imm_s(k, 1)]
+        },
+    );
+}
+
+/// A dot product over a driver level's positions: each position's value
+/// times the dense factors at the position's coordinate, which the
+/// driver's `pos_access` reads (levels with a coordinate view store it
+/// as is).
+struct Dot<'b> {
+    format: LevelFormat,
+    driver: LevelRef,
+    own: Value,
+    bases: &'b [Value],
+}
+
+impl Dot<'_> {
+    /// The product at position `p`.
+    fn term(&self, clif: &mut Clif<'_>, p: Value) -> Value {
+        let addr = clif.element(self.own, p, 8);
+        let mut prod = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+        let (coord, _) = self.format.pos_access(clif, self.driver, p, &[]);
+        for &base in self.bases {
+            let addr = clif.element(base, coord, 8);
+            let x = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+            prod = clif.fb.ins().fmul(prod, x);
+        }
+        prod
+    }
+
+    /// `init + Σ_{p in from..end} term(p)`, in order.
+    fn sequential(&self, clif: &mut Clif<'_>, from: Value, end: Value, init: Value) -> Value {
+        let state = clif.loop_with(
+            &[from, init],
+            &mut |clif, s| clif.compare(Cmp::Lt, s[0], end),
+            &mut |clif, s| {
+                let t = self.term(clif, s[0]);
+                let sum = clif.fb.ins().fadd(s[1], t);
+                let next = clif.fb.ins().iadd_imm_s(s[0], 1);
+                smallvec::smallvec![next, sum]
+            },
+        );
+        state[1]
+    }
+
+    /// `Σ_{p in begin..end} term(p)`, summed in order from 0.0: the
+    /// interpreter's order for rows of a [`Op::RowsDot`]. (Its dot blocks
+    /// keep four partial sums; the two tiers' sums may then differ in the
+    /// last bits. Four partial sums measured slower here on rows of ten
+    /// nonzeros: the remainder loop's branches cost more than the shorter
+    /// dependency chain saves.)
+    fn sum(&self, clif: &mut Clif<'_>, begin: Value, end: Value) -> Value {
+        let zero = clif.fb.ins().f64const(0.0);
+        self.sequential(clif, begin, end, zero)
+    }
+}

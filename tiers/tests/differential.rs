@@ -1,0 +1,207 @@
+//! The engine's kernels in every format combination, and random
+//! statements, run on the interpreter and on the Cranelift tier: both must
+//! agree with the dense reference and with each other.
+//!
+//! `TESSERA_SEEDS=first..end` runs other seeds of the random statements.
+
+mod common;
+
+use common::{check_both_tiers, jit_engine, Tally};
+use tessera_engine::testing::{
+    named_formats, output_formats, random_format, random_statement, random_tensor, EntryKind, Rng, StatementConfig,
+};
+use tessera_engine::Engine;
+use tessera_formats::{Format, Tensor};
+
+/// One kernel: its statement, and the shape of each tensor it reads.
+struct Kernel {
+    statement: &'static str,
+    tensors: &'static [(&'static str, &'static [usize])],
+    sizes: &'static [(&'static str, usize)],
+}
+
+const KERNELS: &[Kernel] = &[
+    Kernel {
+        statement: "y(i) = A(i,j) * x(j)",
+        tensors: &[("A", &[7, 9]), ("x", &[9])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "y(j) = A(i,j) * x(i)",
+        tensors: &[("A", &[7, 9]), ("x", &[7])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "y(i) += A(i,j) * x(j)",
+        tensors: &[("A", &[6, 6]), ("x", &[6]), ("y", &[6])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "C(i,j) = A(i,k) * B(k,j)",
+        tensors: &[("A", &[6, 8]), ("B", &[8, 5])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "C(i,j) = A(i,j) + B(i,j)",
+        tensors: &[("A", &[6, 9]), ("B", &[6, 9])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "C(i,j) = A(i,j) * B(i,j) - 2 * A(i,j)",
+        tensors: &[("A", &[6, 9]), ("B", &[6, 9])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "C(i,j) = A(i,j) * D(i,k) * E(k,j)",
+        tensors: &[("A", &[6, 4]), ("D", &[6, 3]), ("E", &[3, 4])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "a = A(i,j) * B(i,j)",
+        tensors: &[("A", &[5, 7]), ("B", &[5, 7])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "y(i) = A(i,j)",
+        tensors: &[("A", &[8, 5])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "C(i,j) = x(i) * z(j)",
+        tensors: &[("x", &[6]), ("z", &[5])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+        tensors: &[("B", &[4, 5, 3]), ("C", &[5, 6]), ("D", &[3, 6])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "A(i,j) = B(i,j,k) * c(k)",
+        tensors: &[("B", &[4, 3, 5]), ("c", &[5])],
+        sizes: &[],
+    },
+];
+
+/// The formats the other operands take, in turn, while the first runs
+/// through every named format.
+fn companions(shape: &[usize]) -> Vec<Format> {
+    let mut out = vec![Format::dense(shape.len())];
+    match shape.len() {
+        1 => out.push(Format::sparse_vector()),
+        2 => out.extend([
+            Format::csr(),
+            Format::csc(),
+            Format::coo(2),
+            Format::hash_rows(),
+            Format::dcsr(),
+        ]),
+        n => out.extend([Format::csf(n), Format::coo(n)]),
+    }
+    out
+}
+
+/// Outputs every kernel is tried with: the default, dense, and the sparse
+/// formats of the output's order (CSR and COO for matrices).
+fn outputs(order: usize) -> Vec<Option<Format>> {
+    let mut out = vec![None, Some(Format::dense(order))];
+    match order {
+        0 => {}
+        1 => out.push(Some(Format::sparse_vector())),
+        2 => out.extend([Some(Format::csr()), Some(Format::coo(2)), Some(Format::dcsr())]),
+        n => out.extend([Some(Format::csf(n)), Some(Format::coo(n))]),
+    }
+    out
+}
+
+#[test]
+fn every_kernel_in_every_format_agrees_on_both_tiers() {
+    let interp = Engine::new();
+    let jit = jit_engine();
+    let mut rng = Rng::new(0x7e55e7a);
+    let mut tally = Tally::default();
+    for kernel in KERNELS {
+        let order = kernel
+            .statement
+            .split('=')
+            .next()
+            .map_or(0, |lhs| lhs.matches(',').count() + 1);
+        let order = if kernel.statement.starts_with("a ") { 0 } else { order };
+        let (first, rest) = kernel.tensors.split_first().expect("kernels read a tensor");
+        for (round, format) in named_formats(first.1).into_iter().enumerate() {
+            let kind = if round % 3 == 0 {
+                EntryKind::Skewed
+            } else {
+                EntryKind::Random
+            };
+            let a = match random_tensor(&mut rng, first.1, kind, &format) {
+                Ok(t) => t,
+                Err(_) => continue,
+            };
+            let mut tensors: Vec<(&str, Tensor<f64>)> = vec![(first.0, a)];
+            for (k, (name, shape)) in rest.iter().enumerate() {
+                let choices = companions(shape);
+                let f = &choices[(round + k) % choices.len()];
+                let t = random_tensor(&mut rng, shape, EntryKind::Random, f).expect("companion formats pack anything");
+                tensors.push((name, t));
+            }
+            let refs: Vec<(&str, &Tensor<f64>)> = tensors.iter().map(|(n, t)| (*n, t)).collect();
+            for output in outputs(order) {
+                let result = check_both_tiers(&interp, &jit, kernel.statement, &refs, output.as_ref(), kernel.sizes);
+                tally.record("", result);
+            }
+        }
+    }
+    tally.finish(&jit);
+}
+
+/// Statements per run.
+const CASES: u64 = 300;
+
+fn seeds() -> std::ops::Range<u64> {
+    std::env::var("TESSERA_SEEDS")
+        .ok()
+        .and_then(|s| {
+            let (a, b) = s.split_once("..")?;
+            Some(a.trim().parse().ok()?..b.trim().parse().ok()?)
+        })
+        .unwrap_or(0..CASES)
+}
+
+#[test]
+fn random_statements_agree_on_both_tiers() {
+    let interp = Engine::new();
+    let jit = jit_engine();
+    let mut tally = Tally::default();
+    for seed in seeds() {
+        let mut rng = Rng::new(seed);
+        let stmt = random_statement(&mut rng, &StatementConfig::default());
+        let mut tensors: Vec<(String, Tensor<f64>)> = Vec::new();
+        let mut refused = false;
+        for spec in &stmt.tensors {
+            let kind = if spec.divisor {
+                EntryKind::Full
+            } else {
+                EntryKind::random(&mut rng)
+            };
+            let format = random_format(&mut rng, &spec.shape);
+            match random_tensor(&mut rng, &spec.shape, kind, &format) {
+                Ok(t) => tensors.push((spec.name.clone(), t)),
+                Err(_) => refused = true,
+            }
+        }
+        if refused {
+            continue;
+        }
+        let output = if rng.percent(15) {
+            None
+        } else {
+            Some(rng.pick(&output_formats(&stmt.output_shape)).clone())
+        };
+        let refs: Vec<(&str, &Tensor<f64>)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
+        let sizes: Vec<(&str, usize)> = stmt.sizes.iter().map(|(v, n)| (v.as_str(), *n)).collect();
+        let result = check_both_tiers(&interp, &jit, &stmt.text, &refs, output.as_ref(), &sizes);
+        tally.record(&format!("seed {seed}: "), result);
+    }
+    tally.finish(&jit);
+}
