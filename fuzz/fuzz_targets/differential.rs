@@ -1,0 +1,10 @@
+//! `differential`: see [`tessera_fuzz::differential`] for the property.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Err(failure) = tessera_fuzz::differential::check(data) {
+        panic!("{failure}");
+    }
+});

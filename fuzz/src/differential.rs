@@ -1,0 +1,181 @@
+//! The `differential` property: a well-formed statement over tensors in
+//! any formats gives, on every tier, the dense reference's result (to a
+//! floating-point tolerance), in the requested format, as a valid tensor;
+//! and every tier stores the same structure. A refusal, a panic or a
+//! compilation the JIT could not do is a failure too.
+//!
+//! The first byte chooses the generator: even, the byte-driven decoder of
+//! [`super::generate`] (every later byte one decision); odd, the testing
+//! module's seeded generators (`tessera::engine::testing`), seeded from the
+//! remaining bytes — the same cases as the engine's `random_statements`
+//! suite draws from its seeds.
+
+use tessera::engine::notation::parse_statement;
+use tessera::engine::reference::{evaluate, DenseResult};
+use tessera::engine::testing::{
+    compare, output_formats, random_format, random_statement, random_tensor, EntryKind, Rng, StatementConfig, Tolerance,
+};
+use tessera::formats::{Format, Tensor};
+use tessera::{EvalOptions, Inputs, TierChoice};
+
+use super::generate::{self, Case};
+use super::source::Source;
+
+/// Checks the case `data` decodes to.
+pub fn check(data: &[u8]) -> Result<(), String> {
+    let case = decode(data)?;
+    check_case(&case)
+}
+
+/// The case `data` decodes to: by the byte-driven decoder when the first
+/// byte is even, by the seeded generators otherwise.
+pub fn decode(data: &[u8]) -> Result<Case, String> {
+    let mut src = Source::new(data);
+    if src.byte() & 1 == 0 {
+        generate::case(&mut src)
+    } else {
+        seeded(&mut Rng::from_bytes(src.rest()))
+    }
+}
+
+/// A case drawn by the testing module's generators, as the engine's
+/// `random_statements` suite draws one.
+pub fn seeded(rng: &mut Rng) -> Result<Case, String> {
+    let stmt = random_statement(rng, &StatementConfig::default());
+    let mut tensors = Vec::with_capacity(stmt.tensors.len());
+    for spec in &stmt.tensors {
+        let kind = if spec.divisor {
+            EntryKind::Full
+        } else {
+            EntryKind::random(rng)
+        };
+        let format = random_format(rng, &spec.shape);
+        tensors.push((spec.name.clone(), random_tensor(rng, &spec.shape, kind, &format)?));
+    }
+    let output = if rng.percent(15) {
+        None
+    } else {
+        Some(rng.pick(&output_formats(&stmt.output_shape)).clone())
+    };
+    Ok(Case {
+        text: stmt.text,
+        tensors,
+        sizes: stmt.sizes,
+        output,
+    })
+}
+
+/// Runs `case` on every tier of [`tessera::engine()`] and on the dense
+/// reference, and compares.
+pub fn check_case(case: &Case) -> Result<(), String> {
+    let fail = |what: String| Err(format!("{}\n  {what}", describe(case)));
+    let stmt = match parse_statement(&case.text) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("the statement does not parse: {e}")),
+    };
+    let inputs = case.inputs();
+    let sizes = case.size_refs();
+    let reference = match super::catch("the reference", || evaluate(&stmt, &inputs, &sizes)) {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return fail(format!("the reference refuses it: {e}")),
+        Err(e) => return fail(e),
+    };
+    let mut engine_inputs = Inputs::new();
+    for (name, t) in &inputs {
+        engine_inputs.insert(name, t);
+    }
+    // A fresh engine per case: its kernel cache (and the JIT's code) is
+    // freed with it.
+    let engine = tessera::engine();
+    let mut results: Vec<(String, Tensor<f64>)> = Vec::new();
+    for tier in engine.tier_names() {
+        let options = EvalOptions {
+            output_format: case.output.clone(),
+            sizes: case.sizes.clone(),
+            tier: TierChoice::Named(tier.clone()),
+        };
+        let run = super::catch(&format!("tier {tier}"), || {
+            engine.eval_with(&case.text, &engine_inputs, &options)
+        });
+        let result = match run {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => return fail(format!("tier {tier} refuses it: {e}")),
+            Err(e) => return fail(e),
+        };
+        if let Err(e) = check_result(&result, &reference, case.output.as_ref()) {
+            return fail(format!("tier {tier}: {e}"));
+        }
+        results.push((tier, result));
+    }
+    let diagnostics = engine.diagnostics();
+    if !diagnostics.is_empty() {
+        let all: Vec<String> = diagnostics.iter().map(|d| d.to_string()).collect();
+        return fail(all.join("; "));
+    }
+    // Every tier assembles the same storage.
+    if let Some(((first, a), rest)) = results.split_first() {
+        for (tier, b) in rest {
+            if let Err(e) = same_storage(a, b) {
+                return fail(format!("tiers {first} and {tier} store different results: {e}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The result is in the requested format, valid, and the reference's value.
+fn check_result(result: &Tensor<f64>, reference: &DenseResult, output: Option<&Format>) -> Result<(), String> {
+    if let Some(f) = output {
+        if result.format().levels() != f.levels() {
+            return Err(format!("the result is stored as {}, not {f}", result.format()));
+        }
+    }
+    // Validate the storage as a tensor built from raw parts would be.
+    Tensor::from_parts(
+        result.shape(),
+        result.format().clone(),
+        result.levels().to_vec(),
+        result.values().to_vec(),
+    )
+    .map_err(|e| format!("the result is not a valid tensor: {e}"))?;
+    compare(result, reference, Tolerance::default())
+}
+
+/// The same levels and values (to tolerance; NaN equals NaN).
+fn same_storage(a: &Tensor<f64>, b: &Tensor<f64>) -> Result<(), String> {
+    if a.format() != b.format() || a.levels() != b.levels() {
+        return Err(format!("levels {:?} and {:?}", a.levels(), b.levels()));
+    }
+    let tol = Tolerance::default();
+    if a.values().len() != b.values().len() {
+        return Err(format!("{} and {} values", a.values().len(), b.values().len()));
+    }
+    match (0..a.values().len()).find(|&k| !tol.accepts(a.values()[k], b.values()[k])) {
+        Some(k) => Err(format!("value {k}: {} and {}", a.values()[k], b.values()[k])),
+        None => Ok(()),
+    }
+}
+
+/// The statement, each input's format, shape and contents, the output
+/// format and the sizes: enough to write the regression test.
+pub fn describe(case: &Case) -> String {
+    let mut s = format!("`{}`", case.text);
+    for (name, t) in &case.tensors {
+        let entries: Vec<String> = t.stored_entries().iter().map(|(c, v)| format!("{c:?}={v}")).collect();
+        s.push_str(&format!(
+            "\n  {name}: {} {:?}, {} stored: {}",
+            t.format(),
+            t.shape(),
+            t.stored(),
+            entries.join(" ")
+        ));
+    }
+    match &case.output {
+        Some(f) => s.push_str(&format!("\n  output {f}")),
+        None => s.push_str("\n  default output"),
+    }
+    if !case.sizes.is_empty() {
+        s.push_str(&format!("; sizes {:?}", case.sizes));
+    }
+    s
+}

@@ -1,0 +1,444 @@
+//! Well-formed statements, formats and small tensors, decoded from bytes.
+//!
+//! A [`Case`] is a statement with 0–6 index variables (each of size 1–6,
+//! their product at most [`MAX_WORK`]), 1–4 tensors of orders 0–4 read
+//! through accesses that share, permute and sum index variables, the
+//! operators `+ - * /`, unary minus, literals, explicit `sum(...)` (also
+//! over a variable the body does not use), broadcasts and `+=`; a format
+//! for every tensor (every named format of its order, or a per-level
+//! composition of dense, compressed, singleton and hashed levels with their
+//! ordered/unique properties, in any mode order), contents of the awkward
+//! kinds, and an output format (or the default).
+//!
+//! What it leaves out, and why: the dense reference gives every component
+//! its IEEE meaning, while a sparse kernel never visits a component that is
+//! not stored. The two agree whenever no visited value is infinite or NaN
+//! (then `0 * x = 0` for every `x` an implicit zero meets). So values are
+//! small dyadic numbers (multiples of 1/4 up to 3, and stored zeros, `-0`
+//! included), a divisor is either a nonzero literal or a tensor that stores
+//! every component with a nonzero power of two, and nothing can overflow
+//! (at most [`MAX_WORK`] terms of at most eight factors of at most 4):
+//! every result is exact in `f64`, so disagreements are never rounding.
+//! Non-finite values are exercised by the `pack` target, whose kernels
+//! keep the two meanings equal (see [`super::pack`]).
+
+use tessera::engine::notation::{BinaryOp, Expr, IndexVar, Statement};
+use tessera::engine::testing::{named_formats, output_formats, random_entries, EntryKind, Rng};
+use tessera::formats::{CoordinateList, Format, LevelFormat, Tensor};
+
+use super::source::Source;
+
+/// Most iterations of the full index space (product of every variable's
+/// size), so that the dense reference and the interpreter stay quick.
+pub const MAX_WORK: usize = 4096;
+
+/// Largest mode size.
+pub const MAX_DIM: usize = 6;
+
+/// Deepest expression tree.
+const MAX_DEPTH: usize = 4;
+
+const VAR_NAMES: [&str; 6] = ["i", "j", "k", "l", "m", "n"];
+const TENSOR_NAMES: [&str; 4] = ["B", "C", "D", "E"];
+
+/// Stored values: multiples of 1/4 up to 3, zeros (a stored zero is an
+/// explicit zero, `-0` too).
+pub const VALUES: [f64; 16] = [
+    0.0, 0.25, -0.25, 0.5, -0.5, 0.75, -0.75, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0, 3.0, -3.0, -0.0,
+];
+
+/// Literals of the statement (`0` included: it makes a term vanish).
+const LITERALS: [f64; 6] = [0.5, 1.0, 2.0, 3.0, 0.25, 0.0];
+
+/// Divisors: nonzero powers of two, so that quotients are exact.
+pub const DIVISORS: [f64; 8] = [0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0];
+
+/// One decoded case, ready for the engine and the reference.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// The statement's canonical text.
+    pub text: String,
+    /// Every tensor it reads (the left tensor too, for `+=`).
+    pub tensors: Vec<(String, Tensor<f64>)>,
+    /// Sizes of the variables no right-hand access fixes.
+    pub sizes: Vec<(String, usize)>,
+    /// The result's format; `None` is the engine's default.
+    pub output: Option<Format>,
+}
+
+impl Case {
+    /// The inputs as the reference takes them.
+    pub fn inputs(&self) -> Vec<(&str, &Tensor<f64>)> {
+        self.tensors.iter().map(|(n, t)| (n.as_str(), t)).collect()
+    }
+    /// The sizes as the reference takes them.
+    pub fn size_refs(&self) -> Vec<(&str, usize)> {
+        self.sizes.iter().map(|(v, n)| (v.as_str(), *n)).collect()
+    }
+}
+
+/// A tensor the statement reads.
+struct Spec {
+    name: &'static str,
+    /// The variable each mode is read with in its first access.
+    vars: Vec<usize>,
+    shape: Vec<usize>,
+    /// Stores every component with a nonzero power of two: may divide.
+    divisor: bool,
+}
+
+struct Builder<'s, 'a> {
+    src: &'s mut Source<'a>,
+    sizes: Vec<usize>,
+    specs: Vec<Spec>,
+}
+
+impl Builder<'_, '_> {
+    fn access(&mut self, t: usize) -> Expr {
+        let spec = &self.specs[t];
+        let mut vars: Vec<usize> = spec.vars.clone();
+        // Now and then read the tensor through other variables of the same
+        // sizes (a transposed access, or a different contraction).
+        if !vars.is_empty() && self.src.percent(30) {
+            let mut chosen: Vec<usize> = Vec::with_capacity(vars.len());
+            for &d in &spec.shape {
+                let candidates: Vec<usize> = (0..self.sizes.len())
+                    .filter(|v| self.sizes[*v] == d && !chosen.contains(v))
+                    .collect();
+                if candidates.is_empty() {
+                    break;
+                }
+                chosen.push(*self.src.pick(&candidates));
+            }
+            if chosen.len() == vars.len() {
+                vars = chosen;
+            }
+        }
+        let names: Vec<&str> = vars.iter().map(|&v| VAR_NAMES[v]).collect();
+        Expr::access(spec.name, &names)
+    }
+
+    fn leaf(&mut self) -> Expr {
+        if self.src.percent(12) {
+            return Expr::lit(*self.src.pick(&LITERALS));
+        }
+        let t = self.src.below(self.specs.len());
+        self.access(t)
+    }
+
+    fn divisor(&mut self) -> Expr {
+        let divisors: Vec<usize> = (0..self.specs.len()).filter(|&t| self.specs[t].divisor).collect();
+        if !divisors.is_empty() && self.src.percent(60) {
+            let t = *self.src.pick(&divisors);
+            return self.access(t);
+        }
+        Expr::lit(*self.src.pick(&DIVISORS))
+    }
+
+    fn expr(&mut self, depth: usize) -> Expr {
+        if depth >= MAX_DEPTH || (depth > 0 && self.src.percent(25 + 15 * depth as u32)) {
+            return self.leaf();
+        }
+        match self.src.below(8) {
+            0 => -self.expr(depth + 1),
+            1 => Expr::binary(BinaryOp::Add, self.expr(depth + 1), self.expr(depth + 1)),
+            2 => Expr::binary(BinaryOp::Sub, self.expr(depth + 1), self.expr(depth + 1)),
+            3 => {
+                let lhs = self.expr(depth + 1);
+                Expr::binary(BinaryOp::Div, lhs, self.divisor())
+            }
+            4 => self.leaf(),
+            _ => Expr::binary(BinaryOp::Mul, self.expr(depth + 1), self.expr(depth + 1)),
+        }
+    }
+}
+
+/// Free occurrences of `var` in `e`.
+fn occurrences(e: &Expr, var: &IndexVar) -> usize {
+    match e {
+        Expr::Access(a) => a.indices.iter().filter(|v| *v == var).count(),
+        Expr::Literal(_) => 0,
+        Expr::Neg(x) => occurrences(x, var),
+        Expr::Binary { lhs, rhs, .. } => occurrences(lhs, var) + occurrences(rhs, var),
+        Expr::Sum { var: v, .. } if v == var => 0,
+        Expr::Sum { body, .. } => occurrences(body, var),
+    }
+}
+
+/// How many nodes down from `e` the smallest subexpression holding all
+/// `total` free occurrences of `var` is.
+fn enclosing_depth(e: &Expr, var: &IndexVar, total: usize) -> usize {
+    let down = |x: &Expr| (total == 0 || occurrences(x, var) == total).then(|| 1 + enclosing_depth(x, var, total));
+    match e {
+        Expr::Neg(x) | Expr::Sum { body: x, .. } => down(x).unwrap_or(0),
+        // With no occurrence at all, either side will do: take the left.
+        Expr::Binary { lhs, rhs, .. } => down(lhs).or_else(|| down(rhs)).unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// Wraps the node `depth` steps down the path towards every occurrence of
+/// `var` in `sum(var, ...)`.
+fn wrap_sum(e: Expr, var: &IndexVar, total: usize, depth: usize) -> Expr {
+    let sum = |body: Expr| Expr::Sum {
+        var: var.clone(),
+        body: Box::new(body),
+    };
+    if depth == 0 {
+        return sum(e);
+    }
+    let holds = |x: &Expr| total == 0 || occurrences(x, var) == total;
+    match e {
+        Expr::Neg(x) => -wrap_sum(*x, var, total, depth - 1),
+        Expr::Sum { var: v, body } => Expr::Sum {
+            var: v,
+            body: Box::new(wrap_sum(*body, var, total, depth - 1)),
+        },
+        Expr::Binary { op, lhs, rhs } => {
+            if holds(&lhs) {
+                Expr::binary(op, wrap_sum(*lhs, var, total, depth - 1), *rhs)
+            } else {
+                Expr::binary(op, *lhs, wrap_sum(*rhs, var, total, depth - 1))
+            }
+        }
+        other => sum(other),
+    }
+}
+
+/// A well-formed case decoded from `src`, or why its tensors could not be
+/// built (which is itself a finding: every entry list here packs).
+pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
+    // Index variables and their sizes, the whole space within MAX_WORK.
+    let nvars = src.below(VAR_NAMES.len() + 1);
+    let mut sizes = Vec::with_capacity(nvars);
+    let mut work = 1usize;
+    for _ in 0..nvars {
+        let room = (MAX_WORK / work).clamp(1, MAX_DIM);
+        let n = src.range(1, room);
+        work *= n;
+        sizes.push(n);
+    }
+    // Tensors: each reads distinct variables, so their sizes agree.
+    let ntensors = src.range(1, TENSOR_NAMES.len());
+    let mut specs = Vec::with_capacity(ntensors);
+    for name in TENSOR_NAMES.iter().take(ntensors) {
+        let order = src.below(nvars.min(4) + 1);
+        let mut pool: Vec<usize> = (0..nvars).collect();
+        let vars: Vec<usize> = (0..order).map(|_| pool.remove(src.below(pool.len()))).collect();
+        let shape = vars.iter().map(|&v| sizes[v]).collect();
+        let divisor = src.percent(20);
+        specs.push(Spec {
+            name,
+            vars,
+            shape,
+            divisor,
+        });
+    }
+    let mut b = Builder {
+        src,
+        sizes: sizes.clone(),
+        specs,
+    };
+    let mut rhs = b.expr(0);
+    let Builder { src, specs, .. } = b;
+
+    // The left side: distinct variables, used on the right or not.
+    let out_order = src.below(nvars.min(4) + 1);
+    let mut pool: Vec<usize> = (0..nvars).collect();
+    let out_vars: Vec<usize> = (0..out_order).map(|_| pool.remove(src.below(pool.len()))).collect();
+
+    // Explicit sums: over a summed variable, somewhere on the path to all
+    // its occurrences; or over a variable used nowhere (a sum of copies).
+    let free = rhs.free_vars();
+    for (v, name) in VAR_NAMES.iter().enumerate().take(nvars) {
+        if out_vars.contains(&v) {
+            continue;
+        }
+        let var = IndexVar::new(*name);
+        let used = free.contains(&var);
+        if src.percent(if used { 15 } else { 5 }) {
+            let total = occurrences(&rhs, &var);
+            let deepest = enclosing_depth(&rhs, &var, total);
+            let depth = src.range(0, deepest);
+            rhs = wrap_sum(rhs, &var, total, depth);
+        }
+    }
+
+    let out_names: Vec<&str> = out_vars.iter().map(|&v| VAR_NAMES[v]).collect();
+    let lhs = tessera::engine::notation::Access::new("A", &out_names);
+    let add_assign = src.percent(10);
+    let statement = if add_assign {
+        Statement::add_assign(lhs, rhs)
+    } else {
+        Statement::assign(lhs, rhs)
+    };
+
+    // Sizes of the variables no right-hand access fixes.
+    let accesses = statement.rhs.accesses();
+    let fixed = |var: &str| accesses.iter().any(|a| a.indices.iter().any(|v| v.as_str() == var));
+    let given: Vec<(String, usize)> = statement
+        .index_vars()
+        .iter()
+        .filter(|v| !fixed(v.as_str()))
+        .map(|v| {
+            let k = VAR_NAMES.iter().position(|n| *n == v.as_str()).unwrap_or(0);
+            (v.0.clone(), sizes[k])
+        })
+        .collect();
+
+    // Contents and formats of the tensors it reads.
+    let mut tensors = Vec::new();
+    for spec in &specs {
+        if !accesses.iter().any(|a| a.tensor == spec.name) {
+            continue;
+        }
+        let t = tensor(src, &spec.shape, spec.divisor)?;
+        tensors.push((spec.name.to_string(), t));
+    }
+    let out_shape: Vec<usize> = out_vars.iter().map(|&v| sizes[v]).collect();
+    if add_assign {
+        tensors.push(("A".to_string(), tensor(src, &out_shape, false)?));
+    }
+    let output = match src.below(8) {
+        0 => None,
+        1 | 2 => Some(format(src, &out_shape)),
+        _ => Some(src.pick(&output_formats(&out_shape)).clone()),
+    };
+    Ok(Case {
+        text: statement.to_string(),
+        tensors,
+        sizes: given,
+        output,
+    })
+}
+
+/// A format for tensors of `shape`: a named one, or a per-level
+/// composition (every level format with its properties, any mode order).
+pub fn format(src: &mut Source<'_>, shape: &[usize]) -> Format {
+    let order = shape.len();
+    if order == 0 {
+        return Format::dense(0);
+    }
+    if src.percent(40) {
+        let named = named_formats(shape);
+        return src.pick(&named).clone();
+    }
+    let mut levels: Vec<LevelFormat> = Vec::with_capacity(order);
+    while levels.len() < order {
+        let left = order - levels.len();
+        let level = match src.below(6) {
+            0 => LevelFormat::dense(),
+            1 | 2 => LevelFormat::compressed(),
+            3 => LevelFormat::hashed(),
+            // A singleton level stores one child per parent position: it
+            // encodes any tensor only below a non-unique level.
+            4 if levels.last().is_some_and(|l| !l.unique) => LevelFormat::singleton(),
+            4 => LevelFormat::compressed(),
+            _ => {
+                // A COO run: compressed(nonunique), singletons below.
+                let run = src.range(1, left);
+                for k in 0..run.saturating_sub(1) {
+                    let top = if k == 0 {
+                        LevelFormat::compressed()
+                    } else {
+                        LevelFormat::singleton()
+                    };
+                    levels.push(top.non_unique());
+                }
+                if run == 1 {
+                    LevelFormat::compressed()
+                } else {
+                    LevelFormat::singleton()
+                }
+            }
+        };
+        // Properties: now and then unordered or non-unique where the
+        // composition allows it (Format::new says).
+        let level = match src.below(8) {
+            0 => level.unordered(),
+            1 => level.non_unique(),
+            _ => level,
+        };
+        levels.push(level);
+    }
+    let mut pool: Vec<usize> = (0..order).collect();
+    let modes: Vec<usize> = (0..order).map(|_| pool.remove(src.below(pool.len()))).collect();
+    match Format::from_levels(&levels, &modes) {
+        Ok(f) => f,
+        Err(_) => {
+            let named = named_formats(shape);
+            src.pick(&named).clone()
+        }
+    }
+}
+
+/// Entries of a tensor of `shape`: every component, nonzero powers of two,
+/// for a divisor; otherwise a generated kind, one byte per component, or a
+/// list of entries (duplicates and stored zeros included).
+pub fn entries(src: &mut Source<'_>, shape: &[usize], divisor: bool) -> CoordinateList<f64> {
+    let total: usize = shape.iter().product();
+    let mut list = CoordinateList::new(shape);
+    if total == 0 {
+        return list;
+    }
+    let mut coords = vec![0u64; shape.len()];
+    let unflatten = |mut flat: usize, coords: &mut [u64]| {
+        for (c, &d) in coords.iter_mut().zip(shape).rev() {
+            *c = (flat % d) as u64;
+            flat /= d;
+        }
+    };
+    if divisor {
+        for flat in 0..total {
+            unflatten(flat, &mut coords);
+            push(&mut list, &coords, *src.pick(&DIVISORS));
+        }
+        return list;
+    }
+    match src.below(4) {
+        0 => {
+            // One of the testing module's kinds (empty, skewed, duplicates,
+            // unsorted, …), its generator seeded from the bytes; its values
+            // are multiples of 1/4 up to 3, halved for some duplicates.
+            let kind = *src.pick(&EntryKind::ALL);
+            let mut rng = Rng::new(src.u64());
+            list = random_entries(&mut rng, shape, kind);
+        }
+        1 if total <= 256 => {
+            // One byte per component: absent (about half), or a value.
+            for flat in 0..total {
+                let b = src.byte() as usize;
+                if b & 1 == 0 {
+                    continue;
+                }
+                unflatten(flat, &mut coords);
+                push(&mut list, &coords, VALUES[(b >> 1) % VALUES.len()]);
+            }
+        }
+        _ => {
+            // A list of entries at chosen coordinates, in any order.
+            let n = src.below(25);
+            for _ in 0..n {
+                for (c, &d) in coords.iter_mut().zip(shape) {
+                    *c = src.below(d) as u64;
+                }
+                push(&mut list, &coords, *src.pick(&VALUES));
+            }
+        }
+    }
+    list
+}
+
+fn push(list: &mut CoordinateList<f64>, coords: &[u64], value: f64) {
+    // Every coordinate is drawn below its mode's size.
+    list.push(coords, value)
+        .expect("generated coordinates are within the shape");
+}
+
+/// A tensor of `shape` in a format decoded from `src`.
+pub fn tensor(src: &mut Source<'_>, shape: &[usize], divisor: bool) -> Result<Tensor<f64>, String> {
+    let format = format(src, shape);
+    let list = entries(src, shape, divisor);
+    Tensor::pack(&list, format.clone())
+        .map_err(|e| format!("packing {} entries of {shape:?} into {format}: {e}", list.len()))
+}
