@@ -20,7 +20,8 @@ use tessera_formats::{Cmp, IntOp, Iteration, Level, LevelFormat, LevelKind, Leve
 
 use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, IReg, Op, Program, Regs};
 use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Target, TempId};
-use crate::lattice::{Lattice, LatticePrinter};
+use crate::error::{EngineError, Result};
+use crate::lattice::{Lattice, LatticePrinter, MAX_POINTS};
 use crate::notation::BinaryOp;
 use state::OperandState;
 
@@ -47,11 +48,15 @@ impl IterInfo {
     }
 }
 
-/// Emits a lowered statement.
-pub fn emit(lowered: &Lowered) -> Planned {
+/// Emits a lowered statement, or refuses one whose loop would merge its
+/// iterators in more than [`MAX_POINTS`] lattice points.
+pub fn emit(lowered: &Lowered) -> Result<Planned> {
     let mut e = Emitter::new(lowered);
     let cin = lowered.cin.clone();
     e.stmt(&cin, 0);
+    if let Some(reason) = e.refused {
+        return Err(EngineError::Unsupported(reason));
+    }
     e.ops.push(Op::Halt);
     let program = Program {
         ops: e.ops,
@@ -79,7 +84,7 @@ pub fn emit(lowered: &Lowered) -> Planned {
         }
     );
     plan.push_str(&e.plan);
-    Planned { program, plan }
+    Ok(Planned { program, plan })
 }
 
 struct Emitter<'a> {
@@ -94,6 +99,8 @@ struct Emitter<'a> {
     workspace: Option<Vec<LoopVar>>,
     true_reg: BReg,
     plan: String,
+    /// Why the statement cannot be planned; emission stops once it is set.
+    refused: Option<String>,
 }
 
 /// What one loop does with each iterator.
@@ -121,6 +128,7 @@ impl<'a> Emitter<'a> {
             workspace: None,
             true_reg: 0,
             plan: String::new(),
+            refused: None,
         };
         e.true_reg = e.breg();
         e.ops.push(Op::BConst {
@@ -184,6 +192,9 @@ impl<'a> Emitter<'a> {
     }
 
     fn stmt(&mut self, cin: &Cin, depth: usize) {
+        if self.refused.is_some() {
+            return;
+        }
         match cin {
             Cin::Forall { var, body } => self.forall(var, body, depth),
             Cin::Where {
@@ -300,7 +311,15 @@ impl<'a> Emitter<'a> {
             }
         }
         let expr = Self::effective(body);
-        let lattice = Lattice::build(&expr, &|a| iterator_of.get(&a).copied(), &|_| None);
+        let Some(lattice) = Lattice::build(&expr, &|a| iterator_of.get(&a).copied(), &|_| None) else {
+            self.refused = Some(format!(
+                "the loop over {var} would merge {} iterators in more than {MAX_POINTS} combinations \
+                 (lattice points); split the statement into smaller ones",
+                iterators.len()
+            ));
+            self.states = saved;
+            return;
+        };
         // Every iterator of an input must take part in the lattice, or its
         // level would never be bound.
         debug_assert!(
@@ -891,23 +910,8 @@ impl<'a> Emitter<'a> {
             }
         }
         let (out_level, out_parent) = (LevelRef::new(out, ost.done), ost.parent_pos());
-        let all = self.breg();
-        self.ops.push(Op::BConst { dst: all, value: true });
-        for p in presences {
-            self.ops.push(Op::BAnd { dst: all, a: all, b: p });
-        }
-        let skip = self.jump_unless(all);
-        let scale = self.freg();
-        self.ops.push(Op::FConst { dst: scale, value: 1.0 });
-        for a in fixed {
-            let v = self.value(&CinExpr::Access(a));
-            self.ops.push(Op::FBin {
-                op: FloatOp::Mul,
-                dst: scale,
-                a: scale,
-                b: v,
-            });
-        }
+        let skip = self.skip_unless_all(&presences);
+        let scale = self.product_of_values(&fixed);
         let (begin, end) = self.bounds(&driver);
         self.ops.push(Op::RowAxpy {
             driver: LevelRef::new(driver.operand, driver.level),
@@ -972,23 +976,8 @@ impl<'a> Emitter<'a> {
             }
         }
         let (out_level, out_parent) = (LevelRef::new(out, ost.done), ost.parent_pos());
-        let all = self.breg();
-        self.ops.push(Op::BConst { dst: all, value: true });
-        for p in presences {
-            self.ops.push(Op::BAnd { dst: all, a: all, b: p });
-        }
-        let skip = self.jump_unless(all);
-        let scale = self.freg();
-        self.ops.push(Op::FConst { dst: scale, value: 1.0 });
-        for a in fixed {
-            let v = self.value(&CinExpr::Access(a));
-            self.ops.push(Op::FBin {
-                op: FloatOp::Mul,
-                dst: scale,
-                a: scale,
-                b: v,
-            });
-        }
+        let skip = self.skip_unless_all(&presences);
+        let scale = self.product_of_values(&fixed);
         self.ops.push(Op::DenseAxpy {
             scale,
             factors,
@@ -1097,12 +1086,7 @@ impl<'a> Emitter<'a> {
             rst.parent_pos(),
             LevelRef::new(rows_op, rst.done + 1),
         );
-        let all = self.breg();
-        self.ops.push(Op::BConst { dst: all, value: true });
-        for p in presences {
-            self.ops.push(Op::BAnd { dst: all, a: all, b: p });
-        }
-        let skip = self.jump_unless(all);
+        let skip = self.skip_unless_all(&presences);
         self.ops.push(Op::RowsDot {
             rows,
             parent,
@@ -1170,12 +1154,7 @@ impl<'a> Emitter<'a> {
             presences.push(st.present);
         }
         let (acc, tpresent) = self.temps[t];
-        let all = self.breg();
-        self.ops.push(Op::BConst { dst: all, value: true });
-        for p in presences {
-            self.ops.push(Op::BAnd { dst: all, a: all, b: p });
-        }
-        let skip = self.jump_unless(all);
+        let skip = self.skip_unless_all(&presences);
         let it = driver.clone();
         let (begin, end) = self.bounds(&it);
         self.ops.push(Op::DotBlock {
@@ -1199,6 +1178,36 @@ impl<'a> Emitter<'a> {
         });
         self.patch(skip);
         Some(format!("{} factors", factors.len() + 1))
+    }
+
+    /// Emits a jump over what follows unless every flag in `flags` is set;
+    /// returns the jump to patch.
+    fn skip_unless_all(&mut self, flags: &[BReg]) -> usize {
+        let all = self.breg();
+        self.ops.push(Op::BConst { dst: all, value: true });
+        for &p in flags {
+            self.ops.push(Op::BAnd { dst: all, a: all, b: p });
+        }
+        self.jump_unless(all)
+    }
+
+    /// The product of the values of fully bound operands (1 for none).
+    fn product_of_values(&mut self, operands: &[usize]) -> FReg {
+        let product = self.freg();
+        self.ops.push(Op::FConst {
+            dst: product,
+            value: 1.0,
+        });
+        for &a in operands {
+            let v = self.value(&CinExpr::Access(a));
+            self.ops.push(Op::FBin {
+                op: FloatOp::Mul,
+                dst: product,
+                a: product,
+                b: v,
+            });
+        }
+        product
     }
 
     fn assign(&mut self, target: &Target, expr: &CinExpr) {
