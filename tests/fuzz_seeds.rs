@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use tessera::engine::testing::Rng;
 
 /// Seeds of the byte-driven and seeded cases per run.
-const SEEDS: std::ops::Range<u64> = 0..500;
+const SEEDS: std::ops::Range<u64> = 0..1500;
 
 fn seeds() -> std::ops::Range<u64> {
     std::env::var("TESSERA_FUZZ_SEEDS")

@@ -590,6 +590,14 @@ impl Format {
         let mut outer = vec![None; self.order];
         let mut inner = vec![None; self.order];
         for (k, l) in self.levels.iter().enumerate() {
+            // Only compressed and singleton levels can repeat coordinates;
+            // the checks below rely on `unique` meaning what the level does.
+            if !l.level.unique && l.level.properties().unique {
+                return Err(format!(
+                    "level {k}: a {} level stores each coordinate once, it cannot be non-unique",
+                    l.level.name()
+                ));
+            }
             match l.projection {
                 Projection::Mode { mode, split } => {
                     if mode >= self.order {

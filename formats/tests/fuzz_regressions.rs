@@ -59,3 +59,59 @@ fn a_dimension_beyond_the_largest_is_too_large_for_every_format() {
     let err = Tensor::<f64>::empty(&[2, usize::MAX], Format::dcsr()).unwrap_err();
     assert!(matches!(err, FormatError::TooLarge(_)), "{err:?}");
 }
+
+/// `read_tns` (corpus `read_tns/crash-huge-dims-sidecar`): a `.dims`
+/// sidecar giving a mode the size 18446440730184464130 was read into a list
+/// of that shape, which no tensor can store. The sidecar's sizes are now
+/// checked like the file's coordinates.
+#[test]
+fn a_dims_sidecar_size_beyond_the_largest_dimension_is_refused_at_its_line() {
+    let dir = std::env::temp_dir().join(format!("tessera-fuzz-regression-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tns = dir.join("huge.tns");
+    std::fs::write(&tns, b"").unwrap();
+    std::fs::write(dir.join("huge.dims"), b"18446440730184464130\n").unwrap();
+    let err = tessera_formats::io::read_tns(&tns).unwrap_err();
+    std::fs::remove_dir_all(&dir).unwrap();
+    match &err {
+        FormatError::Parse { path, line, reason } => {
+            assert!(path.ends_with("huge.dims") && *line == 1, "{err}");
+            assert!(reason.contains("up to 9223372036854775807"), "{reason}");
+        }
+        other => panic!("expected a parse error naming the sidecar, got {other:?}"),
+    }
+}
+
+/// `pack` and `differential` (seeds 737, 955 and 1214 of
+/// `tests/fuzz_seeds.rs`): `dense(nonunique)` and `hashed(nonunique)` were
+/// accepted, though those levels store each coordinate once; a singleton
+/// below them then passed the format's checks ("a singleton needs a
+/// non-unique parent") but no tensor with two entries in a row packed.
+/// Only compressed and singleton levels may be non-unique now.
+#[test]
+fn a_level_that_stores_each_coordinate_once_cannot_be_declared_non_unique() {
+    use tessera_formats::LevelFormat;
+    for top in [LevelFormat::dense(), LevelFormat::hashed()] {
+        let levels = [top.non_unique(), LevelFormat::singleton()];
+        let err = Format::from_levels(&levels, &[0, 1]).unwrap_err();
+        match &err {
+            FormatError::BadFormat { reason, .. } => assert!(reason.contains("cannot be non-unique"), "{reason}"),
+            other => panic!("expected a bad format, got {other:?}"),
+        }
+    }
+    // What the fuzzer built: dense(nonunique) over singletons.
+    let levels = [
+        LevelFormat::dense().non_unique(),
+        LevelFormat::singleton().non_unique(),
+        LevelFormat::singleton().non_unique(),
+    ];
+    assert!(Format::from_levels(&levels, &[1, 0, 2]).is_err());
+    // Compressed and singleton levels still may be, as in COO.
+    let coo = [LevelFormat::compressed().non_unique(), LevelFormat::singleton()];
+    let f = Format::from_levels(&coo, &[0, 1]).unwrap();
+    let mut list = CoordinateList::new(&[2, 3]);
+    for (c, v) in [([0, 0], 1.0), ([0, 2], 2.0), ([1, 1], 3.0)] {
+        list.push(&c, v).unwrap();
+    }
+    assert_eq!(Tensor::pack(&list, f).unwrap().to_coordinates(), list);
+}

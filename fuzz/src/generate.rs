@@ -16,7 +16,9 @@
 //! (then `0 * x = 0` for every `x` an implicit zero meets). So values are
 //! small dyadic numbers (multiples of 1/4 up to 3, and stored zeros, `-0`
 //! included), a divisor is either a nonzero literal or a tensor that stores
-//! every component with a nonzero power of two, and nothing can overflow
+//! every component with a nonzero power of two and holds no variable that
+//! only it uses (that variable would be summed over the divisor alone, and
+//! a sum of nonzero values can be zero), and nothing can overflow
 //! (at most [`MAX_WORK`] terms of at most eight factors of at most 4):
 //! every result is exact in `f64`, so disagreements are never rounding.
 //! Non-finite values are exercised by the `pack` target, whose kernels
@@ -153,6 +155,35 @@ impl Builder<'_, '_> {
     }
 }
 
+/// `e` with every divisor access that holds a variable used nowhere else
+/// (and not on the left, in `out`) replaced by a nonzero literal; `whole`
+/// is the right side `e` is part of.
+fn safe_divisors(e: Expr, whole: &Expr, out: &[IndexVar]) -> Expr {
+    match e {
+        Expr::Binary { op, lhs, rhs } => {
+            let lhs = safe_divisors(*lhs, whole, out);
+            let rhs = match *rhs {
+                Expr::Access(a)
+                    if op == BinaryOp::Div
+                        && a.indices.iter().any(|v| {
+                            !out.contains(v) && occurrences(whole, v) == occurrences(&Expr::Access(a.clone()), v)
+                        }) =>
+                {
+                    Expr::lit(DIVISORS[a.indices.len() % DIVISORS.len()])
+                }
+                other => safe_divisors(other, whole, out),
+            };
+            Expr::binary(op, lhs, rhs)
+        }
+        Expr::Neg(x) => -safe_divisors(*x, whole, out),
+        Expr::Sum { var, body } => Expr::Sum {
+            var,
+            body: Box::new(safe_divisors(*body, whole, out)),
+        },
+        other => other,
+    }
+}
+
 /// Free occurrences of `var` in `e`.
 fn occurrences(e: &Expr, var: &IndexVar) -> usize {
     match e {
@@ -239,13 +270,19 @@ pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
         sizes: sizes.clone(),
         specs,
     };
-    let mut rhs = b.expr(0);
+    let rhs = b.expr(0);
     let Builder { src, specs, .. } = b;
 
     // The left side: distinct variables, used on the right or not.
     let out_order = src.below(nvars.min(4) + 1);
     let mut pool: Vec<usize> = (0..nvars).collect();
     let out_vars: Vec<usize> = (0..out_order).map(|_| pool.remove(src.below(pool.len()))).collect();
+
+    // A variable that only a divisor uses would be summed over the divisor
+    // alone, and a sum of nonzero values can be zero: such a divisor
+    // becomes a literal.
+    let out_indices: Vec<IndexVar> = out_vars.iter().map(|&v| IndexVar::new(VAR_NAMES[v])).collect();
+    let mut rhs = safe_divisors(rhs.clone(), &rhs, &out_indices);
 
     // Explicit sums: over a summed variable, somewhere on the path to all
     // its occurrences; or over a variable used nowhere (a sum of copies).

@@ -214,12 +214,15 @@ fn packs(list: &CoordinateList<f64>) -> Result<Tensor<f64>, String> {
     Ok(tensor)
 }
 
-/// Whether every dense level of `shape` is small: each dimension, and so
-/// each prefix (a mode of size 0 makes the product small, not the levels
-/// above it).
+/// Whether every dense level of `shape` (in natural mode order) is small:
+/// each prefix product, not only the whole (a mode of size 0 makes the
+/// product 0, not the levels above it).
 fn is_small(shape: &[usize]) -> bool {
-    let product = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-    shape.iter().all(|&d| d <= SMALL) && product.is_some_and(|n| n <= SMALL)
+    let mut prefix = 1usize;
+    shape.iter().all(|&d| {
+        prefix = prefix.saturating_mul(d.max(1));
+        prefix <= SMALL
+    })
 }
 
 /// The list densely, when its shape is small.

@@ -19,6 +19,12 @@ use std::fmt;
 use crate::cin::{CinExpr, TempId};
 use crate::notation::BinaryOp;
 
+/// Most points a loop's lattice may have. A union of `n` sparse iterators
+/// has `2^n - 1` points and planning a loop takes time quadratic in them, so
+/// beyond this [`Lattice::build`] gives up (the engine refuses the statement
+/// instead of planning for minutes): ten sparse terms added in one loop fit.
+pub const MAX_POINTS: usize = 1024;
+
 /// One lattice point: the iterators that must all have a coordinate. The
 /// empty point is the universe.
 pub type Point = BTreeSet<usize>;
@@ -107,22 +113,29 @@ impl Lattice {
     /// iterator an operand contributes at this loop, if any; `temp_body(t)`
     /// is a temporary's expression when it is computed below this loop (its
     /// accesses then take part), `None` when it is already known here.
+    /// `None` when the lattice (or a part of it) would have more than
+    /// [`MAX_POINTS`] points.
     pub fn build(
         expr: &CinExpr,
         atom: &dyn Fn(usize) -> Option<usize>,
         temp_body: &dyn Fn(TempId) -> Option<CinExpr>,
-    ) -> Lattice {
-        match expr {
+    ) -> Option<Lattice> {
+        let lattice = match expr {
             CinExpr::Access(a) => atom(*a).map_or_else(Lattice::universe, Lattice::iterator),
             CinExpr::Literal(_) => Lattice::universe(),
             CinExpr::Temp(t) => match temp_body(*t) {
-                Some(body) => Lattice::build(&body, atom, temp_body),
+                Some(body) => Lattice::build(&body, atom, temp_body)?,
                 None => Lattice::universe(),
             },
-            CinExpr::Neg(e) => Lattice::build(e, atom, temp_body),
+            CinExpr::Neg(e) => Lattice::build(e, atom, temp_body)?,
             CinExpr::Binary { op, lhs, rhs } => {
-                let l = Lattice::build(lhs, atom, temp_body);
-                let r = Lattice::build(rhs, atom, temp_body);
+                let l = Lattice::build(lhs, atom, temp_body)?;
+                let r = Lattice::build(rhs, atom, temp_body)?;
+                // Meeting two large lattices forms every pair of points
+                // before duplicates go: refuse that before forming them.
+                if l.points.len().saturating_mul(r.points.len()) > MAX_POINTS * 64 {
+                    return None;
+                }
                 match op {
                     BinaryOp::Mul => l.meet(&r),
                     BinaryOp::Add | BinaryOp::Sub => l.join(&r),
@@ -132,7 +145,8 @@ impl Lattice {
                     BinaryOp::Div => l.join(&r).join(&Lattice::universe()),
                 }
             }
-        }
+        };
+        (lattice.points.len() <= MAX_POINTS).then_some(lattice)
     }
 }
 

@@ -325,7 +325,7 @@ impl Kernel {
     fn compile(stmt: &Statement, formats: &[(String, Format)], output: &Format, tiers: Arc<TierSet>) -> Result<Kernel> {
         let lookup = |name: &str| formats.iter().find(|(n, _)| n == name).map(|(_, f)| f.clone());
         let lowered = lower(stmt, &lookup, output)?;
-        let planned = emit(&lowered);
+        let planned = emit(&lowered)?;
         let cin = CinPrinter {
             cin: &lowered.cin,
             operands: &lowered.operands,

@@ -284,12 +284,13 @@ fn read_dims(tns: &Path) -> Result<Option<Dims>> {
             let size = parse_u64(token)
                 .ok()
                 .and_then(|d| usize::try_from(d).ok())
+                .filter(|&d| d <= MAX_DIMENSION)
                 .ok_or_else(|| {
                     parse_error(
                         &path,
                         line.number,
                         format!(
-                            "expected the size of each mode (non-negative integers), found {}",
+                            "expected the size of each mode (non-negative integers up to {MAX_DIMENSION}), found {}",
                             show(token)
                         ),
                     )
