@@ -868,10 +868,7 @@ impl<'a> Emitter<'a> {
             return false;
         }
         let ost = &self.states[out];
-        if !(ost.done + 1 == ost.level_vars.len()
-            && ost.level_vars[ost.done] == *inner
-            && ost.formats[ost.done].kind == LevelKind::Dense)
-        {
+        if !ost.next_is_dense_last_at(inner) {
             return false;
         }
         let dense_last_at = |st: &OperandState, k: usize, v: &LoopVar| {
@@ -948,10 +945,7 @@ impl<'a> Emitter<'a> {
             return false;
         }
         let ost = &self.states[out];
-        if !(ost.done + 1 == ost.level_vars.len()
-            && ost.level_vars[ost.done] == *var
-            && ost.formats[ost.done].kind == LevelKind::Dense)
-        {
+        if !ost.next_is_dense_last_at(var) {
             return false;
         }
         let mut fixed = Vec::new();
@@ -962,10 +956,7 @@ impl<'a> Emitter<'a> {
             presences.push(st.present);
             if st.done == st.level_vars.len() {
                 fixed.push(a);
-            } else if st.done + 1 == st.level_vars.len()
-                && st.level_vars[st.done] == *var
-                && st.formats[st.done].kind == LevelKind::Dense
-            {
+            } else if st.next_is_dense_last_at(var) {
                 factors.push(DotFactor {
                     operand: a as u32,
                     level: LevelRef::new(a, st.done),
@@ -1062,9 +1053,7 @@ impl<'a> Emitter<'a> {
                 continue;
             }
             let st = &self.states[a];
-            let ok = st.done + 1 == st.level_vars.len()
-                && st.level_vars[st.done] == *inner
-                && st.formats[st.done].kind == LevelKind::Dense;
+            let ok = st.next_is_dense_last_at(inner);
             if !ok {
                 return false;
             }

@@ -54,6 +54,14 @@ impl OperandState {
         self.parent_pos()
     }
 
+    /// Whether the next level to bind is the last one, dense, and stores `var`:
+    /// a row the block ops read directly.
+    pub fn next_is_dense_last_at(&self, var: &LoopVar) -> bool {
+        self.done + 1 == self.level_vars.len()
+            && self.level_vars[self.done] == *var
+            && self.formats[self.done].kind == tessera_formats::LevelKind::Dense
+    }
+
     pub fn bind(&mut self, pos: IReg, run_end: Option<IReg>, present: BReg) {
         self.positions.push(pos);
         self.run_ends.push(run_end);
