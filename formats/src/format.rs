@@ -195,6 +195,9 @@ impl Level for LevelFormat {
     fn append_finalize<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
         with_level!(self, |l| l.append_finalize(b, lv, parent_size, size))
     }
+    fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: &[u64]) {
+        with_level!(self, |l| l.append_coords(storage, pos, coords))
+    }
     fn empty_storage(&self, extent: usize) -> LevelStorage {
         with_level!(self, |l| l.empty_storage(extent))
     }

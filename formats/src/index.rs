@@ -124,4 +124,30 @@ impl IndexArray {
             IndexArray::I64(v) => v.truncate(len),
         }
     }
+
+    /// Writes `values` at `at..`, growing the array as needed (its
+    /// elements past them are kept) and widening a 32-bit array once when
+    /// a value does not fit.
+    pub fn write_from_u64(&mut self, at: usize, values: &[u64]) {
+        fn write<T: Copy + Default>(v: &mut Vec<T>, at: usize, values: impl ExactSizeIterator<Item = T>) {
+            let end = at + values.len();
+            if v.len() < end {
+                v.resize(end, T::default());
+            }
+            for (slot, x) in v[at..end].iter_mut().zip(values) {
+                *slot = x;
+            }
+        }
+        if let IndexArray::U32(v) = self {
+            if values.iter().all(|&x| x <= u64::from(u32::MAX)) {
+                return write(v, at, values.iter().map(|&x| x as u32));
+            }
+            *self = IndexArray::U64(v.iter().map(|&x| u64::from(x)).collect());
+        }
+        match self {
+            IndexArray::U32(_) => unreachable!("32-bit arrays were widened above"),
+            IndexArray::U64(v) => write(v, at, values.iter().copied()),
+            IndexArray::I64(v) => write(v, at, values.iter().map(|&x| x as i64)),
+        }
+    }
 }

@@ -13,7 +13,7 @@
 use crate::error::Result;
 use crate::index::IndexArray;
 use crate::properties::{Capabilities, Properties};
-use crate::staging::{Builder, LevelRef};
+use crate::staging::{Builder, Immediate, LevelRef, StorageResolver};
 use crate::tensor::LevelStorage;
 
 /// The entries of a sorted, deduplicated coordinate list that lie under one
@@ -146,6 +146,18 @@ pub trait Level {
         unreachable!("{} levels cannot be assembled by append", self.name())
     }
 
+    /// Appends a run of coordinates below one parent at positions `pos..`:
+    /// `append_coord` for each, in one call (a workspace hands over a whole
+    /// row at once). Levels whose coordinates are one array override it
+    /// with a copy.
+    fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: &[u64]) {
+        let lv = LevelRef::new(0, 0);
+        let mut b = Immediate::new(OneLevel(storage));
+        for (k, &c) in coords.iter().enumerate() {
+            self.append_coord(&mut b, lv, (pos + k) as i64, c as i64);
+        }
+    }
+
     /// Empty storage ready for assembly as an output level: the arrays the
     /// assembly functions write, with the given extent.
     fn empty_storage(&self, extent: usize) -> LevelStorage {
@@ -185,5 +197,17 @@ pub trait Level {
     fn position_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
         let _ = storage;
         None
+    }
+}
+
+/// One level's storage, whatever level a function names.
+struct OneLevel<'a>(&'a mut LevelStorage);
+
+impl StorageResolver for OneLevel<'_> {
+    fn level(&self, _: LevelRef) -> &LevelStorage {
+        self.0
+    }
+    fn level_mut(&mut self, _: LevelRef) -> &mut LevelStorage {
+        self.0
     }
 }

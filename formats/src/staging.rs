@@ -208,13 +208,14 @@ impl<R: StorageResolver> Builder for Immediate<R> {
     fn grow(&mut self, array: ArrayRef, len: i64) {
         let storage = self.storage.level_mut(array.level);
         let arr = &mut storage.arrays[array.slot as usize];
+        // Exactly to `len`: the vector's own capacity doubles, so growth
+        // stays amortised without writing (and faulting in) unused slots.
         let len = len as usize;
         if arr.len() < len {
-            let target = len.max(arr.len() * 2);
             match arr {
-                IndexArray::U32(v) => v.resize(target, 0),
-                IndexArray::U64(v) => v.resize(target, 0),
-                IndexArray::I64(v) => v.resize(target, 0),
+                IndexArray::U32(v) => v.resize(len, 0),
+                IndexArray::U64(v) => v.resize(len, 0),
+                IndexArray::I64(v) => v.resize(len, 0),
             }
         }
     }

@@ -892,3 +892,71 @@ fn coo_is_a_non_unique_compressed_level_over_a_branchless_singleton() {
     assert!(props[2].unique && props[2].branchless);
     assert!(props.iter().all(|p| p.ordered));
 }
+
+/// Runs `append_coord` once per coordinate on a copy of `start`.
+fn append_one_by_one(level: &impl Level, start: &LevelStorage, pos: usize, coords: &[u64]) -> LevelStorage {
+    struct One(LevelStorage);
+    impl StorageResolver for One {
+        fn level(&self, _: LevelRef) -> &LevelStorage {
+            &self.0
+        }
+        fn level_mut(&mut self, _: LevelRef) -> &mut LevelStorage {
+            &mut self.0
+        }
+    }
+    let mut b = Immediate::new(One(start.clone()));
+    for (k, &c) in coords.iter().enumerate() {
+        level.append_coord(&mut b, lv(0), (pos + k) as i64, c as i64);
+    }
+    b.storage.0
+}
+
+#[test]
+fn append_coords_stores_what_append_coord_stores_one_by_one() {
+    let compressed = Compressed {
+        ordered: true,
+        unique: true,
+        full: false,
+    };
+    let singleton = Singleton {
+        ordered: true,
+        unique: true,
+        full: false,
+    };
+    let coords = [3u64, 7, 8, 11];
+    for extent in [12usize, 1 << 40] {
+        // Into empty storage, then after entries already appended (the
+        // array may be longer than the positions written: only `pos..` is
+        // rewritten).
+        for pos in [0usize, 2] {
+            let mut start = compressed.empty_storage(extent);
+            start.arrays[1] = IndexArray::from_u64_with_bound(vec![1, 2, 9, 9, 9], extent as u64);
+            let want = append_one_by_one(&compressed, &start, pos, &coords);
+            let mut got = start;
+            compressed.append_coords(&mut got, pos, &coords);
+            assert_eq!(
+                got.arrays[1].to_i64_vec()[..pos + 4],
+                want.arrays[1].to_i64_vec()[..pos + 4]
+            );
+            assert_eq!(got.arrays[1].width(), want.arrays[1].width());
+
+            let start = singleton.empty_storage(extent);
+            let want = append_one_by_one(&singleton, &start, pos, &coords);
+            let mut got = start;
+            singleton.append_coords(&mut got, pos, &coords);
+            assert_eq!(
+                got.arrays[0].to_i64_vec()[pos..pos + 4],
+                want.arrays[0].to_i64_vec()[pos..pos + 4]
+            );
+        }
+    }
+}
+
+#[test]
+fn writing_a_value_past_32_bits_widens_the_array_once() {
+    let mut a = IndexArray::U32(vec![1, 2, 3]);
+    a.write_from_u64(2, &[5, 6]);
+    assert_eq!(a, IndexArray::U32(vec![1, 2, 5, 6]));
+    a.write_from_u64(1, &[u64::from(u32::MAX) + 1]);
+    assert_eq!(a, IndexArray::U64(vec![1, u64::from(u32::MAX) + 1, 5, 6]));
+}

@@ -25,6 +25,9 @@ use crate::lattice::{Lattice, LatticePrinter, MAX_POINTS};
 use crate::notation::BinaryOp;
 use state::OperandState;
 
+/// What [`Emitter::jump_unless`] returns when it emits no jump.
+const NO_JUMP: usize = usize::MAX;
+
 /// The emitted program and the plan that explains it.
 pub struct Planned {
     pub program: Program,
@@ -165,15 +168,43 @@ impl<'a> Emitter<'a> {
         self.ops.push(Op::IConst { dst, value });
         dst
     }
+    /// A register that a guarded op writes: 0 when `guard` may fail and
+    /// the op is skipped.
+    fn zero_unless(&mut self, guard: BReg) -> IReg {
+        if guard == self.true_reg {
+            self.ireg()
+        } else {
+            self.iconst(0)
+        }
+    }
     fn label(&self) -> usize {
         self.ops.len()
     }
-    /// Emits a jump whose target is patched later; returns its index.
+    /// Emits a jump whose target is patched later; returns its index. A
+    /// condition known to hold emits nothing (and its patch does nothing).
     fn jump_unless(&mut self, cond: BReg) -> usize {
+        if cond == self.true_reg {
+            return NO_JUMP;
+        }
         self.ops.push(Op::JumpIfNot { cond, to: usize::MAX });
         self.ops.len() - 1
     }
+    /// `a && b`, folding flags known to hold.
+    fn and_flags(&mut self, a: BReg, b: BReg) -> BReg {
+        if a == self.true_reg {
+            return b;
+        }
+        if b == self.true_reg {
+            return a;
+        }
+        let dst = self.breg();
+        self.ops.push(Op::BAnd { dst, a, b });
+        dst
+    }
     fn patch(&mut self, at: usize) {
+        if at == NO_JUMP {
+            return;
+        }
         let here = self.ops.len();
         match &mut self.ops[at] {
             Op::JumpIfNot { to, .. } | Op::JumpIf { to, .. } | Op::Jump { to } => *to = here,
@@ -377,6 +408,8 @@ impl<'a> Emitter<'a> {
                 self.plan,
                 "{pad}  (inner products run as blocks of coordinates: {done})"
             );
+        } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
+            self.emit_driven_loop(var, body, &shape, &involved, depth);
         } else {
             self.emit_loop(var, body, &shape, &involved, depth);
         }
@@ -464,9 +497,8 @@ impl<'a> Emitter<'a> {
     /// Position bounds of an iterator below its parent (empty when the
     /// operand is absent).
     fn bounds(&mut self, it: &IterInfo) -> (IReg, IReg) {
-        let begin = self.iconst(0);
-        let end = self.iconst(0);
         let st = self.states[it.operand].clone();
+        let (begin, end) = (self.zero_unless(st.present), self.zero_unless(st.present));
         let skip = self.jump_unless(st.present);
         let level = LevelRef::new(it.operand, it.level);
         let parent = st.parent_pos();
@@ -720,30 +752,7 @@ impl<'a> Emitter<'a> {
             let st = &mut self.states[it.operand];
             st.bind(cursors[k].0, run_ends[k], present);
         }
-        // Located iterators, then deeper levels whose variables are bound.
-        let located: Vec<IterInfo> = shape.located.iter().map(|&i| shape.iterators[i].clone()).collect();
-        for it in &located {
-            self.locate_level(it.operand, it.level, coord);
-        }
-        let pending: Vec<usize> = involved
-            .iter()
-            .copied()
-            .filter(|&a| self.states[a].done < self.states[a].level_vars.len())
-            .collect();
-        for a in pending {
-            loop {
-                let st = &self.states[a];
-                if st.done >= st.level_vars.len() {
-                    break;
-                }
-                let v = st.level_vars[st.done].clone();
-                let Some(&c) = self.var_regs.get(&v) else {
-                    break;
-                };
-                let level = st.done;
-                self.locate_level(a, level, c);
-            }
-        }
+        self.bind_located(shape, involved, coord);
 
         self.stmt(body, depth + 1);
 
@@ -799,16 +808,97 @@ impl<'a> Emitter<'a> {
         self.patch(exit);
     }
 
+    /// Binds the loop's located iterators at `coord`, then every deeper
+    /// level of an involved operand whose variable is bound by now.
+    fn bind_located(&mut self, shape: &LoopShape, involved: &BTreeSet<usize>, coord: IReg) {
+        let located: Vec<IterInfo> = shape.located.iter().map(|&i| shape.iterators[i].clone()).collect();
+        for it in &located {
+            self.locate_level(it.operand, it.level, coord);
+        }
+        let pending: Vec<usize> = involved
+            .iter()
+            .copied()
+            .filter(|&a| self.states[a].done < self.states[a].level_vars.len())
+            .collect();
+        for a in pending {
+            loop {
+                let st = &self.states[a];
+                if st.done >= st.level_vars.len() {
+                    break;
+                }
+                let v = st.level_vars[st.done].clone();
+                let Some(&c) = self.var_regs.get(&v) else {
+                    break;
+                };
+                let level = st.done;
+                self.locate_level(a, level, c);
+            }
+        }
+    }
+
+    /// A loop driven by one unique iterator: walk its positions and run the
+    /// body at each labelled one. The common case (a row of CSR, a fibre of
+    /// CSF) without the bookkeeping of a merge.
+    fn emit_driven_loop(
+        &mut self,
+        var: &LoopVar,
+        body: &Cin,
+        shape: &LoopShape,
+        involved: &BTreeSet<usize>,
+        depth: usize,
+    ) {
+        let coord = self.ireg();
+        self.var_regs.insert(var.clone(), coord);
+        let it = shape.iterators[shape.walked[0]].clone();
+        let (cursor, end) = self.bounds(&it);
+        let one = self.iconst(1);
+        let top = self.label();
+        let more = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: more,
+            a: cursor,
+            b: end,
+        });
+        let exit = self.jump_unless(more);
+        let found = self.breg();
+        let ancestors = self.ancestors(it.operand, it.level);
+        self.ops.push(Op::PosAccess {
+            level: LevelRef::new(it.operand, it.level),
+            pos: cursor,
+            ancestors,
+            coord,
+            found,
+        });
+        // An unlabelled position (an empty bucket) holds no coordinate.
+        let skip = self.jump_unless(found);
+        // The loop runs only when the operand is present (its bounds are
+        // empty otherwise) and the body only at labelled positions.
+        self.states[it.operand].bind(cursor, None, self.true_reg);
+        self.bind_located(shape, involved, coord);
+        self.stmt(body, depth + 1);
+        self.patch(skip);
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: cursor,
+            a: cursor,
+            b: one,
+        });
+        self.ops.push(Op::Jump { to: top });
+        self.patch(exit);
+    }
+
     /// Locates level `level` of operand `a` at coordinate `coord`.
     fn locate_level(&mut self, a: usize, level: usize, coord: IReg) {
         let st = self.states[a].clone();
-        let pos = self.ireg();
+        let pos = self.zero_unless(st.present);
         let found = self.breg();
-        self.ops.push(Op::IConst { dst: pos, value: 0 });
-        self.ops.push(Op::BConst {
-            dst: found,
-            value: false,
-        });
+        if st.present != self.true_reg {
+            self.ops.push(Op::BConst {
+                dst: found,
+                value: false,
+            });
+        }
         let skip = self.jump_unless(st.present);
         let ancestors = self.ancestors(a, level);
         self.ops.push(Op::Locate {
@@ -820,12 +910,12 @@ impl<'a> Emitter<'a> {
             found,
         });
         self.patch(skip);
-        let present = self.breg();
-        self.ops.push(Op::BAnd {
-            dst: present,
-            a: st.present,
-            b: found,
-        });
+        // A full level holds every coordinate: locating cannot miss.
+        let present = if st.formats[level].properties().full {
+            st.present
+        } else {
+            self.and_flags(st.present, found)
+        };
         self.states[a].bind(pos, None, present);
     }
 
@@ -1172,10 +1262,9 @@ impl<'a> Emitter<'a> {
     /// Emits a jump over what follows unless every flag in `flags` is set;
     /// returns the jump to patch.
     fn skip_unless_all(&mut self, flags: &[BReg]) -> usize {
-        let all = self.breg();
-        self.ops.push(Op::BConst { dst: all, value: true });
+        let mut all = self.true_reg;
         for &p in flags {
-            self.ops.push(Op::BAnd { dst: all, a: all, b: p });
+            all = self.and_flags(all, p);
         }
         self.jump_unless(all)
     }
@@ -1254,11 +1343,14 @@ impl<'a> Emitter<'a> {
                 }
                 let l = self.structural(lhs);
                 let r = self.structural(rhs);
+                if *op == BinaryOp::Mul {
+                    return self.and_flags(l, r);
+                }
+                if l == self.true_reg || r == self.true_reg {
+                    return self.true_reg;
+                }
                 let b = self.breg();
-                self.ops.push(match op {
-                    BinaryOp::Mul => Op::BAnd { dst: b, a: l, b: r },
-                    _ => Op::BOr { dst: b, a: l, b: r },
-                });
+                self.ops.push(Op::BOr { dst: b, a: l, b: r });
                 b
             }
         }
@@ -1269,8 +1361,10 @@ impl<'a> Emitter<'a> {
         match expr {
             CinExpr::Access(a) => {
                 let dst = self.freg();
-                self.ops.push(Op::FConst { dst, value: 0.0 });
                 let st = self.states[*a].clone();
+                if st.present != self.true_reg {
+                    self.ops.push(Op::FConst { dst, value: 0.0 });
+                }
                 let skip = self.jump_unless(st.present);
                 self.ops.push(Op::LoadValue {
                     operand: *a as u32,

@@ -319,6 +319,8 @@ pub struct Kernel {
     operand_formats: Arc<[Vec<LevelFormat>]>,
     tiers: Arc<TierSet>,
     tiering: Arc<Tiering>,
+    /// Whether the program accumulates into a workspace.
+    accumulates: bool,
 }
 
 impl Kernel {
@@ -339,8 +341,14 @@ impl Kernel {
             .chain(std::iter::once(&lowered.output))
             .map(|op| op.format.levels().iter().map(|l| l.level).collect())
             .collect();
+        let accumulates = planned
+            .program
+            .ops
+            .iter()
+            .any(|op| matches!(op, crate::bytecode::Op::WorkspaceAccum { .. }));
         Ok(Kernel {
             statement: stmt.clone(),
+            accumulates,
             program: Arc::new(planned.program),
             plan,
             input_formats: formats.to_vec(),
@@ -497,7 +505,10 @@ impl Kernel {
         if let Some(signature) = &signature {
             self.tiering.set_last(signature);
         }
-        let may_compile = !matches!(route, Route::Interpret { promote: false });
+        // Compiled kernels accumulate into dense workspaces in place only;
+        // one too large to be dense (a hashed workspace) is interpreted.
+        let may_compile =
+            !matches!(route, Route::Interpret { promote: false }) && (!self.accumulates || out.has_dense_workspace());
         if let (true, Some(signature)) = (may_compile, &signature) {
             let compiled = match route {
                 Route::Compiled(tier) => self

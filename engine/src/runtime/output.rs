@@ -72,6 +72,18 @@ impl OutputState {
             OutputState::Append {
                 assembler,
                 workspace: Some(ws),
+            } if ws.extents.len() == 1 && assembler.appends_runs() => {
+                let (mut coords, mut values) = assembler.take_run_buffers();
+                ws.drain_sorted(|c, v| {
+                    coords.push(c[0] as u64);
+                    values.push(v);
+                });
+                assembler.append_run(prefix, &coords, &values);
+                assembler.return_run_buffers(coords, values);
+            }
+            OutputState::Append {
+                assembler,
+                workspace: Some(ws),
             } => {
                 let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
                 ws.drain_sorted(|coords, value| {
@@ -92,6 +104,17 @@ impl OutputState {
                 })
             }
             _ => unreachable!("workspace ops target an output with a workspace"),
+        }
+    }
+
+    /// Whether the output has a workspace and it is dense.
+    pub fn has_dense_workspace(&self) -> bool {
+        match self {
+            OutputState::Append {
+                workspace: Some(ws), ..
+            }
+            | OutputState::Packed { workspace: ws, .. } => matches!(ws.store, WorkspaceStore::Dense { .. }),
+            _ => false,
         }
     }
 
@@ -191,6 +214,9 @@ pub struct Assembler {
     segment: Vec<(i64, i64)>,
     values: Vec<f64>,
     started: bool,
+    /// Scratch for [`Assembler::append_run`], kept between rows.
+    run_coords: Vec<u64>,
+    run_values: Vec<f64>,
 }
 
 impl Assembler {
@@ -220,6 +246,8 @@ impl Assembler {
             segment: vec![(-1, 0); n],
             values: Vec::new(),
             started: false,
+            run_coords: Vec::new(),
+            run_values: Vec::new(),
         }
     }
 
@@ -280,6 +308,61 @@ impl Assembler {
             self.values.resize(p + 1, 0.0);
         }
         self.values[p] += value;
+    }
+
+    /// Whether [`Assembler::append_run`] can copy runs: every level holds
+    /// each coordinate once (so entries that differ in the last coordinate
+    /// share the positions above it), and the last level is assembled by
+    /// append and may hold many children per parent.
+    pub fn appends_runs(&self) -> bool {
+        let levels = self.format.levels();
+        levels.last().is_some_and(|last| {
+            let props = last.level.properties();
+            last.level.capabilities().assembly == Some(Assembly::Append) && !props.branchless
+        }) && levels.iter().all(|l| l.level.unique)
+    }
+
+    /// Adds the entries `(prefix, coords[k])` with `values[k]`, `coords`
+    /// increasing: the first as [`Assembler::append`] does, the rest copied
+    /// into the last level at once (they share every other level's
+    /// position). Only when [`Assembler::appends_runs`].
+    pub fn append_run(&mut self, prefix: &[i64], coords: &[u64], values: &[f64]) {
+        let (Some((&first, rest)), Some((&first_value, rest_values))) = (coords.split_first(), values.split_first())
+        else {
+            return;
+        };
+        let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
+        full.push(first as i64);
+        self.append(&full, first_value);
+        let Some(&last_coord) = rest.last() else {
+            return;
+        };
+        let n = self.levels.len();
+        let start = self.sizes[n - 1] as usize;
+        self.format
+            .level(n - 1)
+            .append_coords(&mut self.levels[n - 1], start, rest);
+        // An appended last level's values are exactly its positions so far.
+        debug_assert_eq!(self.values.len(), start);
+        self.values.extend_from_slice(rest_values);
+        self.sizes[n - 1] += rest.len() as i64;
+        self.positions[n - 1] = self.sizes[n - 1] - 1;
+        self.current[n - 1] = last_coord as i64;
+    }
+
+    fn take_run_buffers(&mut self) -> (Vec<u64>, Vec<f64>) {
+        let (mut c, mut v) = (
+            std::mem::take(&mut self.run_coords),
+            std::mem::take(&mut self.run_values),
+        );
+        c.clear();
+        v.clear();
+        (c, v)
+    }
+
+    fn return_run_buffers(&mut self, coords: Vec<u64>, values: Vec<f64>) {
+        self.run_coords = coords;
+        self.run_values = values;
     }
 
     pub fn finish(mut self) -> Result<Tensor<f64>> {

@@ -181,7 +181,8 @@ pub trait CompiledKernel: Send + Sync {
     /// formats the kernel was compiled for, with exactly its
     /// [`signature`](Self::signature), loop sizes consistent with the
     /// tensors' shapes, and `out` prepared for the program's output, as the
-    /// engine's runtime builds them.
+    /// engine's runtime builds them; when the program accumulates into a
+    /// workspace, the workspace is dense (the runtime interprets the others).
     unsafe fn run(&self, bind: &Bindings<'_>, out: &mut OutputState);
 }
 

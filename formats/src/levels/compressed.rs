@@ -73,6 +73,9 @@ impl Level for Compressed {
         b.grow(lv.array(IDX), len);
         b.store(lv.array(IDX), pos, coord);
     }
+    fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: &[u64]) {
+        storage.arrays[IDX as usize].write_from_u64(pos, coords);
+    }
     fn append_edges<B: Builder>(&self, b: &mut B, lv: LevelRef, parent: B::Int, begin: B::Int, end: B::Int) {
         let count = b.sub(end, begin);
         let slot = b.add_const(parent, 1);
@@ -100,9 +103,12 @@ impl Level for Compressed {
         );
     }
     fn empty_storage(&self, extent: usize) -> LevelStorage {
+        // Positions start 32-bit and widen if they outgrow it; coordinates
+        // are below the extent, so they never do.
         let mut s = LevelStorage::new(extent);
-        s.arrays.push(IndexArray::U64(vec![0]));
-        s.arrays.push(IndexArray::U64(Vec::new()));
+        s.arrays.push(IndexArray::U32(vec![0]));
+        s.arrays
+            .push(IndexArray::from_u64_with_bound(Vec::new(), extent as u64));
         s
     }
 

@@ -60,7 +60,8 @@ impl Level for Singleton {
     fn append_finalize<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
     fn empty_storage(&self, extent: usize) -> LevelStorage {
         let mut s = LevelStorage::new(extent);
-        s.arrays.push(IndexArray::U64(Vec::new()));
+        s.arrays
+            .push(IndexArray::from_u64_with_bound(Vec::new(), extent as u64));
         s
     }
 

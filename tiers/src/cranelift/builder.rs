@@ -10,15 +10,15 @@
 //! Storage reaches the kernel through one argument: a table of 64-bit
 //! words (array base pointers, level extents and parameters, values
 //! pointers, loop sizes) that the runtime fills before each call. [`Slots`]
-//! records which word holds what as the code asks for it. Each word is
-//! loaded once, in the entry block, wherever the code first asks for it:
-//! the values dominate the whole function, so loops never reload them.
+//! records which word holds what as the code asks for it. Each block loads
+//! the words it uses itself: values loaded once at entry would live across
+//! every loop and call, and the register allocator would spill them and
+//! store them back on every iteration; a load from the table is an L1 hit.
 
 use std::collections::HashMap;
 
-use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, Inst, InstBuilder, MemFlagsData, Type, Value};
+use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
 use smallvec::SmallVec;
 use tessera_engine::runtime::StorageSignature;
@@ -60,7 +60,8 @@ pub(crate) enum WorkspacePart {
 #[derive(Debug, Default)]
 pub(crate) struct Slots {
     pub list: Vec<Slot>,
-    loaded: HashMap<Slot, Value>,
+    index: HashMap<Slot, usize>,
+    loaded: HashMap<(Slot, Block), Value>,
 }
 
 /// The builder the translation and the level functions emit through.
@@ -69,8 +70,6 @@ pub(crate) struct Clif<'a> {
     /// The table argument.
     pub table: Value,
     pub slots: Slots,
-    /// The entry block's terminator, before which table words are loaded.
-    pub entry_jump: Option<Inst>,
     signature: StorageSignature,
     /// The first reason the program cannot be compiled, if any.
     pub error: Option<String>,
@@ -104,7 +103,6 @@ impl<'a> Clif<'a> {
             fb,
             table,
             slots: Slots::default(),
-            entry_jump: None,
             signature,
             error: None,
         }
@@ -117,20 +115,22 @@ impl<'a> Clif<'a> {
         }
     }
 
-    /// The value of one word of the argument table, loaded in the entry
-    /// block the first time it is asked for.
+    /// The value of one word of the argument table, loaded in the current
+    /// block the first time the block asks for it.
     pub fn slot(&mut self, slot: Slot) -> Value {
-        if let Some(&v) = self.slots.loaded.get(&slot) {
+        let block = self.fb.current_block().expect("code is emitted into a block");
+        if let Some(&v) = self.slots.loaded.get(&(slot, block)) {
             return v;
         }
-        let offset = (self.slots.list.len() * 8) as i32;
-        let jump = self
-            .entry_jump
-            .expect("the entry block is terminated before the body is translated");
-        let mut pos = FuncCursor::new(self.fb.func).at_inst(jump);
-        let v = pos.ins().load(types::I64, table_flags(), self.table, offset);
-        self.slots.list.push(slot);
-        self.slots.loaded.insert(slot, v);
+        let index = *self.slots.index.entry(slot).or_insert_with(|| {
+            self.slots.list.push(slot);
+            self.slots.list.len() - 1
+        });
+        let v = self
+            .fb
+            .ins()
+            .load(types::I64, table_flags(), self.table, (index * 8) as i32);
+        self.slots.loaded.insert((slot, block), v);
         v
     }
 
@@ -168,8 +168,16 @@ impl<'a> Clif<'a> {
         let args = block_args(&next);
         let c = cond(self, &next);
         self.fb.ins().brif(c, inside, &args, exit, &args);
-        self.fb.switch_to_block(exit);
+        self.fb.seal_block(inside);
+        self.enter(exit);
         self.fb.block_params(exit).iter().copied().collect()
+    }
+
+    /// Switches to a block whose predecessors have all been emitted, and
+    /// seals it.
+    pub fn enter(&mut self, block: Block) {
+        self.fb.switch_to_block(block);
+        self.fb.seal_block(block);
     }
 }
 

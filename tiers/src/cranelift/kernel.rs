@@ -129,17 +129,6 @@ pub(crate) unsafe extern "C" fn append(ctx: *mut c_void, coords: *const i64, n: 
     unsafe { output_call(ctx, coords, n, |out, c| out.append(c, value)) }
 }
 
-/// `Op::WorkspaceAccum`: adds a value into the workspace.
-pub(crate) unsafe extern "C" fn workspace_accumulate(
-    ctx: *mut c_void,
-    coords: *const i64,
-    n: usize,
-    value: f64,
-) -> u32 {
-    // SAFETY: called only by kernels, with their context and coordinates.
-    unsafe { output_call(ctx, coords, n, |out, c| out.workspace_accumulate(c, value)) }
-}
-
 /// `Op::WorkspaceFlush`: hands the workspace's entries to the output.
 pub(crate) unsafe extern "C" fn workspace_flush(ctx: *mut c_void, prefix: *const i64, n: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and coordinates.

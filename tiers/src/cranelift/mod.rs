@@ -85,6 +85,7 @@ impl Tier for CraneliftTier {
             let entry = fb.create_block();
             fb.append_block_params_for_function_params(entry);
             fb.switch_to_block(entry);
+            fb.seal_block(entry);
             let (table, call_ctx) = (fb.block_params(entry)[0], fb.block_params(entry)[1]);
             let mut clif = Clif::new(fb, table, request.signature.clone());
             translate::translate(&mut clif, &request.program, &request.formats, call_ctx, call_conv);

@@ -28,7 +28,6 @@ use super::kernel;
 #[derive(Clone, Copy)]
 enum Callback {
     Append,
-    Accumulate,
     Flush,
 }
 
@@ -36,7 +35,6 @@ impl Callback {
     fn address(self) -> i64 {
         let f: usize = match self {
             Callback::Append => kernel::append as *const () as usize,
-            Callback::Accumulate => kernel::workspace_accumulate as *const () as usize,
             Callback::Flush => kernel::workspace_flush as *const () as usize,
         };
         f as i64
@@ -192,15 +190,22 @@ impl Translator<'_> {
 
     fn body(&mut self, clif: &mut Clif<'_>) {
         let first = self.block(0);
-        clif.entry_jump = Some(clif.fb.ins().jump(first, &[]));
-        let mut filled = true;
+        clif.fb.ins().jump(first, &[]);
         let n = self.program.ops.len();
-        for pc in 0..n {
+        let seal_at = self.seal_schedule();
+        let mut filled = true;
+        for (pc, sealed_here) in seal_at.iter().enumerate() {
             if let Some(block) = self.blocks[pc] {
                 if !filled {
                     clif.fb.ins().jump(block, &[]);
                 }
                 clif.fb.switch_to_block(block);
+            }
+            // Seal each block once its last predecessor is emitted: the SSA
+            // builder then passes values straight through instead of adding
+            // block parameters that only regalloc can undo.
+            for &b in sealed_here {
+                clif.fb.seal_block(self.block(b));
             }
             filled = self.op(clif, pc);
             if clif.error.is_some() {
@@ -218,6 +223,31 @@ impl Translator<'_> {
             freturn(clif, 1);
         }
         clif.fb.seal_all_blocks();
+    }
+
+    /// For each op, the blocks whose predecessors have all been emitted by
+    /// the time it is translated: a block's predecessors are the op before
+    /// it (falling through) and every jump to it.
+    fn seal_schedule(&self) -> Vec<Vec<usize>> {
+        let n = self.program.ops.len();
+        let mut last_pred: Vec<usize> = (0..=n).map(|pc| pc.saturating_sub(1)).collect();
+        for (pc, op) in self.program.ops.iter().enumerate() {
+            if let Op::Jump { to } | Op::JumpIf { to, .. } | Op::JumpIfNot { to, .. } = op {
+                last_pred[*to] = last_pred[*to].max(pc);
+            }
+        }
+        let mut seal_at = vec![Vec::new(); n];
+        for (pc, &last) in last_pred.iter().enumerate().take(n) {
+            if self.blocks[pc].is_some() {
+                // Predecessors up to op `last` are emitted before op `last + 1`
+                // is; a block is never sealed before it is entered.
+                let at = (last + 1).max(pc);
+                if at < n {
+                    seal_at[at].push(pc);
+                }
+            }
+        }
+        seal_at
     }
 
     /// Emits op `pc`; returns whether it ended the block.
@@ -497,35 +527,37 @@ impl Translator<'_> {
         });
         let next = clif.fb.create_block();
         clif.fb.ins().brif(status, fail, &[], next, &[]);
-        clif.fb.switch_to_block(next);
+        clif.enter(next);
     }
 
-    /// Adds a value into the workspace: in place when it is dense (the
-    /// runtime's own steps, see `DenseWorkspaceParts`), otherwise through
-    /// the callback.
+    /// Adds a value into the dense workspace in place (the runtime's own
+    /// steps, see `DenseWorkspaceParts`; the runtime interprets kernels
+    /// whose workspace is not dense). The last coordinate's stride is 1.
     fn workspace_accumulate(&mut self, clif: &mut Clif<'_>, coords: &Regs, value: u32) {
         let values = clif.slot(Slot::Workspace(WorkspacePart::Values));
-        let inline = clif.fb.create_block();
-        let callback = clif.fb.create_block();
-        let join = clif.fb.create_block();
-        clif.fb.ins().brif(values, inline, &[], callback, &[]);
-
-        clif.fb.switch_to_block(inline);
         let strides = clif.slot(Slot::Workspace(WorkspacePart::Strides));
-        let mut key = clif.int(0);
+        let mut key: Option<Value> = None;
         for (k, &r) in coords.iter().enumerate() {
             let c = self.iget(clif, r);
-            let stride = clif.fb.ins().load(types::I64, output_flags(), strides, (k * 8) as i32);
-            let term = clif.fb.ins().imul(c, stride);
-            key = clif.fb.ins().iadd(key, term);
+            let term = if k + 1 == coords.len() {
+                c
+            } else {
+                let stride = clif.fb.ins().load(types::I64, output_flags(), strides, (k * 8) as i32);
+                clif.fb.ins().imul(c, stride)
+            };
+            key = Some(match key {
+                Some(sum) => clif.fb.ins().iadd(sum, term),
+                None => term,
+            });
         }
+        let key = key.unwrap_or_else(|| clif.int(0));
         let set = clif.slot(Slot::Workspace(WorkspacePart::Set));
         let flag = clif.fb.ins().iadd(set, key);
         let was_set = clif.fb.ins().uload8(types::I32, output_flags(), flag, 0);
         let mark = clif.fb.create_block();
         let add = clif.fb.create_block();
         clif.fb.ins().brif(was_set, add, &[], mark, &[]);
-        clif.fb.switch_to_block(mark);
+        clif.enter(mark);
         let one = clif.fb.ins().iconst(types::I8, 1);
         clif.fb.ins().store(output_flags(), one, flag, 0);
         let count = clif.slot(Slot::Workspace(WorkspacePart::Count));
@@ -536,18 +568,12 @@ impl Translator<'_> {
         let n1 = clif.fb.ins().iadd_imm_s(n, 1);
         clif.fb.ins().store(output_flags(), n1, count, 0);
         clif.fb.ins().jump(add, &[]);
-        clif.fb.switch_to_block(add);
+        clif.enter(add);
         let x = self.fget(clif, value);
         let at = clif.element(values, key, 8);
         let old = clif.fb.ins().load(types::F64, output_flags(), at, 0);
         let new = clif.fb.ins().fadd(old, x);
         clif.fb.ins().store(output_flags(), new, at, 0);
-        clif.fb.ins().jump(join, &[]);
-
-        clif.fb.switch_to_block(callback);
-        self.call(clif, Callback::Accumulate, coords, Some(value));
-        clif.fb.ins().jump(join, &[]);
-        clif.fb.switch_to_block(join);
     }
 
     /// The signature of the output callbacks, with or without a value.
@@ -674,14 +700,14 @@ impl Translator<'_> {
                 let some = clif.fb.create_block();
                 let next = clif.fb.create_block();
                 clif.fb.ins().brif(nonempty, some, &[], next, &[]);
-                clif.fb.switch_to_block(some);
+                clif.enter(some);
                 let total = dot.sum(clif, b, e);
                 let addr = clif.element(out_row, c, 8);
                 let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
                 let new = clif.fb.ins().fadd(old, total);
                 clif.fb.ins().store(output_flags(), new, addr, 0);
                 clif.fb.ins().jump(next, &[]);
-                clif.fb.switch_to_block(next);
+                clif.enter(next);
                 smallvec::smallvec![clif.fb.ins().iadd_imm_s(c, 1)]
             },
         );
