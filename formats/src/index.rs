@@ -125,6 +125,27 @@ impl IndexArray {
         }
     }
 
+    /// Reserves room for `additional` more elements.
+    pub fn reserve(&mut self, additional: usize) {
+        match self {
+            IndexArray::U32(v) => v.reserve(additional),
+            IndexArray::U64(v) => v.reserve(additional),
+            IndexArray::I64(v) => v.reserve(additional),
+        }
+    }
+
+    /// Whether each element is at least the one before it.
+    pub fn is_non_decreasing(&self) -> bool {
+        fn check<T: PartialOrd>(v: &[T]) -> bool {
+            v.windows(2).fold(true, |ok, w| ok & (w[0] <= w[1]))
+        }
+        match self {
+            IndexArray::U32(v) => check(v),
+            IndexArray::U64(v) => check(v),
+            IndexArray::I64(v) => check(v),
+        }
+    }
+
     /// Writes `values` at `at..`, growing the array as needed (its
     /// elements past them are kept) and widening a 32-bit array once when
     /// a value does not fit.

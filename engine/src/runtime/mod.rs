@@ -37,7 +37,7 @@ use crate::error::{EngineError, Result};
 use crate::interp::{self, Bindings};
 use crate::notation::{check, parse_statement, Statement};
 use crate::plan::emit;
-use output::{dense_levels, Assembler, OutputState, Workspace};
+use output::{dense_levels, Assembler, OutputSizes, OutputState, Workspace};
 pub use promotion::KernelStats;
 use promotion::Tiering;
 pub use tier::{CompileRequest, CompiledKernel, PromotionPolicy, StorageSignature, Tier, TierChoice, TierDiagnostic};
@@ -321,6 +321,8 @@ pub struct Kernel {
     tiering: Arc<Tiering>,
     /// Whether the program accumulates into a workspace.
     accumulates: bool,
+    /// The array lengths of the last appended result.
+    last_output: Mutex<Option<OutputSizes>>,
 }
 
 impl Kernel {
@@ -349,6 +351,7 @@ impl Kernel {
         Ok(Kernel {
             statement: stmt.clone(),
             accumulates,
+            last_output: Mutex::new(None),
             program: Arc::new(planned.program),
             plan,
             input_formats: formats.to_vec(),
@@ -488,7 +491,11 @@ impl Kernel {
     fn execute(&self, inputs: &Inputs<'_>, sizes: &[(String, usize)], tier: &TierChoice) -> Result<Tensor<f64>> {
         let route = self.route(tier)?;
         let ((), out) = self.with_bindings(inputs, sizes, |bind, out| self.dispatch(&route, bind, out))?;
-        out.finish()
+        let result = out.finish()?;
+        if self.lowered.assembly == OutputAssembly::Append {
+            *self.last_output.lock().unwrap_or_else(|e| e.into_inner()) = Some(OutputSizes::of(&result));
+        }
+        Ok(result)
     }
 
     /// Runs the program on `bind` with the tier `route` says: a compiled
@@ -607,10 +614,13 @@ impl Kernel {
             OutputAssembly::Append => {
                 let workspace =
                     workspace_vars(&self.lowered.cin).map(|vars| Workspace::new(&extents(&vars, &index_sizes)));
-                OutputState::Append {
-                    assembler: Assembler::new(out_format.clone(), &out_shape),
-                    workspace,
+                let mut assembler = Assembler::new(out_format.clone(), &out_shape);
+                // Runs of one kernel tend to make results of one size: reserve
+                // the last one's, sparing the copies of growing arrays.
+                if let Some(sizes) = &*self.last_output.lock().unwrap_or_else(|e| e.into_inner()) {
+                    assembler.reserve(sizes);
                 }
+                OutputState::Append { assembler, workspace }
             }
             OutputAssembly::Packed => OutputState::Packed {
                 shape: out_shape.clone(),

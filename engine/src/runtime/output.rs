@@ -11,7 +11,7 @@ use tessera_formats::{
 use crate::error::{EngineError, Result};
 
 /// Workspaces with at most this many slots are dense arrays; larger ones
-/// hash their coordinates.
+/// hash their coordinates. (Dense keys then fit 32 bits.)
 const DENSE_WORKSPACE_LIMIT: usize = 1 << 22;
 
 /// The output of one kernel run.
@@ -169,13 +169,17 @@ impl OutputState {
 }
 
 /// A dense workspace as compiled kernels see it: adding `v` at `key =
-/// Σ coords[k] * strides[k]` is `if !set[key] { set[key] = true;
-/// touched[*count] = key; *count += 1 }; values[key] += v`.
+/// Σ coords[k] * strides[k]` is `let bit = 1 << (key % 64); if set[key / 64]
+/// & bit == 0 { set[key / 64] |= bit; touched[*count] = key; *count += 1 };
+/// values[key] += v`.
 #[derive(Debug, Clone, Copy)]
 pub struct DenseWorkspaceParts {
     pub values: *mut f64,
-    pub set: *mut bool,
-    pub touched: *mut u64,
+    /// One bit per key: whether it holds a value.
+    pub set: *mut u64,
+    /// Keys fit 32 bits: dense workspaces have at most
+    /// `DENSE_WORKSPACE_LIMIT` slots.
+    pub touched: *mut u32,
     pub count: *mut usize,
     pub strides: *const u64,
 }
@@ -310,6 +314,19 @@ impl Assembler {
         self.values[p] += value;
     }
 
+    /// Reserves room for a result of `sizes` (a capacity hint only).
+    pub fn reserve(&mut self, sizes: &OutputSizes) {
+        if sizes.arrays.len() != self.levels.len() {
+            return;
+        }
+        for (level, lengths) in self.levels.iter_mut().zip(&sizes.arrays) {
+            for (array, &len) in level.arrays.iter_mut().zip(lengths) {
+                array.reserve(len.saturating_sub(array.len()));
+            }
+        }
+        self.values.reserve(sizes.values);
+    }
+
     /// Whether [`Assembler::append_run`] can copy runs: every level holds
     /// each coordinate once (so entries that differ in the last coordinate
     /// share the positions above it), and the last level is assembled by
@@ -408,6 +425,24 @@ impl Assembler {
     }
 }
 
+/// The lengths of a result's arrays, per level, and of its values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputSizes {
+    arrays: Vec<Vec<usize>>,
+    values: usize,
+}
+
+impl OutputSizes {
+    pub fn of(tensor: &Tensor<f64>) -> Self {
+        OutputSizes {
+            arrays: (0..tensor.format().levels().len())
+                .map(|k| tensor.level(k).arrays.iter().map(|a| a.len()).collect())
+                .collect(),
+            values: tensor.values().len(),
+        }
+    }
+}
+
 /// Collects values by coordinates (the workspace's variables), then hands
 /// them over sorted.
 pub struct Workspace {
@@ -419,10 +454,11 @@ pub struct Workspace {
 enum WorkspaceStore {
     Dense {
         values: Vec<f64>,
-        set: Vec<bool>,
+        /// One bit per key: whether it holds a value.
+        set: Vec<u64>,
         /// The keys set since the last drain: `touched[..count]`. Sized
         /// for every slot, so compiled kernels append to it in place.
-        touched: Box<[u64]>,
+        touched: Box<[u32]>,
         count: usize,
     },
     Hashed(HashMap<u64, f64>),
@@ -440,7 +476,7 @@ impl Workspace {
         let store = match total {
             Some(t) if t as usize <= DENSE_WORKSPACE_LIMIT => WorkspaceStore::Dense {
                 values: vec![0.0; t as usize],
-                set: vec![false; t as usize],
+                set: vec![0; (t as usize).div_ceil(64)],
                 touched: vec![0; t as usize].into_boxed_slice(),
                 count: 0,
             },
@@ -468,9 +504,10 @@ impl Workspace {
                 count,
             } => {
                 let k = key as usize;
-                if !set[k] {
-                    set[k] = true;
-                    touched[*count] = key;
+                let bit = 1u64 << (k % 64);
+                if set[k / 64] & bit == 0 {
+                    set[k / 64] |= bit;
+                    touched[*count] = key as u32;
                     *count += 1;
                 }
                 values[k] += value;
@@ -503,13 +540,30 @@ impl Workspace {
                 count,
             } => {
                 let touched = &mut touched[..*count];
-                touched.sort_unstable();
-                for &key in touched.iter() {
+                let mut take = |key: u64| {
                     let k = key as usize;
                     decode(key, &mut coords);
                     sink(&coords, values[k]);
                     values[k] = 0.0;
-                    set[k] = false;
+                };
+                // Sorting n keys costs about n log n steps; scanning the set
+                // bits in order costs a few steps per word (measured: the
+                // scan wins once a word holds a key or more on average).
+                let n = touched.len();
+                if n >= set.len() {
+                    for (w, word) in set.iter_mut().enumerate() {
+                        let mut bits = std::mem::take(word);
+                        while bits != 0 {
+                            take((w * 64) as u64 + u64::from(bits.trailing_zeros()));
+                            bits &= bits - 1;
+                        }
+                    }
+                } else {
+                    touched.sort_unstable();
+                    for &key in touched.iter() {
+                        take(u64::from(key));
+                        set[key as usize / 64] = 0;
+                    }
                 }
                 *count = 0;
             }
@@ -527,5 +581,72 @@ impl Workspace {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::testing::Rng;
+
+    /// Adds `entries` to a fresh workspace and drains it.
+    fn drained(extents: &[usize], entries: &[(Vec<i64>, f64)]) -> Vec<(Vec<i64>, f64)> {
+        let mut ws = Workspace::new(extents);
+        for (coords, v) in entries {
+            ws.accumulate(coords, *v);
+        }
+        let mut out = Vec::new();
+        ws.drain_sorted(|c, v| out.push((c.to_vec(), v)));
+        out
+    }
+
+    #[test]
+    fn workspaces_hand_over_sums_in_coordinate_order_whether_sorted_or_scanned() {
+        let mut rng = Rng::new(11);
+        // Few keys in many slots are sorted; many keys in few words are
+        // scanned; both, and every kind of store, must agree.
+        for (extents, count) in [
+            (vec![5000], 3),
+            (vec![5000], 4000),
+            (vec![70], 50),
+            (vec![40, 90], 30),
+            (vec![40, 90], 3000),
+            (vec![1 << 23], 20),
+            (vec![1 << 40, 1 << 40], 20),
+        ] {
+            for _ in 0..3 {
+                let entries: Vec<(Vec<i64>, f64)> = (0..count)
+                    .map(|_| {
+                        let coords = extents.iter().map(|&e| rng.below(e.min(1 << 20)) as i64).collect();
+                        (coords, rng.below(9) as f64 - 4.0)
+                    })
+                    .collect();
+                let mut want: BTreeMap<Vec<i64>, f64> = BTreeMap::new();
+                for (c, v) in &entries {
+                    *want.entry(c.clone()).or_insert(0.0) += v;
+                }
+                let want: Vec<(Vec<i64>, f64)> = want.into_iter().collect();
+                assert_eq!(
+                    drained(&extents, &entries),
+                    want,
+                    "extents {extents:?}, {count} entries"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_drained_workspace_is_empty_and_reusable() {
+        let mut ws = Workspace::new(&[300]);
+        for k in 0..300 {
+            ws.accumulate(&[k], 1.0);
+        }
+        ws.drain_sorted(|_, _| {});
+        ws.accumulate(&[7], 2.0);
+        let mut out = Vec::new();
+        ws.drain_sorted(|c, v| out.push((c[0], v)));
+        assert_eq!(out, vec![(7, 2.0)]);
     }
 }

@@ -168,7 +168,8 @@ impl Level for Compressed {
         if pos.get(0) != 0 {
             return Err(err(format!("pos[0] is {}, expected 0", pos.get(0))));
         }
-        for p in 0..parent_size {
+        let monotone = pos.is_non_decreasing();
+        for p in (0..parent_size).filter(|_| !monotone) {
             let (a, b) = (pos.get(p), pos.get(p + 1));
             if b < a {
                 return Err(err(format!(

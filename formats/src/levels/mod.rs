@@ -15,6 +15,27 @@ use crate::properties::Properties;
 
 /// Checks the siblings `idx[start..end]` of one parent: in range, and
 /// ordered / unique / full as `properties` claim.
+/// Whether every coordinate is in `0..extent` and, when `ordered`, each
+/// follows the previous one (strictly when `strict`).
+fn siblings_in_order<T: Copy>(
+    coords: &[T],
+    extent: usize,
+    ordered: bool,
+    strict: bool,
+    wide: impl Fn(T) -> i64,
+) -> bool {
+    let extent = extent.min(i64::MAX as usize) as i64;
+    let mut prev = -1i64;
+    let mut ok = true;
+    for &c in coords {
+        let c = wide(c);
+        let in_order = !ordered || prev < c || (!strict && prev == c);
+        ok &= (0..extent).contains(&c) & in_order;
+        prev = c;
+    }
+    ok
+}
+
 pub(crate) fn check_siblings(
     idx: &IndexArray,
     start: usize,
@@ -25,7 +46,15 @@ pub(crate) fn check_siblings(
     kind: &'static str,
 ) -> Result<()> {
     let err = |reason: String| FormatError::level(level, kind, reason);
-    for p in start..end {
+    let (ordered, strict) = (properties.ordered, properties.unique);
+    let clean = match idx {
+        IndexArray::U32(v) => siblings_in_order(&v[start..end], extent, ordered, strict, i64::from),
+        IndexArray::U64(v) => siblings_in_order(&v[start..end], extent, ordered, strict, |c| c as i64),
+        IndexArray::I64(v) => siblings_in_order(&v[start..end], extent, ordered, strict, |c| c),
+    };
+    // The typed scan above is the fast path; the loop below finds and names
+    // the first violation.
+    for p in (start..end).filter(|_| !clean) {
         let c = idx.get(p);
         if c < 0 || c as u64 >= extent as u64 {
             return Err(err(format!("idx[{p}] = {c} is outside 0..{extent}")));

@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Type, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -70,6 +71,10 @@ pub(crate) struct Clif<'a> {
     /// The table argument.
     pub table: Value,
     pub slots: Slots,
+    /// The block that enters the innermost loop being emitted, ended by its
+    /// jump to the loop header and dominating the loop; table words are
+    /// loaded there.
+    pub preheader: Option<Block>,
     signature: StorageSignature,
     /// The first reason the program cannot be compiled, if any.
     pub error: Option<String>,
@@ -103,6 +108,7 @@ impl<'a> Clif<'a> {
             fb,
             table,
             slots: Slots::default(),
+            preheader: None,
             signature,
             error: None,
         }
@@ -115,22 +121,36 @@ impl<'a> Clif<'a> {
         }
     }
 
-    /// The value of one word of the argument table, loaded in the current
-    /// block the first time the block asks for it.
+    /// The value of one word of the argument table. It is loaded at the
+    /// end of [`Clif::preheader`] when one is set (once per entry into the
+    /// innermost loop being emitted: the word never changes, and the loop
+    /// body keeps it in a register), otherwise in the current block; each
+    /// place loads a word once.
     pub fn slot(&mut self, slot: Slot) -> Value {
         let block = self.fb.current_block().expect("code is emitted into a block");
-        if let Some(&v) = self.slots.loaded.get(&(slot, block)) {
+        let place = self.preheader.unwrap_or(block);
+        if let Some(&v) = self.slots.loaded.get(&(slot, place)) {
             return v;
         }
         let index = *self.slots.index.entry(slot).or_insert_with(|| {
             self.slots.list.push(slot);
             self.slots.list.len() - 1
         });
-        let v = self
-            .fb
-            .ins()
-            .load(types::I64, table_flags(), self.table, (index * 8) as i32);
-        self.slots.loaded.insert((slot, block), v);
+        let offset = (index * 8) as i32;
+        let v = match self.preheader {
+            Some(preheader) => {
+                let jump = self
+                    .fb
+                    .func
+                    .layout
+                    .last_inst(preheader)
+                    .expect("a preheader ends in its jump into the loop");
+                let mut pos = FuncCursor::new(self.fb.func).at_inst(jump);
+                pos.ins().load(types::I64, table_flags(), self.table, offset)
+            }
+            None => self.fb.ins().load(types::I64, table_flags(), self.table, offset),
+        };
+        self.slots.loaded.insert((slot, place), v);
         v
     }
 

@@ -55,6 +55,10 @@ struct Translator<'p> {
     with_value: Option<SigRef>,
     without_value: Option<SigRef>,
     fail: Option<Block>,
+    /// The workspace's entry count, kept in a register while the kernel
+    /// runs: stored for the runtime before each callback and at the end,
+    /// reloaded after each callback (a flush empties the workspace).
+    touched_count: Option<Variable>,
 }
 
 /// Translates `program` into `clif`, whose current block is the entry
@@ -80,6 +84,7 @@ pub(crate) fn translate(
         with_value: None,
         without_value: None,
         fail: None,
+        touched_count: None,
     };
     t.find_blocks(clif);
     if clif.error.is_some() {
@@ -189,18 +194,33 @@ impl Translator<'_> {
     }
 
     fn body(&mut self, clif: &mut Clif<'_>) {
+        let accumulates = self
+            .program
+            .ops
+            .iter()
+            .any(|op| matches!(op, Op::WorkspaceAccum { .. }));
+        if accumulates {
+            let count = clif.fb.declare_var(types::I64);
+            self.touched_count = Some(count);
+            self.load_touched_count(clif);
+        }
         let first = self.block(0);
         clif.fb.ins().jump(first, &[]);
         let n = self.program.ops.len();
         let seal_at = self.seal_schedule();
+        let loops = self.loops();
+        // The block that falls into each loop header.
+        let mut preheaders: Vec<Option<Block>> = vec![None; n];
         let mut filled = true;
         for (pc, sealed_here) in seal_at.iter().enumerate() {
             if let Some(block) = self.blocks[pc] {
                 if !filled {
+                    preheaders[pc] = clif.fb.current_block();
                     clif.fb.ins().jump(block, &[]);
                 }
                 clif.fb.switch_to_block(block);
             }
+            clif.preheader = loops[pc].and_then(|header| preheaders[header]);
             // Seal each block once its last predecessor is emitted: the SSA
             // builder then passes values straight through instead of adding
             // block parameters that only regalloc can undo.
@@ -216,13 +236,47 @@ impl Translator<'_> {
         if !filled {
             clif.fb.ins().jump(end, &[]);
         }
+        clif.preheader = None;
         clif.fb.switch_to_block(end);
+        self.store_touched_count(clif);
         freturn(clif, 0);
         if let Some(fail) = self.fail {
             clif.fb.switch_to_block(fail);
             freturn(clif, 1);
         }
         clif.fb.seal_all_blocks();
+    }
+
+    /// For each op, the header of the innermost loop around it whose only
+    /// entry is falling into the header (so the block before the header
+    /// dominates the loop): a backward jump from `end` to `header` makes the
+    /// loop `header..=end`, and no forward jump may enter its header.
+    fn loops(&self) -> Vec<Option<usize>> {
+        let ops = &self.program.ops;
+        let n = ops.len();
+        let mut entered_by_jump = vec![false; n + 1];
+        let mut spans = Vec::new();
+        for (pc, op) in ops.iter().enumerate() {
+            if let Op::Jump { to } | Op::JumpIf { to, .. } | Op::JumpIfNot { to, .. } = op {
+                if *to > pc {
+                    entered_by_jump[*to] = true;
+                } else {
+                    spans.push((*to, pc));
+                }
+            }
+        }
+        let mut innermost: Vec<Option<usize>> = vec![None; n];
+        // Wider loops first, so inner ones overwrite them.
+        spans.sort_by_key(|&(header, end)| std::cmp::Reverse(end - header));
+        for (header, end) in spans {
+            let falls_in = header > 0 && !matches!(ops[header - 1], Op::Jump { .. } | Op::Halt);
+            if falls_in && !entered_by_jump[header] {
+                for slot in &mut innermost[header..=end] {
+                    *slot = Some(header);
+                }
+            }
+        }
+        innermost
     }
 
     /// For each op, the blocks whose predecessors have all been emitted by
@@ -518,6 +572,7 @@ impl Translator<'_> {
         if let Some(f) = value {
             args.push(self.fget(clif, f));
         }
+        self.store_touched_count(clif);
         let call = clif.fb.ins().call_indirect(sig, callee, &args);
         let status = clif.fb.inst_results(call)[0];
         let fail = *self.fail.get_or_insert_with(|| {
@@ -528,6 +583,23 @@ impl Translator<'_> {
         let next = clif.fb.create_block();
         clif.fb.ins().brif(status, fail, &[], next, &[]);
         clif.enter(next);
+        self.load_touched_count(clif);
+    }
+
+    fn load_touched_count(&mut self, clif: &mut Clif<'_>) {
+        if let Some(var) = self.touched_count {
+            let at = clif.slot(Slot::Workspace(WorkspacePart::Count));
+            let n = clif.fb.ins().load(types::I64, output_flags(), at, 0);
+            clif.fb.def_var(var, n);
+        }
+    }
+
+    fn store_touched_count(&mut self, clif: &mut Clif<'_>) {
+        if let Some(var) = self.touched_count {
+            let n = clif.fb.use_var(var);
+            let at = clif.slot(Slot::Workspace(WorkspacePart::Count));
+            clif.fb.ins().store(output_flags(), n, at, 0);
+        }
     }
 
     /// Adds a value into the dense workspace in place (the runtime's own
@@ -552,21 +624,28 @@ impl Translator<'_> {
         }
         let key = key.unwrap_or_else(|| clif.int(0));
         let set = clif.slot(Slot::Workspace(WorkspacePart::Set));
-        let flag = clif.fb.ins().iadd(set, key);
-        let was_set = clif.fb.ins().uload8(types::I32, output_flags(), flag, 0);
+        let word_index = clif.fb.ins().ushr_imm_u(key, 6);
+        let word_addr = clif.element(set, word_index, 8);
+        let word = clif.fb.ins().load(types::I64, output_flags(), word_addr, 0);
+        // Shift amounts are taken modulo 64: `1 << key` is bit `key % 64`.
+        let one = clif.int(1);
+        let bit = clif.fb.ins().ishl(one, key);
+        let was_set = clif.fb.ins().band(word, bit);
         let mark = clif.fb.create_block();
         let add = clif.fb.create_block();
         clif.fb.ins().brif(was_set, add, &[], mark, &[]);
         clif.enter(mark);
-        let one = clif.fb.ins().iconst(types::I8, 1);
-        clif.fb.ins().store(output_flags(), one, flag, 0);
-        let count = clif.slot(Slot::Workspace(WorkspacePart::Count));
-        let n = clif.fb.ins().load(types::I64, output_flags(), count, 0);
+        let marked = clif.fb.ins().bor(word, bit);
+        clif.fb.ins().store(output_flags(), marked, word_addr, 0);
+        let count = self
+            .touched_count
+            .expect("kernels that accumulate keep the workspace's count");
+        let n = clif.fb.use_var(count);
         let touched = clif.slot(Slot::Workspace(WorkspacePart::Touched));
-        let at = clif.element(touched, n, 8);
-        clif.fb.ins().store(output_flags(), key, at, 0);
+        let at = clif.element(touched, n, 4);
+        clif.fb.ins().istore32(output_flags(), key, at, 0);
         let n1 = clif.fb.ins().iadd_imm_s(n, 1);
-        clif.fb.ins().store(output_flags(), n1, count, 0);
+        clif.fb.def_var(count, n1);
         clif.fb.ins().jump(add, &[]);
         clif.enter(add);
         let x = self.fget(clif, value);
