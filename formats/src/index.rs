@@ -151,6 +151,11 @@ impl IndexArray {
     /// a value does not fit.
     pub fn write_from_u64(&mut self, at: usize, values: &[u64]) {
         fn write<T: Copy + Default>(v: &mut Vec<T>, at: usize, values: impl ExactSizeIterator<Item = T>) {
+            if v.len() == at {
+                // Appending (the common case): no padding, no overwrite.
+                v.extend(values);
+                return;
+            }
             let end = at + values.len();
             if v.len() < end {
                 v.resize(end, T::default());

@@ -589,25 +589,33 @@ impl<'a> Emitter<'a> {
             });
         } else {
             self.ops.push(Op::BConst { dst: go, value: false });
-            for point in &shape.lattice.points {
-                let pw: Vec<usize> = shape
-                    .walked
+            let walked_sets: Vec<Vec<usize>> = shape
+                .lattice
+                .points
+                .iter()
+                .map(|point| {
+                    shape
+                        .walked
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, i)| point.contains(i))
+                        .map(|(k, _)| k)
+                        .collect()
+                })
+                .collect();
+            for (p, pw) in walked_sets.iter().enumerate() {
+                // A point whose walked iterators include another point's
+                // adds nothing to the disjunction: that point is alive too.
+                let covered = walked_sets
                     .iter()
                     .enumerate()
-                    .filter(|(_, i)| point.contains(i))
-                    .map(|(k, _)| k)
-                    .collect();
-                if pw.is_empty() {
+                    .any(|(q, other)| q != p && other.len() < pw.len() && other.iter().all(|k| pw.contains(k)));
+                if pw.is_empty() || covered {
                     continue;
                 }
-                let all = self.breg();
-                self.ops.push(Op::BConst { dst: all, value: true });
-                for k in pw {
-                    self.ops.push(Op::BAnd {
-                        dst: all,
-                        a: all,
-                        b: ok[k],
-                    });
+                let mut all = self.true_reg;
+                for &k in pw {
+                    all = self.and_flags(all, ok[k]);
                 }
                 self.ops.push(Op::BOr { dst: go, a: go, b: all });
             }
@@ -742,13 +750,8 @@ impl<'a> Emitter<'a> {
 
         // Bind the walked iterators' levels.
         for (k, it) in walked.iter().enumerate() {
-            let present = self.breg();
             let st_present = self.states[it.operand].present;
-            self.ops.push(Op::BAnd {
-                dst: present,
-                a: st_present,
-                b: matched[k],
-            });
+            let present = self.and_flags(st_present, matched[k]);
             let st = &mut self.states[it.operand];
             st.bind(cursors[k].0, run_ends[k], present);
         }

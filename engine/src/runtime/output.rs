@@ -218,6 +218,8 @@ pub struct Assembler {
     segment: Vec<(i64, i64)>,
     values: Vec<f64>,
     started: bool,
+    /// [`Assembler::appends_runs`], computed once.
+    runs: bool,
     /// Scratch for [`Assembler::append_run`], kept between rows.
     run_coords: Vec<u64>,
     run_values: Vec<f64>,
@@ -240,7 +242,8 @@ impl Assembler {
                 format.level(k).append_init(&mut b, lv, 0, 0);
             }
         }
-        Assembler {
+        let mut assembler = Assembler {
+            runs: false,
             shape: shape.to_vec(),
             format,
             levels,
@@ -252,7 +255,9 @@ impl Assembler {
             started: false,
             run_coords: Vec::new(),
             run_values: Vec::new(),
-        }
+        };
+        assembler.runs = assembler.appends_runs();
+        assembler
     }
 
     /// Adds an entry; equal coordinates to the previous entry add up.
@@ -263,6 +268,22 @@ impl Assembler {
                 self.values.push(0.0);
             }
             self.values[0] += value;
+            return;
+        }
+        let last = n - 1;
+        // (Compared element by element: a slice comparison calls memcmp.)
+        let same_above = || coords[..last].iter().zip(&self.current).all(|(a, b)| a == b);
+        if self.runs && self.started && coords[last] != self.current[last] && same_above() {
+            // A new coordinate in the open segment of the last level: the
+            // levels above keep their positions.
+            let p = self.sizes[last];
+            self.format
+                .level(last)
+                .append_coords(&mut self.levels[last], p as usize, &[coords[last] as u64]);
+            self.values.push(value);
+            self.sizes[last] = p + 1;
+            self.positions[last] = p;
+            self.current[last] = coords[last];
             return;
         }
         // The first level to append at: the first whose coordinate
