@@ -156,7 +156,7 @@ fn every_kernel_in_every_format_agrees_on_both_tiers() {
 }
 
 /// Statements per run.
-const CASES: u64 = 300;
+const CASES: u64 = 2000;
 
 fn seeds() -> std::ops::Range<u64> {
     std::env::var("TESSERA_SEEDS")

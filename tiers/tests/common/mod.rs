@@ -45,9 +45,6 @@ pub enum Outcome {
     Agreed,
     /// Both tiers refused it with the same error.
     Refused,
-    /// The interpreter panics on it: an engine bug for the engine's own
-    /// suites, not a disagreement between tiers. Holds the message.
-    EnginePanicked(String),
 }
 
 fn panic_message(panic: Box<dyn std::any::Any + Send>) -> String {
@@ -90,11 +87,11 @@ pub fn check_both_tiers(
     let by_interp = match by_interp {
         Ok(r) => r,
         Err(panic) => {
-            return Ok(Outcome::EnginePanicked(format!(
-                "{}: {}",
+            return Err(format!(
+                "{}: the interpreter panicked: {}",
                 describe(),
                 panic_message(panic)
-            )))
+            ))
         }
     };
     let by_jit = catch_unwind(AssertUnwindSafe(|| {
@@ -131,16 +128,15 @@ pub fn check_both_tiers(
     Ok(Outcome::Agreed)
 }
 
-/// Counts outcomes of a suite and fails it at the end: on any failure, on
-/// a compilation the JIT engine could not do (except for statements the
-/// interpreter panics on too), or on a run it interpreted.
+/// Counts outcomes of a suite and fails it at the end: on any failure
+/// (a panic of either tier included), on a kernel the JIT engine could not
+/// compile, or on a run it interpreted.
 #[derive(Default)]
 pub struct Tally {
     pub failures: Vec<String>,
     pub cases: usize,
     pub agreed: usize,
     pub refused: usize,
-    pub engine_panics: Vec<String>,
 }
 
 impl Tally {
@@ -149,22 +145,15 @@ impl Tally {
         match result {
             Ok(Outcome::Agreed) => self.agreed += 1,
             Ok(Outcome::Refused) => self.refused += 1,
-            Ok(Outcome::EnginePanicked(m)) => self.engine_panics.push(format!("{label}{m}")),
             Err(e) => self.failures.push(format!("{label}{e}")),
         }
     }
 
     pub fn finish(self, jit: &Engine) {
         eprintln!(
-            "{} cases: {} agreed, {} refused by both tiers, {} on which the interpreter panics (engine bugs, skipped)",
-            self.cases,
-            self.agreed,
-            self.refused,
-            self.engine_panics.len()
+            "{} cases: {} agreed, {} refused by both tiers",
+            self.cases, self.agreed, self.refused
         );
-        for p in self.engine_panics.iter().take(5) {
-            eprintln!("  skipped: {p}");
-        }
         assert!(
             self.failures.is_empty(),
             "{} of {} cases failed:\n{}",
@@ -173,30 +162,17 @@ impl Tally {
             self.failures.join("\n")
         );
         let stats = jit.stats();
-        // A program may name a level function its level lacks on a path
-        // the interpreter never takes on these inputs; compiling it meets
-        // the level's `unreachable!`. That is the planner's bug: the kernel
-        // stays interpreted, correctly. Anything else is the tier's.
-        let (planner, tier): (Vec<String>, Vec<String>) = jit
-            .diagnostics()
-            .into_iter()
-            .map(|d| d.to_string())
-            .partition(|d| d.contains("levels have no") || d.contains("levels cannot be assembled"));
-        for d in &planner {
-            eprintln!("  planner bug, kernel left interpreted: {d}");
-        }
+        let diagnostics: Vec<String> = jit.diagnostics().into_iter().map(|d| d.to_string()).collect();
         assert!(
-            tier.is_empty(),
+            diagnostics.is_empty(),
             "the jit could not compile {} kernels:\n{}",
-            tier.len(),
-            tier.join("\n")
+            diagnostics.len(),
+            diagnostics.join("\n")
         );
-        if planner.is_empty() {
-            assert_eq!(
-                stats.interpreted_runs, 0,
-                "every run of the jit engine is compiled: {stats:?}"
-            );
-        }
+        assert_eq!(
+            stats.interpreted_runs, 0,
+            "every run of the jit engine is compiled: {stats:?}"
+        );
         assert!(stats.runs as usize >= self.agreed, "{stats:?}");
     }
 }
