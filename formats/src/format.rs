@@ -11,7 +11,7 @@
 use std::fmt;
 
 use crate::error::{FormatError, Result};
-use crate::index::IndexArray;
+use crate::index::{CoordRun, IndexArray};
 use crate::level::{Level, PackInput, Packed};
 use crate::levels::{
     compressed::Compressed, dense::Dense, hashed::Hashed, offset::Offset, range::Range, singleton::Singleton,
@@ -195,7 +195,7 @@ impl Level for LevelFormat {
     fn append_finalize<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int, size: B::Int) {
         with_level!(self, |l| l.append_finalize(b, lv, parent_size, size))
     }
-    fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: &[u64]) {
+    fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: CoordRun<'_>) {
         with_level!(self, |l| l.append_coords(storage, pos, coords))
     }
     fn empty_storage(&self, extent: usize) -> LevelStorage {

@@ -146,10 +146,10 @@ impl IndexArray {
         }
     }
 
-    /// Writes `values` at `at..`, growing the array as needed (its
-    /// elements past them are kept) and widening a 32-bit array once when
-    /// a value does not fit.
-    pub fn write_from_u64(&mut self, at: usize, values: &[u64]) {
+    /// Writes `run` at `at..`, growing the array as needed (its elements
+    /// past the run are kept) and widening a 32-bit array once when a
+    /// coordinate does not fit.
+    pub fn write_run(&mut self, at: usize, run: CoordRun<'_>) {
         fn write<T: Copy + Default>(v: &mut Vec<T>, at: usize, values: impl ExactSizeIterator<Item = T>) {
             if v.len() == at {
                 // Appending (the common case): no padding, no overwrite.
@@ -165,15 +165,45 @@ impl IndexArray {
             }
         }
         if let IndexArray::U32(v) = self {
-            if values.iter().all(|&x| x <= u64::from(u32::MAX)) {
-                return write(v, at, values.iter().map(|&x| x as u32));
+            match run {
+                CoordRun::Narrow(c) if v.len() == at => return v.extend_from_slice(c),
+                CoordRun::Narrow(c) => return write(v, at, c.iter().copied()),
+                CoordRun::Wide(c) if c.iter().all(|&x| x <= u64::from(u32::MAX)) => {
+                    return write(v, at, c.iter().map(|&x| x as u32))
+                }
+                CoordRun::Wide(_) => *self = IndexArray::U64(v.iter().map(|&x| u64::from(x)).collect()),
             }
-            *self = IndexArray::U64(v.iter().map(|&x| u64::from(x)).collect());
         }
         match self {
-            IndexArray::U32(_) => unreachable!("32-bit arrays were widened above"),
-            IndexArray::U64(v) => write(v, at, values.iter().copied()),
-            IndexArray::I64(v) => write(v, at, values.iter().map(|&x| x as i64)),
+            IndexArray::U32(_) => unreachable!("32-bit arrays were written or widened above"),
+            IndexArray::U64(v) => write(v, at, (0..run.len()).map(|k| run.get(k))),
+            IndexArray::I64(v) => write(v, at, (0..run.len()).map(|k| run.get(k) as i64)),
+        }
+    }
+}
+
+/// A run of coordinates handed to a level at once, 32 or 64 bits wide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoordRun<'a> {
+    Narrow(&'a [u32]),
+    Wide(&'a [u64]),
+}
+
+impl CoordRun<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            CoordRun::Narrow(c) => c.len(),
+            CoordRun::Wide(c) => c.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Coordinate `k`.
+    pub fn get(&self, k: usize) -> u64 {
+        match self {
+            CoordRun::Narrow(c) => u64::from(c[k]),
+            CoordRun::Wide(c) => c[k],
         }
     }
 }

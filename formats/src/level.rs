@@ -11,7 +11,7 @@
 //! others keep their default bodies, which are unreachable by that contract.
 
 use crate::error::Result;
-use crate::index::IndexArray;
+use crate::index::{CoordRun, IndexArray};
 use crate::properties::{Capabilities, Properties};
 use crate::staging::{Builder, Immediate, LevelRef, StorageResolver};
 use crate::tensor::LevelStorage;
@@ -150,11 +150,11 @@ pub trait Level {
     /// `append_coord` for each, in one call (a workspace hands over a whole
     /// row at once). Levels whose coordinates are one array override it
     /// with a copy.
-    fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: &[u64]) {
+    fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: CoordRun<'_>) {
         let lv = LevelRef::new(0, 0);
         let mut b = Immediate::new(OneLevel(storage));
-        for (k, &c) in coords.iter().enumerate() {
-            self.append_coord(&mut b, lv, (pos + k) as i64, c as i64);
+        for k in 0..coords.len() {
+            self.append_coord(&mut b, lv, (pos + k) as i64, coords.get(k) as i64);
         }
     }
 

@@ -22,7 +22,7 @@ pub mod value;
 pub use coordinates::{CoordinateList, MAX_ENTRIES, MAX_POSITIONS};
 pub use error::{FormatError, Result};
 pub use format::{Format, FormatLevel, LevelFormat, LevelKind, Projection, Split, MAX_DIMENSION};
-pub use index::{IndexArray, IndexWidth};
+pub use index::{CoordRun, IndexArray, IndexWidth};
 pub use level::{Level, PackInput, Packed, Segment};
 pub use properties::{Assembly, Capabilities, Iteration, Properties};
 pub use staging::{

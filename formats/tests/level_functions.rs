@@ -933,7 +933,7 @@ fn append_coords_stores_what_append_coord_stores_one_by_one() {
             start.arrays[1] = IndexArray::from_u64_with_bound(vec![1, 2, 9, 9, 9], extent as u64);
             let want = append_one_by_one(&compressed, &start, pos, &coords);
             let mut got = start;
-            compressed.append_coords(&mut got, pos, &coords);
+            compressed.append_coords(&mut got, pos, CoordRun::Wide(&coords));
             assert_eq!(
                 got.arrays[1].to_i64_vec()[..pos + 4],
                 want.arrays[1].to_i64_vec()[..pos + 4]
@@ -943,7 +943,7 @@ fn append_coords_stores_what_append_coord_stores_one_by_one() {
             let start = singleton.empty_storage(extent);
             let want = append_one_by_one(&singleton, &start, pos, &coords);
             let mut got = start;
-            singleton.append_coords(&mut got, pos, &coords);
+            singleton.append_coords(&mut got, pos, CoordRun::Wide(&coords));
             assert_eq!(
                 got.arrays[0].to_i64_vec()[pos..pos + 4],
                 want.arrays[0].to_i64_vec()[pos..pos + 4]
@@ -955,8 +955,12 @@ fn append_coords_stores_what_append_coord_stores_one_by_one() {
 #[test]
 fn writing_a_value_past_32_bits_widens_the_array_once() {
     let mut a = IndexArray::U32(vec![1, 2, 3]);
-    a.write_from_u64(2, &[5, 6]);
+    a.write_run(2, CoordRun::Wide(&[5, 6]));
     assert_eq!(a, IndexArray::U32(vec![1, 2, 5, 6]));
-    a.write_from_u64(1, &[u64::from(u32::MAX) + 1]);
-    assert_eq!(a, IndexArray::U64(vec![1, u64::from(u32::MAX) + 1, 5, 6]));
+    a.write_run(4, CoordRun::Narrow(&[8]));
+    assert_eq!(a, IndexArray::U32(vec![1, 2, 5, 6, 8]));
+    a.write_run(1, CoordRun::Wide(&[u64::from(u32::MAX) + 1]));
+    assert_eq!(a, IndexArray::U64(vec![1, u64::from(u32::MAX) + 1, 5, 6, 8]));
+    a.write_run(5, CoordRun::Narrow(&[9, 10]));
+    assert_eq!(a, IndexArray::U64(vec![1, u64::from(u32::MAX) + 1, 5, 6, 8, 9, 10]));
 }

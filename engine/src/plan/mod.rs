@@ -754,6 +754,7 @@ impl<'a> Emitter<'a> {
             let present = self.and_flags(st_present, matched[k]);
             let st = &mut self.states[it.operand];
             st.bind(cursors[k].0, run_ends[k], present);
+            self.hoist_value(it.operand);
         }
         self.bind_located(shape, involved, coord);
 
@@ -878,6 +879,7 @@ impl<'a> Emitter<'a> {
         // The loop runs only when the operand is present (its bounds are
         // empty otherwise) and the body only at labelled positions.
         self.states[it.operand].bind(cursor, None, self.true_reg);
+        self.hoist_value(it.operand);
         self.bind_located(shape, involved, coord);
         self.stmt(body, depth + 1);
         self.patch(skip);
@@ -889,6 +891,23 @@ impl<'a> Emitter<'a> {
         });
         self.ops.push(Op::Jump { to: top });
         self.patch(exit);
+    }
+
+    /// Loads an input's value as soon as all its levels are bound and it is
+    /// known to be stored, for the code below to use.
+    fn hoist_value(&mut self, a: usize) {
+        let st = &self.states[a];
+        if a >= self.lowered.operands.len() || st.done < st.level_vars.len() || st.present != self.true_reg {
+            return;
+        }
+        let pos = st.position();
+        let dst = self.freg();
+        self.ops.push(Op::LoadValue {
+            operand: a as u32,
+            pos,
+            dst,
+        });
+        self.states[a].value = Some(dst);
     }
 
     /// Locates level `level` of operand `a` at coordinate `coord`.
@@ -920,6 +939,7 @@ impl<'a> Emitter<'a> {
             self.and_flags(st.present, found)
         };
         self.states[a].bind(pos, None, present);
+        self.hoist_value(a);
     }
 
     /// The SpMM fast path one level up: a loop driven by one compact level
@@ -1363,6 +1383,9 @@ impl<'a> Emitter<'a> {
     fn value(&mut self, expr: &CinExpr) -> FReg {
         match expr {
             CinExpr::Access(a) => {
+                if let Some(hoisted) = self.states[*a].value {
+                    return hoisted;
+                }
                 let dst = self.freg();
                 let st = self.states[*a].clone();
                 if st.present != self.true_reg {

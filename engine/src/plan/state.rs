@@ -3,7 +3,7 @@
 
 use tessera_formats::LevelFormat;
 
-use crate::bytecode::{BReg, IReg};
+use crate::bytecode::{BReg, FReg, IReg};
 use crate::cin::{LoopVar, Operand};
 
 #[derive(Clone, Debug)]
@@ -18,6 +18,9 @@ pub(super) struct OperandState {
     pub run_ends: Vec<Option<IReg>>,
     /// Whether every bound level holds the current coordinates.
     pub present: BReg,
+    /// The operand's value, once every level is bound and the value is
+    /// known to be stored: loaded there, so inner loops do not reload it.
+    pub value: Option<FReg>,
     root: IReg,
 }
 
@@ -30,6 +33,7 @@ impl OperandState {
             positions: Vec::new(),
             run_ends: Vec::new(),
             present: always,
+            value: None,
             root,
         }
     }

@@ -5,7 +5,8 @@
 
 use hashbrown::HashMap;
 use tessera_formats::{
-    Assembly, CoordinateList, Format, Immediate, Level, LevelRef, LevelStorage, StorageResolver, Tensor, MAX_POSITIONS,
+    Assembly, CoordRun, CoordinateList, Format, Immediate, Level, LevelRef, LevelStorage, StorageResolver, Tensor,
+    MAX_POSITIONS,
 };
 
 use crate::error::{EngineError, Result};
@@ -72,7 +73,10 @@ impl OutputState {
             OutputState::Append {
                 assembler,
                 workspace: Some(ws),
-            } if ws.extents.len() == 1 && assembler.appends_runs() => {
+            } if ws.extents.len() == 1 && assembler.runs => {
+                if ws.drain_dense(|keys, values| assembler.append_row(prefix, keys, values)) {
+                    return;
+                }
                 let (mut coords, mut values) = assembler.take_run_buffers();
                 ws.drain_sorted(|c, v| {
                     coords.push(c[0] as u64);
@@ -141,7 +145,8 @@ impl OutputState {
                 count,
             } => Some(DenseWorkspaceParts {
                 values: values.as_mut_ptr(),
-                set: set.as_mut_ptr(),
+                set: set.words.as_mut_ptr(),
+                summary: set.summary.as_mut_ptr(),
                 touched: touched.as_mut_ptr(),
                 count,
                 strides,
@@ -170,13 +175,15 @@ impl OutputState {
 
 /// A dense workspace as compiled kernels see it: adding `v` at `key =
 /// Σ coords[k] * strides[k]` is `let bit = 1 << (key % 64); if set[key / 64]
-/// & bit == 0 { set[key / 64] |= bit; touched[*count] = key; *count += 1 };
-/// values[key] += v`.
+/// & bit == 0 { set[key / 64] |= bit; summary[key / 4096] |= 1 << (key / 64
+/// % 64); touched[*count] = key; *count += 1 }; values[key] += v`.
 #[derive(Debug, Clone, Copy)]
 pub struct DenseWorkspaceParts {
     pub values: *mut f64,
     /// One bit per key: whether it holds a value.
     pub set: *mut u64,
+    /// One bit per word of `set`: whether it has a bit set.
+    pub summary: *mut u64,
     /// Keys fit 32 bits: dense workspaces have at most
     /// `DENSE_WORKSPACE_LIMIT` slots.
     pub touched: *mut u32,
@@ -277,9 +284,11 @@ impl Assembler {
             // A new coordinate in the open segment of the last level: the
             // levels above keep their positions.
             let p = self.sizes[last];
-            self.format
-                .level(last)
-                .append_coords(&mut self.levels[last], p as usize, &[coords[last] as u64]);
+            self.format.level(last).append_coords(
+                &mut self.levels[last],
+                p as usize,
+                CoordRun::Wide(&[coords[last] as u64]),
+            );
             self.values.push(value);
             self.sizes[last] = p + 1;
             self.positions[last] = p;
@@ -369,23 +378,46 @@ impl Assembler {
         else {
             return;
         };
-        let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
-        full.push(first as i64);
-        self.append(&full, first_value);
-        let Some(&last_coord) = rest.last() else {
+        self.append_after(prefix, first as i64, first_value);
+        self.extend_last(CoordRun::Wide(rest), rest_values.iter().copied());
+    }
+
+    /// [`Assembler::append_run`] for the keys of a dense workspace, whose
+    /// values are taken out of `values` (leaving zeros).
+    pub fn append_row(&mut self, prefix: &[i64], keys: &[u32], values: &mut [f64]) {
+        let Some((&first, rest)) = keys.split_first() else {
             return;
         };
-        let n = self.levels.len();
-        let start = self.sizes[n - 1] as usize;
+        let first_value = std::mem::take(&mut values[first as usize]);
+        self.append_after(prefix, i64::from(first), first_value);
+        self.extend_last(
+            CoordRun::Narrow(rest),
+            rest.iter().map(|&k| std::mem::take(&mut values[k as usize])),
+        );
+    }
+
+    fn append_after(&mut self, prefix: &[i64], coord: i64, value: f64) {
+        let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
+        full.push(coord);
+        self.append(&full, value);
+    }
+
+    /// Appends increasing coordinates to the open segment of the last level.
+    fn extend_last(&mut self, coords: CoordRun<'_>, values: impl Iterator<Item = f64>) {
+        if coords.is_empty() {
+            return;
+        }
+        let last = self.levels.len() - 1;
+        let start = self.sizes[last] as usize;
         self.format
-            .level(n - 1)
-            .append_coords(&mut self.levels[n - 1], start, rest);
+            .level(last)
+            .append_coords(&mut self.levels[last], start, coords);
         // An appended last level's values are exactly its positions so far.
         debug_assert_eq!(self.values.len(), start);
-        self.values.extend_from_slice(rest_values);
-        self.sizes[n - 1] += rest.len() as i64;
-        self.positions[n - 1] = self.sizes[n - 1] - 1;
-        self.current[n - 1] = last_coord as i64;
+        self.values.extend(values);
+        self.sizes[last] += coords.len() as i64;
+        self.positions[last] = self.sizes[last] - 1;
+        self.current[last] = coords.get(coords.len() - 1) as i64;
     }
 
     fn take_run_buffers(&mut self) -> (Vec<u64>, Vec<f64>) {
@@ -475,8 +507,7 @@ pub struct Workspace {
 enum WorkspaceStore {
     Dense {
         values: Vec<f64>,
-        /// One bit per key: whether it holds a value.
-        set: Vec<u64>,
+        set: KeySet,
         /// The keys set since the last drain: `touched[..count]`. Sized
         /// for every slot, so compiled kernels append to it in place.
         touched: Box<[u32]>,
@@ -497,7 +528,7 @@ impl Workspace {
         let store = match total {
             Some(t) if t as usize <= DENSE_WORKSPACE_LIMIT => WorkspaceStore::Dense {
                 values: vec![0.0; t as usize],
-                set: vec![0; (t as usize).div_ceil(64)],
+                set: KeySet::new(t as usize),
                 touched: vec![0; t as usize].into_boxed_slice(),
                 count: 0,
             },
@@ -525,9 +556,7 @@ impl Workspace {
                 count,
             } => {
                 let k = key as usize;
-                let bit = 1u64 << (k % 64);
-                if set[k / 64] & bit == 0 {
-                    set[k / 64] |= bit;
+                if set.insert(k) {
                     touched[*count] = key as u32;
                     *count += 1;
                 }
@@ -536,6 +565,26 @@ impl Workspace {
             WorkspaceStore::Hashed(map) => *map.entry(key).or_insert(0.0) += value,
             WorkspaceStore::Wide(map) => *map.entry(coords.to_vec()).or_insert(0.0) += value,
         }
+    }
+
+    /// For a dense workspace: hands its keys, sorted, and its values to
+    /// `f`, which takes the value of each key (leaving zero), and clears
+    /// the workspace. Returns false, doing nothing, for other workspaces.
+    pub fn drain_dense(&mut self, f: impl FnOnce(&[u32], &mut [f64])) -> bool {
+        let WorkspaceStore::Dense {
+            values,
+            set,
+            touched,
+            count,
+        } = &mut self.store
+        else {
+            return false;
+        };
+        let keys = &mut touched[..*count];
+        set.drain_sorted(keys);
+        f(keys, values);
+        *count = 0;
+        true
     }
 
     /// Hands over every entry in coordinate order and clears the workspace.
@@ -560,31 +609,12 @@ impl Workspace {
                 touched,
                 count,
             } => {
-                let touched = &mut touched[..*count];
-                let mut take = |key: u64| {
+                let keys = &mut touched[..*count];
+                set.drain_sorted(keys);
+                for &key in keys.iter() {
                     let k = key as usize;
-                    decode(key, &mut coords);
-                    sink(&coords, values[k]);
-                    values[k] = 0.0;
-                };
-                // Sorting n keys costs about n log n steps; scanning the set
-                // bits in order costs a few steps per word (measured: the
-                // scan wins once a word holds a key or more on average).
-                let n = touched.len();
-                if n >= set.len() {
-                    for (w, word) in set.iter_mut().enumerate() {
-                        let mut bits = std::mem::take(word);
-                        while bits != 0 {
-                            take((w * 64) as u64 + u64::from(bits.trailing_zeros()));
-                            bits &= bits - 1;
-                        }
-                    }
-                } else {
-                    touched.sort_unstable();
-                    for &key in touched.iter() {
-                        take(u64::from(key));
-                        set[key as usize / 64] = 0;
-                    }
+                    decode(u64::from(key), &mut coords);
+                    sink(&coords, std::mem::take(&mut values[k]));
                 }
                 *count = 0;
             }
@@ -600,6 +630,68 @@ impl Workspace {
                 for (c, v) in std::mem::take(map) {
                     sink(&c, v);
                 }
+            }
+        }
+    }
+}
+
+/// The keys a dense workspace holds: one bit per key, and one summary bit
+/// per word of keys, so that the keys come out in order by visiting only
+/// the words that hold some.
+struct KeySet {
+    words: Vec<u64>,
+    summary: Vec<u64>,
+}
+
+impl KeySet {
+    fn new(slots: usize) -> Self {
+        let words = slots.div_ceil(64);
+        KeySet {
+            words: vec![0; words],
+            summary: vec![0; words.div_ceil(64)],
+        }
+    }
+
+    /// Adds `key`; whether it was new.
+    fn insert(&mut self, key: usize) -> bool {
+        let (w, bit) = (key / 64, 1u64 << (key % 64));
+        if self.words[w] & bit != 0 {
+            return false;
+        }
+        self.words[w] |= bit;
+        self.summary[w / 64] |= 1 << (w % 64);
+        true
+    }
+
+    /// Writes the keys, which are exactly those of `keys` (in any order),
+    /// into `keys` in increasing order, and empties the set. Visiting the
+    /// summary and the words it marks takes about `summary + 2 n` steps;
+    /// sorting takes about `n log n`: the cheaper is chosen.
+    fn drain_sorted(&mut self, keys: &mut [u32]) {
+        let n = keys.len();
+        let log = (usize::BITS - n.leading_zeros()) as usize;
+        if self.summary.len() + 2 * n <= n * log {
+            let mut k = 0;
+            for (s, summary) in self.summary.iter_mut().enumerate() {
+                let mut marked = std::mem::take(summary);
+                while marked != 0 {
+                    let w = s * 64 + marked.trailing_zeros() as usize;
+                    marked &= marked - 1;
+                    let mut bits = std::mem::take(&mut self.words[w]);
+                    while bits != 0 {
+                        keys[k] = (w * 64) as u32 + bits.trailing_zeros();
+                        k += 1;
+                        bits &= bits - 1;
+                    }
+                }
+            }
+            debug_assert_eq!(k, n, "the set holds exactly the touched keys");
+        } else {
+            keys.sort_unstable();
+            for &key in keys.iter() {
+                let w = key as usize / 64;
+                self.words[w] = 0;
+                self.summary[w / 64] = 0;
             }
         }
     }

@@ -2,7 +2,7 @@
 //! `idx[pos[p]..pos[p+1]]`. Non-unique compressed is the top level of COO.
 
 use crate::error::{FormatError, Result};
-use crate::index::IndexArray;
+use crate::index::{CoordRun, IndexArray};
 use crate::level::{Level, PackInput, Packed, Segment};
 use crate::levels::check_siblings;
 use crate::properties::{Assembly, Capabilities, Iteration, Properties};
@@ -73,8 +73,8 @@ impl Level for Compressed {
         b.grow(lv.array(IDX), len);
         b.store(lv.array(IDX), pos, coord);
     }
-    fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: &[u64]) {
-        storage.arrays[IDX as usize].write_from_u64(pos, coords);
+    fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: CoordRun<'_>) {
+        storage.arrays[IDX as usize].write_run(pos, coords);
     }
     fn append_edges<B: Builder>(&self, b: &mut B, lv: LevelRef, parent: B::Int, begin: B::Int, end: B::Int) {
         let count = b.sub(end, begin);

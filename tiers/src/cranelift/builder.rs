@@ -51,6 +51,7 @@ pub(crate) enum Slot {
 pub(crate) enum WorkspacePart {
     Values,
     Set,
+    Summary,
     Touched,
     Count,
     Strides,

@@ -61,6 +61,7 @@ fn word(slot: Slot, bind: &Bindings<'_>, output: u64, workspace: Option<DenseWor
         Slot::Workspace(part) => workspace.map_or(0, |w| match part {
             WorkspacePart::Values => w.values as u64,
             WorkspacePart::Set => w.set as u64,
+            WorkspacePart::Summary => w.summary as u64,
             WorkspacePart::Touched => w.touched as u64,
             WorkspacePart::Count => w.count as u64,
             WorkspacePart::Strides => w.strides as u64,

@@ -637,6 +637,14 @@ impl Translator<'_> {
         clif.enter(mark);
         let marked = clif.fb.ins().bor(word, bit);
         clif.fb.ins().store(output_flags(), marked, word_addr, 0);
+        // The word now holds a key: mark it in the summary.
+        let summary = clif.slot(Slot::Workspace(WorkspacePart::Summary));
+        let summary_index = clif.fb.ins().ushr_imm_u(key, 12);
+        let summary_addr = clif.element(summary, summary_index, 8);
+        let summary_word = clif.fb.ins().load(types::I64, output_flags(), summary_addr, 0);
+        let word_bit = clif.fb.ins().ishl(one, word_index);
+        let summary_word = clif.fb.ins().bor(summary_word, word_bit);
+        clif.fb.ins().store(output_flags(), summary_word, summary_addr, 0);
         let count = self
             .touched_count
             .expect("kernels that accumulate keep the workspace's count");
