@@ -101,6 +101,11 @@ struct Emitter<'a> {
     temps: HashMap<TempId, (FReg, BReg)>,
     workspace: Option<Vec<LoopVar>>,
     true_reg: BReg,
+    /// A flag known not to hold: operands absent in a merge case.
+    false_reg: BReg,
+    /// How many copies of the code being emitted there are: each merge by
+    /// cases emits its body once per case.
+    copies: usize,
     plan: String,
     /// Why the statement cannot be planned; emission stops once it is set.
     refused: Option<String>,
@@ -130,6 +135,8 @@ impl<'a> Emitter<'a> {
             temps: HashMap::new(),
             workspace: None,
             true_reg: 0,
+            false_reg: 0,
+            copies: 1,
             plan: String::new(),
             refused: None,
         };
@@ -137,6 +144,11 @@ impl<'a> Emitter<'a> {
         e.ops.push(Op::BConst {
             dst: e.true_reg,
             value: true,
+        });
+        e.false_reg = e.breg();
+        e.ops.push(Op::BConst {
+            dst: e.false_reg,
+            value: false,
         });
         let zero = e.ireg();
         e.ops.push(Op::IConst { dst: zero, value: 0 });
@@ -186,15 +198,19 @@ impl<'a> Emitter<'a> {
         if cond == self.true_reg {
             return NO_JUMP;
         }
+        if cond == self.false_reg {
+            self.ops.push(Op::Jump { to: usize::MAX });
+            return self.ops.len() - 1;
+        }
         self.ops.push(Op::JumpIfNot { cond, to: usize::MAX });
         self.ops.len() - 1
     }
     /// `a && b`, folding flags known to hold.
     fn and_flags(&mut self, a: BReg, b: BReg) -> BReg {
-        if a == self.true_reg {
+        if a == self.true_reg || b == self.false_reg {
             return b;
         }
-        if b == self.true_reg {
+        if b == self.true_reg || a == self.false_reg {
             return a;
         }
         let dst = self.breg();
@@ -410,6 +426,8 @@ impl<'a> Emitter<'a> {
             );
         } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
             self.emit_driven_loop(var, body, &shape, &involved, depth);
+        } else if self.merges_by_cases(&shape) {
+            self.emit_merge_loops(var, body, &shape, &involved, depth);
         } else {
             self.emit_loop(var, body, &shape, &involved, depth);
         }
@@ -910,6 +928,164 @@ impl<'a> Emitter<'a> {
         self.states[a].value = Some(dst);
     }
 
+    /// Whether a merge runs as one loop per lattice point with a case per
+    /// point below it: its iterators label every position in order, once
+    /// each, and the lattice is small (the body is emitted once per case).
+    fn merges_by_cases(&self, shape: &LoopShape) -> bool {
+        // Nested merges multiply their cases: bound the copies of any body.
+        const MOST_COPIES: usize = 16;
+        !shape.universe
+            && shape.walked.len() >= 2
+            && shape.lattice.points.len() <= MOST_COPIES
+            && self.copies * Self::cases(&Self::walked_points(shape)) <= MOST_COPIES
+            && shape.walked.iter().all(|&i| {
+                let props = shape.iterators[i].format.properties();
+                props.compact && props.ordered && props.unique
+            })
+    }
+
+    /// The bodies a merge by cases emits: one per point and point below it.
+    fn cases(points: &[Vec<usize>]) -> usize {
+        points
+            .iter()
+            .map(|p| points.iter().filter(|q| q.iter().all(|k| p.contains(k))).count())
+            .sum()
+    }
+
+    /// The walked iterators (indices into `shape.walked`) of each lattice
+    /// point, distinct, largest first.
+    fn walked_points(shape: &LoopShape) -> Vec<Vec<usize>> {
+        let mut sets: Vec<Vec<usize>> = Vec::new();
+        for point in &shape.lattice.points {
+            let set: Vec<usize> = (0..shape.walked.len())
+                .filter(|&k| point.contains(&shape.walked[k]))
+                .collect();
+            if !set.is_empty() && !sets.contains(&set) {
+                sets.push(set);
+            }
+        }
+        sets.sort_by_key(|set| std::cmp::Reverse(set.len()));
+        sets
+    }
+
+    /// A merge as the merge-lattice paper runs it: one loop per lattice
+    /// point while all of its iterators have positions left, and in it one
+    /// case per point below it, tried largest first. Each case's body knows
+    /// which operands are present, so it reads no flags.
+    fn emit_merge_loops(
+        &mut self,
+        var: &LoopVar,
+        body: &Cin,
+        shape: &LoopShape,
+        involved: &BTreeSet<usize>,
+        depth: usize,
+    ) {
+        let coord = self.ireg();
+        self.var_regs.insert(var.clone(), coord);
+        let walked: Vec<IterInfo> = shape.walked.iter().map(|&i| shape.iterators[i].clone()).collect();
+        let cursors: Vec<(IReg, IReg)> = walked.iter().map(|it| self.bounds(it)).collect();
+        let one = self.iconst(1);
+        let points = Self::walked_points(shape);
+        let outer_copies = self.copies;
+        self.copies *= Self::cases(&points);
+        for point in &points {
+            let top = self.label();
+            let mut alive = self.true_reg;
+            for &k in point {
+                let more = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Lt,
+                    dst: more,
+                    a: cursors[k].0,
+                    b: cursors[k].1,
+                });
+                alive = self.and_flags(alive, more);
+            }
+            let exit = self.jump_unless(alive);
+            let mut coords = Vec::new();
+            for &k in point {
+                let (c, found) = (self.ireg(), self.breg());
+                let ancestors = self.ancestors(walked[k].operand, walked[k].level);
+                self.ops.push(Op::PosAccess {
+                    level: LevelRef::new(walked[k].operand, walked[k].level),
+                    pos: cursors[k].0,
+                    ancestors,
+                    coord: c,
+                    found,
+                });
+                coords.push(c);
+            }
+            self.ops.push(Op::IMove {
+                dst: coord,
+                src: coords[0],
+            });
+            for &c in &coords[1..] {
+                self.ops.push(Op::IBin {
+                    op: IntOp::Min,
+                    dst: coord,
+                    a: coord,
+                    b: c,
+                });
+            }
+            let mut matched = vec![self.false_reg; walked.len()];
+            for (&k, &c) in point.iter().zip(&coords) {
+                if point.len() == 1 {
+                    matched[k] = self.true_reg;
+                    continue;
+                }
+                let m = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Eq,
+                    dst: m,
+                    a: c,
+                    b: coord,
+                });
+                matched[k] = m;
+            }
+            let mut done = Vec::new();
+            for case in points.iter().filter(|q| q.iter().all(|k| point.contains(k))) {
+                let mut holds = self.true_reg;
+                for &k in case {
+                    holds = self.and_flags(holds, matched[k]);
+                }
+                let next_case = self.jump_unless(holds);
+                let saved = self.states.clone();
+                for (k, it) in walked.iter().enumerate() {
+                    let present = if case.contains(&k) {
+                        self.states[it.operand].present
+                    } else {
+                        self.false_reg
+                    };
+                    self.states[it.operand].bind(cursors[k].0, None, present);
+                    self.hoist_value(it.operand);
+                }
+                self.bind_located(shape, involved, coord);
+                self.stmt(body, depth + 1);
+                self.states = saved;
+                self.ops.push(Op::Jump { to: usize::MAX });
+                done.push(self.ops.len() - 1);
+                self.patch(next_case);
+            }
+            for at in done {
+                self.patch(at);
+            }
+            // Advance the iterators at the merged coordinate.
+            for &k in point {
+                let skip = self.jump_unless(matched[k]);
+                self.ops.push(Op::IBin {
+                    op: IntOp::Add,
+                    dst: cursors[k].0,
+                    a: cursors[k].0,
+                    b: one,
+                });
+                self.patch(skip);
+            }
+            self.ops.push(Op::Jump { to: top });
+            self.patch(exit);
+        }
+        self.copies = outer_copies;
+    }
+
     /// Locates level `level` of operand `a` at coordinate `coord`.
     fn locate_level(&mut self, a: usize, level: usize, coord: IReg) {
         let st = self.states[a].clone();
@@ -1313,6 +1489,9 @@ impl<'a> Emitter<'a> {
 
     fn assign(&mut self, target: &Target, expr: &CinExpr) {
         let nz = self.structural(expr);
+        if nz == self.false_reg {
+            return;
+        }
         let skip = self.jump_unless(nz);
         let value = self.value(expr);
         match target {
@@ -1372,6 +1551,12 @@ impl<'a> Emitter<'a> {
                 if l == self.true_reg || r == self.true_reg {
                     return self.true_reg;
                 }
+                if l == self.false_reg {
+                    return r;
+                }
+                if r == self.false_reg {
+                    return l;
+                }
                 let b = self.breg();
                 self.ops.push(Op::BOr { dst: b, a: l, b: r });
                 b
@@ -1387,6 +1572,10 @@ impl<'a> Emitter<'a> {
                     return hoisted;
                 }
                 let dst = self.freg();
+                if self.states[*a].present == self.false_reg {
+                    self.ops.push(Op::FConst { dst, value: 0.0 });
+                    return dst;
+                }
                 let st = self.states[*a].clone();
                 if st.present != self.true_reg {
                     self.ops.push(Op::FConst { dst, value: 0.0 });

@@ -58,6 +58,15 @@ impl OutputState {
         }
     }
 
+    /// Appends entries of `width` coordinates and a value's bits each, in
+    /// order: what [`OutputState::append`] does for each.
+    pub fn append_entries(&mut self, entries: &[i64], width: usize) {
+        match self {
+            OutputState::Append { assembler, .. } => assembler.append_entries(entries, width),
+            _ => unreachable!("append targets an appended output"),
+        }
+    }
+
     pub fn workspace_accumulate(&mut self, coords: &[i64], value: f64) {
         match self {
             OutputState::Append {
@@ -355,6 +364,53 @@ impl Assembler {
             }
         }
         self.values.reserve(sizes.values);
+    }
+
+    /// [`Assembler::append`] for entries of `width` coordinates and a
+    /// value's bits each. Consecutive entries that only add coordinates to
+    /// the open segment of the last level are copied there as one run.
+    pub fn append_entries(&mut self, entries: &[i64], width: usize) {
+        let stride = width + 1;
+        if !self.runs || width == 0 {
+            for entry in entries.chunks_exact(stride) {
+                self.append(&entry[..width], f64::from_bits(entry[width] as u64));
+            }
+            return;
+        }
+        let last = width - 1;
+        let mut run = std::mem::take(&mut self.run_coords);
+        run.clear();
+        for entry in entries.chunks_exact(stride) {
+            let (coords, value) = (&entry[..width], f64::from_bits(entry[width] as u64));
+            let in_segment = self.started
+                && coords[last] > self.current[last]
+                && coords[..last].iter().zip(&self.current).all(|(a, b)| a == b);
+            if in_segment {
+                run.push(coords[last] as u64);
+                self.values.push(value);
+                self.current[last] = coords[last];
+            } else {
+                self.commit_run(&mut run);
+                self.append(coords, value);
+            }
+        }
+        self.commit_run(&mut run);
+        self.run_coords = run;
+    }
+
+    /// Writes the coordinates of a run whose values are already pushed.
+    fn commit_run(&mut self, run: &mut Vec<u64>) {
+        if run.is_empty() {
+            return;
+        }
+        let last = self.levels.len() - 1;
+        let start = self.sizes[last] as usize;
+        self.format
+            .level(last)
+            .append_coords(&mut self.levels[last], start, CoordRun::Wide(run));
+        self.sizes[last] += run.len() as i64;
+        self.positions[last] = self.sizes[last] - 1;
+        run.clear();
     }
 
     /// Whether [`Assembler::append_run`] can copy runs: every level holds

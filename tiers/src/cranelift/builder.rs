@@ -43,6 +43,8 @@ pub(crate) enum Slot {
     Output,
     /// A part of the output's dense workspace (all 0 when it has none).
     Workspace(WorkspacePart),
+    /// The buffer appended entries wait in (see `translate::APPEND_BATCH`).
+    AppendBuffer,
 }
 
 /// The parts of a dense workspace a kernel accumulates into in place
@@ -73,8 +75,8 @@ pub(crate) struct Clif<'a> {
     pub table: Value,
     pub slots: Slots,
     /// The block that enters the innermost loop being emitted, ended by its
-    /// jump to the loop header and dominating the loop; table words are
-    /// loaded there.
+    /// branch into the loop and dominating it; table words are loaded there,
+    /// before that branch.
     pub preheader: Option<Block>,
     signature: StorageSignature,
     /// The first reason the program cannot be compiled, if any.
@@ -145,7 +147,7 @@ impl<'a> Clif<'a> {
                     .func
                     .layout
                     .last_inst(preheader)
-                    .expect("a preheader ends in its jump into the loop");
+                    .expect("a preheader ends in its branch into the loop");
                 let mut pos = FuncCursor::new(self.fb.func).at_inst(jump);
                 pos.ins().load(types::I64, table_flags(), self.table, offset)
             }
@@ -183,12 +185,17 @@ impl<'a> Clif<'a> {
         let args = block_args(init);
         let c = cond(self, init);
         self.fb.ins().brif(c, inside, &args, exit, &args);
+        // The block entering the loop dominates it: table words the loop
+        // uses are loaded there, before its branch.
+        let entry = self.fb.current_block();
+        let outer = std::mem::replace(&mut self.preheader, entry);
         self.fb.switch_to_block(inside);
         let state: LoopState<Value> = self.fb.block_params(inside).iter().copied().collect();
         let next = body(self, &state);
         let args = block_args(&next);
         let c = cond(self, &next);
         self.fb.ins().brif(c, inside, &args, exit, &args);
+        self.preheader = outer;
         self.fb.seal_block(inside);
         self.enter(exit);
         self.fb.block_params(exit).iter().copied().collect()

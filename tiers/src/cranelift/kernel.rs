@@ -20,6 +20,7 @@ use tessera_engine::runtime::output::{DenseWorkspaceParts, OutputState};
 use tessera_engine::runtime::{CompiledKernel, StorageSignature};
 
 use super::builder::{Slot, WorkspacePart};
+use super::translate::APPEND_BATCH;
 
 /// `fn(table, ctx) -> status`: 0 when the kernel ran to its end, 1 when an
 /// output callback failed.
@@ -31,6 +32,8 @@ pub(crate) struct CraneliftKernel {
     pub slots: Vec<Slot>,
     pub signature: StorageSignature,
     pub text: Option<String>,
+    /// The coordinates per appended entry, when the program appends.
+    pub append_width: Option<usize>,
     /// Owns the code's memory; freed when the kernel is dropped (no run can
     /// be in progress then: runs hold an `Arc` of the kernel).
     pub module: Mutex<Option<JITModule>>,
@@ -48,7 +51,13 @@ impl Drop for CraneliftKernel {
 }
 
 /// One word of the argument table.
-fn word(slot: Slot, bind: &Bindings<'_>, output: u64, workspace: Option<DenseWorkspaceParts>) -> u64 {
+fn word(
+    slot: Slot,
+    bind: &Bindings<'_>,
+    output: u64,
+    workspace: Option<DenseWorkspaceParts>,
+    append_buffer: &mut [u64],
+) -> u64 {
     match slot {
         Slot::Array(a) => {
             bind.levels[a.level.operand as usize][a.level.level as usize].arrays[a.slot as usize].as_ptr() as u64
@@ -66,6 +75,7 @@ fn word(slot: Slot, bind: &Bindings<'_>, output: u64, workspace: Option<DenseWor
             WorkspacePart::Count => w.count as u64,
             WorkspacePart::Strides => w.strides as u64,
         }),
+        Slot::AppendBuffer => append_buffer.as_mut_ptr() as u64,
     }
 }
 
@@ -84,7 +94,15 @@ impl CompiledKernel for CraneliftKernel {
             _ => 0,
         };
         let workspace = out.dense_workspace_parts();
-        let table: SmallVec<[u64; 32]> = self.slots.iter().map(|&s| word(s, bind, output, workspace)).collect();
+        let mut append_buffer = match self.append_width {
+            Some(width) => vec![0u64; APPEND_BATCH * (width + 1)],
+            None => Vec::new(),
+        };
+        let table: SmallVec<[u64; 32]> = self
+            .slots
+            .iter()
+            .map(|&s| word(s, bind, output, workspace, &mut append_buffer))
+            .collect();
         let mut ctx = CallContext { out, panic: None };
         // SAFETY: the caller guarantees that `bind` is valid storage of the
         // formats and signature the code was compiled for; the table holds
@@ -124,10 +142,20 @@ unsafe fn output_call(ctx: *mut c_void, coords: *const i64, n: usize, f: impl Fn
     }
 }
 
-/// `Op::Append`: appends an output entry.
-pub(crate) unsafe extern "C" fn append(ctx: *mut c_void, coords: *const i64, n: usize, value: f64) -> u32 {
-    // SAFETY: called only by kernels, with their context and coordinates.
-    unsafe { output_call(ctx, coords, n, |out, c| out.append(c, value)) }
+/// Appends `count` buffered entries: each `width` coordinates then the
+/// value's bits, one word each.
+pub(crate) unsafe extern "C" fn append_batch(ctx: *mut c_void, entries: *const u64, count: usize, width: usize) -> u32 {
+    // SAFETY: called only by kernels, with their context and a buffer of
+    // `count` entries of `width + 1` words.
+    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_>) };
+    let words = unsafe { std::slice::from_raw_parts(entries as *const i64, count * (width + 1)) };
+    match catch_unwind(AssertUnwindSafe(|| ctx.out.append_entries(words, width))) {
+        Ok(()) => 0,
+        Err(panic) => {
+            ctx.panic = Some(panic);
+            1
+        }
+    }
 }
 
 /// `Op::WorkspaceFlush`: hands the workspace's entries to the output.

@@ -111,6 +111,7 @@ impl Tier for CraneliftTier {
             slots,
             signature: request.signature.clone(),
             text,
+            append_width: translate::append_width(&request.program),
             module: Mutex::new(Some(module)),
         }))
     }

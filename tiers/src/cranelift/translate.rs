@@ -27,14 +27,12 @@ use super::kernel;
 /// The output callbacks a kernel calls.
 #[derive(Clone, Copy)]
 enum Callback {
-    Append,
     Flush,
 }
 
 impl Callback {
     fn address(self) -> i64 {
         let f: usize = match self {
-            Callback::Append => kernel::append as *const () as usize,
             Callback::Flush => kernel::workspace_flush as *const () as usize,
         };
         f as i64
@@ -59,6 +57,24 @@ struct Translator<'p> {
     /// runs: stored for the runtime before each callback and at the end,
     /// reloaded after each callback (a flush empties the workspace).
     touched_count: Option<Variable>,
+    /// The entries waiting in the append buffer (see [`APPEND_BATCH`]).
+    pending_appends: Option<Variable>,
+    /// The signature of `kernel::append_batch`.
+    batch_signature: Option<SigRef>,
+}
+
+/// Entries a kernel buffers before handing them to the runtime's
+/// assembler in one call (appends in between cost a few stores).
+pub(crate) const APPEND_BATCH: usize = 256;
+
+/// The number of coordinates of the program's appended entries, if it
+/// appends: each buffered entry is that many coordinates and the value's
+/// bits, one 64-bit word each.
+pub(crate) fn append_width(program: &Program) -> Option<usize> {
+    program.ops.iter().find_map(|op| match op {
+        Op::Append { coords, .. } => Some(coords.len()),
+        _ => None,
+    })
 }
 
 /// Translates `program` into `clif`, whose current block is the entry
@@ -85,6 +101,8 @@ pub(crate) fn translate(
         without_value: None,
         fail: None,
         touched_count: None,
+        pending_appends: None,
+        batch_signature: None,
     };
     t.find_blocks(clif);
     if clif.error.is_some() {
@@ -204,6 +222,12 @@ impl Translator<'_> {
             self.touched_count = Some(count);
             self.load_touched_count(clif);
         }
+        if append_width(self.program).is_some() {
+            let pending = clif.fb.declare_var(types::I64);
+            let zero = clif.int(0);
+            clif.fb.def_var(pending, zero);
+            self.pending_appends = Some(pending);
+        }
         let first = self.block(0);
         clif.fb.ins().jump(first, &[]);
         let n = self.program.ops.len();
@@ -238,8 +262,7 @@ impl Translator<'_> {
         }
         clif.preheader = None;
         clif.fb.switch_to_block(end);
-        self.store_touched_count(clif);
-        freturn(clif, 0);
+        self.finish(clif);
         if let Some(fail) = self.fail {
             clif.fb.switch_to_block(fail);
             freturn(clif, 1);
@@ -490,7 +513,7 @@ impl Translator<'_> {
                 let new = clif.fb.ins().fadd(old, x);
                 clif.fb.ins().store(output_flags(), new, addr, 0);
             }
-            Op::Append { coords, value } => self.call(clif, Callback::Append, coords, Some(*value)),
+            Op::Append { coords, value } => self.append(clif, coords, *value),
             Op::WorkspaceAccum { coords, value } => self.workspace_accumulate(clif, coords, *value),
             Op::WorkspaceFlush { prefix } => self.call(clif, Callback::Flush, prefix, None),
             Op::DotBlock {
@@ -524,7 +547,7 @@ impl Translator<'_> {
                 out_parent,
             } => self.row_axpy(clif, *driver, (*begin, *end), *scale, factors, *out, *out_parent),
             Op::Halt => {
-                freturn(clif, 0);
+                self.finish(clif);
                 return true;
             }
             #[allow(unreachable_patterns)]
@@ -572,9 +595,24 @@ impl Translator<'_> {
         if let Some(f) = value {
             args.push(self.fget(clif, f));
         }
+        self.hand_over_appends(clif);
         self.store_touched_count(clif);
         let call = clif.fb.ins().call_indirect(sig, callee, &args);
         let status = clif.fb.inst_results(call)[0];
+        self.return_if_failed(clif, status);
+        self.load_touched_count(clif);
+    }
+
+    /// Ends the kernel: hands over what the runtime has not seen yet and
+    /// returns 0.
+    fn finish(&mut self, clif: &mut Clif<'_>) {
+        self.hand_over_appends(clif);
+        self.store_touched_count(clif);
+        freturn(clif, 0);
+    }
+
+    /// Returns 1 from the kernel when a callback's `status` is not 0.
+    fn return_if_failed(&mut self, clif: &mut Clif<'_>, status: Value) {
         let fail = *self.fail.get_or_insert_with(|| {
             let b = clif.fb.create_block();
             clif.fb.set_cold_block(b);
@@ -583,7 +621,77 @@ impl Translator<'_> {
         let next = clif.fb.create_block();
         clif.fb.ins().brif(status, fail, &[], next, &[]);
         clif.enter(next);
+    }
+
+    /// `Op::Append`: writes the entry into the append buffer, handing the
+    /// buffer over when it is full.
+    fn append(&mut self, clif: &mut Clif<'_>, coords: &Regs, value: u32) {
+        let pending = self.pending_appends.expect("programs that append buffer their entries");
+        let stride = (coords.len() + 1) * 8;
+        let n = clif.fb.use_var(pending);
+        let buffer = clif.slot(Slot::AppendBuffer);
+        let row_offset = clif.fb.ins().imul_imm_s(n, stride as i64);
+        let row = clif.fb.ins().iadd(buffer, row_offset);
+        for (k, &r) in coords.iter().enumerate() {
+            let c = self.iget(clif, r);
+            clif.fb.ins().store(output_flags(), c, row, (k * 8) as i32);
+        }
+        let v = self.fget(clif, value);
+        clif.fb.ins().store(output_flags(), v, row, (coords.len() * 8) as i32);
+        let n1 = clif.fb.ins().iadd_imm_s(n, 1);
+        clif.fb.def_var(pending, n1);
+        let full = clif
+            .fb
+            .ins()
+            .icmp_imm_u(cranelift_codegen::ir::condcodes::IntCC::Equal, n1, APPEND_BATCH as i64);
+        let hand_over = clif.fb.create_block();
+        let join = clif.fb.create_block();
+        clif.fb.ins().brif(full, hand_over, &[], join, &[]);
+        clif.enter(hand_over);
+        self.call_append_batch(clif, n1);
+        clif.fb.ins().jump(join, &[]);
+        clif.enter(join);
+    }
+
+    /// Hands the buffered entries, if any, to the runtime (before any other
+    /// callback, so that the output sees everything in program order).
+    fn hand_over_appends(&mut self, clif: &mut Clif<'_>) {
+        let Some(pending) = self.pending_appends else {
+            return;
+        };
+        let n = clif.fb.use_var(pending);
+        let hand_over = clif.fb.create_block();
+        let join = clif.fb.create_block();
+        clif.fb.ins().brif(n, hand_over, &[], join, &[]);
+        clif.enter(hand_over);
+        self.call_append_batch(clif, n);
+        clif.fb.ins().jump(join, &[]);
+        clif.enter(join);
+        let zero = clif.int(0);
+        clif.fb.def_var(pending, zero);
+    }
+
+    /// Calls `kernel::append_batch` on the `n` buffered entries and empties
+    /// the buffer.
+    fn call_append_batch(&mut self, clif: &mut Clif<'_>, n: Value) {
+        let pending = self.pending_appends.expect("programs that append buffer their entries");
+        let width = append_width(self.program).expect("programs that append have an entry width");
+        let sig = *self.batch_signature.get_or_insert_with(|| {
+            let mut sig = Signature::new(self.call_conv);
+            sig.params.extend([AbiParam::new(types::I64); 4]);
+            sig.returns.push(AbiParam::new(types::I32));
+            clif.fb.import_signature(sig)
+        });
+        let buffer = clif.slot(Slot::AppendBuffer);
+        let width = clif.int(width as i64);
+        let callee = clif.int(kernel::append_batch as *const () as usize as i64);
+        self.store_touched_count(clif);
+        let call = clif.fb.ins().call_indirect(sig, callee, &[self.ctx, buffer, n, width]);
+        let status = clif.fb.inst_results(call)[0];
+        self.return_if_failed(clif, status);
         self.load_touched_count(clif);
+        let zero = clif.int(0);
+        clif.fb.def_var(pending, zero);
     }
 
     fn load_touched_count(&mut self, clif: &mut Clif<'_>) {
