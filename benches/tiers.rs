@@ -7,6 +7,8 @@
 //! `cargo bench --bench tiers` runs all in a few minutes;
 //! `cargo bench --bench tiers -- spmv` one group.
 
+mod common;
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,122 +17,17 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tessera::engine::runtime::{CompiledKernel, Tier};
-use tessera::formats::{CoordinateList, Format, IndexArray, LevelStorage, Tensor};
+use tessera::formats::{CoordinateList, Format, Tensor};
 use tessera::tiers::CraneliftTier;
-use tessera::{EvalOptions, Inputs, Kernel, TierChoice};
+use tessera::Inputs;
 
-/// A CSR matrix as plain arrays.
-struct Csr {
-    rows: usize,
-    cols: usize,
-    pos: Vec<u32>,
-    idx: Vec<u32>,
-    vals: Vec<f64>,
-}
-
-impl Csr {
-    /// About `per_row` random distinct columns in each row, sorted.
-    fn random(rng: &mut SmallRng, rows: usize, cols: usize, per_row: usize) -> Csr {
-        let mut pos = Vec::with_capacity(rows + 1);
-        let mut idx = Vec::with_capacity(rows * per_row);
-        let mut vals = Vec::with_capacity(rows * per_row);
-        let mut row: Vec<u32> = Vec::with_capacity(per_row);
-        pos.push(0u32);
-        for _ in 0..rows {
-            row.clear();
-            row.extend((0..per_row).map(|_| rng.random_range(0..cols as u32)));
-            row.sort_unstable();
-            row.dedup();
-            idx.extend_from_slice(&row);
-            vals.extend(row.iter().map(|_| rng.random_range(-1.0..1.0)));
-            pos.push(idx.len() as u32);
-        }
-        Csr {
-            rows,
-            cols,
-            pos,
-            idx,
-            vals,
-        }
-    }
-
-    fn tensor(&self) -> Tensor<f64> {
-        let dense = LevelStorage::new(self.rows);
-        let mut compressed = LevelStorage::new(self.cols);
-        compressed.arrays.push(IndexArray::U32(self.pos.clone()));
-        compressed.arrays.push(IndexArray::U32(self.idx.clone()));
-        Tensor::from_parts(
-            &[self.rows, self.cols],
-            Format::csr(),
-            vec![dense, compressed],
-            self.vals.clone(),
-        )
-        .expect("random CSR arrays are valid")
-    }
-
-    fn sprs(&self) -> sprs::CsMatI<f64, u32, u32> {
-        sprs::CsMatI::new(
-            (self.rows, self.cols),
-            self.pos.clone(),
-            self.idx.clone(),
-            self.vals.clone(),
-        )
-    }
-
-    fn nnz(&self) -> usize {
-        self.vals.len()
-    }
-}
-
-fn random_dense(rng: &mut SmallRng, shape: &[usize]) -> Tensor<f64> {
-    let n = shape.iter().product();
-    Tensor::from_dense(shape, (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()).expect("dense tensors pack")
-}
-
-fn options(tier: &str, output: Format) -> EvalOptions {
-    EvalOptions {
-        output_format: Some(output),
-        tier: TierChoice::from_name(tier),
-        ..EvalOptions::default()
-    }
-}
-
-/// A kernel of a fresh engine with the Cranelift tier, compiled for `inputs`.
-fn kernel(statement: &str, inputs: &Inputs<'_>, output: Format) -> (Arc<Kernel>, EvalOptions, EvalOptions) {
-    let engine = tessera::engine_with(tessera::PromotionPolicy::NEVER);
-    let jit = options("jit", output.clone());
-    let interp = options("interp", output);
-    let kernel = engine
-        .kernel_for(statement, inputs, &jit)
-        .expect("the statement compiles");
-    kernel.run_with(inputs, &jit).expect("the kernel runs");
-    assert!(
-        kernel.is_compiled() && engine.diagnostics().is_empty(),
-        "{statement} compiles with Cranelift: {:?}",
-        engine.diagnostics()
-    );
-    (kernel, jit, interp)
-}
+use common::{add_loop, kernel, options, random_dense, spgemm_loop, spmm_loop, spmv_loop, Csr};
 
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3))
-}
-
-/// The hand-written baseline: one row at a time, summed in order.
-fn spmv_loop(a: &Csr, x: &[f64]) -> Vec<f64> {
-    let mut y = vec![0.0; a.rows];
-    for (i, yi) in y.iter_mut().enumerate() {
-        let (b, e) = (a.pos[i] as usize, a.pos[i + 1] as usize);
-        let mut sum = 0.0;
-        for (v, &j) in a.vals[b..e].iter().zip(&a.idx[b..e]) {
-            sum += v * x[j as usize];
-        }
-        *yi = sum;
-    }
-    y
 }
 
 fn spmv(c: &mut Criterion) {
@@ -168,21 +65,6 @@ fn spmv(c: &mut Criterion) {
     g.finish();
 }
 
-/// `C = A * B` for CSR `A` and dense row-major `B` of `n` columns.
-fn spmm_loop(a: &Csr, b: &[f64], n: usize) -> Vec<f64> {
-    let mut c = vec![0.0; a.rows * n];
-    for i in 0..a.rows {
-        let row = &mut c[i * n..(i + 1) * n];
-        for p in a.pos[i] as usize..a.pos[i + 1] as usize {
-            let (v, k) = (a.vals[p], a.idx[p] as usize);
-            for (cj, bj) in row.iter_mut().zip(&b[k * n..(k + 1) * n]) {
-                *cj += v * bj;
-            }
-        }
-    }
-    c
-}
-
 fn spmm(c: &mut Criterion) {
     let mut rng = SmallRng::seed_from_u64(2);
     let n = 64;
@@ -211,42 +93,6 @@ fn spmm(c: &mut Criterion) {
     g.finish();
 }
 
-/// `C = A + B` for CSR matrices, a sorted merge of each row.
-fn add_loop(a: &Csr, b: &Csr) -> Csr {
-    let mut pos = Vec::with_capacity(a.rows + 1);
-    let mut idx = Vec::with_capacity(a.nnz() + b.nnz());
-    let mut vals = Vec::with_capacity(a.nnz() + b.nnz());
-    pos.push(0u32);
-    for i in 0..a.rows {
-        let (mut p, pe) = (a.pos[i] as usize, a.pos[i + 1] as usize);
-        let (mut q, qe) = (b.pos[i] as usize, b.pos[i + 1] as usize);
-        while p < pe || q < qe {
-            let ca = if p < pe { a.idx[p] } else { u32::MAX };
-            let cb = if q < qe { b.idx[q] } else { u32::MAX };
-            let c = ca.min(cb);
-            let mut v = 0.0;
-            if ca == c {
-                v += a.vals[p];
-                p += 1;
-            }
-            if cb == c {
-                v += b.vals[q];
-                q += 1;
-            }
-            idx.push(c);
-            vals.push(v);
-        }
-        pos.push(idx.len() as u32);
-    }
-    Csr {
-        rows: a.rows,
-        cols: a.cols,
-        pos,
-        idx,
-        vals,
-    }
-}
-
 fn csr_add(c: &mut Criterion) {
     let mut rng = SmallRng::seed_from_u64(3);
     let a = Csr::random(&mut rng, 200_000, 200_000, 10);
@@ -268,46 +114,6 @@ fn csr_add(c: &mut Criterion) {
         bn.iter(|| black_box(k.run_with(&inputs, &interp).unwrap()))
     });
     g.finish();
-}
-
-/// Gustavson's SpGEMM with a dense accumulator; rows of the result sorted.
-fn spgemm_loop(a: &Csr, b: &Csr) -> Csr {
-    let mut acc = vec![0.0; b.cols];
-    let mut seen = vec![false; b.cols];
-    let mut cols: Vec<u32> = Vec::new();
-    let mut pos = Vec::with_capacity(a.rows + 1);
-    let mut idx = Vec::new();
-    let mut vals = Vec::new();
-    pos.push(0u32);
-    for i in 0..a.rows {
-        for p in a.pos[i] as usize..a.pos[i + 1] as usize {
-            let (v, k) = (a.vals[p], a.idx[p] as usize);
-            for q in b.pos[k] as usize..b.pos[k + 1] as usize {
-                let j = b.idx[q] as usize;
-                if !seen[j] {
-                    seen[j] = true;
-                    cols.push(j as u32);
-                }
-                acc[j] += v * b.vals[q];
-            }
-        }
-        cols.sort_unstable();
-        for &j in &cols {
-            idx.push(j);
-            vals.push(acc[j as usize]);
-            acc[j as usize] = 0.0;
-            seen[j as usize] = false;
-        }
-        cols.clear();
-        pos.push(idx.len() as u32);
-    }
-    Csr {
-        rows: a.rows,
-        cols: b.cols,
-        pos,
-        idx,
-        vals,
-    }
 }
 
 fn spgemm(c: &mut Criterion) {

@@ -1,0 +1,216 @@
+//! What the benchmarks share: random CSR matrices as plain arrays, the
+//! hand-written loops every tier is compared with, and kernels of a fresh
+//! engine compiled by the Cranelift tier.
+
+// Each bench target uses its own part of this module.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use tessera::formats::{Format, IndexArray, LevelStorage, Tensor};
+use tessera::{EvalOptions, Inputs, Kernel, TierChoice};
+
+/// A CSR matrix as plain arrays.
+pub struct Csr {
+    pub rows: usize,
+    pub cols: usize,
+    pub pos: Vec<u32>,
+    pub idx: Vec<u32>,
+    pub vals: Vec<f64>,
+}
+
+impl Csr {
+    /// About `per_row` random distinct columns in each row, sorted.
+    pub fn random(rng: &mut SmallRng, rows: usize, cols: usize, per_row: usize) -> Csr {
+        let mut pos = Vec::with_capacity(rows + 1);
+        let mut idx = Vec::with_capacity(rows * per_row);
+        let mut vals = Vec::with_capacity(rows * per_row);
+        let mut row: Vec<u32> = Vec::with_capacity(per_row);
+        pos.push(0u32);
+        for _ in 0..rows {
+            row.clear();
+            row.extend((0..per_row).map(|_| rng.random_range(0..cols as u32)));
+            row.sort_unstable();
+            row.dedup();
+            idx.extend_from_slice(&row);
+            vals.extend(row.iter().map(|_| rng.random_range(-1.0..1.0)));
+            pos.push(idx.len() as u32);
+        }
+        Csr {
+            rows,
+            cols,
+            pos,
+            idx,
+            vals,
+        }
+    }
+
+    pub fn tensor(&self) -> Tensor<f64> {
+        let dense = LevelStorage::new(self.rows);
+        let mut compressed = LevelStorage::new(self.cols);
+        compressed.arrays.push(IndexArray::U32(self.pos.clone()));
+        compressed.arrays.push(IndexArray::U32(self.idx.clone()));
+        Tensor::from_parts(
+            &[self.rows, self.cols],
+            Format::csr(),
+            vec![dense, compressed],
+            self.vals.clone(),
+        )
+        .expect("random CSR arrays are valid")
+    }
+
+    pub fn sprs(&self) -> sprs::CsMatI<f64, u32, u32> {
+        sprs::CsMatI::new(
+            (self.rows, self.cols),
+            self.pos.clone(),
+            self.idx.clone(),
+            self.vals.clone(),
+        )
+    }
+
+    pub fn nnz(&self) -> usize {
+        self.vals.len()
+    }
+}
+
+pub fn random_dense(rng: &mut SmallRng, shape: &[usize]) -> Tensor<f64> {
+    let n = shape.iter().product();
+    Tensor::from_dense(shape, (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()).expect("dense tensors pack")
+}
+
+pub fn options(tier: &str, output: Format) -> EvalOptions {
+    EvalOptions {
+        output_format: Some(output),
+        tier: TierChoice::from_name(tier),
+        ..EvalOptions::default()
+    }
+}
+
+/// A kernel of a fresh engine with the Cranelift tier, compiled for `inputs`.
+pub fn kernel(statement: &str, inputs: &Inputs<'_>, output: Format) -> (Arc<Kernel>, EvalOptions, EvalOptions) {
+    let engine = tessera::engine_with(tessera::PromotionPolicy::NEVER);
+    let jit = options("jit", output.clone());
+    let interp = options("interp", output);
+    let kernel = engine
+        .kernel_for(statement, inputs, &jit)
+        .expect("the statement compiles");
+    kernel.run_with(inputs, &jit).expect("the kernel runs");
+    assert!(
+        kernel.is_compiled() && engine.diagnostics().is_empty(),
+        "{statement} compiles with Cranelift: {:?}",
+        engine.diagnostics()
+    );
+    (kernel, jit, interp)
+}
+
+/// The hand-written baseline: one row at a time, summed in order.
+pub fn spmv_loop(a: &Csr, x: &[f64]) -> Vec<f64> {
+    let mut y = vec![0.0; a.rows];
+    for (i, yi) in y.iter_mut().enumerate() {
+        let (b, e) = (a.pos[i] as usize, a.pos[i + 1] as usize);
+        let mut sum = 0.0;
+        for (v, &j) in a.vals[b..e].iter().zip(&a.idx[b..e]) {
+            sum += v * x[j as usize];
+        }
+        *yi = sum;
+    }
+    y
+}
+
+/// `C = A * B` for CSR `A` and dense row-major `B` of `n` columns.
+pub fn spmm_loop(a: &Csr, b: &[f64], n: usize) -> Vec<f64> {
+    let mut c = vec![0.0; a.rows * n];
+    for i in 0..a.rows {
+        let row = &mut c[i * n..(i + 1) * n];
+        for p in a.pos[i] as usize..a.pos[i + 1] as usize {
+            let (v, k) = (a.vals[p], a.idx[p] as usize);
+            for (cj, bj) in row.iter_mut().zip(&b[k * n..(k + 1) * n]) {
+                *cj += v * bj;
+            }
+        }
+    }
+    c
+}
+
+/// `C = A + B` for CSR matrices, a sorted merge of each row.
+pub fn add_loop(a: &Csr, b: &Csr) -> Csr {
+    let mut pos = Vec::with_capacity(a.rows + 1);
+    let mut idx = Vec::with_capacity(a.nnz() + b.nnz());
+    let mut vals = Vec::with_capacity(a.nnz() + b.nnz());
+    pos.push(0u32);
+    for i in 0..a.rows {
+        let (mut p, pe) = (a.pos[i] as usize, a.pos[i + 1] as usize);
+        let (mut q, qe) = (b.pos[i] as usize, b.pos[i + 1] as usize);
+        while p < pe || q < qe {
+            let ca = if p < pe { a.idx[p] } else { u32::MAX };
+            let cb = if q < qe { b.idx[q] } else { u32::MAX };
+            let c = ca.min(cb);
+            let mut v = 0.0;
+            if ca == c {
+                v += a.vals[p];
+                p += 1;
+            }
+            if cb == c {
+                v += b.vals[q];
+                q += 1;
+            }
+            idx.push(c);
+            vals.push(v);
+        }
+        pos.push(idx.len() as u32);
+    }
+    Csr {
+        rows: a.rows,
+        cols: a.cols,
+        pos,
+        idx,
+        vals,
+    }
+}
+
+/// Gustavson's SpGEMM with a dense accumulator; rows of the result sorted.
+pub fn spgemm_loop(a: &Csr, b: &Csr) -> Csr {
+    let mut acc = vec![0.0; b.cols];
+    let mut seen = vec![false; b.cols];
+    let mut cols: Vec<u32> = Vec::new();
+    let mut pos = Vec::with_capacity(a.rows + 1);
+    let mut idx = Vec::new();
+    let mut vals = Vec::new();
+    pos.push(0u32);
+    for i in 0..a.rows {
+        for p in a.pos[i] as usize..a.pos[i + 1] as usize {
+            let (v, k) = (a.vals[p], a.idx[p] as usize);
+            for q in b.pos[k] as usize..b.pos[k + 1] as usize {
+                let j = b.idx[q] as usize;
+                if !seen[j] {
+                    seen[j] = true;
+                    cols.push(j as u32);
+                }
+                acc[j] += v * b.vals[q];
+            }
+        }
+        cols.sort_unstable();
+        for &j in &cols {
+            idx.push(j);
+            vals.push(acc[j as usize]);
+            acc[j as usize] = 0.0;
+            seen[j as usize] = false;
+        }
+        cols.clear();
+        pos.push(idx.len() as u32);
+    }
+    Csr {
+        rows: a.rows,
+        cols: b.cols,
+        pos,
+        idx,
+        vals,
+    }
+}
+
+/// A seeded generator, so that every bench sees the same matrices.
+pub fn rng(seed: u64) -> SmallRng {
+    SmallRng::seed_from_u64(seed)
+}

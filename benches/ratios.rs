@@ -1,0 +1,162 @@
+//! Ratios measured by interleaving: each round times the Cranelift tier,
+//! the interpreter, the hand-written loop and `sprs` once each, one after
+//! the other, and the report is the median over rounds of each round's
+//! ratio. Background load on a shared machine then slows both sides of a
+//! ratio alike, which criterion's one-function-after-another groups cannot
+//! promise. (`cargo bench --bench tiers` gives the criterion statistics.)
+//!
+//! `cargo bench --bench ratios` runs every workload; `cargo bench --bench
+//! ratios -- spgemm` one of them; `TESSERA_ROUNDS=n` sets the rounds.
+
+mod common;
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use common::{add_loop, kernel, random_dense, rng, spgemm_loop, spmm_loop, spmv_loop, Csr};
+use tessera::formats::Format;
+use tessera::Inputs;
+
+/// One contender of a workload: its name and one run.
+type Contender<'a> = (&'static str, Box<dyn FnMut() + 'a>);
+
+fn seconds(run: &mut dyn FnMut()) -> f64 {
+    let start = Instant::now();
+    run();
+    start.elapsed().as_secs_f64()
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Runs every contender once per round (after one warm-up run each) and
+/// prints each one's median time and median ratio to the first.
+fn report(workload: &str, rounds: usize, mut contenders: Vec<Contender<'_>>) {
+    for (_, run) in contenders.iter_mut() {
+        run();
+    }
+    let mut times = vec![Vec::with_capacity(rounds); contenders.len()];
+    for _ in 0..rounds {
+        for (k, (_, run)) in contenders.iter_mut().enumerate() {
+            times[k].push(seconds(run.as_mut()));
+        }
+    }
+    println!("{workload} ({rounds} rounds):");
+    let base = contenders[0].0;
+    for (k, (name, _)) in contenders.iter().enumerate() {
+        let ratio = median(times[k].iter().zip(&times[0]).map(|(t, b)| t / b).collect());
+        println!(
+            "  {name:<13} median {:>9.3} ms   {ratio:>5.2} x {base}",
+            median(times[k].clone()) * 1e3
+        );
+    }
+}
+
+fn main() {
+    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    let rounds = std::env::var("TESSERA_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(25);
+
+    if wanted("spmv") {
+        let mut r = rng(1);
+        let a = Csr::random(&mut r, 500_000, 500_000, 10);
+        let x = random_dense(&mut r, &[a.cols]);
+        let at = a.tensor();
+        let inputs = Inputs::new().with("A", &at).with("x", &x);
+        let (k, jit, interp) = kernel("y(i) = A(i,j) * x(j)", &inputs, Format::dense(1));
+        let sp = a.sprs();
+        report(
+            &format!("spmv, {} nonzeros", a.nnz()),
+            rounds,
+            vec![
+                ("hand-written", Box::new(|| drop(black_box(spmv_loop(&a, x.values()))))),
+                ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
+                (
+                    "interpreter",
+                    Box::new(|| drop(black_box(k.run_with(&inputs, &interp)))),
+                ),
+                (
+                    "sprs",
+                    Box::new(|| {
+                        let mut y = vec![0.0; a.rows];
+                        sprs::prod::mul_acc_mat_vec_csr(sp.view(), x.values(), &mut y[..]);
+                        black_box(y);
+                    }),
+                ),
+            ],
+        );
+    }
+    if wanted("spmm") {
+        let mut r = rng(2);
+        let n = 64;
+        let a = Csr::random(&mut r, 50_000, 50_000, 10);
+        let b = random_dense(&mut r, &[a.cols, n]);
+        let at = a.tensor();
+        let inputs = Inputs::new().with("A", &at).with("B", &b);
+        let (k, jit, interp) = kernel("C(i,j) = A(i,k) * B(k,j)", &inputs, Format::dense(2));
+        report(
+            &format!("spmm, {} nonzeros x {n} columns", a.nnz()),
+            rounds,
+            vec![
+                (
+                    "hand-written",
+                    Box::new(|| drop(black_box(spmm_loop(&a, b.values(), n)))),
+                ),
+                ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
+                (
+                    "interpreter",
+                    Box::new(|| drop(black_box(k.run_with(&inputs, &interp)))),
+                ),
+            ],
+        );
+    }
+    if wanted("csr_add") {
+        let mut r = rng(3);
+        let a = Csr::random(&mut r, 200_000, 200_000, 10);
+        let b = Csr::random(&mut r, 200_000, 200_000, 10);
+        let (at, bt) = (a.tensor(), b.tensor());
+        let inputs = Inputs::new().with("A", &at).with("B", &bt);
+        let (k, jit, interp) = kernel("C(i,j) = A(i,j) + B(i,j)", &inputs, Format::csr());
+        let (sa, sb) = (a.sprs(), b.sprs());
+        report(
+            &format!("csr_add, {} + {} nonzeros", a.nnz(), b.nnz()),
+            rounds.div_ceil(2),
+            vec![
+                ("hand-written", Box::new(|| drop(black_box(add_loop(&a, &b))))),
+                ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
+                (
+                    "interpreter",
+                    Box::new(|| drop(black_box(k.run_with(&inputs, &interp)))),
+                ),
+                ("sprs", Box::new(|| drop(black_box(&sa + &sb)))),
+            ],
+        );
+    }
+    if wanted("spgemm") {
+        let mut r = rng(4);
+        let a = Csr::random(&mut r, 20_000, 20_000, 10);
+        let b = Csr::random(&mut r, 20_000, 20_000, 10);
+        let (at, bt) = (a.tensor(), b.tensor());
+        let inputs = Inputs::new().with("A", &at).with("B", &bt);
+        let (k, jit, interp) = kernel("C(i,j) = A(i,k) * B(k,j)", &inputs, Format::csr());
+        let (sa, sb) = (a.sprs(), b.sprs());
+        report(
+            &format!("spgemm, {} x {} nonzeros", a.nnz(), b.nnz()),
+            rounds,
+            vec![
+                ("sprs", Box::new(|| drop(black_box(&sa * &sb)))),
+                ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
+                ("hand-written", Box::new(|| drop(black_box(spgemm_loop(&a, &b))))),
+                (
+                    "interpreter",
+                    Box::new(|| drop(black_box(k.run_with(&inputs, &interp)))),
+                ),
+            ],
+        );
+    }
+}
