@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tessera_engine::lattice::MAX_POINTS;
 use tessera_engine::testing::{check_statement, random_tensor, EntryKind, Rng};
 use tessera_engine::{Engine, EngineError, EvalOptions, Inputs};
-use tessera_formats::{Format, LevelFormat};
+use tessera_formats::{CoordinateList, Format, LevelFormat, Tensor};
 
 /// `differential` (corpus `differential/crash-lattice-blowup`): sixteen
 /// sparse terms added in one loop, `A(k) = (B(k,j) + B(k,j) + …) * (…)`,
@@ -66,4 +66,44 @@ fn a_loop_merging_ten_sparse_terms_still_runs() {
         .collect();
     let statement = format!("A(k) = {}", terms.join(" + "));
     check_statement(&Engine::new(), &statement, &inputs, Some(&Format::dense(1)), &[]).unwrap();
+}
+
+/// `differential` (corpus `differential/crash-merge-cases-quotient`): a
+/// merge run as one loop per lattice point ignored the iterators outside
+/// the point. Under a quotient those still count (division has the dense
+/// meaning): in the loop of `{B}` below, `B / C` was taken as `0 / 0` at a
+/// coordinate where both are stored, and the result was NaN instead of
+/// `-0.75`. Merges by cases are now only for sums and products.
+#[test]
+fn a_merge_under_a_quotient_reads_every_iterator_at_the_coordinate() {
+    let pack = |shape: &[usize], entries: &[(&[u64], f64)], format: Format| {
+        let mut list = CoordinateList::new(shape);
+        for (coords, v) in entries {
+            list.push(coords, *v).unwrap();
+        }
+        Tensor::pack(&list, format).unwrap()
+    };
+    let b = pack(
+        &[1, 3, 1],
+        &[(&[0, 0, 0], 1.5), (&[0, 2, 0], 3.0)],
+        Format::from_levels(&[LevelFormat::compressed(); 3], &[0, 2, 1]).unwrap(),
+    );
+    let c = pack(
+        &[1, 1, 3],
+        &[(&[0, 0, 0], -0.5), (&[0, 0, 1], 2.0), (&[0, 0, 2], 1.5)],
+        Format::from_levels(
+            &[
+                LevelFormat::compressed().non_unique(),
+                LevelFormat::singleton().non_unique(),
+                LevelFormat::singleton(),
+            ],
+            &[0, 2, 1],
+        )
+        .unwrap(),
+    );
+    let d = Tensor::from_dense(&[], vec![-0.5]).unwrap();
+    let e = pack(&[3], &[], Format::sparse_vector());
+    let inputs = [("B", &b), ("C", &c), ("D", &d), ("E", &e)];
+    let statement = "A(i,j,k) = (B(k,j,i) / C(i,k,j) * (D * E(j)) + D) * B(k,j,i)";
+    check_statement(&Engine::new(), statement, &inputs, Some(&Format::coo(3)), &[]).unwrap();
 }

@@ -84,6 +84,17 @@ pub enum CinExpr {
 }
 
 impl CinExpr {
+    /// Whether the expression divides anywhere.
+    pub fn has_division(&self) -> bool {
+        match self {
+            CinExpr::Access(_) | CinExpr::Literal(_) | CinExpr::Temp(_) => false,
+            CinExpr::Neg(e) => e.has_division(),
+            CinExpr::Binary { op, lhs, rhs } => {
+                *op == crate::notation::BinaryOp::Div || lhs.has_division() || rhs.has_division()
+            }
+        }
+    }
+
     /// Operands read by the expression (not through temporaries).
     pub fn operands(&self, out: &mut Vec<usize>) {
         match self {

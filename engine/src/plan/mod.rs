@@ -426,7 +426,7 @@ impl<'a> Emitter<'a> {
             );
         } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
             self.emit_driven_loop(var, body, &shape, &involved, depth);
-        } else if self.merges_by_cases(&shape) {
+        } else if self.merges_by_cases(&shape, body) {
             self.emit_merge_loops(var, body, &shape, &involved, depth);
         } else {
             self.emit_loop(var, body, &shape, &involved, depth);
@@ -931,10 +931,15 @@ impl<'a> Emitter<'a> {
     /// Whether a merge runs as one loop per lattice point with a case per
     /// point below it: its iterators label every position in order, once
     /// each, and the lattice is small (the body is emitted once per case).
-    fn merges_by_cases(&self, shape: &LoopShape) -> bool {
+    fn merges_by_cases(&self, shape: &LoopShape, body: &Cin) -> bool {
         // Nested merges multiply their cases: bound the copies of any body.
         const MOST_COPIES: usize = 16;
-        !shape.universe
+        // The loop of a point ignores the iterators outside it. That is
+        // right when they could only have been annihilated (an iterator of
+        // the point ran out), not under a quotient, which is computed
+        // wherever its operands are (division has the dense meaning).
+        !Self::effective(body).has_division()
+            && !shape.universe
             && shape.walked.len() >= 2
             && shape.lattice.points.len() <= MOST_COPIES
             && self.copies * Self::cases(&Self::walked_points(shape)) <= MOST_COPIES
@@ -1043,18 +1048,32 @@ impl<'a> Emitter<'a> {
                 matched[k] = m;
             }
             let mut done = Vec::new();
-            for case in points.iter().filter(|q| q.iter().all(|k| point.contains(k))) {
+            let cases: Vec<&Vec<usize>> = points.iter().filter(|q| q.iter().all(|k| point.contains(k))).collect();
+            for (c, case) in cases.iter().enumerate() {
                 let mut holds = self.true_reg;
-                for &k in case {
+                for &k in case.iter() {
                     holds = self.and_flags(holds, matched[k]);
                 }
                 let next_case = self.jump_unless(holds);
                 let saved = self.states.clone();
                 for (k, it) in walked.iter().enumerate() {
+                    // In this case the case's iterators are at the
+                    // coordinate; another of the loop's is known not to be
+                    // when it would have completed an earlier case, and may
+                    // or may not be otherwise (a point need not list every
+                    // iterator that can be present, e.g. under a division).
+                    let st_present = self.states[it.operand].present;
+                    let completes_earlier = |k: usize| {
+                        cases[..c]
+                            .iter()
+                            .any(|earlier| earlier.iter().all(|j| *j == k || case.contains(j)))
+                    };
                     let present = if case.contains(&k) {
-                        self.states[it.operand].present
-                    } else {
+                        st_present
+                    } else if !point.contains(&k) || completes_earlier(k) {
                         self.false_reg
+                    } else {
+                        self.and_flags(st_present, matched[k])
                     };
                     self.states[it.operand].bind(cursors[k].0, None, present);
                     self.hoist_value(it.operand);

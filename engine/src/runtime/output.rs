@@ -400,16 +400,7 @@ impl Assembler {
 
     /// Writes the coordinates of a run whose values are already pushed.
     fn commit_run(&mut self, run: &mut Vec<u64>) {
-        if run.is_empty() {
-            return;
-        }
-        let last = self.levels.len() - 1;
-        let start = self.sizes[last] as usize;
-        self.format
-            .level(last)
-            .append_coords(&mut self.levels[last], start, CoordRun::Wide(run));
-        self.sizes[last] += run.len() as i64;
-        self.positions[last] = self.sizes[last] - 1;
+        self.extend_last_coords(CoordRun::Wide(run));
         run.clear();
     }
 
@@ -460,6 +451,15 @@ impl Assembler {
 
     /// Appends increasing coordinates to the open segment of the last level.
     fn extend_last(&mut self, coords: CoordRun<'_>, values: impl Iterator<Item = f64>) {
+        // An appended last level's values are exactly its positions so far.
+        debug_assert_eq!(self.values.len() as i64, self.sizes[self.levels.len() - 1]);
+        self.values.extend(values);
+        self.extend_last_coords(coords);
+    }
+
+    /// Writes increasing coordinates as the next positions of the open
+    /// segment of the last level (their values are pushed already).
+    fn extend_last_coords(&mut self, coords: CoordRun<'_>) {
         if coords.is_empty() {
             return;
         }
@@ -468,9 +468,6 @@ impl Assembler {
         self.format
             .level(last)
             .append_coords(&mut self.levels[last], start, coords);
-        // An appended last level's values are exactly its positions so far.
-        debug_assert_eq!(self.values.len(), start);
-        self.values.extend(values);
         self.sizes[last] += coords.len() as i64;
         self.positions[last] = self.sizes[last] - 1;
         self.current[last] = coords.get(coords.len() - 1) as i64;

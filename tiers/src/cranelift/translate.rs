@@ -11,6 +11,7 @@
 //! [`Op::RowsDot`]) and dense updates ([`Op::DenseAxpy`], [`Op::RowAxpy`])
 //! become loops with the level's coordinate loads inlined.
 
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, AbiParam, Block, InstBuilder, MemFlagsData, SigRef, Signature, StackSlot, StackSlotData, StackSlotKind,
     Value,
@@ -640,17 +641,8 @@ impl Translator<'_> {
         clif.fb.ins().store(output_flags(), v, row, (coords.len() * 8) as i32);
         let n1 = clif.fb.ins().iadd_imm_s(n, 1);
         clif.fb.def_var(pending, n1);
-        let full = clif
-            .fb
-            .ins()
-            .icmp_imm_u(cranelift_codegen::ir::condcodes::IntCC::Equal, n1, APPEND_BATCH as i64);
-        let hand_over = clif.fb.create_block();
-        let join = clif.fb.create_block();
-        clif.fb.ins().brif(full, hand_over, &[], join, &[]);
-        clif.enter(hand_over);
-        self.call_append_batch(clif, n1);
-        clif.fb.ins().jump(join, &[]);
-        clif.enter(join);
+        let full = clif.fb.ins().icmp_imm_u(IntCC::Equal, n1, APPEND_BATCH as i64);
+        self.call_append_batch_if(clif, full, n1);
     }
 
     /// Hands the buffered entries, if any, to the runtime (before any other
@@ -660,15 +652,20 @@ impl Translator<'_> {
             return;
         };
         let n = clif.fb.use_var(pending);
+        self.call_append_batch_if(clif, n, n);
+        let zero = clif.int(0);
+        clif.fb.def_var(pending, zero);
+    }
+
+    /// [`Self::call_append_batch`] on `n` entries when `cond` is not 0.
+    fn call_append_batch_if(&mut self, clif: &mut Clif<'_>, cond: Value, n: Value) {
         let hand_over = clif.fb.create_block();
         let join = clif.fb.create_block();
-        clif.fb.ins().brif(n, hand_over, &[], join, &[]);
+        clif.fb.ins().brif(cond, hand_over, &[], join, &[]);
         clif.enter(hand_over);
         self.call_append_batch(clif, n);
         clif.fb.ins().jump(join, &[]);
         clif.enter(join);
-        let zero = clif.int(0);
-        clif.fb.def_var(pending, zero);
     }
 
     /// Calls `kernel::append_batch` on the `n` buffered entries and empties
