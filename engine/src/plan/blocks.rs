@@ -1,0 +1,398 @@
+//! Block ops: loops whose whole body is a known kernel shape (a dot
+//! product per row, a dense row update) emitted as one bytecode op.
+
+use smallvec::SmallVec;
+use tessera_formats::{Cmp, Iteration, Level, LevelKind, LevelRef};
+
+use super::state::OperandState;
+use super::{Emitter, LoopShape};
+use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, Op};
+use crate::cin::{Cin, CinExpr, LoopVar, Target};
+use crate::notation::BinaryOp;
+
+impl Emitter<'_> {
+    /// The SpMM fast path one level up: a loop driven by one compact level
+    /// whose body is a dense row update (see [`Self::try_dense_axpy`]) of
+    /// rows located by the loop's coordinate.
+    pub(super) fn try_row_axpy(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let Some(out) = self.output_operand() else {
+            return false;
+        };
+        if self.workspace.is_some() || shape.universe || shape.walked.len() != 1 {
+            return false;
+        }
+        let Cin::Forall {
+            var: inner,
+            body: inner_body,
+        } = body
+        else {
+            return false;
+        };
+        let Cin::Assign {
+            target: Target::Output,
+            expr,
+        } = inner_body.as_ref()
+        else {
+            return false;
+        };
+        let driver = shape.iterators[shape.walked[0]].clone();
+        let dst = &self.states[driver.operand];
+        let props = driver.format.properties();
+        if !(props.compact && props.ordered && props.unique)
+            || driver.level + 1 != dst.level_vars.len()
+            || dst.parent_run_end().is_some()
+            || !matches!(driver.format.kind, LevelKind::Compressed | LevelKind::Singleton)
+        {
+            return false;
+        }
+        let mut accesses = Vec::new();
+        if !product_of_accesses(expr, &mut accesses) || accesses.iter().filter(|&&a| a == driver.operand).count() != 1 {
+            return false;
+        }
+        let ost = &self.states[out];
+        if !ost.next_is_dense_last_at(inner) {
+            return false;
+        }
+        let dense_last_at = |st: &OperandState, k: usize, v: &LoopVar| {
+            k + 1 == st.level_vars.len() && st.level_vars[k] == *v && st.formats[k].kind == LevelKind::Dense
+        };
+        let mut fixed = Vec::new();
+        let mut factors: SmallVec<[AxpyFactor; 2]> = SmallVec::new();
+        let mut presences = vec![dst.present];
+        for &a in &accesses {
+            if a == driver.operand {
+                continue;
+            }
+            let st = &self.states[a];
+            presences.push(st.present);
+            if st.done == st.level_vars.len() {
+                fixed.push(a);
+            } else if dense_last_at(st, st.done, inner) {
+                factors.push(AxpyFactor {
+                    operand: a as u32,
+                    level: LevelRef::new(a, st.done),
+                    parent: st.parent_pos(),
+                    via: None,
+                });
+            } else if st.level_vars[st.done] == *var
+                && st.formats[st.done].kind == LevelKind::Dense
+                && dense_last_at(st, st.done + 1, inner)
+            {
+                factors.push(AxpyFactor {
+                    operand: a as u32,
+                    level: LevelRef::new(a, st.done + 1),
+                    parent: st.parent_pos(),
+                    via: Some(LevelRef::new(a, st.done)),
+                });
+            } else {
+                return false;
+            }
+        }
+        let (out_level, out_parent) = (LevelRef::new(out, ost.done), ost.parent_pos());
+        let skip = self.skip_unless_all(&presences);
+        let scale = self.product_of_values(&fixed);
+        let (begin, end) = self.bounds(&driver);
+        self.ops.push(Op::RowAxpy {
+            driver: LevelRef::new(driver.operand, driver.level),
+            begin,
+            end,
+            scale,
+            factors,
+            out: out_level,
+            out_parent,
+        });
+        self.patch(skip);
+        true
+    }
+
+    /// The SpMM fast path: a loop over every coordinate whose body adds a
+    /// product into the dense output's last level, every factor either
+    /// fixed by outer loops or a dense last level at this loop.
+    pub(super) fn try_dense_axpy(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let Some(out) = self.output_operand() else {
+            return false;
+        };
+        if self.workspace.is_some() || !shape.universe || !shape.walked.is_empty() {
+            return false;
+        }
+        let Cin::Assign {
+            target: Target::Output,
+            expr,
+        } = body
+        else {
+            return false;
+        };
+        let mut accesses = Vec::new();
+        if !product_of_accesses(expr, &mut accesses) {
+            return false;
+        }
+        let ost = &self.states[out];
+        if !ost.next_is_dense_last_at(var) {
+            return false;
+        }
+        let mut fixed = Vec::new();
+        let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
+        let mut presences = Vec::new();
+        for &a in &accesses {
+            let st = &self.states[a];
+            presences.push(st.present);
+            if st.done == st.level_vars.len() {
+                fixed.push(a);
+            } else if st.next_is_dense_last_at(var) {
+                factors.push(DotFactor {
+                    operand: a as u32,
+                    level: LevelRef::new(a, st.done),
+                    parent: st.parent_pos(),
+                });
+            } else {
+                return false;
+            }
+        }
+        let (out_level, out_parent) = (LevelRef::new(out, ost.done), ost.parent_pos());
+        let skip = self.skip_unless_all(&presences);
+        let scale = self.product_of_values(&fixed);
+        self.ops.push(Op::DenseAxpy {
+            scale,
+            factors,
+            out: out_level,
+            out_parent,
+        });
+        self.patch(skip);
+        true
+    }
+
+    /// The SpMV fast path: a loop over every coordinate of a dense level of
+    /// one operand whose body is `out(.., v) += t where t = Σ dot` over that
+    /// operand's compact child level, the other factors dense last levels,
+    /// the output dense. Runs as one [`Op::RowsDot`].
+    pub(super) fn try_rows_dot(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let Some(out) = self.output_operand() else {
+            return false;
+        };
+        let Cin::Where {
+            temp,
+            producer,
+            consumer,
+        } = body
+        else {
+            return false;
+        };
+        let Cin::Assign {
+            target: Target::Output,
+            expr: CinExpr::Temp(t),
+        } = consumer.as_ref()
+        else {
+            return false;
+        };
+        let Cin::Forall {
+            var: inner,
+            body: inner_body,
+        } = producer.as_ref()
+        else {
+            return false;
+        };
+        let Cin::Assign {
+            target: Target::Temp(t2),
+            expr,
+        } = inner_body.as_ref()
+        else {
+            return false;
+        };
+        if t != temp || t2 != temp || !shape.universe || !shape.walked.is_empty() {
+            return false;
+        }
+        let mut factors_ops = Vec::new();
+        if !product_of_accesses(expr, &mut factors_ops) {
+            return false;
+        }
+        // The rows operand: a dense level at `var`, then a compact level at `inner`, last.
+        let is_rows = |st: &OperandState| {
+            st.done + 2 == st.level_vars.len()
+                && st.level_vars[st.done] == *var
+                && st.formats[st.done].kind == LevelKind::Dense
+                && st.level_vars[st.done + 1] == *inner
+                && {
+                    let f = st.formats[st.done + 1];
+                    let p = f.properties();
+                    p.compact && p.ordered && p.unique && matches!(f.kind, LevelKind::Compressed)
+                }
+        };
+        let rows_ops: Vec<usize> = factors_ops
+            .iter()
+            .copied()
+            .filter(|&a| is_rows(&self.states[a]))
+            .collect();
+        let [rows_op] = rows_ops[..] else {
+            return false;
+        };
+        if factors_ops.iter().filter(|&&a| a == rows_op).count() != 1 {
+            return false;
+        }
+        let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
+        let mut presences = vec![self.states[rows_op].present];
+        for &a in &factors_ops {
+            if a == rows_op {
+                continue;
+            }
+            let st = &self.states[a];
+            let ok = st.next_is_dense_last_at(inner);
+            if !ok {
+                return false;
+            }
+            factors.push(DotFactor {
+                operand: a as u32,
+                level: LevelRef::new(a, st.done),
+                parent: st.parent_pos(),
+            });
+            presences.push(st.present);
+        }
+        let ost = &self.states[out];
+        if !(ost.done + 1 == ost.level_vars.len() && ost.level_vars[ost.done] == *var) {
+            return false;
+        }
+        let (out_level, out_parent) = (LevelRef::new(out, ost.done), ost.parent_pos());
+        let rst = &self.states[rows_op];
+        let (rows, parent, driver) = (
+            LevelRef::new(rows_op, rst.done),
+            rst.parent_pos(),
+            LevelRef::new(rows_op, rst.done + 1),
+        );
+        let skip = self.skip_unless_all(&presences);
+        self.ops.push(Op::RowsDot {
+            rows,
+            parent,
+            driver,
+            factors,
+            out: out_level,
+            out_parent,
+        });
+        self.patch(skip);
+        true
+    }
+
+    /// The inner product fast path: a loop driven by one compact, ordered,
+    /// unique level whose body only adds a product of values into a
+    /// temporary, every other factor a dense last level located by the
+    /// loop's coordinate.
+    pub(super) fn try_dot_block(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> Option<String> {
+        let Cin::Assign {
+            target: Target::Temp(t),
+            expr,
+        } = body
+        else {
+            return None;
+        };
+        if shape.universe || shape.walked.len() != 1 {
+            return None;
+        }
+        let driver = &shape.iterators[shape.walked[0]];
+        let dst = &self.states[driver.operand];
+        let props = driver.format.properties();
+        if !(props.compact && props.ordered && props.unique)
+            || driver.format.capabilities().iteration != Iteration::CoordinatePosition
+            || driver.level + 1 != dst.level_vars.len()
+            || dst.parent_run_end().is_some()
+            || !matches!(driver.format.kind, LevelKind::Compressed | LevelKind::Singleton)
+        {
+            return None;
+        }
+        let mut factors_ops = Vec::new();
+        if !product_of_accesses(expr, &mut factors_ops)
+            || factors_ops.iter().filter(|&&a| a == driver.operand).count() != 1
+        {
+            return None;
+        }
+        let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
+        let mut presences = vec![dst.present];
+        for &a in &factors_ops {
+            if a == driver.operand {
+                continue;
+            }
+            let st = &self.states[a];
+            let last = st.level_vars.len();
+            let ok = st.done + 1 == last
+                && st.level_vars[st.done] == *var
+                && st.formats[st.done].kind == LevelKind::Dense
+                && shape.located.iter().any(|&i| shape.iterators[i].operand == a);
+            if !ok {
+                return None;
+            }
+            factors.push(DotFactor {
+                operand: a as u32,
+                level: LevelRef::new(a, st.done),
+                parent: st.parent_pos(),
+            });
+            presences.push(st.present);
+        }
+        let (acc, tpresent) = self.temps[t];
+        let skip = self.skip_unless_all(&presences);
+        let it = driver.clone();
+        let (begin, end) = self.bounds(&it);
+        self.ops.push(Op::DotBlock {
+            driver: LevelRef::new(it.operand, it.level),
+            begin,
+            end,
+            factors: factors.clone(),
+            acc,
+        });
+        let nonempty = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: nonempty,
+            a: begin,
+            b: end,
+        });
+        self.ops.push(Op::BOr {
+            dst: tpresent,
+            a: tpresent,
+            b: nonempty,
+        });
+        self.patch(skip);
+        Some(format!("{} factors", factors.len() + 1))
+    }
+
+    /// Emits a jump over what follows unless every flag in `flags` is set;
+    /// returns the jump to patch.
+    pub(super) fn skip_unless_all(&mut self, flags: &[BReg]) -> usize {
+        let mut all = self.true_reg;
+        for &p in flags {
+            all = self.and_flags(all, p);
+        }
+        self.jump_unless(all)
+    }
+
+    /// The product of the values of fully bound operands (1 for none).
+    pub(super) fn product_of_values(&mut self, operands: &[usize]) -> FReg {
+        let product = self.freg();
+        self.ops.push(Op::FConst {
+            dst: product,
+            value: 1.0,
+        });
+        for &a in operands {
+            let v = self.value(&CinExpr::Access(a));
+            self.ops.push(Op::FBin {
+                op: FloatOp::Mul,
+                dst: product,
+                a: product,
+                b: v,
+            });
+        }
+        product
+    }
+}
+
+/// Whether `expr` is a product of accesses; collects them.
+pub(super) fn product_of_accesses(expr: &CinExpr, out: &mut Vec<usize>) -> bool {
+    match expr {
+        CinExpr::Access(a) => {
+            out.push(*a);
+            true
+        }
+        CinExpr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => product_of_accesses(lhs, out) && product_of_accesses(rhs, out),
+        _ => false,
+    }
+}

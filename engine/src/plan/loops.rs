@@ -1,0 +1,645 @@
+//! Loops: how a `forall` walks its iterators — every coordinate, one
+//! driving iterator, a merge with flags, or a merge by lattice cases — and
+//! how the levels it binds are located.
+
+use std::collections::BTreeSet;
+
+use tessera_formats::{Cmp, IntOp, Level, LevelRef};
+
+use super::{Emitter, IterInfo, LoopShape};
+use crate::bytecode::{BReg, IReg, Op, Regs};
+use crate::cin::{Cin, LoopVar};
+
+impl Emitter<'_> {
+    /// Position bounds of an iterator below its parent (empty when the
+    /// operand is absent).
+    pub(super) fn bounds(&mut self, it: &IterInfo) -> (IReg, IReg) {
+        let st = self.states[it.operand].clone();
+        let (begin, end) = (self.zero_unless(st.present), self.zero_unless(st.present));
+        let skip = self.jump_unless(st.present);
+        let level = LevelRef::new(it.operand, it.level);
+        let parent = st.parent_pos();
+        match st.parent_run_end() {
+            None => self.ops.push(Op::PosIter {
+                level,
+                parent,
+                begin,
+                end,
+            }),
+            Some(run_end) => {
+                // Chained iterator: children of the whole run of equal parents.
+                let last = self.ireg();
+                let one = self.iconst(1);
+                self.ops.push(Op::IBin {
+                    op: IntOp::Sub,
+                    dst: last,
+                    a: run_end,
+                    b: one,
+                });
+                let unused = self.ireg();
+                self.ops.push(Op::PosIter {
+                    level,
+                    parent,
+                    begin,
+                    end: unused,
+                });
+                let unused2 = self.ireg();
+                self.ops.push(Op::PosIter {
+                    level,
+                    parent: last,
+                    begin: unused2,
+                    end,
+                });
+            }
+        }
+        self.patch(skip);
+        (begin, end)
+    }
+
+    pub(super) fn ancestors(&self, operand: usize, level: usize) -> Regs {
+        self.states[operand].level_vars[..level]
+            .iter()
+            .map(|v| self.var_regs[v])
+            .collect()
+    }
+
+    pub(super) fn emit_loop(
+        &mut self,
+        var: &LoopVar,
+        body: &Cin,
+        shape: &LoopShape,
+        involved: &BTreeSet<usize>,
+        depth: usize,
+    ) {
+        let coord = self.ireg();
+        self.var_regs.insert(var.clone(), coord);
+        let walked: Vec<IterInfo> = shape.walked.iter().map(|&i| shape.iterators[i].clone()).collect();
+        let mut cursors = Vec::new();
+        for it in &walked {
+            let (begin, end) = self.bounds(it);
+            cursors.push((begin, end));
+        }
+        let dim = if shape.universe {
+            let d = self.ireg();
+            let vi = self.var_index(var);
+            self.ops.push(Op::Dim { dst: d, var: vi });
+            self.ops.push(Op::IConst { dst: coord, value: 0 });
+            Some(d)
+        } else {
+            None
+        };
+        let top = self.label();
+        // Continue while some lattice point still has all its walked iterators.
+        let ok: Vec<BReg> = cursors
+            .iter()
+            .map(|&(cur, end)| {
+                let b = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Lt,
+                    dst: b,
+                    a: cur,
+                    b: end,
+                });
+                b
+            })
+            .collect();
+        let go = self.breg();
+        if let Some(d) = dim {
+            self.ops.push(Op::ICmp {
+                op: Cmp::Lt,
+                dst: go,
+                a: coord,
+                b: d,
+            });
+        } else {
+            self.ops.push(Op::BConst { dst: go, value: false });
+            let walked_sets: Vec<Vec<usize>> = shape
+                .lattice
+                .points
+                .iter()
+                .map(|point| {
+                    shape
+                        .walked
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, i)| point.contains(i))
+                        .map(|(k, _)| k)
+                        .collect()
+                })
+                .collect();
+            for (p, pw) in walked_sets.iter().enumerate() {
+                // A point whose walked iterators include another point's
+                // adds nothing to the disjunction: that point is alive too.
+                let covered = walked_sets
+                    .iter()
+                    .enumerate()
+                    .any(|(q, other)| q != p && other.len() < pw.len() && other.iter().all(|k| pw.contains(k)));
+                if pw.is_empty() || covered {
+                    continue;
+                }
+                let mut all = self.true_reg;
+                for &k in pw {
+                    all = self.and_flags(all, ok[k]);
+                }
+                self.ops.push(Op::BOr { dst: go, a: go, b: all });
+            }
+        }
+        let exit = self.jump_unless(go);
+
+        // Coordinates of the walked iterators; absent ones read as "none".
+        let mut coords = Vec::new();
+        let mut founds = Vec::new();
+        for (k, it) in walked.iter().enumerate() {
+            let c = self.iconst(i64::MAX);
+            let found = self.breg();
+            self.ops.push(Op::BConst {
+                dst: found,
+                value: false,
+            });
+            let skip = self.jump_unless(ok[k]);
+            let ancestors = self.ancestors(it.operand, it.level);
+            self.ops.push(Op::PosAccess {
+                level: LevelRef::new(it.operand, it.level),
+                pos: cursors[k].0,
+                ancestors,
+                coord: c,
+                found,
+            });
+            self.patch(skip);
+            // An unlabeled position (empty bucket) has no coordinate.
+            let none = self.iconst(i64::MAX);
+            self.ops.push(Op::ISelect {
+                dst: c,
+                cond: found,
+                a: c,
+                b: none,
+            });
+            coords.push(c);
+            founds.push(found);
+        }
+        if dim.is_none() {
+            // The merged coordinate: the smallest.
+            self.ops.push(Op::IConst {
+                dst: coord,
+                value: i64::MAX,
+            });
+            for &c in &coords {
+                self.ops.push(Op::IBin {
+                    op: IntOp::Min,
+                    dst: coord,
+                    a: coord,
+                    b: c,
+                });
+            }
+        }
+        let mut matched = Vec::new();
+        let mut run_ends = Vec::new();
+        let any = self.breg();
+        self.ops.push(Op::BConst { dst: any, value: false });
+        for (k, it) in walked.iter().enumerate() {
+            let m = self.breg();
+            self.ops.push(Op::ICmp {
+                op: Cmp::Eq,
+                dst: m,
+                a: coords[k],
+                b: coord,
+            });
+            self.ops.push(Op::BAnd {
+                dst: m,
+                a: m,
+                b: founds[k],
+            });
+            self.ops.push(Op::BOr { dst: any, a: any, b: m });
+            matched.push(m);
+            // A non-unique level: the run of positions with this coordinate.
+            let run_end = if !it.format.unique {
+                let e = self.ireg();
+                let one = self.iconst(1);
+                self.ops.push(Op::IBin {
+                    op: IntOp::Add,
+                    dst: e,
+                    a: cursors[k].0,
+                    b: one,
+                });
+                let skip = self.jump_unless(m);
+                let scan = self.label();
+                let more = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Lt,
+                    dst: more,
+                    a: e,
+                    b: cursors[k].1,
+                });
+                let stop = self.jump_unless(more);
+                let next = self.ireg();
+                let nf = self.breg();
+                let ancestors = self.ancestors(it.operand, it.level);
+                self.ops.push(Op::PosAccess {
+                    level: LevelRef::new(it.operand, it.level),
+                    pos: e,
+                    ancestors,
+                    coord: next,
+                    found: nf,
+                });
+                let same = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Eq,
+                    dst: same,
+                    a: next,
+                    b: coord,
+                });
+                let stop2 = self.jump_unless(same);
+                self.ops.push(Op::IBin {
+                    op: IntOp::Add,
+                    dst: e,
+                    a: e,
+                    b: one,
+                });
+                self.ops.push(Op::Jump { to: scan });
+                self.patch(stop);
+                self.patch(stop2);
+                self.patch(skip);
+                Some(e)
+            } else {
+                None
+            };
+            run_ends.push(run_end);
+        }
+        // In a merge, a step where only empty buckets were seen does nothing.
+        let skip_body = if dim.is_none() {
+            Some(self.jump_unless(any))
+        } else {
+            None
+        };
+
+        // Bind the walked iterators' levels.
+        for (k, it) in walked.iter().enumerate() {
+            let st_present = self.states[it.operand].present;
+            let present = self.and_flags(st_present, matched[k]);
+            let st = &mut self.states[it.operand];
+            st.bind(cursors[k].0, run_ends[k], present);
+            self.hoist_value(it.operand);
+        }
+        self.bind_located(shape, involved, coord);
+
+        self.stmt(body, depth + 1);
+
+        if let Some(s) = skip_body {
+            self.patch(s);
+        }
+        // Advance the iterators that produced this coordinate (and empty buckets).
+        for (k, _it) in walked.iter().enumerate() {
+            let step = self.breg();
+            let empty = self.breg();
+            self.ops.push(Op::BNot {
+                dst: empty,
+                a: founds[k],
+            });
+            self.ops.push(Op::BAnd {
+                dst: empty,
+                a: empty,
+                b: ok[k],
+            });
+            self.ops.push(Op::BOr {
+                dst: step,
+                a: matched[k],
+                b: empty,
+            });
+            let skip = self.jump_unless(step);
+            match run_ends[k] {
+                Some(e) => self.ops.push(Op::IMove {
+                    dst: cursors[k].0,
+                    src: e,
+                }),
+                None => {
+                    let one = self.iconst(1);
+                    self.ops.push(Op::IBin {
+                        op: IntOp::Add,
+                        dst: cursors[k].0,
+                        a: cursors[k].0,
+                        b: one,
+                    });
+                }
+            }
+            self.patch(skip);
+        }
+        if dim.is_some() {
+            let one = self.iconst(1);
+            self.ops.push(Op::IBin {
+                op: IntOp::Add,
+                dst: coord,
+                a: coord,
+                b: one,
+            });
+        }
+        self.ops.push(Op::Jump { to: top });
+        self.patch(exit);
+    }
+
+    /// Binds the loop's located iterators at `coord`, then every deeper
+    /// level of an involved operand whose variable is bound by now.
+    pub(super) fn bind_located(&mut self, shape: &LoopShape, involved: &BTreeSet<usize>, coord: IReg) {
+        let located: Vec<IterInfo> = shape.located.iter().map(|&i| shape.iterators[i].clone()).collect();
+        for it in &located {
+            self.locate_level(it.operand, it.level, coord);
+        }
+        let pending: Vec<usize> = involved
+            .iter()
+            .copied()
+            .filter(|&a| self.states[a].done < self.states[a].level_vars.len())
+            .collect();
+        for a in pending {
+            loop {
+                let st = &self.states[a];
+                if st.done >= st.level_vars.len() {
+                    break;
+                }
+                let v = st.level_vars[st.done].clone();
+                let Some(&c) = self.var_regs.get(&v) else {
+                    break;
+                };
+                let level = st.done;
+                self.locate_level(a, level, c);
+            }
+        }
+    }
+
+    /// A loop driven by one unique iterator: walk its positions and run the
+    /// body at each labelled one. The common case (a row of CSR, a fibre of
+    /// CSF) without the bookkeeping of a merge.
+    pub(super) fn emit_driven_loop(
+        &mut self,
+        var: &LoopVar,
+        body: &Cin,
+        shape: &LoopShape,
+        involved: &BTreeSet<usize>,
+        depth: usize,
+    ) {
+        let coord = self.ireg();
+        self.var_regs.insert(var.clone(), coord);
+        let it = shape.iterators[shape.walked[0]].clone();
+        let (cursor, end) = self.bounds(&it);
+        let one = self.iconst(1);
+        let top = self.label();
+        let more = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: more,
+            a: cursor,
+            b: end,
+        });
+        let exit = self.jump_unless(more);
+        let found = self.breg();
+        let ancestors = self.ancestors(it.operand, it.level);
+        self.ops.push(Op::PosAccess {
+            level: LevelRef::new(it.operand, it.level),
+            pos: cursor,
+            ancestors,
+            coord,
+            found,
+        });
+        // An unlabelled position (an empty bucket) holds no coordinate.
+        let skip = self.jump_unless(found);
+        // The loop runs only when the operand is present (its bounds are
+        // empty otherwise) and the body only at labelled positions.
+        self.states[it.operand].bind(cursor, None, self.true_reg);
+        self.hoist_value(it.operand);
+        self.bind_located(shape, involved, coord);
+        self.stmt(body, depth + 1);
+        self.patch(skip);
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: cursor,
+            a: cursor,
+            b: one,
+        });
+        self.ops.push(Op::Jump { to: top });
+        self.patch(exit);
+    }
+
+    /// Loads an input's value as soon as all its levels are bound and it is
+    /// known to be stored, for the code below to use.
+    pub(super) fn hoist_value(&mut self, a: usize) {
+        let st = &self.states[a];
+        if a >= self.lowered.operands.len() || st.done < st.level_vars.len() || st.present != self.true_reg {
+            return;
+        }
+        let pos = st.position();
+        let dst = self.freg();
+        self.ops.push(Op::LoadValue {
+            operand: a as u32,
+            pos,
+            dst,
+        });
+        self.states[a].value = Some(dst);
+    }
+
+    /// Whether a merge runs as one loop per lattice point with a case per
+    /// point below it: its iterators label every position in order, once
+    /// each, and the lattice is small (the body is emitted once per case).
+    pub(super) fn merges_by_cases(&self, shape: &LoopShape, body: &Cin) -> bool {
+        // Nested merges multiply their cases: bound the copies of any body.
+        const MOST_COPIES: usize = 16;
+        // The loop of a point ignores the iterators outside it. That is
+        // right when they could only have been annihilated (an iterator of
+        // the point ran out), not under a quotient, which is computed
+        // wherever its operands are (division has the dense meaning).
+        !Self::effective(body).has_division()
+            && !shape.universe
+            && shape.walked.len() >= 2
+            && shape.lattice.points.len() <= MOST_COPIES
+            && self.copies * Self::cases(&Self::walked_points(shape)) <= MOST_COPIES
+            && shape.walked.iter().all(|&i| {
+                let props = shape.iterators[i].format.properties();
+                props.compact && props.ordered && props.unique
+            })
+    }
+
+    /// The bodies a merge by cases emits: one per point and point below it.
+    pub(super) fn cases(points: &[Vec<usize>]) -> usize {
+        points
+            .iter()
+            .map(|p| points.iter().filter(|q| q.iter().all(|k| p.contains(k))).count())
+            .sum()
+    }
+
+    /// The walked iterators (indices into `shape.walked`) of each lattice
+    /// point, distinct, largest first.
+    pub(super) fn walked_points(shape: &LoopShape) -> Vec<Vec<usize>> {
+        let mut sets: Vec<Vec<usize>> = Vec::new();
+        for point in &shape.lattice.points {
+            let set: Vec<usize> = (0..shape.walked.len())
+                .filter(|&k| point.contains(&shape.walked[k]))
+                .collect();
+            if !set.is_empty() && !sets.contains(&set) {
+                sets.push(set);
+            }
+        }
+        sets.sort_by_key(|set| std::cmp::Reverse(set.len()));
+        sets
+    }
+
+    /// A merge as the merge-lattice paper runs it: one loop per lattice
+    /// point while all of its iterators have positions left, and in it one
+    /// case per point below it, tried largest first. Each case's body knows
+    /// which operands are present, so it reads no flags.
+    pub(super) fn emit_merge_loops(
+        &mut self,
+        var: &LoopVar,
+        body: &Cin,
+        shape: &LoopShape,
+        involved: &BTreeSet<usize>,
+        depth: usize,
+    ) {
+        let coord = self.ireg();
+        self.var_regs.insert(var.clone(), coord);
+        let walked: Vec<IterInfo> = shape.walked.iter().map(|&i| shape.iterators[i].clone()).collect();
+        let cursors: Vec<(IReg, IReg)> = walked.iter().map(|it| self.bounds(it)).collect();
+        let one = self.iconst(1);
+        let points = Self::walked_points(shape);
+        let outer_copies = self.copies;
+        self.copies *= Self::cases(&points);
+        for point in &points {
+            let top = self.label();
+            let mut alive = self.true_reg;
+            for &k in point {
+                let more = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Lt,
+                    dst: more,
+                    a: cursors[k].0,
+                    b: cursors[k].1,
+                });
+                alive = self.and_flags(alive, more);
+            }
+            let exit = self.jump_unless(alive);
+            let mut coords = Vec::new();
+            for &k in point {
+                let (c, found) = (self.ireg(), self.breg());
+                let ancestors = self.ancestors(walked[k].operand, walked[k].level);
+                self.ops.push(Op::PosAccess {
+                    level: LevelRef::new(walked[k].operand, walked[k].level),
+                    pos: cursors[k].0,
+                    ancestors,
+                    coord: c,
+                    found,
+                });
+                coords.push(c);
+            }
+            self.ops.push(Op::IMove {
+                dst: coord,
+                src: coords[0],
+            });
+            for &c in &coords[1..] {
+                self.ops.push(Op::IBin {
+                    op: IntOp::Min,
+                    dst: coord,
+                    a: coord,
+                    b: c,
+                });
+            }
+            let mut matched = vec![self.false_reg; walked.len()];
+            for (&k, &c) in point.iter().zip(&coords) {
+                if point.len() == 1 {
+                    matched[k] = self.true_reg;
+                    continue;
+                }
+                let m = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Eq,
+                    dst: m,
+                    a: c,
+                    b: coord,
+                });
+                matched[k] = m;
+            }
+            let mut done = Vec::new();
+            let cases: Vec<&Vec<usize>> = points.iter().filter(|q| q.iter().all(|k| point.contains(k))).collect();
+            for (c, case) in cases.iter().enumerate() {
+                let mut holds = self.true_reg;
+                for &k in case.iter() {
+                    holds = self.and_flags(holds, matched[k]);
+                }
+                let next_case = self.jump_unless(holds);
+                let saved = self.states.clone();
+                for (k, it) in walked.iter().enumerate() {
+                    // In this case the case's iterators are at the
+                    // coordinate; another of the loop's is known not to be
+                    // when it would have completed an earlier case, and may
+                    // or may not be otherwise (a point need not list every
+                    // iterator that can be present, e.g. under a division).
+                    let st_present = self.states[it.operand].present;
+                    let completes_earlier = |k: usize| {
+                        cases[..c]
+                            .iter()
+                            .any(|earlier| earlier.iter().all(|j| *j == k || case.contains(j)))
+                    };
+                    let present = if case.contains(&k) {
+                        st_present
+                    } else if !point.contains(&k) || completes_earlier(k) {
+                        self.false_reg
+                    } else {
+                        self.and_flags(st_present, matched[k])
+                    };
+                    self.states[it.operand].bind(cursors[k].0, None, present);
+                    self.hoist_value(it.operand);
+                }
+                self.bind_located(shape, involved, coord);
+                self.stmt(body, depth + 1);
+                self.states = saved;
+                self.ops.push(Op::Jump { to: usize::MAX });
+                done.push(self.ops.len() - 1);
+                self.patch(next_case);
+            }
+            for at in done {
+                self.patch(at);
+            }
+            // Advance the iterators at the merged coordinate.
+            for &k in point {
+                let skip = self.jump_unless(matched[k]);
+                self.ops.push(Op::IBin {
+                    op: IntOp::Add,
+                    dst: cursors[k].0,
+                    a: cursors[k].0,
+                    b: one,
+                });
+                self.patch(skip);
+            }
+            self.ops.push(Op::Jump { to: top });
+            self.patch(exit);
+        }
+        self.copies = outer_copies;
+    }
+
+    /// Locates level `level` of operand `a` at coordinate `coord`.
+    pub(super) fn locate_level(&mut self, a: usize, level: usize, coord: IReg) {
+        let st = self.states[a].clone();
+        let pos = self.zero_unless(st.present);
+        let found = self.breg();
+        if st.present != self.true_reg {
+            self.ops.push(Op::BConst {
+                dst: found,
+                value: false,
+            });
+        }
+        let skip = self.jump_unless(st.present);
+        let ancestors = self.ancestors(a, level);
+        self.ops.push(Op::Locate {
+            level: LevelRef::new(a, level),
+            parent: st.parent_pos(),
+            ancestors,
+            coord,
+            pos,
+            found,
+        });
+        self.patch(skip);
+        // A full level holds every coordinate: locating cannot miss.
+        let present = if st.formats[level].properties().full {
+            st.present
+        } else {
+            self.and_flags(st.present, found)
+        };
+        self.states[a].bind(pos, None, present);
+        self.hoist_value(a);
+    }
+}
