@@ -5,10 +5,10 @@
 //! loop's is an *iterator*; deeper levels whose variables are already bound
 //! are *located*), builds the loop's merge lattice, chooses how to run it —
 //! the universe (every coordinate, locating and matching the rest), one
-//! driving iterator, or a k-way merge — and emits the loop ([`loops`], or
-//! one block op when the loop has a known kernel shape: [`blocks`]).
+//! driving iterator, or a k-way merge — and emits the loop (`loops`, or
+//! one block op when the loop has a known kernel shape: `blocks`).
 //! Assignments compute their value with absent operands as zero and write
-//! only where the expression is structurally nonzero ([`expr`]). Flags known
+//! only where the expression is structurally nonzero (`expr`). Flags known
 //! to hold or not at emission time are folded, so code for operands known to
 //! be present reads no flags. A readable plan is recorded on the way.
 
