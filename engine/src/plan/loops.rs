@@ -63,6 +63,16 @@ impl Emitter<'_> {
             .collect()
     }
 
+    /// The loop's coordinate register (bound to `var`), its walked
+    /// iterators and their position bounds.
+    fn start_walk(&mut self, var: &LoopVar, shape: &LoopShape) -> (IReg, Vec<IterInfo>, Vec<(IReg, IReg)>) {
+        let coord = self.ireg();
+        self.var_regs.insert(var.clone(), coord);
+        let walked: Vec<IterInfo> = shape.walked.iter().map(|&i| shape.iterators[i].clone()).collect();
+        let cursors = walked.iter().map(|it| self.bounds(it)).collect();
+        (coord, walked, cursors)
+    }
+
     pub(super) fn emit_loop(
         &mut self,
         var: &LoopVar,
@@ -71,14 +81,7 @@ impl Emitter<'_> {
         involved: &BTreeSet<usize>,
         depth: usize,
     ) {
-        let coord = self.ireg();
-        self.var_regs.insert(var.clone(), coord);
-        let walked: Vec<IterInfo> = shape.walked.iter().map(|&i| shape.iterators[i].clone()).collect();
-        let mut cursors = Vec::new();
-        for it in &walked {
-            let (begin, end) = self.bounds(it);
-            cursors.push((begin, end));
-        }
+        let (coord, walked, cursors) = self.start_walk(var, shape);
         let dim = if shape.universe {
             let d = self.ireg();
             let vi = self.var_index(var);
@@ -491,10 +494,7 @@ impl Emitter<'_> {
         involved: &BTreeSet<usize>,
         depth: usize,
     ) {
-        let coord = self.ireg();
-        self.var_regs.insert(var.clone(), coord);
-        let walked: Vec<IterInfo> = shape.walked.iter().map(|&i| shape.iterators[i].clone()).collect();
-        let cursors: Vec<(IReg, IReg)> = walked.iter().map(|it| self.bounds(it)).collect();
+        let (coord, walked, cursors) = self.start_walk(var, shape);
         let one = self.iconst(1);
         let points = Self::walked_points(shape);
         let outer_copies = self.copies;
