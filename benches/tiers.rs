@@ -13,15 +13,30 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tessera::engine::runtime::{CompiledKernel, Tier};
 use tessera::formats::{CoordinateList, Format, Tensor};
 use tessera::tiers::CraneliftTier;
-use tessera::Inputs;
+use tessera::{EvalOptions, Inputs, Kernel};
 
 use common::{add_loop, kernel, options, random_dense, spgemm_loop, spmm_loop, spmv_loop, Csr};
+
+/// The kernel's runs on the Cranelift tier and on the interpreter.
+fn bench_both_tiers(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    k: &Kernel,
+    inputs: &Inputs<'_>,
+    jit: &EvalOptions,
+    interp: &EvalOptions,
+) {
+    g.bench_function("cranelift", |b| b.iter(|| black_box(k.run_with(inputs, jit).unwrap())));
+    g.bench_function("interpreter", |b| {
+        b.iter(|| black_box(k.run_with(inputs, interp).unwrap()))
+    });
+}
 
 fn config() -> Criterion {
     Criterion::default()
@@ -49,12 +64,7 @@ fn spmv(c: &mut Criterion) {
     let mut g = c.benchmark_group(format!("spmv_csr_{}nnz", a.nnz()));
     g.throughput(Throughput::Elements(a.nnz() as u64));
     g.bench_function("hand-written", |b| b.iter(|| black_box(spmv_loop(&a, x.values()))));
-    g.bench_function("cranelift", |b| {
-        b.iter(|| black_box(k.run_with(&inputs, &jit).unwrap()))
-    });
-    g.bench_function("interpreter", |b| {
-        b.iter(|| black_box(k.run_with(&inputs, &interp).unwrap()))
-    });
+    bench_both_tiers(&mut g, &k, &inputs, &jit, &interp);
     g.bench_function("sprs", |b| {
         b.iter(|| {
             let mut y = vec![0.0; a.rows];
@@ -84,12 +94,7 @@ fn spmm(c: &mut Criterion) {
     let mut g = c.benchmark_group(format!("spmm_csr_{}nnz_x_dense_{n}", a.nnz()));
     g.throughput(Throughput::Elements((a.nnz() * n) as u64));
     g.bench_function("hand-written", |b| b.iter(|| black_box(spmm_loop(&a, bt.values(), n))));
-    g.bench_function("cranelift", |b| {
-        b.iter(|| black_box(k.run_with(&inputs, &jit).unwrap()))
-    });
-    g.bench_function("interpreter", |b| {
-        b.iter(|| black_box(k.run_with(&inputs, &interp).unwrap()))
-    });
+    bench_both_tiers(&mut g, &k, &inputs, &jit, &interp);
     g.finish();
 }
 
@@ -107,12 +112,7 @@ fn csr_add(c: &mut Criterion) {
     let mut g = c.benchmark_group(format!("csr_add_{}nnz", a.nnz() + b.nnz()));
     g.throughput(Throughput::Elements((a.nnz() + b.nnz()) as u64));
     g.bench_function("hand-written", |bn| bn.iter(|| black_box(add_loop(&a, &b))));
-    g.bench_function("cranelift", |bn| {
-        bn.iter(|| black_box(k.run_with(&inputs, &jit).unwrap()))
-    });
-    g.bench_function("interpreter", |bn| {
-        bn.iter(|| black_box(k.run_with(&inputs, &interp).unwrap()))
-    });
+    bench_both_tiers(&mut g, &k, &inputs, &jit, &interp);
     g.finish();
 }
 
@@ -131,12 +131,7 @@ fn spgemm(c: &mut Criterion) {
     let mut g = c.benchmark_group(format!("spgemm_csr_{}x{}nnz", a.nnz(), b.nnz()));
     g.throughput(Throughput::Elements(want.vals.len() as u64));
     g.bench_function("hand-written", |bn| bn.iter(|| black_box(spgemm_loop(&a, &b))));
-    g.bench_function("cranelift", |bn| {
-        bn.iter(|| black_box(k.run_with(&inputs, &jit).unwrap()))
-    });
-    g.bench_function("interpreter", |bn| {
-        bn.iter(|| black_box(k.run_with(&inputs, &interp).unwrap()))
-    });
+    bench_both_tiers(&mut g, &k, &inputs, &jit, &interp);
     g.bench_function("sprs", |bn| bn.iter(|| black_box(&sa * &sb)));
     g.finish();
 }

@@ -23,19 +23,14 @@ mod fuzz;
 
 use std::path::{Path, PathBuf};
 
-use tessera::engine::testing::Rng;
+use tessera::engine::testing::{seeds_from_env, Rng};
 
 /// Seeds of the byte-driven and seeded cases per run.
 const SEEDS: std::ops::Range<u64> = 0..1500;
 
+/// The seeds to run: `SEEDS`, or `TESSERA_FUZZ_SEEDS`.
 fn seeds() -> std::ops::Range<u64> {
-    std::env::var("TESSERA_FUZZ_SEEDS")
-        .ok()
-        .and_then(|s| {
-            let (a, b) = s.split_once("..")?;
-            Some(a.trim().parse().ok()?..b.trim().parse().ok()?)
-        })
-        .unwrap_or(SEEDS)
+    seeds_from_env("TESSERA_FUZZ_SEEDS", SEEDS)
 }
 
 fn verbose() -> bool {

@@ -6,8 +6,8 @@
 //! running it, which finds a case that hangs.
 
 use tessera_engine::testing::{
-    check_statement, output_formats, random_composition, random_format, random_statement, random_tensor, EntryKind,
-    Rng, StatementConfig,
+    check_statement, output_formats, random_composition, random_format, random_statement, random_tensor,
+    seeds_from_env, EntryKind, Rng, StatementConfig,
 };
 use tessera_engine::Engine;
 use tessera_formats::{Format, Tensor};
@@ -43,13 +43,7 @@ fn case(engine: &Engine, seed: u64) -> Result<(), String> {
 
 /// The seeds to run: `0..CASES`, or `TESSERA_SEEDS`.
 fn seeds() -> std::ops::Range<u64> {
-    std::env::var("TESSERA_SEEDS")
-        .ok()
-        .and_then(|s| {
-            let (a, b) = s.split_once("..")?;
-            Some(a.trim().parse().ok()?..b.trim().parse().ok()?)
-        })
-        .unwrap_or(0..CASES)
+    seeds_from_env("TESSERA_SEEDS", 0..CASES)
 }
 
 #[test]

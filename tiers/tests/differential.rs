@@ -8,7 +8,8 @@ mod common;
 
 use common::{check_both_tiers, jit_engine, Tally};
 use tessera_engine::testing::{
-    named_formats, output_formats, random_format, random_statement, random_tensor, EntryKind, Rng, StatementConfig,
+    named_formats, output_formats, random_format, random_statement, random_tensor, seeds_from_env, EntryKind, Rng,
+    StatementConfig,
 };
 use tessera_engine::Engine;
 use tessera_formats::{Format, Tensor};
@@ -158,14 +159,9 @@ fn every_kernel_in_every_format_agrees_on_both_tiers() {
 /// Statements per run.
 const CASES: u64 = 2000;
 
+/// The seeds to run: `0..CASES`, or `TESSERA_SEEDS`.
 fn seeds() -> std::ops::Range<u64> {
-    std::env::var("TESSERA_SEEDS")
-        .ok()
-        .and_then(|s| {
-            let (a, b) = s.split_once("..")?;
-            Some(a.trim().parse().ok()?..b.trim().parse().ok()?)
-        })
-        .unwrap_or(0..CASES)
+    seeds_from_env("TESSERA_SEEDS", 0..CASES)
 }
 
 #[test]

@@ -106,7 +106,7 @@ impl OutputState {
                 })
             }
             OutputState::Packed { entries, workspace, .. } => {
-                let mut full = Vec::with_capacity(prefix.len() + workspace.extents.len());
+                let mut full: smallvec::SmallVec<[u64; 8]> = smallvec::SmallVec::new();
                 workspace.drain_sorted(|coords, value| {
                     full.clear();
                     full.extend(prefix.iter().chain(coords).map(|&c| c as u64));
@@ -292,16 +292,8 @@ impl Assembler {
         if self.runs && self.started && coords[last] != self.current[last] && same_above() {
             // A new coordinate in the open segment of the last level: the
             // levels above keep their positions.
-            let p = self.sizes[last];
-            self.format.level(last).append_coords(
-                &mut self.levels[last],
-                p as usize,
-                CoordRun::Wide(&[coords[last] as u64]),
-            );
             self.values.push(value);
-            self.sizes[last] = p + 1;
-            self.positions[last] = p;
-            self.current[last] = coords[last];
+            self.extend_last_coords(CoordRun::Wide(&[coords[last] as u64]));
             return;
         }
         // The first level to append at: the first whose coordinate
@@ -642,15 +634,16 @@ impl Workspace {
 
     /// Hands over every entry in coordinate order and clears the workspace.
     pub fn drain_sorted(&mut self, mut sink: impl FnMut(&[i64], f64)) {
-        let mut coords = vec![0i64; self.extents.len()];
-        let strides = self.strides.clone();
+        // Runs once per flushed row: no allocation for the usual orders.
+        let mut coords: smallvec::SmallVec<[i64; 8]> = smallvec::smallvec![0; self.extents.len()];
+        let strides = &self.strides;
         let decode = |key: u64, coords: &mut [i64]| {
             if let [only] = coords {
                 *only = key as i64;
                 return;
             }
             let mut rest = key;
-            for (c, &s) in coords.iter_mut().zip(&strides) {
+            for (c, &s) in coords.iter_mut().zip(strides) {
                 *c = (rest / s.max(1)) as i64;
                 rest %= s.max(1);
             }

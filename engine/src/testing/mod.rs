@@ -42,6 +42,18 @@ use crate::notation::parse_statement;
 use crate::reference::{evaluate, DenseResult};
 use crate::runtime::{Engine, EvalOptions, Inputs};
 
+/// The seeds a randomized suite runs: `default`, or the range `first..end`
+/// given in the environment variable `var` (to rerun or extend a run).
+pub fn seeds_from_env(var: &str, default: std::ops::Range<u64>) -> std::ops::Range<u64> {
+    std::env::var(var)
+        .ok()
+        .and_then(|s| {
+            let (a, b) = s.split_once("..")?;
+            Some(a.trim().parse().ok()?..b.trim().parse().ok()?)
+        })
+        .unwrap_or(default)
+}
+
 /// How close an engine value must be to the reference's: within
 /// `absolute`, or within `relative` of the larger magnitude. NaN equals
 /// NaN; infinities must match exactly.

@@ -25,21 +25,6 @@ use tessera_formats::{Builder, Cmp, Level, LevelFormat, LevelRef, Param};
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
 use super::kernel;
 
-/// The output callbacks a kernel calls.
-#[derive(Clone, Copy)]
-enum Callback {
-    Flush,
-}
-
-impl Callback {
-    fn address(self) -> i64 {
-        let f: usize = match self {
-            Callback::Flush => kernel::workspace_flush as *const () as usize,
-        };
-        f as i64
-    }
-}
-
 struct Translator<'p> {
     program: &'p Program,
     formats: &'p [Vec<LevelFormat>],
@@ -50,9 +35,10 @@ struct Translator<'p> {
     bvars: Vec<Option<Variable>>,
     /// The block that starts at each op index (and one past the end).
     blocks: Vec<Option<Block>>,
-    coords: Option<StackSlot>,
-    with_value: Option<SigRef>,
-    without_value: Option<SigRef>,
+    /// Where a flush's prefix coordinates are passed.
+    prefix_slot: Option<StackSlot>,
+    /// The signature of `kernel::workspace_flush`.
+    flush_signature: Option<SigRef>,
     fail: Option<Block>,
     /// The workspace's entry count, kept in a register while the kernel
     /// runs: stored for the runtime before each callback and at the end,
@@ -97,9 +83,8 @@ pub(crate) fn translate(
         fvars: Vec::new(),
         bvars: Vec::new(),
         blocks: vec![None; n + 1],
-        coords: None,
-        with_value: None,
-        without_value: None,
+        prefix_slot: None,
+        flush_signature: None,
         fail: None,
         touched_count: None,
         pending_appends: None,
@@ -516,7 +501,7 @@ impl Translator<'_> {
             }
             Op::Append { coords, value } => self.append(clif, coords, *value),
             Op::WorkspaceAccum { coords, value } => self.workspace_accumulate(clif, coords, *value),
-            Op::WorkspaceFlush { prefix } => self.call(clif, Callback::Flush, prefix, None),
+            Op::WorkspaceFlush { prefix } => self.flush_workspace(clif, prefix),
             Op::DotBlock {
                 driver,
                 begin,
@@ -557,48 +542,42 @@ impl Translator<'_> {
         false
     }
 
-    /// Calls an output callback with `coords` (in a stack slot) and maybe
-    /// a value; returns 1 from the kernel when the callback fails.
-    fn call(&mut self, clif: &mut Clif<'_>, which: Callback, coords: &Regs, value: Option<u32>) {
-        let slot = match self.coords {
-            Some(s) => s,
-            None => {
-                let most = self
-                    .program
-                    .ops
-                    .iter()
-                    .map(|op| match op {
-                        Op::Append { coords, .. } | Op::WorkspaceAccum { coords, .. } => coords.len(),
-                        Op::WorkspaceFlush { prefix } => prefix.len(),
-                        _ => 0,
-                    })
-                    .max()
-                    .unwrap_or(0)
-                    .max(1);
-                let s = clif.fb.create_sized_stack_slot(StackSlotData::new(
-                    StackSlotKind::ExplicitSlot,
-                    (most * 8) as u32,
-                    3,
-                ));
-                self.coords = Some(s);
-                s
-            }
-        };
-        let sig = self.signature(clif, value.is_some());
+    /// `Op::WorkspaceFlush`: calls `kernel::workspace_flush` with the
+    /// prefix coordinates (in a stack slot); returns 1 from the kernel when
+    /// it fails.
+    fn flush_workspace(&mut self, clif: &mut Clif<'_>, prefix: &Regs) {
+        let program = self.program;
+        let slot = *self.prefix_slot.get_or_insert_with(|| {
+            let most = program
+                .ops
+                .iter()
+                .map(|op| match op {
+                    Op::WorkspaceFlush { prefix } => prefix.len(),
+                    _ => 0,
+                })
+                .max()
+                .unwrap_or(0)
+                .max(1);
+            clif.fb
+                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (most * 8) as u32, 3))
+        });
+        let call_conv = self.call_conv;
+        let sig = *self.flush_signature.get_or_insert_with(|| {
+            let mut sig = Signature::new(call_conv);
+            sig.params.extend([AbiParam::new(types::I64); 3]);
+            sig.returns.push(AbiParam::new(types::I32));
+            clif.fb.import_signature(sig)
+        });
         let addr = clif.fb.ins().stack_addr(types::I64, slot, 0);
-        for (k, &r) in coords.iter().enumerate() {
+        for (k, &r) in prefix.iter().enumerate() {
             let v = self.iget(clif, r);
             clif.fb.ins().store(MemFlagsData::trusted(), v, addr, (k * 8) as i32);
         }
-        let n = clif.int(coords.len() as i64);
-        let callee = clif.int(which.address());
-        let mut args: SmallVec<[Value; 4]> = smallvec::smallvec![self.ctx, addr, n];
-        if let Some(f) = value {
-            args.push(self.fget(clif, f));
-        }
+        let n = clif.int(prefix.len() as i64);
+        let callee = clif.int(kernel::workspace_flush as *const () as usize as i64);
         self.hand_over_appends(clif);
         self.store_touched_count(clif);
-        let call = clif.fb.ins().call_indirect(sig, callee, &args);
+        let call = clif.fb.ins().call_indirect(sig, callee, &[self.ctx, addr, n]);
         let status = clif.fb.inst_results(call)[0];
         self.return_if_failed(clif, status);
         self.load_touched_count(clif);
@@ -766,28 +745,6 @@ impl Translator<'_> {
         let old = clif.fb.ins().load(types::F64, output_flags(), at, 0);
         let new = clif.fb.ins().fadd(old, x);
         clif.fb.ins().store(output_flags(), new, at, 0);
-    }
-
-    /// The signature of the output callbacks, with or without a value.
-    fn signature(&mut self, clif: &mut Clif<'_>, with_value: bool) -> SigRef {
-        let cached = if with_value {
-            &mut self.with_value
-        } else {
-            &mut self.without_value
-        };
-        *cached.get_or_insert_with(|| {
-            let mut sig = Signature::new(self.call_conv);
-            sig.params.extend([
-                AbiParam::new(types::I64),
-                AbiParam::new(types::I64),
-                AbiParam::new(types::I64),
-            ]);
-            if with_value {
-                sig.params.push(AbiParam::new(types::F64));
-            }
-            sig.returns.push(AbiParam::new(types::I32));
-            clif.fb.import_signature(sig)
-        })
     }
 
     /// Base pointers of the dense factors of a dot product: operand
