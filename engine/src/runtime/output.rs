@@ -82,22 +82,14 @@ impl OutputState {
             OutputState::Append {
                 assembler,
                 workspace: Some(ws),
-            } if ws.extents.len() == 1 && assembler.runs => {
-                if ws.drain_dense(|keys, values| assembler.append_row(prefix, keys, values)) {
+            } => {
+                // A dense row of the last level is copied at once; other
+                // workspaces hand over entry by entry (appends in the open
+                // segment still take the assembler's short path).
+                let runs = ws.extents.len() == 1 && assembler.runs;
+                if runs && ws.drain_dense(|keys, values| assembler.append_row(prefix, keys, values)) {
                     return;
                 }
-                let (mut coords, mut values) = assembler.take_run_buffers();
-                ws.drain_sorted(|c, v| {
-                    coords.push(c[0] as u64);
-                    values.push(v);
-                });
-                assembler.append_run(prefix, &coords, &values);
-                assembler.return_run_buffers(coords, values);
-            }
-            OutputState::Append {
-                assembler,
-                workspace: Some(ws),
-            } => {
                 let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
                 ws.drain_sorted(|coords, value| {
                     full.truncate(prefix.len());
@@ -236,9 +228,8 @@ pub struct Assembler {
     started: bool,
     /// [`Assembler::appends_runs`], computed once.
     runs: bool,
-    /// Scratch for [`Assembler::append_run`], kept between rows.
+    /// Scratch for [`Assembler::append_entries`], kept between batches.
     run_coords: Vec<u64>,
-    run_values: Vec<f64>,
 }
 
 impl Assembler {
@@ -270,7 +261,6 @@ impl Assembler {
             values: Vec::new(),
             started: false,
             run_coords: Vec::new(),
-            run_values: Vec::new(),
         };
         assembler.runs = assembler.appends_runs();
         assembler
@@ -396,7 +386,7 @@ impl Assembler {
         run.clear();
     }
 
-    /// Whether [`Assembler::append_run`] can copy runs: every level holds
+    /// Whether [`Assembler::append_row`] can copy runs: every level holds
     /// each coordinate once (so entries that differ in the last coordinate
     /// share the positions above it), and the last level is assembled by
     /// append and may hold many children per parent.
@@ -408,21 +398,11 @@ impl Assembler {
         }) && levels.iter().all(|l| l.level.unique)
     }
 
-    /// Adds the entries `(prefix, coords[k])` with `values[k]`, `coords`
-    /// increasing: the first as [`Assembler::append`] does, the rest copied
-    /// into the last level at once (they share every other level's
-    /// position). Only when [`Assembler::appends_runs`].
-    pub fn append_run(&mut self, prefix: &[i64], coords: &[u64], values: &[f64]) {
-        let (Some((&first, rest)), Some((&first_value, rest_values))) = (coords.split_first(), values.split_first())
-        else {
-            return;
-        };
-        self.append_after(prefix, first as i64, first_value);
-        self.extend_last(CoordRun::Wide(rest), rest_values.iter().copied());
-    }
-
-    /// [`Assembler::append_run`] for the keys of a dense workspace, whose
-    /// values are taken out of `values` (leaving zeros).
+    /// Adds the entries `(prefix, keys[k])`, `keys` increasing, with the
+    /// values taken out of `values` (leaving zeros): the first as
+    /// [`Assembler::append`] does, the rest copied into the last level at
+    /// once (they share every other level's position). Only when
+    /// [`Assembler::appends_runs`].
     pub fn append_row(&mut self, prefix: &[i64], keys: &[u32], values: &mut [f64]) {
         let Some((&first, rest)) = keys.split_first() else {
             return;
@@ -463,21 +443,6 @@ impl Assembler {
         self.sizes[last] += coords.len() as i64;
         self.positions[last] = self.sizes[last] - 1;
         self.current[last] = coords.get(coords.len() - 1) as i64;
-    }
-
-    fn take_run_buffers(&mut self) -> (Vec<u64>, Vec<f64>) {
-        let (mut c, mut v) = (
-            std::mem::take(&mut self.run_coords),
-            std::mem::take(&mut self.run_values),
-        );
-        c.clear();
-        v.clear();
-        (c, v)
-    }
-
-    fn return_run_buffers(&mut self, coords: Vec<u64>, values: Vec<f64>) {
-        self.run_coords = coords;
-        self.run_values = values;
     }
 
     pub fn finish(mut self) -> Result<Tensor<f64>> {
