@@ -235,6 +235,16 @@ pub enum Op {
         out: LevelRef,
         out_parent: IReg,
     },
+    /// For each position `p` of the `driver` level in `begin..end` (its
+    /// coordinate `c`): the workspace at `prefix ++ [c]` gets `scale *
+    /// value[p]`. The inner loop of SpGEMM (a Gustavson row).
+    WorkspaceAxpy {
+        driver: LevelRef,
+        begin: IReg,
+        end: IReg,
+        scale: FReg,
+        prefix: Regs,
+    },
     Halt,
 }
 
@@ -259,6 +269,13 @@ pub struct Program {
     pub inputs: usize,
     /// Loop variable names, indexed by `Op::Dim::var`.
     pub vars: Vec<String>,
+}
+
+impl Op {
+    /// Whether the op adds into the output's workspace.
+    pub fn accumulates_into_workspace(&self) -> bool {
+        matches!(self, Op::WorkspaceAccum { .. } | Op::WorkspaceAxpy { .. })
+    }
 }
 
 impl fmt::Display for FloatOp {
@@ -442,6 +459,18 @@ impl fmt::Display for Op {
                     fs.join("")
                 )
             }
+            Op::WorkspaceAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                prefix,
+            } => write!(
+                f,
+                "for p in {} r{begin}..r{end}: workspace {} ++ [coord] += f{scale} * value[p]",
+                lv(driver),
+                regs(prefix)
+            ),
             Op::Halt => write!(f, "halt"),
         }
     }

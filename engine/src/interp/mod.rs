@@ -289,6 +289,26 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     }
                 }
             }
+            Op::WorkspaceAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                prefix,
+            } => {
+                let storage = &bind.levels[driver.operand as usize][driver.level as usize];
+                let coords = format_of(bind, *driver)
+                    .coordinate_view(storage)
+                    .expect("the planner only emits workspace rows over levels with a coordinate view");
+                let range = ir[*begin as usize] as usize..ir[*end as usize] as usize;
+                out.workspace_accumulate_row(
+                    &gather(&ir, prefix),
+                    coords,
+                    bind.values[driver.operand as usize],
+                    fr[*scale as usize],
+                    range,
+                );
+            }
             Op::RowAxpy {
                 driver,
                 begin,

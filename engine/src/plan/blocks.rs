@@ -105,6 +105,66 @@ impl Emitter<'_> {
         true
     }
 
+    /// The Gustavson row of SpGEMM: a loop driven by one compact last level
+    /// whose body adds `scale * value[p]` into the workspace at the loop's
+    /// coordinate, every other factor fixed by outer loops. One op scatters
+    /// the whole row.
+    pub(super) fn try_workspace_axpy(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let Some(ws) = self.workspace.clone() else {
+            return false;
+        };
+        if shape.universe || shape.walked.len() != 1 || shape.iterators.len() != 1 || ws.last() != Some(var) {
+            return false;
+        }
+        let Cin::Assign {
+            target: Target::Output,
+            expr,
+        } = body
+        else {
+            return false;
+        };
+        let driver = shape.iterators[shape.walked[0]].clone();
+        let dst = &self.states[driver.operand];
+        let props = driver.format.properties();
+        if !(props.compact && props.ordered && props.unique)
+            || driver.level + 1 != dst.level_vars.len()
+            || dst.parent_run_end().is_some()
+            || !matches!(driver.format.kind, LevelKind::Compressed | LevelKind::Singleton)
+        {
+            return false;
+        }
+        let mut accesses = Vec::new();
+        if !product_of_accesses(expr, &mut accesses) || accesses.iter().filter(|&&a| a == driver.operand).count() != 1 {
+            return false;
+        }
+        let mut fixed = Vec::new();
+        let mut presences = vec![dst.present];
+        for &a in &accesses {
+            if a == driver.operand {
+                continue;
+            }
+            let st = &self.states[a];
+            if st.done != st.level_vars.len() {
+                return false;
+            }
+            presences.push(st.present);
+            fixed.push(a);
+        }
+        let prefix = ws[..ws.len() - 1].iter().map(|v| self.var_regs[v]).collect();
+        let skip = self.skip_unless_all(&presences);
+        let scale = self.product_of_values(&fixed);
+        let (begin, end) = self.bounds(&driver);
+        self.ops.push(Op::WorkspaceAxpy {
+            driver: LevelRef::new(driver.operand, driver.level),
+            begin,
+            end,
+            scale,
+            prefix,
+        });
+        self.patch(skip);
+        true
+    }
+
     /// The SpMM fast path: a loop over every coordinate whose body adds a
     /// product into the dense output's last level, every factor either
     /// fixed by outer loops or a dense last level at this loop.

@@ -416,6 +416,11 @@ impl<'a> Emitter<'a> {
                 self.plan,
                 "{pad}  (runs as one block op: a dense row update per stored coordinate)"
             );
+        } else if self.try_workspace_axpy(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (runs as one block op: the stored row scattered into the workspace)"
+            );
         } else if self.try_dense_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  (runs as one dense block op)");
         } else if self.try_rows_dot(var, body, &shape) {

@@ -347,7 +347,7 @@ impl Kernel {
             .program
             .ops
             .iter()
-            .any(|op| matches!(op, crate::bytecode::Op::WorkspaceAccum { .. }));
+            .any(crate::bytecode::Op::accumulates_into_workspace);
         Ok(Kernel {
             statement: stmt.clone(),
             accumulates,

@@ -5,8 +5,8 @@
 
 use hashbrown::HashMap;
 use tessera_formats::{
-    Assembly, CoordRun, CoordinateList, Format, Immediate, Level, LevelRef, LevelStorage, StorageResolver, Tensor,
-    MAX_POSITIONS,
+    Assembly, CoordRun, CoordinateList, Format, Immediate, IndexArray, Level, LevelRef, LevelStorage, StorageResolver,
+    Tensor, MAX_POSITIONS,
 };
 
 use crate::error::{EngineError, Result};
@@ -73,6 +73,24 @@ impl OutputState {
                 workspace: Some(ws), ..
             }
             | OutputState::Packed { workspace: ws, .. } => ws.accumulate(coords, value),
+            _ => unreachable!("workspace ops target an output with a workspace"),
+        }
+    }
+
+    /// [`Workspace::accumulate_row`] on the output's workspace.
+    pub fn workspace_accumulate_row(
+        &mut self,
+        prefix: &[i64],
+        coords: &IndexArray,
+        values: &[f64],
+        scale: f64,
+        range: std::ops::Range<usize>,
+    ) {
+        match self {
+            OutputState::Append {
+                workspace: Some(ws), ..
+            }
+            | OutputState::Packed { workspace: ws, .. } => ws.accumulate_row(prefix, coords, values, scale, range),
             _ => unreachable!("workspace ops target an output with a workspace"),
         }
     }
@@ -577,6 +595,62 @@ impl Workspace {
         }
     }
 
+    /// Adds `scale * values[p]` at `prefix ++ [coords[p]]` for each `p` in
+    /// `range`: a Gustavson row in one call, the same sums in the same order
+    /// as one [`accumulate`](Self::accumulate) per entry.
+    pub fn accumulate_row(
+        &mut self,
+        prefix: &[i64],
+        coords: &IndexArray,
+        values: &[f64],
+        scale: f64,
+        range: std::ops::Range<usize>,
+    ) {
+        if let WorkspaceStore::Dense {
+            values: slots,
+            set,
+            touched,
+            count,
+        } = &mut self.store
+        {
+            debug_assert_eq!(self.strides.last(), Some(&1));
+            let base = prefix
+                .iter()
+                .zip(&self.strides)
+                .map(|(&c, &s)| c as u64 * s)
+                .sum::<u64>() as usize;
+            let mut add = |c: usize, v: f64| {
+                let k = base + c;
+                if set.insert(k) {
+                    touched[*count] = k as u32;
+                    *count += 1;
+                }
+                slots[k] += scale * v;
+            };
+            match coords {
+                IndexArray::U32(c) => c[range.clone()]
+                    .iter()
+                    .zip(&values[range])
+                    .for_each(|(&c, &v)| add(c as usize, v)),
+                IndexArray::U64(c) => c[range.clone()]
+                    .iter()
+                    .zip(&values[range])
+                    .for_each(|(&c, &v)| add(c as usize, v)),
+                IndexArray::I64(c) => c[range.clone()]
+                    .iter()
+                    .zip(&values[range])
+                    .for_each(|(&c, &v)| add(c as usize, v)),
+            }
+            return;
+        }
+        let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
+        full.push(0);
+        for p in range {
+            *full.last_mut().expect("pushed above") = coords.get(p);
+            self.accumulate(&full, scale * values[p]);
+        }
+    }
+
     /// For a dense workspace: hands its keys, sorted, and its values to
     /// `f`, which takes the value of each key (leaving zero), and clears
     /// the workspace. Returns false, doing nothing, for other workspaces.
@@ -757,6 +831,41 @@ mod tests {
                     want,
                     "extents {extents:?}, {count} entries"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn a_scattered_row_adds_what_one_accumulate_per_entry_adds() {
+        let mut rng = Rng::new(5);
+        // Dense, hashed and wide stores; 32- and 64-bit coordinates.
+        for extents in [vec![300], vec![7, 300], vec![1 << 23], vec![1 << 40, 1 << 40]] {
+            let last = *extents.last().expect("one extent at least");
+            let n = 200;
+            let coords: Vec<u64> = (0..n).map(|_| rng.below(last.min(1 << 20)) as u64).collect();
+            let values: Vec<f64> = (0..n).map(|_| rng.below(9) as f64 - 4.0).collect();
+            let prefix: Vec<i64> = extents[..extents.len() - 1]
+                .iter()
+                .map(|&e| rng.below(e) as i64)
+                .collect();
+            let (scale, range) = (1.5, 20..170);
+            for index in [
+                IndexArray::U32(coords.iter().map(|&c| c as u32).collect()),
+                IndexArray::U64(coords.clone()),
+            ] {
+                let mut by_row = Workspace::new(&extents);
+                by_row.accumulate(&[&prefix[..], &[3]].concat(), 0.25);
+                by_row.accumulate_row(&prefix, &index, &values, scale, range.clone());
+                let mut by_entry = Workspace::new(&extents);
+                by_entry.accumulate(&[&prefix[..], &[3]].concat(), 0.25);
+                for p in range.clone() {
+                    by_entry.accumulate(&[&prefix[..], &[coords[p] as i64]].concat(), scale * values[p]);
+                }
+                let (mut got, mut want) = (Vec::new(), Vec::new());
+                by_row.drain_sorted(|c, v| got.push((c.to_vec(), v)));
+                by_entry.drain_sorted(|c, v| want.push((c.to_vec(), v)));
+                assert_eq!(got, want, "extents {extents:?}");
+                assert!(got.len() > 50, "extents {extents:?}: the row set {} keys", got.len());
             }
         }
     }

@@ -198,11 +198,7 @@ impl Translator<'_> {
     }
 
     fn body(&mut self, clif: &mut Clif<'_>) {
-        let accumulates = self
-            .program
-            .ops
-            .iter()
-            .any(|op| matches!(op, Op::WorkspaceAccum { .. }));
+        let accumulates = self.program.ops.iter().any(Op::accumulates_into_workspace);
         if accumulates {
             let count = clif.fb.declare_var(types::I64);
             self.touched_count = Some(count);
@@ -501,6 +497,13 @@ impl Translator<'_> {
             }
             Op::Append { coords, value } => self.append(clif, coords, *value),
             Op::WorkspaceAccum { coords, value } => self.workspace_accumulate(clif, coords, *value),
+            Op::WorkspaceAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                prefix,
+            } => self.workspace_axpy(clif, *driver, (*begin, *end), *scale, prefix),
             Op::WorkspaceFlush { prefix } => self.flush_workspace(clif, prefix),
             Op::DotBlock {
                 driver,
@@ -690,12 +693,20 @@ impl Translator<'_> {
     /// steps, see `DenseWorkspaceParts`; the runtime interprets kernels
     /// whose workspace is not dense). The last coordinate's stride is 1.
     fn workspace_accumulate(&mut self, clif: &mut Clif<'_>, coords: &Regs, value: u32) {
-        let values = clif.slot(Slot::Workspace(WorkspacePart::Values));
+        let key = self.workspace_key(clif, coords, true);
+        let x = self.fget(clif, value);
+        self.accumulate_key(clif, key, x);
+    }
+
+    /// The workspace key of `coords`: the sum of each coordinate times its
+    /// stride, the last one's stride 1 when `complete` (all of the
+    /// workspace's coordinates); a prefix of them otherwise.
+    fn workspace_key(&mut self, clif: &mut Clif<'_>, coords: &Regs, complete: bool) -> Value {
         let strides = clif.slot(Slot::Workspace(WorkspacePart::Strides));
         let mut key: Option<Value> = None;
         for (k, &r) in coords.iter().enumerate() {
             let c = self.iget(clif, r);
-            let term = if k + 1 == coords.len() {
+            let term = if complete && k + 1 == coords.len() {
                 c
             } else {
                 let stride = clif.fb.ins().load(types::I64, output_flags(), strides, (k * 8) as i32);
@@ -706,7 +717,48 @@ impl Translator<'_> {
                 None => term,
             });
         }
-        let key = key.unwrap_or_else(|| clif.int(0));
+        key.unwrap_or_else(|| clif.int(0))
+    }
+
+    /// For each position `p` of the driver in `begin..end` (coordinate
+    /// `c`): the workspace at `prefix ++ [c]` gets `scale * value[p]`.
+    fn workspace_axpy(
+        &mut self,
+        clif: &mut Clif<'_>,
+        driver: LevelRef,
+        (begin, end): (u32, u32),
+        scale: u32,
+        prefix: &Regs,
+    ) {
+        let Some(format) = self.format(clif, driver) else {
+            return;
+        };
+        let Some(own) = self.values(clif, driver.operand) else {
+            return;
+        };
+        let base = self.workspace_key(clif, prefix, false);
+        let scale = self.fget(clif, scale);
+        let b = self.iget(clif, begin);
+        let e = self.iget(clif, end);
+        clif.loop_with(
+            &[b],
+            &mut |clif, st| clif.compare(Cmp::Lt, st[0], e),
+            &mut |clif, st| {
+                let p = st[0];
+                let (c, _) = format.pos_access(clif, driver, p, &[]);
+                let addr = clif.element(own, p, 8);
+                let v = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+                let x = clif.fb.ins().fmul(scale, v);
+                let key = clif.fb.ins().iadd(base, c);
+                self.accumulate_key(clif, key, x);
+                smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
+            },
+        );
+    }
+
+    /// Adds `x` at `key` of the dense workspace, marking the key set.
+    fn accumulate_key(&self, clif: &mut Clif<'_>, key: Value, x: Value) {
+        let values = clif.slot(Slot::Workspace(WorkspacePart::Values));
         let set = clif.slot(Slot::Workspace(WorkspacePart::Set));
         let word_index = clif.fb.ins().ushr_imm_u(key, 6);
         let word_addr = clif.element(set, word_index, 8);
@@ -740,7 +792,6 @@ impl Translator<'_> {
         clif.fb.def_var(count, n1);
         clif.fb.ins().jump(add, &[]);
         clif.enter(add);
-        let x = self.fget(clif, value);
         let at = clif.element(values, key, 8);
         let old = clif.fb.ins().load(types::F64, output_flags(), at, 0);
         let new = clif.fb.ins().fadd(old, x);

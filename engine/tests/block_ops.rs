@@ -1,0 +1,75 @@
+//! Block ops: the planner turns known loop shapes into one bytecode op,
+//! and the results stay those of the dense reference.
+
+use tessera_engine::bytecode::Op;
+use tessera_engine::testing::{check_statement, random_tensor, EntryKind, Rng};
+use tessera_engine::Engine;
+use tessera_formats::Format;
+
+/// SpGEMM's inner loop (a row of B scaled by one entry of A, added into
+/// the workspace) is one `WorkspaceAxpy`, for any awkward operands and for
+/// the sparse output formats that need a workspace.
+#[test]
+fn spgemm_rows_are_scattered_into_the_workspace_by_one_op_and_match_the_reference() {
+    let statement = "C(i,j) = A(i,k) * B(k,j)";
+    let engine = Engine::new();
+    let mut rng = Rng::new(17);
+    for output in [Format::csr(), Format::dcsr(), Format::coo(2)] {
+        let kernel = engine
+            .compile(statement, &[("A", Format::csr()), ("B", Format::csr())], &output)
+            .unwrap();
+        let ops = &kernel.program().ops;
+        assert!(
+            ops.iter().any(|op| matches!(op, Op::WorkspaceAxpy { .. })),
+            "no workspace row op for output {output}:\n{}",
+            kernel.program()
+        );
+        assert!(
+            !ops.iter().any(|op| matches!(op, Op::WorkspaceAccum { .. })),
+            "entries still accumulated one by one for output {output}"
+        );
+        for kind in [
+            EntryKind::Empty,
+            EntryKind::Single,
+            EntryKind::Random,
+            EntryKind::EmptySlices,
+            EntryKind::Duplicates,
+        ] {
+            let a = random_tensor(&mut rng, &[9, 7], kind, &Format::csr()).unwrap();
+            let b = random_tensor(&mut rng, &[7, 11], EntryKind::Random, &Format::csr()).unwrap();
+            check_statement(&engine, statement, &[("A", &a), ("B", &b)], Some(&output), &[]).unwrap();
+        }
+    }
+}
+
+/// A factor fixed by an outer loop besides A scales the row too:
+/// `C(i,j) = A(i,k) * B(k,j) * s(i)`.
+#[test]
+fn a_workspace_row_with_two_fixed_factors_matches_the_reference() {
+    let statement = "C(i,j) = A(i,k) * s(i) * B(k,j)";
+    let engine = Engine::new();
+    let mut rng = Rng::new(3);
+    let a = random_tensor(&mut rng, &[12, 8], EntryKind::Random, &Format::csr()).unwrap();
+    let b = random_tensor(&mut rng, &[8, 10], EntryKind::EmptySlices, &Format::csr()).unwrap();
+    let s = random_tensor(&mut rng, &[12], EntryKind::Random, &Format::dense(1)).unwrap();
+    check_statement(
+        &engine,
+        statement,
+        &[("A", &a), ("B", &b), ("s", &s)],
+        Some(&Format::csr()),
+        &[],
+    )
+    .unwrap();
+    let kernel = engine
+        .compile(
+            statement,
+            &[("A", Format::csr()), ("s", Format::dense(1)), ("B", Format::csr())],
+            &Format::csr(),
+        )
+        .unwrap();
+    assert!(kernel
+        .program()
+        .ops
+        .iter()
+        .any(|op| matches!(op, Op::WorkspaceAxpy { .. })));
+}
