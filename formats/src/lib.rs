@@ -28,5 +28,5 @@ pub use properties::{Assembly, Capabilities, Iteration, Properties};
 pub use staging::{
     ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, LoopBody, LoopCond, LoopState, Param, StorageResolver,
 };
-pub use tensor::{LevelStorage, Tensor, TensorLevels};
+pub use tensor::{LevelStorage, Tensor, TensorLevels, Version};
 pub use value::Value;

@@ -51,13 +51,50 @@ impl LevelStorage {
 /// let b = a.convert(&Format::coo(2)).unwrap();
 /// assert_eq!(b.to_coordinates(), a.to_coordinates());
 /// ```
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Tensor<V = f64> {
     shape: Vec<usize>,
     format: Format,
     levels: Vec<LevelStorage>,
     sizes: Vec<usize>,
     values: Vec<V>,
+    version: Version,
+}
+
+/// Equal shapes, formats and stored arrays; the [`Version`] is not compared.
+impl<V: PartialEq> PartialEq for Tensor<V> {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape
+            && self.format == other.format
+            && self.levels == other.levels
+            && self.sizes == other.sizes
+            && self.values == other.values
+    }
+}
+
+/// One state of a tensor's contents. A tensor gets a version no other
+/// tensor has when it is built and again whenever its values may change
+/// ([`Tensor::values_mut`]); a clone keeps its original's version (its
+/// contents are the same). So something derived from a tensor — a
+/// conversion to another format, say — may be kept and reused for as long
+/// as the tensor's version is the one it was derived from.
+///
+/// ```
+/// use tessera_formats::Tensor;
+/// let mut x = Tensor::from_dense(&[2], vec![1.0, 2.0]).unwrap();
+/// let before = x.version();
+/// assert_eq!(x.clone().version(), before);
+/// x.values_mut()[0] = 5.0;
+/// assert_ne!(x.version(), before);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Version(u64);
+
+impl Version {
+    fn fresh() -> Version {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Version(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 /// Read-only access to one tensor's levels for the [`Immediate`] builder.
@@ -84,6 +121,7 @@ impl<V: Value> Tensor<V> {
             levels,
             sizes,
             values,
+            version: Version::fresh(),
         })
     }
 
@@ -108,6 +146,7 @@ impl<V: Value> Tensor<V> {
             levels,
             sizes,
             values,
+            version: Version::fresh(),
         }
     }
 
@@ -160,7 +199,12 @@ impl<V: Value> Tensor<V> {
     }
     /// Values may change freely: the structure is what validation guards.
     pub fn values_mut(&mut self) -> &mut [V] {
+        self.version = Version::fresh();
         &mut self.values
+    }
+    /// The state of the tensor's contents: see [`Version`].
+    pub fn version(&self) -> Version {
+        self.version
     }
     /// Number of stored values (including explicit zeros and padding).
     pub fn stored(&self) -> usize {

@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tessera_formats::{Format, FormatLevel, LevelFormat, Tensor};
+use tessera_formats::{Format, FormatLevel, LevelFormat, Tensor, Version};
 
 use crate::bytecode::Program;
 use crate::cin::{lower, CinPrinter, Lowered, OutputAssembly};
@@ -299,6 +299,9 @@ fn formats_of(stmt: &Statement, inputs: &Inputs<'_>) -> Result<Vec<(String, Form
         .collect()
 }
 
+/// A converted input and the version of the tensor it was made from.
+type Conversion = (Version, Arc<Tensor<f64>>);
+
 /// How one run is served.
 enum Route {
     Interpret { promote: bool },
@@ -323,6 +326,10 @@ pub struct Kernel {
     accumulates: bool,
     /// The array lengths of the last appended result.
     last_output: Mutex<Option<OutputSizes>>,
+    /// Per operand the plan converts: the last conversion made, and the
+    /// version of the tensor it was made from. A kernel run again on the
+    /// same tensor reuses it instead of converting on every run.
+    conversions: Mutex<Vec<Option<Conversion>>>,
 }
 
 impl Kernel {
@@ -336,7 +343,12 @@ impl Kernel {
             output: &lowered.output,
         }
         .to_string();
-        let plan = format!("{}concrete index notation:\n{}", planned.plan, indent(&cin));
+        let reuse = if lowered.operands.iter().any(|op| op.converted_from.is_some()) {
+            "conversions are made once per input tensor and reused while it is unchanged\n"
+        } else {
+            ""
+        };
+        let plan = format!("{}{reuse}concrete index notation:\n{}", planned.plan, indent(&cin));
         let operand_formats: Vec<Vec<LevelFormat>> = lowered
             .operands
             .iter()
@@ -352,6 +364,7 @@ impl Kernel {
             statement: stmt.clone(),
             accumulates,
             last_output: Mutex::new(None),
+            conversions: Mutex::new(vec![None; lowered.operands.len()]),
             program: Arc::new(planned.program),
             plan,
             input_formats: formats.to_vec(),
@@ -580,11 +593,11 @@ impl Kernel {
         let out_shape = index_sizes.output_shape().to_vec();
 
         // Inputs, converted where the plan says so.
-        let mut converted: Vec<Option<Tensor<f64>>> = Vec::with_capacity(self.lowered.operands.len());
-        for op in &self.lowered.operands {
+        let mut converted: Vec<Option<Arc<Tensor<f64>>>> = Vec::with_capacity(self.lowered.operands.len());
+        for (k, op) in self.lowered.operands.iter().enumerate() {
             let t = inputs.get(&op.name).expect("checked above");
             converted.push(if op.converted_from.is_some() {
-                Some(t.convert(&op.format)?)
+                Some(self.converted(k, t, &op.format)?)
             } else {
                 None
             });
@@ -595,7 +608,7 @@ impl Kernel {
             .iter()
             .zip(&converted)
             .map(|(op, c)| {
-                c.as_ref()
+                c.as_deref()
                     .unwrap_or_else(|| inputs.get(&op.name).expect("checked above"))
             })
             .collect();
@@ -645,6 +658,30 @@ impl Kernel {
         bind.levels.push(&out_levels);
         let r = f(&bind, &mut out);
         Ok((r, out))
+    }
+}
+
+impl Kernel {
+    /// The conversions kept for later runs (see [`Version`]), one per
+    /// converted operand that has run.
+    pub fn cached_conversions(&self) -> Vec<Arc<Tensor<f64>>> {
+        let cache = self.conversions.lock().unwrap_or_else(|e| e.into_inner());
+        cache.iter().flatten().map(|(_, t)| t.clone()).collect()
+    }
+
+    /// Operand `operand`'s tensor `t` in `format`: the cached conversion
+    /// when it was made from this version of `t`, otherwise converted now
+    /// (outside the lock: other runs go on meanwhile) and cached.
+    fn converted(&self, operand: usize, t: &Tensor<f64>, format: &Format) -> Result<Arc<Tensor<f64>>> {
+        let lock = || self.conversions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((version, tensor)) = &lock()[operand] {
+            if *version == t.version() {
+                return Ok(tensor.clone());
+            }
+        }
+        let tensor = Arc::new(t.convert(format)?);
+        lock()[operand] = Some((t.version(), tensor.clone()));
+        Ok(tensor)
     }
 }
 
