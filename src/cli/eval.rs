@@ -72,15 +72,56 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `time: 10 runs on interp: min 1.234 ms, median 1.301 ms (the first includes 0.2 ms compiling)`.
+/// `time: 10 runs on interp: min 1.234 ms, median 1.301 ms (the first includes 0.2 ms compiling)`;
+/// runs served by both tiers are counted: `10 runs (2 interpreted, 8 on jit)`.
 pub fn timing_line(timing: &Timing) -> String {
     let n = timing.runs.len();
+    let compiled = n as u64 - timing.interpreted.min(n as u64);
+    let served = if timing.interpreted > 0 && compiled > 0 {
+        format!(" ({} interpreted, {compiled} on {})", timing.interpreted, timing.tier)
+    } else {
+        format!(" on {}", timing.tier)
+    };
     format!(
-        "time: {n} run{} on {}: min {}, median {} (the first includes {} compiling)",
+        "time: {n} run{}{served}: min {}, median {} (the first includes {} compiling)",
         if n == 1 { "" } else { "s" },
-        timing.tier,
         millis(timing.min()),
         millis(timing.median()),
         millis(timing.compile),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::cli::engine::Tier;
+
+    fn timing(interpreted: u64) -> Timing {
+        Timing {
+            runs: vec![
+                Duration::from_millis(3),
+                Duration::from_millis(1),
+                Duration::from_millis(2),
+            ],
+            compile: Duration::from_micros(200),
+            tier: Tier::Jit,
+            interpreted,
+        }
+    }
+
+    #[test]
+    fn the_timing_line_counts_the_runs_each_tier_served() {
+        let line = timing_line(&timing(0));
+        assert!(
+            line.starts_with("time: 3 runs on jit: min 1.000 ms, median 2.000 ms"),
+            "{line}"
+        );
+        let line = timing_line(&timing(1));
+        assert!(
+            line.starts_with("time: 3 runs (1 interpreted, 2 on jit): min 1.000 ms"),
+            "{line}"
+        );
+    }
 }

@@ -106,6 +106,8 @@ pub struct Timing {
     /// The time compiling took.
     pub compile: Duration,
     pub tier: Tier,
+    /// How many of the runs the interpreter served; the others ran compiled.
+    pub interpreted: u64,
 }
 
 impl Timing {
@@ -378,6 +380,7 @@ impl Session {
     /// the times, the first including the compilation done by
     /// [`prepare`](Self::prepare).
     pub fn time(&self, prepared: &Prepared, n: usize) -> Result<(Tensor<f64>, Timing)> {
+        let before = prepared.kernel.stats().interpreted_runs;
         let start = Instant::now();
         let mut result = self.run(prepared)?;
         let mut runs = vec![start.elapsed() + prepared.compile_time];
@@ -390,6 +393,7 @@ impl Session {
             runs,
             compile: prepared.compile_time,
             tier: tier_that_ran(self.tier, &prepared.kernel),
+            interpreted: prepared.kernel.stats().interpreted_runs - before,
         };
         Ok((result, timing))
     }

@@ -35,6 +35,7 @@ fn promotion_happens_mid_stream_with_results_unchanged() {
     let engine = promoting_engine(PromotionPolicy {
         runs: 3,
         work: u64::MAX,
+        first_run_work: u64::MAX,
     });
     let interp = Engine::new();
     let mut rng = Rng::new(5);
@@ -73,6 +74,7 @@ fn promotion_by_work_compiles_a_kernel_on_large_tensors() {
     let engine = promoting_engine(PromotionPolicy {
         runs: u64::MAX,
         work: 5_000,
+        first_run_work: u64::MAX,
     });
     let mut rng = Rng::new(6);
     let a = matrix(&mut rng, &[100, 100], &Format::csr());
@@ -93,6 +95,7 @@ fn concurrent_runs_from_several_threads_agree() {
     let engine = Arc::new(promoting_engine(PromotionPolicy {
         runs: 2,
         work: u64::MAX,
+        first_run_work: u64::MAX,
     }));
     let mut rng = Rng::new(7);
     let a = Arc::new(matrix(&mut rng, &[40, 30], &Format::csr()));
@@ -295,6 +298,7 @@ fn failed_compilations_are_reported_once_and_the_kernel_stays_interpreted() {
         let engine = Engine::new().with_tier(broken.clone()).with_promotion(PromotionPolicy {
             runs: 1,
             work: u64::MAX,
+            first_run_work: u64::MAX,
         });
         let mut l = CoordinateList::new(&[3, 3]);
         l.push(&[0, 1], 2.0).unwrap();
@@ -330,4 +334,36 @@ fn the_engine_and_its_kernels_are_send_and_sync() {
     shared::<Engine>();
     shared::<tessera_engine::Kernel>();
     shared::<CraneliftTier>();
+}
+
+#[test]
+fn a_run_reading_many_stored_values_is_compiled_before_it_runs() {
+    let policy = PromotionPolicy {
+        first_run_work: 2_000,
+        ..PromotionPolicy::default()
+    };
+    let engine = promoting_engine(policy);
+    let mut rng = Rng::new(12);
+    let stmt = "C(i,j) = A(i,j) + B(j,i)";
+    let small_a = matrix(&mut rng, &[10, 10], &Format::csr());
+    let small_b = matrix(&mut rng, &[10, 10], &Format::csc());
+    let small = Inputs::new().with("A", &small_a).with("B", &small_b);
+    let kernel = engine.kernel_for(stmt, &small, &EvalOptions::default()).unwrap();
+    let want = Engine::new().eval_with(stmt, &small, &tier("interp")).unwrap();
+    assert_eq!(kernel.run(&small).unwrap(), want);
+    assert_eq!(kernel.stats().interpreted_runs, 1, "a small run is interpreted");
+    assert!(!kernel.is_compiled());
+
+    let a = matrix(&mut rng, &[80, 80], &Format::csr());
+    let b = matrix(&mut rng, &[80, 80], &Format::csc());
+    let large = Inputs::new().with("A", &a).with("B", &b);
+    assert!(a.stored() + b.stored() >= 2_000, "the inputs are large enough");
+    let want = Engine::new().eval_with(stmt, &large, &tier("interp")).unwrap();
+    assert_eq!(kernel.run(&large).unwrap(), want);
+    let stats = kernel.stats();
+    assert_eq!(
+        (stats.interpreted_runs, stats.compiled_runs),
+        (1, 1),
+        "the large run ran compiled: {stats:?}"
+    );
 }

@@ -535,7 +535,15 @@ impl Kernel {
                     .tiering
                     .find(Some(tier.name()), signature)
                     .or_else(|| self.tiering.compile_now(tier, self.request(signature.clone(), false))),
-                Route::Interpret { .. } => self.tiering.find(None, signature),
+                Route::Interpret { .. } => self.tiering.find(None, signature).or_else(|| {
+                    let best = self.tiers.tiers.first()?;
+                    let work: u64 = bind.values.iter().map(|v| v.len() as u64).sum();
+                    self.tiers
+                        .policy
+                        .compiles_before(work)
+                        .then(|| self.tiering.compile_now(best, self.request(signature.clone(), false)))
+                        .flatten()
+                }),
             };
             if let Some(kernel) = compiled {
                 self.tiering.count_compiled();
