@@ -254,6 +254,56 @@ impl<V: Value> Tensor<V> {
         list
     }
 
+    /// The number of nonzeros and the first `limit` of them by coordinates,
+    /// in `O(limit)` memory, without listing the tensor's entries: what a
+    /// summary shows. `None` when a level may repeat coordinates, whose
+    /// duplicates must be summed first ([`to_coordinates`](Self::to_coordinates)).
+    ///
+    /// ```
+    /// use tessera_formats::{CoordinateList, Format, Tensor};
+    /// let mut entries = CoordinateList::new(&[3, 3]);
+    /// entries.push(&[2, 0], 1.0).unwrap();
+    /// entries.push(&[0, 2], 2.0).unwrap();
+    /// entries.push(&[1, 1], 3.0).unwrap();
+    /// let a = Tensor::pack(&entries, Format::csc()).unwrap();
+    /// let (count, first) = a.first_nonzeros(2).unwrap();
+    /// assert_eq!(count, 3);
+    /// assert_eq!(first, vec![(vec![0, 2], 2.0), (vec![1, 1], 3.0)]);
+    /// ```
+    pub fn first_nonzeros(&self, limit: usize) -> Option<(usize, Vec<(Vec<u64>, V)>)> {
+        if self.format.levels().iter().any(|l| !l.level.unique) {
+            return None;
+        }
+        let projections: Vec<Projection> = self.format.levels().iter().map(|l| l.projection).collect();
+        let mut coords = vec![0u64; self.order()];
+        let mut count = 0usize;
+        // The `limit` smallest coordinates so far, largest on top; storage
+        // in coordinate order pushes only the first `limit`.
+        let mut smallest: std::collections::BinaryHeap<(Vec<u64>, usize)> = std::collections::BinaryHeap::new();
+        self.for_each_stored(|storage, pos| {
+            if self.values[pos].is_zero() {
+                return;
+            }
+            count += 1;
+            if limit == 0 {
+                return;
+            }
+            logical_coords(&projections, storage, &mut coords);
+            if smallest.len() < limit {
+                smallest.push((coords.clone(), pos));
+            } else if smallest.peek().is_some_and(|(top, _)| coords < *top) {
+                smallest.pop();
+                smallest.push((coords.clone(), pos));
+            }
+        });
+        let first = smallest
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(c, pos)| (c, self.values[pos]))
+            .collect();
+        Some((count, first))
+    }
+
     /// The tensor's nonzeros, sorted by coordinates, duplicates summed:
     /// the format-independent meaning of the tensor.
     pub fn to_coordinates(&self) -> CoordinateList<V> {

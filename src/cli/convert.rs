@@ -28,7 +28,9 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> Result<ExitCode> {
     spinner.say(format!("writing {}", args.output.display()));
     files::write(&args.output, &tensor, "")?;
     drop(spinner);
-    let nonzeros = tensor.to_coordinates().len();
+    let nonzeros = tensor
+        .first_nonzeros(0)
+        .map_or_else(|| tensor.to_coordinates().len(), |(count, _)| count);
     writeln!(
         out,
         "{} -> {}: {}, {} nonzero{}, via {} ({})",

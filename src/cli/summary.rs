@@ -19,7 +19,12 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limi
     if tensor.order() == 0 {
         return writeln!(out, "{}", scalar_value(tensor));
     }
-    let nonzeros = tensor.to_coordinates();
+    // The first entries only: a summary never lists the whole result.
+    let (count, first) = tensor.first_nonzeros(limit).unwrap_or_else(|| {
+        let all = tensor.to_coordinates();
+        let first = all.iter().take(limit).map(|(c, v)| (c.to_vec(), v)).collect();
+        (all.len(), first)
+    });
     let what = match tensor.order() {
         1 => "vector",
         2 => "matrix",
@@ -27,7 +32,7 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limi
     };
     let components: f64 = tensor.shape().iter().map(|&d| d as f64).product();
     let density = if components > 0.0 {
-        nonzeros.len() as f64 / components
+        count as f64 / components
     } else {
         0.0
     };
@@ -37,16 +42,16 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limi
         shape_text(tensor.shape()),
         tensor.format(),
         tensor.stored(),
-        nonzeros.len(),
-        if nonzeros.len() == 1 { "" } else { "s" },
+        count,
+        if count == 1 { "" } else { "s" },
         percent(density),
     )?;
-    for (coords, value) in nonzeros.iter().take(limit) {
+    for (coords, value) in &first {
         let coords: Vec<String> = coords.iter().map(u64::to_string).collect();
-        writeln!(out, "  {name}({}) = {}", coords.join(","), short_number(value))?;
+        writeln!(out, "  {name}({}) = {}", coords.join(","), short_number(*value))?;
     }
-    if limit > 0 && nonzeros.len() > limit {
-        writeln!(out, "  ... {} more", nonzeros.len() - limit)?;
+    if limit > 0 && count > limit {
+        writeln!(out, "  ... {} more", count - limit)?;
     }
     Ok(())
 }
