@@ -468,7 +468,7 @@ fn info_estimates_formats_too_large_to_pack() {
         .stdout(predicate::str::contains("shape: 15606 x 15606\n"))
         .stdout(predicate::str::contains("nonzeros: 91756 (density 0.0377%)"))
         .stdout(predicate::str::contains(
-            "dense      >= 1.9 GB  (243547236 stored values, not packed)",
+            "dense      >= 1.9 GB  (243547236 stored values or positions, not packed)",
         ));
 }
 

@@ -41,6 +41,10 @@ impl<V: Value> CoordinateList<V> {
         let coords = entries
             .checked_mul(shape.len().max(1))
             .ok_or_else(|| FormatError::TooLarge(format!("{entries} entries of order {}", shape.len())))?;
+        crate::budget::check_allocation(
+            &format!("{entries} entries of order {}", shape.len()),
+            coords as u128 * 8 + entries as u128 * 8,
+        )?;
         // Reserve at most `RESERVE` entries up front: `entries` may come from
         // an untrusted header, and the vectors grow as entries arrive.
         const RESERVE: usize = 1 << 20;

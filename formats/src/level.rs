@@ -211,3 +211,18 @@ impl StorageResolver for OneLevel<'_> {
         self.0
     }
 }
+
+/// How many positions a level of `per_parent` positions below each of
+/// `parents` parents has, refused before anything is allocated when that
+/// is absurd or beyond the memory budget ([`crate::budget`]): while packing,
+/// each position takes a segment, and then a value. `what` names the level
+/// for the message.
+pub(crate) fn checked_positions(what: impl Fn() -> String, parents: usize, per_parent: usize) -> Result<usize> {
+    let size = parents
+        .checked_mul(per_parent)
+        .filter(|&s| s <= crate::coordinates::MAX_POSITIONS)
+        .ok_or_else(|| crate::error::FormatError::TooLarge(what()))?;
+    let bytes = size as u128 * (std::mem::size_of::<Segment>() + 8) as u128;
+    crate::budget::check_allocation(&what(), bytes)?;
+    Ok(size)
+}

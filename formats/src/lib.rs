@@ -7,6 +7,7 @@
 //! the one [`Level`] trait. Level functions are staged over a [`Builder`] so
 //! that the interpreter and the compiled tiers share them.
 
+pub mod budget;
 pub mod coordinates;
 pub mod error;
 pub mod format;
@@ -28,5 +29,5 @@ pub use properties::{Assembly, Capabilities, Iteration, Properties};
 pub use staging::{
     ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, LoopBody, LoopCond, LoopState, Param, StorageResolver,
 };
-pub use tensor::{LevelStorage, Tensor, TensorLevels, Version};
+pub use tensor::{FirstNonzeros, LevelStorage, Tensor, TensorLevels, Version};
 pub use value::Value;

@@ -72,6 +72,14 @@ impl<V: PartialEq> PartialEq for Tensor<V> {
     }
 }
 
+/// What [`Tensor::first_nonzeros`] finds: how many nonzeros there are, and
+/// the first of them by coordinates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FirstNonzeros<V> {
+    pub count: usize,
+    pub first: Vec<(Vec<u64>, V)>,
+}
+
 /// One state of a tensor's contents. A tensor gets a version no other
 /// tensor has when it is built and again whenever its values may change
 /// ([`Tensor::values_mut`]); a clone keeps its original's version (its
@@ -266,11 +274,11 @@ impl<V: Value> Tensor<V> {
     /// entries.push(&[0, 2], 2.0).unwrap();
     /// entries.push(&[1, 1], 3.0).unwrap();
     /// let a = Tensor::pack(&entries, Format::csc()).unwrap();
-    /// let (count, first) = a.first_nonzeros(2).unwrap();
-    /// assert_eq!(count, 3);
-    /// assert_eq!(first, vec![(vec![0, 2], 2.0), (vec![1, 1], 3.0)]);
+    /// let shown = a.first_nonzeros(2).unwrap();
+    /// assert_eq!(shown.count, 3);
+    /// assert_eq!(shown.first, vec![(vec![0, 2], 2.0), (vec![1, 1], 3.0)]);
     /// ```
-    pub fn first_nonzeros(&self, limit: usize) -> Option<(usize, Vec<(Vec<u64>, V)>)> {
+    pub fn first_nonzeros(&self, limit: usize) -> Option<FirstNonzeros<V>> {
         if self.format.levels().iter().any(|l| !l.level.unique) {
             return None;
         }
@@ -301,7 +309,7 @@ impl<V: Value> Tensor<V> {
             .into_iter()
             .map(|(c, pos)| (c, self.values[pos]))
             .collect();
-        Some((count, first))
+        Some(FirstNonzeros { count, first })
     }
 
     /// The tensor's nonzeros, sorted by coordinates, duplicates summed:
@@ -342,8 +350,10 @@ impl<V: Value> Tensor<V> {
 }
 
 /// Product of dimensions, refused beyond [`MAX_POSITIONS`].
+/// Within that, the values must also fit the memory budget
+/// ([`crate::budget`]).
 pub fn checked_product(shape: &[usize]) -> Result<usize> {
-    shape
+    let n = shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
         .filter(|&n| n <= MAX_POSITIONS)
@@ -351,7 +361,10 @@ pub fn checked_product(shape: &[usize]) -> Result<usize> {
             FormatError::TooLarge(format!(
                 "a dense {shape:?} tensor has more than {MAX_POSITIONS} components"
             ))
-        })
+        })?;
+    let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+    crate::budget::check_allocation(&format!("a dense {} array", dims.join(" x ")), n as u128 * 8)?;
+    Ok(n)
 }
 
 /// Tensor coordinates of a component from its storage coordinates.

@@ -15,22 +15,22 @@ use super::summary::bytes;
 /// Runs `tessera convert`.
 pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> Result<ExitCode> {
     // Refuse an output name tessera cannot write before reading anything.
-    FileKind::of(&args.output, "")?;
+    FileKind::of(&args.output, "convert OUTPUT")?;
     let size = std::fs::metadata(&args.input).map_or(0, |m| m.len());
     let spinner = Spinner::for_file(format!("reading {}", args.input.display()), size);
-    let file = files::read_entries(&args.input, "")?;
+    let file = files::read_entries(&args.input, "convert INPUT")?;
     let format = match &args.format {
         Some(spec) => files::resolve(spec, file.entries.order(), &format!("-f {spec}"))?,
         None => file.natural_format(),
     };
     spinner.say(format!("packing into {format}"));
-    let tensor = files::pack(&file.entries, format, "")?;
+    let tensor = files::pack(&file.entries, format, "convert")?;
     spinner.say(format!("writing {}", args.output.display()));
-    files::write(&args.output, &tensor, "")?;
+    files::write(&args.output, &tensor, &format!("writing {}", args.output.display()))?;
     drop(spinner);
     let nonzeros = tensor
         .first_nonzeros(0)
-        .map_or_else(|| tensor.to_coordinates().len(), |(count, _)| count);
+        .map_or_else(|| tensor.to_coordinates().len(), |shown| shown.count);
     writeln!(
         out,
         "{} -> {}: {}, {} nonzero{}, via {} ({})",

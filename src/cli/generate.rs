@@ -121,6 +121,16 @@ impl GenSpec {
     pub fn generate(&self, name: &str) -> Result<CoordinateList<f64>, String> {
         let nnz = self.nonzeros()?;
         let total = self.components().ok_or_else(|| self.too_large())?;
+        // At the peak, each nonzero is a chosen position in a hash set and
+        // then a sorted array (about 40 bytes), and an entry of the list
+        // (8 bytes per coordinate and the value); packing needs about as
+        // much again.
+        let per_entry = 48 + 16 * self.shape.len() as u128;
+        tessera_formats::budget::check_allocation(
+            &format!("generating {name} ({self}, {nnz} nonzeros)"),
+            nnz as u128 * per_entry,
+        )
+        .map_err(|e| e.to_string())?;
         let seed = self.seed.unwrap_or_else(|| name_seed(name));
         let mut rng = StdRng::seed_from_u64(seed);
         let positions = if (nnz as u128) * 4 >= total {

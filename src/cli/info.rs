@@ -4,9 +4,11 @@
 //! store it.
 //!
 //! Bytes are measured by packing, except where a format would store far
-//! more than the nonzeros (dense, DIA, ELL, BCSR padding): past
-//! [`PACK_LIMIT`] stored values the size is computed instead (values only,
-//! so a lower bound) and marked `>=`.
+//! more than the nonzeros (dense, DIA, ELL, BCSR padding, position arrays of
+//! a matrix with far more rows than entries): past [`PACK_LIMIT`] stored
+//! values or positions, and four per entry, the size is computed instead (a
+//! lower bound) and marked `>=`. Nothing is allocated by the dimensions
+//! alone.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -27,7 +29,7 @@ pub const PACK_LIMIT: u128 = 1 << 24;
 pub fn run(args: &InfoArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let size = std::fs::metadata(&args.path).map_or(0, |m| m.len());
     let spinner = Spinner::for_file(format!("reading {}", args.path.display()), size);
-    let file = files::read_entries(&args.path, "")?;
+    let file = files::read_entries(&args.path, "info")?;
     let listed = file.entries.len();
     let entries = file.entries.pruned();
     let shape = entries.shape().to_vec();
@@ -66,38 +68,62 @@ pub fn run(args: &InfoArgs, out: &mut dyn Write) -> Result<ExitCode> {
 
 /// Statistics of the entries per slice of one mode.
 struct Lengths {
-    counts: Vec<u64>,
+    /// Entries of the slices that have any, in no particular order.
+    occupied: Vec<u64>,
+    /// Slices of the mode, empty ones included.
+    slices: usize,
 }
 
 impl Lengths {
+    /// Counts by a dense array when the mode is not much larger than the
+    /// entries, otherwise by a map of the slices that occur: a mode of
+    /// 10^10 slices with one entry costs one counter, not 80 GB.
     fn of(entries: &CoordinateList<f64>, mode: usize) -> Lengths {
-        let mut counts = vec![0u64; entries.shape()[mode]];
-        for (c, _) in entries.iter() {
-            counts[c[mode] as usize] += 1;
-        }
-        Lengths { counts }
+        let slices = entries.shape()[mode];
+        let occupied = if slices <= entries.len().saturating_mul(4).max(1 << 20) {
+            let mut counts = vec![0u64; slices];
+            for (c, _) in entries.iter() {
+                counts[c[mode] as usize] += 1;
+            }
+            counts.retain(|&c| c > 0);
+            counts
+        } else {
+            let mut counts: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+            for (c, _) in entries.iter() {
+                *counts.entry(c[mode]).or_insert(0) += 1;
+            }
+            counts.into_values().collect()
+        };
+        Lengths { occupied, slices }
+    }
+
+    /// The most entries of any slice.
+    fn longest(&self) -> u64 {
+        self.occupied.iter().copied().max().unwrap_or(0)
     }
 }
 
 impl std::fmt::Display for Lengths {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.counts.len();
+        let n = self.slices;
         if n == 0 {
             return write!(f, "none");
         }
-        let mut sorted = self.counts.clone();
+        let mut sorted = self.occupied.clone();
         sorted.sort_unstable();
+        let empty = n - sorted.len();
+        // The k-th smallest count, the empty slices' zeros first.
+        let nth = |k: usize| if k < empty { 0 } else { sorted[k - empty] };
         let mean = sorted.iter().sum::<u64>() as f64 / n as f64;
-        let var = sorted.iter().map(|&c| (c as f64 - mean).powi(2)).sum::<f64>() / n as f64;
-        let empty = sorted.iter().take_while(|&&c| c == 0).count();
+        let spread = sorted.iter().map(|&c| (c as f64 - mean).powi(2)).sum::<f64>() + empty as f64 * mean * mean;
         write!(
             f,
             "{n}, entries each: min {}, median {}, mean {}, max {}, std {}; {empty} empty",
-            sorted[0],
-            sorted[n / 2],
+            nth(0),
+            nth(n / 2),
             short_number((mean * 100.0).round() / 100.0),
-            sorted[n - 1],
-            short_number((var.sqrt() * 100.0).round() / 100.0),
+            nth(n - 1),
+            short_number(((spread / n as f64).sqrt() * 100.0).round() / 100.0),
         )
     }
 }
@@ -144,7 +170,8 @@ fn candidates(shape: &[usize]) -> Vec<(String, std::result::Result<Format, Strin
     }
 }
 
-/// Values a format would store, when it can be more than the nonzeros.
+/// Values (or positions) a format would store, when they can be more than
+/// the nonzeros: what is refused before packing when it is far more.
 fn predicted_values(name: &str, entries: &CoordinateList<f64>) -> Option<u128> {
     let shape = entries.shape();
     let rows = shape.first().copied().unwrap_or(1) as u128;
@@ -156,10 +183,10 @@ fn predicted_values(name: &str, entries: &CoordinateList<f64>) -> Option<u128> {
             offsets.dedup();
             Some(offsets.len() as u128 * rows)
         }
-        "ell" => {
-            let longest = Lengths::of(entries, 0).counts.into_iter().max().unwrap_or(0);
-            Some(longest as u128 * rows)
-        }
+        "ell" => Some(u128::from(Lengths::of(entries, 0).longest()) * rows),
+        // Position arrays as long as the rows (or columns) of the matrix.
+        "csr" | "hash" => Some(rows),
+        "csc" => Some(shape.get(1).copied().unwrap_or(1) as u128),
         _ => {
             let b: u64 = name.strip_prefix("bcsr:")?.split('x').next()?.parse().ok()?;
             let mut blocks: Vec<(u64, u64)> = entries.iter().map(|(c, _)| (c[0] / b, c[1] / b)).collect();
@@ -179,8 +206,12 @@ fn format_sizes(entries: &CoordinateList<f64>, spinner: &Spinner) -> Vec<(String
             let text = match format {
                 Err(why) => format!("-  ({why})"),
                 Ok(format) => match predicted_values(&name, entries) {
-                    Some(values) if values > PACK_LIMIT => {
-                        format!(">= {}  ({} stored values, not packed)", bytes(values * 8), values)
+                    Some(values) if values > PACK_LIMIT.max(4 * entries.len() as u128) => {
+                        format!(
+                            ">= {}  ({} stored values or positions, not packed)",
+                            bytes(values * 8),
+                            values
+                        )
                     }
                     _ => match Tensor::pack(entries, format) {
                         Ok(t) => format!("{}  ({} stored values)", bytes(t.bytes() as u128), t.stored()),

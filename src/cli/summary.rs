@@ -20,11 +20,14 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limi
         return writeln!(out, "{}", scalar_value(tensor));
     }
     // The first entries only: a summary never lists the whole result.
-    let (count, first) = tensor.first_nonzeros(limit).unwrap_or_else(|| {
-        let all = tensor.to_coordinates();
-        let first = all.iter().take(limit).map(|(c, v)| (c.to_vec(), v)).collect();
-        (all.len(), first)
-    });
+    let (count, first) = match tensor.first_nonzeros(limit) {
+        Some(shown) => (shown.count, shown.first),
+        None => {
+            let all = tensor.to_coordinates();
+            let first = all.iter().take(limit).map(|(c, v)| (c.to_vec(), v)).collect();
+            (all.len(), first)
+        }
+    };
     let what = match tensor.order() {
         1 => "vector",
         2 => "matrix",

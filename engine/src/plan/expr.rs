@@ -3,7 +3,7 @@
 
 use super::Emitter;
 use crate::bytecode::{BReg, FReg, FloatOp, Op, Regs};
-use crate::cin::{CinExpr, Target, TempId};
+use crate::cin::{CinExpr, OutputAssembly, Target, TempId};
 use crate::notation::BinaryOp;
 
 impl Emitter<'_> {
@@ -30,6 +30,12 @@ impl Emitter<'_> {
             }
             Target::Output => {
                 let out = &self.lowered.output;
+                if nz == self.true_reg
+                    && self.lowered.assembly != OutputAssembly::Dense
+                    && out.level_vars().iter().all(|v| self.every_coordinate.contains(v))
+                {
+                    self.fills_in = true;
+                }
                 if let Some(ws) = &self.workspace {
                     let coords: Regs = ws.iter().map(|v| self.var_regs[v]).collect();
                     self.ops.push(Op::WorkspaceAccum { coords, value });
@@ -49,14 +55,9 @@ impl Emitter<'_> {
     pub(super) fn structural(&mut self, expr: &CinExpr) -> BReg {
         match expr {
             CinExpr::Access(a) => self.states[*a].present,
-            CinExpr::Literal(v) => {
-                let b = self.breg();
-                self.ops.push(Op::BConst {
-                    dst: b,
-                    value: *v != 0.0,
-                });
-                b
-            }
+            // Known at emission: folded like any other known flag.
+            CinExpr::Literal(v) if *v != 0.0 => self.true_reg,
+            CinExpr::Literal(_) => self.false_reg,
             CinExpr::Temp(t) => self.temps[t].1,
             CinExpr::Neg(e) => self.structural(e),
             CinExpr::Binary { op, lhs, rhs } => {

@@ -36,6 +36,10 @@ const NO_JUMP: usize = usize::MAX;
 pub struct Planned {
     pub program: Program,
     pub plan: String,
+    /// The output is sparse but gets a value at every coordinate (a sum
+    /// with a constant or a dense operand): it stores as many entries as
+    /// its shape has components.
+    pub fills_in: bool,
 }
 
 /// One iterator of a loop: a level of an operand iterated by that loop.
@@ -90,8 +94,20 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
             OutputAssembly::Packed => "packed from a workspace",
         }
     );
+    if e.fills_in {
+        let _ = writeln!(
+            plan,
+            "note: output {} fills in: every coordinate gets a value (a constant or a dense operand is added), \
+             so it stores every component of its shape; a dense format stores them in less memory",
+            lowered.output.name
+        );
+    }
     plan.push_str(&e.plan);
-    Ok(Planned { program, plan })
+    Ok(Planned {
+        program,
+        plan,
+        fills_in: e.fills_in,
+    })
 }
 
 struct Emitter<'a> {
@@ -113,6 +129,10 @@ struct Emitter<'a> {
     plan: String,
     /// Why the statement cannot be planned; emission stops once it is set.
     refused: Option<String>,
+    /// The enclosing loops that visit every coordinate of their variable.
+    every_coordinate: Vec<LoopVar>,
+    /// Whether a sparse output gets a value at every coordinate.
+    fills_in: bool,
 }
 
 /// What one loop does with each iterator.
@@ -143,6 +163,8 @@ impl<'a> Emitter<'a> {
             copies: 1,
             plan: String::new(),
             refused: None,
+            every_coordinate: Vec::new(),
+            fills_in: false,
         };
         e.true_reg = e.breg();
         e.ops.push(Op::BConst {
@@ -382,6 +404,9 @@ impl<'a> Emitter<'a> {
         );
         let lattice = lattice.prune_below_full(&|it| iterators[it].full());
         let shape = self.shape(var, iterators, lattice);
+        if shape.universe {
+            self.every_coordinate.push(var.clone());
+        }
 
         let pad = "  ".repeat(depth);
         let names: Vec<String> = shape.iterators.iter().map(|it| self.iterator_name(it)).collect();
@@ -439,6 +464,9 @@ impl<'a> Emitter<'a> {
             self.emit_merge_loops(var, body, &shape, &involved, depth);
         } else {
             self.emit_loop(var, body, &shape, &involved, depth);
+        }
+        if shape.universe {
+            self.every_coordinate.pop();
         }
         self.states = saved;
         self.var_regs.remove(var);

@@ -324,6 +324,8 @@ pub struct Kernel {
     tiering: Arc<Tiering>,
     /// Whether the program accumulates into a workspace.
     accumulates: bool,
+    /// Whether the (sparse) output gets a value at every coordinate.
+    fills_in: bool,
     /// The array lengths of the last appended result.
     last_output: Mutex<Option<OutputSizes>>,
     /// Per operand the plan converts: the last conversion made, and the
@@ -363,6 +365,7 @@ impl Kernel {
         Ok(Kernel {
             statement: stmt.clone(),
             accumulates,
+            fills_in: planned.fills_in,
             last_output: Mutex::new(None),
             conversions: Mutex::new(vec![None; lowered.operands.len()]),
             program: Arc::new(planned.program),
@@ -623,6 +626,20 @@ impl Kernel {
 
         let out_format = self.lowered.output.format.clone();
         out_format.check_shape(&out_shape)?;
+        if self.fills_in {
+            // Every component becomes a stored entry: a value and, at
+            // most, a 64-bit coordinate.
+            let components: u128 = out_shape.iter().map(|&d| d as u128).product();
+            let dims: Vec<String> = out_shape.iter().map(usize::to_string).collect();
+            tessera_formats::budget::check_allocation(
+                &format!(
+                    "the output {} ({}, {out_format}), which fills in,",
+                    self.lowered.output.name,
+                    dims.join(" x ")
+                ),
+                components * 16,
+            )?;
+        }
         let mut out = match self.lowered.assembly {
             OutputAssembly::Dense => {
                 let n = tessera_formats::tensor::checked_product(&out_shape)?;

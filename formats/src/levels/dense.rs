@@ -1,9 +1,8 @@
 //! Dense level: every coordinate `0..N` below each parent, at position
 //! `parent * N + coord`. Stores no arrays, only its extent `N`.
 
-use crate::coordinates::MAX_POSITIONS;
 use crate::error::{FormatError, Result};
-use crate::level::{Level, PackInput, Packed, Segment};
+use crate::level::{checked_positions, Level, PackInput, Packed, Segment};
 use crate::properties::{Assembly, Capabilities, Iteration, Properties};
 use crate::staging::{Builder, LevelRef, Param};
 use crate::tensor::LevelStorage;
@@ -75,15 +74,15 @@ impl Level for Dense {
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {
         let n = input.extent;
         // Refused before `positions` is allocated, not after.
-        let size = input.parents.len().checked_mul(n).filter(|&s| s <= MAX_POSITIONS);
-        let size = size.ok_or_else(|| {
-            FormatError::TooLarge(format!(
+        let what = || {
+            format!(
                 "dense level {} of {} x {} positions",
                 input.level,
                 input.parents.len(),
                 n
-            ))
-        })?;
+            )
+        };
+        let size = checked_positions(what, input.parents.len(), n)?;
         let coords = &input.coords[input.level];
         let mut positions = vec![Segment::default(); size];
         for (parent, seg) in input.parents.iter().enumerate() {

@@ -12,10 +12,9 @@
 //!
 //! Arrays: `idx`. Parameters: `W` and `64 - log2 W`.
 
-use crate::coordinates::MAX_POSITIONS;
 use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
-use crate::level::{Level, PackInput, Packed, Segment};
+use crate::level::{checked_positions, Level, PackInput, Packed, Segment};
 use crate::properties::{Assembly, Capabilities};
 use crate::properties::{Iteration, Properties};
 use crate::staging::{Builder, LevelRef, Param};
@@ -173,10 +172,8 @@ impl Level for Hashed {
         }
         let width = width_for(widest);
         // Refused before `idx` and `positions` are allocated, not after.
-        let size = input.parents.len().checked_mul(width).filter(|&s| s <= MAX_POSITIONS);
-        let size = size.ok_or_else(|| {
-            FormatError::TooLarge(format!("hashed level of {} x {width} buckets", input.parents.len()))
-        })?;
+        let what = || format!("hashed level of {} x {width} buckets", input.parents.len());
+        let size = checked_positions(what, input.parents.len(), width)?;
         let shift = 64 - width.trailing_zeros();
         let mut idx = vec![n as u64; size];
         let mut positions = vec![Segment::default(); size];

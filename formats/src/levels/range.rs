@@ -6,10 +6,9 @@
 //! Arrays: `offset` (signed). `N` is the level's extent (rows) and `M` the
 //! extent of the offset level below (columns).
 
-use crate::coordinates::MAX_POSITIONS;
 use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
-use crate::level::{Level, PackInput, Packed, Segment};
+use crate::level::{checked_positions, Level, PackInput, Packed, Segment};
 use crate::properties::{Capabilities, Iteration, Properties};
 use crate::staging::{Builder, LevelRef, Param};
 use crate::tensor::LevelStorage;
@@ -80,9 +79,8 @@ impl Level for Range {
         let rows = &input.coords[input.level];
         let cols = &input.coords[input.level + 1];
         // Refused before `positions` is allocated, not after.
-        let size = input.parents.len().checked_mul(n).filter(|&s| s <= MAX_POSITIONS);
-        let size = size
-            .ok_or_else(|| FormatError::TooLarge(format!("range level of {} x {n} positions", input.parents.len())))?;
+        let what = || format!("range level of {} x {n} positions", input.parents.len());
+        let size = checked_positions(what, input.parents.len(), n)?;
         let mut offsets = Vec::with_capacity(input.parents.len());
         let mut positions = vec![Segment::default(); size];
         for (d, seg) in input.parents.iter().enumerate() {
