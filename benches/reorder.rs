@@ -2,7 +2,8 @@
 //! matrix and each ordering, the speedup of the kernel on the reordered
 //! inputs over the same kernel on the original ones (above 1 a gain, below
 //! 1 a loss), measured in interleaved rounds (each round times the
-//! original and every reordering once, one after the other; the median of
+//! original, an unpermuted copy (the control) and every reordering once,
+//! in an order that rotates from round to round; the median of
 //! the per-round ratios is reported), with the ordering's own cost in runs
 //! of the original SpMV, and bandwidth and profile before and after.
 //!
@@ -59,20 +60,29 @@ fn speedups(
     for r in reordered {
         timed(&k, r, &options, 1);
     }
-    let mut base = Vec::with_capacity(rounds);
-    let mut ratios = vec![Vec::with_capacity(rounds); reordered.len()];
-    for _ in 0..rounds {
-        let b = timed(&k, original, &options, reps);
-        base.push(b);
-        for (m, r) in reordered.iter().enumerate() {
-            ratios[m].push(b / timed(&k, r, &options, reps));
+    // Each round times the original and every reordering once; the order
+    // rotates from round to round so that no contender always runs first
+    // (or always right after another's data filled the caches).
+    let contenders = reordered.len() + 1;
+    let mut times = vec![Vec::with_capacity(rounds); contenders];
+    for round in 0..rounds {
+        for step in 0..contenders {
+            let c = (round + step) % contenders;
+            let inputs = if c == 0 { original } else { &reordered[c - 1] };
+            times[c].push(timed(&k, inputs, &options, reps));
         }
     }
+    let base = times[0].clone();
+    let ratios: Vec<Vec<f64>> = times[1..]
+        .iter()
+        .map(|t| base.iter().zip(t).map(|(b, r)| b / r).collect())
+        .collect();
     (ratios.into_iter().map(median).collect(), median(base))
 }
 
 struct Row {
-    method: Method,
+    /// `None`: the control, an unpermuted copy of the inputs.
+    method: Option<Method>,
     plan: ReorderPlan,
     spmv_inputs: Vec<(String, Tensor<f64>)>,
     spmm_inputs: Vec<(String, Tensor<f64>)>,
@@ -120,7 +130,27 @@ fn main() {
         let spmm_in = Inputs::new().with("A", &a).with("X", &xm);
         let before = band_profile(&entries).expect("a matrix");
 
-        let mut table: Vec<Row> = Vec::new();
+        // The control: the same inputs copied, not permuted. Its "speedup"
+        // shows what noise and placement alone give.
+        let copy = |inputs: &Inputs<'_>, names: [&str; 2]| -> Vec<(String, Tensor<f64>)> {
+            names
+                .iter()
+                .map(|n| (n.to_string(), inputs.get(n).expect("given").clone()))
+                .collect()
+        };
+        let mut table: Vec<Row> = vec![Row {
+            method: None,
+            plan: ReorderPlan::with_permutations(
+                spmv,
+                &spmv_in,
+                "A",
+                tessera::formats::reorder::ModePermutations::unchanged(&[rows, cols]),
+            )
+            .expect("same shape"),
+            spmv_inputs: copy(&spmv_in, ["A", "x"]),
+            spmm_inputs: copy(&spmm_in, ["A", "X"]),
+            permute: Duration::ZERO,
+        }];
         for method in Method::ALL {
             let Ok(plan) = ReorderPlan::compute(spmv, &spmv_in, method) else {
                 continue; // rcm of a rectangular matrix: refused, reported below
@@ -134,7 +164,7 @@ fn main() {
                 .expect("same driver");
             let spmm_inputs = spmm_plan.reorder_inputs(&spmm_in).expect("permutes").into_tensors();
             table.push(Row {
-                method,
+                method: Some(method),
                 plan,
                 spmv_inputs,
                 spmm_inputs,
@@ -151,7 +181,7 @@ fn main() {
             println!(
                 "| {name} | {rows}x{cols}, {} | {} | {} → {} | {} → {} | {:.1} | {:.1} | {:.2} | {:.2} |",
                 entries.len(),
-                row.method,
+                row.method.map_or("none (copy)".to_string(), |m| m.to_string()),
                 before.bandwidth,
                 after.bandwidth,
                 before.profile,
