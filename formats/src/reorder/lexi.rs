@@ -56,7 +56,9 @@ pub fn lexi_order<V: Value>(entries: &CoordinateList<V>, max_rounds: usize) -> R
         .map(|&n| Permutation::identity(n))
         .collect::<Result<_>>()?;
     // The list in current coordinates, rewritten after every mode's step.
-    let mut current: Vec<u64> = (0..entries.len()).flat_map(|e| entries.coords(e).to_vec()).collect();
+    let mut current: Vec<u64> = (0..entries.len())
+        .flat_map(|e| entries.coords(e).iter().copied())
+        .collect();
     for _ in 0..max_rounds {
         let mut moved = false;
         for mode in 0..order {

@@ -260,6 +260,24 @@ pub fn order_entries<V: Value>(entries: &CoordinateList<V>, method: Method) -> R
     ModePermutations::new(entries.shape(), modes)
 }
 
+/// The bandwidth and profile `entries` (a matrix) would have after
+/// reordering by `method`: for `tessera info` and other reports that
+/// compare orderings without keeping the reordered matrix.
+///
+/// ```
+/// use tessera_formats::reorder::{band_profile, band_profile_after, Method};
+/// use tessera_formats::CoordinateList;
+/// let mut a = CoordinateList::new(&[4, 4]);
+/// for (i, j) in [(0, 3), (3, 0), (1, 2), (2, 1)] {
+///     a.push(&[i, j], 1.0).unwrap();
+/// }
+/// assert_eq!(band_profile(&a).unwrap().bandwidth, 3);
+/// assert_eq!(band_profile_after(&a, Method::Rcm).unwrap().bandwidth, 1);
+/// ```
+pub fn band_profile_after<V: Value>(entries: &CoordinateList<V>, method: Method) -> Result<BandProfile> {
+    band_profile(&order_entries(entries, method)?.apply(entries)?)
+}
+
 /// [`order_entries`] of a tensor's nonzeros.
 pub fn order_tensor<V: Value>(tensor: &Tensor<V>, method: Method) -> Result<ModePermutations> {
     order_entries(&tensor.to_coordinates(), method)
