@@ -230,7 +230,40 @@ impl ModePermutations {
         if self.is_identity() {
             return Ok(tensor.clone());
         }
+        if *tensor.format() == crate::format::Format::dense(tensor.order()) {
+            return self.apply_to_dense(tensor);
+        }
         Tensor::pack(&self.apply(&tensor.to_coordinates())?, tensor.format().clone())
+    }
+
+    /// A dense tensor in row-major order ([`Tensor::from_dense`]'s layout)
+    /// permuted by moving its values, without a coordinate list: dense
+    /// operands (`x` of SpMV, `X` of SpMM) and dense results are permuted
+    /// at the cost of one copy.
+    fn apply_to_dense<V: Value>(&self, tensor: &Tensor<V>) -> Result<Tensor<V>> {
+        let shape = tensor.shape();
+        let old = tensor.values();
+        let mut new = vec![V::zero(); old.len()];
+        // Walk the new coordinates in row-major order (an odometer), finding
+        // each one's old position from the old coordinates' strides.
+        let mut strides = vec![1usize; shape.len()];
+        for m in (0..shape.len().saturating_sub(1)).rev() {
+            strides[m] = strides[m + 1] * shape[m + 1];
+        }
+        let old_of = |m: usize, c: usize| self.modes[m].as_ref().map_or(c, |p| p.old_of(c));
+        let mut coords = vec![0usize; shape.len()];
+        for value in new.iter_mut() {
+            let at: usize = (0..shape.len()).map(|m| old_of(m, coords[m]) * strides[m]).sum();
+            *value = old[at];
+            for m in (0..shape.len()).rev() {
+                coords[m] += 1;
+                if coords[m] < shape[m] {
+                    break;
+                }
+                coords[m] = 0;
+            }
+        }
+        Tensor::from_dense(shape, new)
     }
 }
 
