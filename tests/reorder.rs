@@ -284,3 +284,43 @@ fn misuse_ends_in_one_line_on_standard_error() {
         .stderr(one_line())
         .stderr(predicate::str::contains("every input of this statement is dense"));
 }
+
+#[test]
+fn reordered_kernels_on_the_cranelift_tier_match_the_interpreter() {
+    use tessera::engine::reorder::eval_reordered;
+    use tessera::formats::reorder::Method;
+    use tessera::formats::{Format, Tensor};
+    use tessera::{EvalOptions, Inputs, TierChoice};
+
+    let mut entries = read_mtx(Path::new(&four_elt())).unwrap().entries;
+    entries.canonicalize();
+    let n = entries.shape()[0];
+    let a = Tensor::pack(&entries, Format::csr()).unwrap();
+    let x = Tensor::from_dense(&[n, 3], (0..3 * n).map(|k| (k % 11) as f64 - 5.0).collect()).unwrap();
+    let inputs = Inputs::new().with("A", &a).with("X", &x);
+    let engine = tessera::engine();
+    for (statement, output) in [
+        ("C(i,j) = A(i,k) * X(k,j)", Format::dense(2)),
+        ("C(i,j) = A(i,k) * A(k,j)", Format::csr()),
+    ] {
+        let interp = EvalOptions {
+            output_format: Some(output.clone()),
+            tier: TierChoice::Interpreter,
+            ..EvalOptions::default()
+        };
+        let jit = EvalOptions {
+            tier: TierChoice::Named(tessera::JIT.into()),
+            ..interp.clone()
+        };
+        let plain = engine.eval_with(statement, &inputs, &interp).unwrap().to_coordinates();
+        for method in Method::ALL {
+            let got = eval_reordered(&engine, statement, &inputs, &jit, method)
+                .unwrap()
+                .result
+                .to_coordinates();
+            assert_close(&got, &plain);
+        }
+    }
+    assert!(engine.stats().compiled_runs > 0, "the Cranelift tier ran");
+    assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
+}

@@ -80,12 +80,6 @@ impl Method {
             Method::Degree => "degree",
         }
     }
-
-    /// Whether the method gives every mode of a square matrix one shared
-    /// permutation (so a statement that ties rows to columns keeps it whole).
-    pub fn is_symmetric(self) -> bool {
-        self == Method::Rcm
-    }
 }
 
 impl fmt::Display for Method {
