@@ -237,3 +237,22 @@ fn dense_tensors_are_permuted_like_their_entries() {
     assert_eq!(moved.to_coordinates(), perms.apply(&entries).unwrap().pruned());
     assert_eq!(perms.inverse().apply_to_tensor(&moved).unwrap(), t);
 }
+
+#[test]
+fn permuted_sparse_tensors_match_their_permuted_entries_in_every_format() {
+    let grid = shuffled_grid(6, 7);
+    let perms = order_entries(&grid, Method::Lexi).unwrap();
+    let want = perms.apply(&grid).unwrap().pruned();
+    for format in [
+        Format::csr(),
+        Format::csc(),
+        Format::coo(2),
+        Format::dcsr(),
+        Format::dia(),
+    ] {
+        let t = Tensor::pack(&grid, format.clone()).unwrap();
+        let moved = perms.apply_to_tensor(&t).unwrap();
+        assert_eq!(moved.format(), &format);
+        assert_eq!(moved.to_coordinates(), want, "{format}");
+    }
+}

@@ -227,7 +227,12 @@ impl ModePermutations {
         if *tensor.format() == crate::format::Format::dense(tensor.order()) {
             return self.apply_to_dense(tensor);
         }
-        Tensor::pack(&self.apply(&tensor.to_coordinates())?, tensor.format().clone())
+        let moved = self.apply(&tensor.to_coordinates())?;
+        // Packing sorts what is not sorted; a counting sort by the new
+        // coordinates is cheaper where the modes are not much larger than
+        // the entries (pack then takes the list as it is).
+        let moved = sorted_by_counting(&moved).unwrap_or(moved);
+        Tensor::pack(&moved, tensor.format().clone())
     }
 
     /// A dense tensor in row-major order ([`Tensor::from_dense`]'s layout)
@@ -259,6 +264,41 @@ impl ModePermutations {
         }
         Tensor::from_dense(shape, new)
     }
+}
+
+/// `entries` sorted lexicographically by coordinates (stable), by one
+/// counting sort per mode, last mode first; `None` when a mode is so much
+/// larger than the list (hypersparse) that its counts would cost more than
+/// a comparison sort.
+fn sorted_by_counting<V: Value>(entries: &CoordinateList<V>) -> Option<CoordinateList<V>> {
+    let n = entries.len();
+    let bound = n.saturating_mul(4).max(1 << 16);
+    if entries.shape().iter().any(|&size| size > bound) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut next = vec![0usize; n];
+    for mode in (0..entries.order()).rev() {
+        let size = entries.shape()[mode];
+        let mut start = vec![0usize; size + 1];
+        for e in 0..n {
+            start[entries.coords(e)[mode] as usize + 1] += 1;
+        }
+        for k in 0..size {
+            start[k + 1] += start[k];
+        }
+        for &e in &order {
+            let c = entries.coords(e)[mode] as usize;
+            next[start[c]] = e;
+            start[c] += 1;
+        }
+        std::mem::swap(&mut order, &mut next);
+    }
+    let mut sorted = CoordinateList::with_capacity(entries.shape(), n).ok()?;
+    for e in order {
+        sorted.push_unchecked(entries.coords(e), entries.value(e));
+    }
+    Some(sorted)
 }
 
 /// The permutations `method` gives the modes of `entries` (any order,
