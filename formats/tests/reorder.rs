@@ -159,7 +159,11 @@ fn permutation_files_round_trip_and_bad_ones_name_their_line() {
     let back = parse_permutations(&text, Path::new("p.perm")).unwrap();
     assert_eq!(back, perms);
 
-    let cases: [(&str, &str); 7] = [
+    let cases: [(&str, &str); 8] = [
+        (
+            "%%tessera permutation\nmodes 1\nmode 1 2000000000\n1\n",
+            "p.perm:3: mode 1 of size 2000000000 is permuted, but the file is too short",
+        ),
         ("", "p.perm:1: the file is empty"),
         (
             "%%tessera permutation\nmodes x\n",

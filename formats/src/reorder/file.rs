@@ -136,9 +136,17 @@ pub fn parse_permutations(bytes: &[u8], path: &Path) -> Result<ModePermutations>
             modes.push(None);
             continue;
         }
-        // Refuse absurd sizes before allocating for them.
+        // Refuse absurd sizes before allocating for them: a permuted mode
+        // lists one coordinate per line, so the file holds two bytes per
+        // coordinate at least.
         if size > crate::coordinates::MAX_POSITIONS {
             return Err(error(n, format!("mode {mode} of size {size} is too large to permute")));
+        }
+        if size > text.len() / 2 {
+            return Err(error(
+                n,
+                format!("mode {mode} of size {size} is permuted, but the file is too short to list {size} coordinates"),
+            ));
         }
         let mut new_to_old = Vec::with_capacity(size.min(1 << 20));
         let mut seen = vec![false; size];
