@@ -250,9 +250,19 @@ fn the_permutation_of_a_column_follows_its_index_variable_into_x() {
         assert_eq!(x_new[new], [1.0, 10.0, 100.0][j.old_of(new)]);
     }
     assert!(!j.is_identity());
-    let text = plan.describe();
-    assert!(text.contains("inputs permuted: A(i,j), x(j)"), "{text}");
-    assert!(text.contains("result permuted back: y(i)"), "{text}");
+    // By hand: rows {2}, {2}, {0,1,2} sort to 2, 0, 1 (the full row first,
+    // equal rows in their order); the columns then sort the same way, and
+    // the second round moves nothing.
+    assert_eq!(j.new_to_old(), &[2, 0, 1]);
+    assert_eq!(plan.permutation_of("i").unwrap().new_to_old(), &[2, 0, 1]);
+    assert_eq!(
+        plan.describe(),
+        "reordering: lexi, from the structure of A\n\
+         \x20 i: mode 1 of A (3 of 3 coordinates move)\n\
+         \x20 j: mode 2 of A (3 of 3 coordinates move)\n\
+         \x20 inputs permuted: A(i,j), x(j)\n\
+         \x20 result permuted back: y(i)\n"
+    );
 }
 
 #[test]
@@ -279,6 +289,30 @@ fn ties_between_modes_are_reported_and_the_answer_kept() {
     assert_eq!(out.result.to_coordinates(), plain.to_coordinates());
     assert_eq!(out.plan.permutation_of("i"), out.plan.permutation_of("j"));
     assert_eq!(out.plan.permutation_of("i"), out.plan.permutation_of("k"));
+
+    // Row degrees 3, 1, 1, 0 keep the rows; column degrees 1, 1, 2, 1 put
+    // column 2 first: the two orders differ, the rows' serves both.
+    let b = matrix(
+        [4, 4],
+        &[(0, 1, 1.0), (0, 2, 2.0), (0, 3, 3.0), (1, 0, 4.0), (2, 2, 5.0)],
+        Format::csr(),
+    );
+    let inputs = Inputs::new().with("A", &b);
+    let out = eval_reordered(&engine, statement, &inputs, &EvalOptions::default(), Method::Degree).unwrap();
+    assert_eq!(
+        out.result.to_coordinates(),
+        engine.eval(statement, &inputs).unwrap().to_coordinates()
+    );
+    let columns = out.plan.driver_permutations().mode(1).unwrap();
+    assert_eq!(columns.new_to_old(), &[2, 0, 1, 3]);
+    assert!(out.plan.permutation_of("k").unwrap().is_identity());
+    let text = out.plan.describe();
+    assert!(
+        text.contains(
+            "note: mode 2 of A shares one permutation with mode 1 (the statement ties i, k, j): mode 1's is used for both"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
