@@ -72,6 +72,22 @@ pub enum Origin {
 
 /// One permutation per index variable of a statement, chosen from one
 /// input's structure.
+///
+/// ```
+/// use tessera_engine::reorder::ReorderPlan;
+/// use tessera_engine::Inputs;
+/// use tessera_formats::reorder::Method;
+/// use tessera_formats::{CoordinateList, Format, Tensor};
+/// let mut entries = CoordinateList::new(&[2, 2]);
+/// entries.push(&[1, 1], 1.0).unwrap();
+/// let a = Tensor::pack(&entries, Format::csr()).unwrap();
+/// let b = Tensor::from_dense(&[2, 3], vec![1.0; 6]).unwrap();
+/// let inputs = Inputs::new().with("A", &a).with("B", &b);
+/// let plan = ReorderPlan::compute("C(i,j) = A(i,k) * B(k,j)", &inputs, Method::Lexi).unwrap();
+/// // A's columns are k's: B's rows follow them; j indexes no mode of A.
+/// assert_eq!(plan.permutation_of("k").unwrap().old_of(0), 1);
+/// assert!(plan.permutation_of("j").is_none());
+/// ```
 #[derive(Debug, Clone)]
 pub struct ReorderPlan {
     statement: Statement,

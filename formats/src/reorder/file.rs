@@ -74,6 +74,17 @@ pub fn load_permutations(path: &Path) -> Result<ModePermutations> {
 
 /// Parses the text form; `path` names the source in errors, which give its
 /// line.
+///
+/// ```
+/// use std::path::Path;
+/// use tessera_formats::reorder::parse_permutations;
+/// let text = "%%tessera permutation\nmodes 2\nmode 1 2\n2\n1\nmode 2 5 unchanged\n";
+/// let perms = parse_permutations(text.as_bytes(), Path::new("a.perm")).unwrap();
+/// assert_eq!(perms.mode(0).unwrap().old_of(0), 1);
+/// assert!(perms.mode(1).is_none());
+/// let bad = parse_permutations(b"%%tessera permutation\nmodes 1\nmode 1 2\n1\n1\n", Path::new("a.perm"));
+/// assert!(bad.unwrap_err().to_string().starts_with("a.perm:5:"));
+/// ```
 pub fn parse_permutations(bytes: &[u8], path: &Path) -> Result<ModePermutations> {
     let error = |line: usize, reason: String| FormatError::Parse {
         path: path.to_path_buf(),

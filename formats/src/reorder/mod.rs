@@ -54,7 +54,13 @@ use crate::error::{FormatError, Result};
 use crate::tensor::Tensor;
 use crate::value::Value;
 
-/// An ordering algorithm.
+/// An ordering algorithm, named on the command line by [`Method::name`].
+///
+/// ```
+/// use tessera_formats::reorder::Method;
+/// assert_eq!("RCM".parse::<Method>().unwrap(), Method::Rcm);
+/// assert!("metis".parse::<Method>().unwrap_err().contains("lexi, rcm, degree"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
     /// COMET's lexi-order: every mode sorted so its slices are in
@@ -304,6 +310,17 @@ fn sorted_by_counting<V: Value>(entries: &CoordinateList<V>) -> Option<Coordinat
 /// The permutations `method` gives the modes of `entries` (any order,
 /// duplicates allowed). Refused: [`Method::Rcm`] for anything but a square
 /// matrix, and modes too large to hold a permutation of.
+///
+/// ```
+/// use tessera_formats::reorder::{order_entries, Method};
+/// use tessera_formats::CoordinateList;
+/// let mut a = CoordinateList::new(&[2, 3]);
+/// a.push(&[1, 0], 1.0).unwrap();
+/// let perms = order_entries(&a, Method::Degree).unwrap();
+/// // Row 1 and column 0 hold the entry: they come first.
+/// assert_eq!(perms.apply(&a).unwrap().coords(0), &[0, 0]);
+/// assert!(order_entries(&a, Method::Rcm).is_err()); // not square
+/// ```
 pub fn order_entries<V: Value>(entries: &CoordinateList<V>, method: Method) -> Result<ModePermutations> {
     let canonical;
     let entries = if entries.is_canonical() {
