@@ -26,6 +26,7 @@ pub mod lattice;
 pub mod notation;
 pub mod plan;
 pub mod reference;
+pub mod reorder;
 pub mod runtime;
 pub mod testing;
 

@@ -16,6 +16,7 @@ pub mod io;
 pub mod level;
 pub mod levels;
 pub mod properties;
+pub mod reorder;
 pub mod staging;
 pub mod tensor;
 pub mod value;

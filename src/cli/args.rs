@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use super::engine::Tier;
 use super::format_spec::FormatSpec;
 use super::generate::GenSpec;
+use tessera_formats::reorder::Method;
 
 const ABOUT: &str = "Sparse tensor algebra from the command line: type a statement, get a result";
 
@@ -22,7 +23,9 @@ Examples:
   tessera eval \"s = A(i,j) * A(i,j)\" -i A:data/4elt.mtx --time 10
   tessera repl -i A:data/4elt.mtx
   tessera convert data/4elt.mtx 4elt.tns
-  tessera info data/4elt.mtx";
+  tessera info data/4elt.mtx
+  tessera reorder data/4elt.mtx 4elt-rcm.mtx --method rcm --save-permutation 4elt.perm
+  tessera eval \"y(i) = A(i,j) * x(j)\" -i A:data/4elt.mtx -g x:15606:1 --reorder lexi --time 10";
 
 /// `tessera`: evaluate sparse tensor statements, interactively or not.
 #[derive(Debug, Parser)]
@@ -43,7 +46,17 @@ pub enum Command {
     Convert(ConvertArgs),
     /// Describe a tensor file: shape, nonzeros, row lengths, bytes per format
     Info(InfoArgs),
+    /// Reorder a tensor file's coordinates (lexi, rcm, degree): bandwidth and profile before and after
+    #[command(after_help = REORDER_HELP)]
+    Reorder(ReorderArgs),
 }
+
+const REORDER_HELP: &str = "\
+Methods: lexi (COMET's lexi-order, every mode, any order), rcm (reverse
+Cuthill-McKee of the symmetric structure, one permutation for rows and
+columns, square matrices), degree (each mode by its slices' entry counts,
+heaviest first). A saved permutation (--save-permutation) is reused with
+--permutation here or with `tessera eval --reorder-from NAME:PATH`.";
 
 const EVAL_HELP: &str = "\
 Statements are index notation: y(i) = A(i,j) * x(j), C(i,j) = A(i,j) + B(i,j),
@@ -115,6 +128,31 @@ pub struct EvalArgs {
     /// Print the plan, lattices or bytecode before the result (repeatable, or comma-separated)
     #[arg(long, value_enum, value_name = "WHAT", value_delimiter = ',')]
     pub print: Vec<PrintWhat>,
+
+    /// Run on inputs reordered by METHOD (lexi, rcm, degree); the result is permuted back
+    #[arg(long, value_name = "METHOD", value_parser = parse_method)]
+    pub reorder: Option<Method>,
+
+    /// Run on inputs reordered by a permutation of tensor NAME saved by `tessera reorder`
+    #[arg(long, value_name = "NAME:PATH", value_parser = parse_input, conflicts_with = "reorder")]
+    pub reorder_from: Option<NameValue<PathBuf>>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReorderArgs {
+    /// The file to read (.mtx or .tns)
+    pub input: PathBuf,
+    /// The file to write, reordered (.mtx for order <= 2, .tns for any order)
+    pub output: PathBuf,
+    /// The ordering: lexi, rcm or degree
+    #[arg(short = 'm', long, value_name = "METHOD", value_parser = parse_method, default_value = "lexi")]
+    pub method: Method,
+    /// Apply this saved permutation instead of computing one
+    #[arg(long, value_name = "PATH", conflicts_with = "method")]
+    pub permutation: Option<PathBuf>,
+    /// Save the permutation to PATH, to reuse it
+    #[arg(long, value_name = "PATH")]
+    pub save_permutation: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -193,6 +231,10 @@ fn parse_format(text: &str) -> Result<NameValue<FormatSpec>, String> {
         name: name.into(),
         value: spec.parse()?,
     })
+}
+
+fn parse_method(text: &str) -> Result<Method, String> {
+    text.parse()
 }
 
 fn parse_spec(text: &str) -> Result<FormatSpec, String> {

@@ -6,10 +6,11 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::args::EvalArgs;
+use super::args::{EvalArgs, PrintWhat};
 use super::error::{CliError, Result};
 use super::files::{self, FileKind};
 use super::listing::write_listing;
+use super::reorder::{self, Request};
 use super::session::{from_args, parse, Front, Timing};
 use super::summary::{millis, scalar_value, write_summary, SHOWN_NONZEROS};
 
@@ -45,10 +46,22 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
         }
     }
 
-    let session = from_args(&args.tensors, Front::Eval)?;
+    let mut session = from_args(&args.tensors, Front::Eval)?;
+    let request = match (&args.reorder, &args.reorder_from) {
+        (Some(method), _) => Some(Request::Method(*method)),
+        (None, Some(saved)) => Some(Request::Saved(saved)),
+        (None, None) => None,
+    };
+    let reordering = match request {
+        Some(request) => Some(reorder::apply_to_session(&mut session, &args.statement, request)?),
+        None => None,
+    };
     let prepared = session.prepare(&args.statement)?;
     for &what in &args.print {
         write_listing(out, &session, &prepared, what)?;
+        if let (PrintWhat::Plan, Some(r)) = (what, &reordering) {
+            write!(out, "{}", r.describe())?;
+        }
     }
     let (result, timing) = match args.time {
         Some(n) => {
@@ -56,6 +69,13 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
             (result, Some(timing))
         }
         None => (session.run(&prepared)?, None),
+    };
+    let (result, restore) = match &reordering {
+        Some(r) => {
+            let (result, time) = r.restore(&result)?;
+            (result, Some(time))
+        }
+        None => (result, None),
     };
     match &args.output {
         Some(o) => {
@@ -68,6 +88,9 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
     }
     if let Some(timing) = timing {
         writeln!(out, "{}", timing_line(&timing))?;
+    }
+    if let (Some(r), Some(time)) = (&reordering, restore) {
+        writeln!(out, "{}", r.cost_line(time))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,4 @@
-//! The `tessera` command: `eval`, `repl`, `convert` and `info`.
+//! The `tessera` command: `eval`, `repl`, `convert`, `info` and `reorder`.
 //!
 //! [`main`] parses the command line ([`args`]), runs the subcommand, and
 //! turns any [`CliError`] into one line on standard error and a non-zero
@@ -23,6 +23,7 @@ pub mod generate;
 pub mod info;
 pub mod listing;
 pub mod progress;
+pub mod reorder;
 pub mod repl;
 pub mod session;
 pub mod summary;
@@ -50,6 +51,7 @@ pub fn main() -> ExitCode {
         Command::Repl(args) => repl::run(&args, &mut out),
         Command::Convert(args) => convert::run(&args, &mut out),
         Command::Info(args) => info::run(&args, &mut out),
+        Command::Reorder(args) => reorder::run(&args, &mut out),
     };
     let result = result.and_then(|code| {
         out.flush()?;
