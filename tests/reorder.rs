@@ -324,3 +324,20 @@ fn reordered_kernels_on_the_cranelift_tier_match_the_interpreter() {
     assert!(engine.stats().compiled_runs > 0, "the Cranelift tier ran");
     assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
 }
+
+#[test]
+fn info_reports_bandwidth_and_profile_before_and_after_each_method() {
+    let entries = read_mtx(Path::new(&four_elt())).unwrap().entries.pruned();
+    let before = band_profile(&entries).unwrap();
+    let after_rcm =
+        tessera::formats::reorder::band_profile_after(&entries, tessera::formats::reorder::Method::Rcm).unwrap();
+    assert!(after_rcm.bandwidth < before.bandwidth, "RCM narrows 4elt's band");
+    tessera()
+        .args(["info", &four_elt()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!("band: {before}\n")))
+        .stdout(predicate::str::contains(format!("  after rcm    {after_rcm}\n")))
+        .stdout(predicate::str::contains("  after lexi   bandwidth "))
+        .stdout(predicate::str::contains("  after degree bandwidth "));
+}

@@ -59,11 +59,42 @@ pub fn run(args: &InfoArgs, out: &mut dyn Write) -> Result<ExitCode> {
             writeln!(out, "columns: {}", Lengths::of(&entries, 1))?;
         }
     }
+    if shape.len() == 2 {
+        write_band_profiles(out, &entries)?;
+    }
     writeln!(out, "bytes by format:")?;
     for (name, size) in sizes {
         writeln!(out, "  {name:<10} {size}")?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Matrices with at most this many nonzeros also show the bandwidth and
+/// profile each reordering method would give (ordering costs a few hundred
+/// SpMVs; `tessera reorder` does it for any size).
+const REORDERED_PROFILES_UP_TO: usize = 2_000_000;
+
+/// Bandwidth and profile as stored, and after each reordering method.
+fn write_band_profiles(out: &mut dyn Write, entries: &CoordinateList<f64>) -> Result<()> {
+    use tessera_formats::reorder::{band_profile, band_profile_after, Method};
+    match band_profile(entries) {
+        Ok(p) => writeln!(out, "band: {p}")?,
+        Err(e) => writeln!(out, "band: - ({e})")?,
+    }
+    if entries.len() > REORDERED_PROFILES_UP_TO {
+        writeln!(
+            out,
+            "  (reorderings not tried above {REORDERED_PROFILES_UP_TO} nonzeros: see tessera reorder)"
+        )?;
+        return Ok(());
+    }
+    for method in Method::ALL {
+        match band_profile_after(entries, method) {
+            Ok(p) => writeln!(out, "  after {:<6} {p}", method.name())?,
+            Err(e) => writeln!(out, "  after {:<6} - ({e})", method.name())?,
+        }
+    }
+    Ok(())
 }
 
 /// Statistics of the entries per slice of one mode.
