@@ -1164,12 +1164,20 @@ fn coordinate_list_with_absurd_capacity_is_refused() {
 #[test]
 fn coordinate_list_at_the_entry_limit_does_not_reserve_it_all_up_front() {
     // 2^32 entries of order 4 would be 160 GiB; a file header may claim it,
-    // but nothing should be reserved before entries arrive.
+    // but nothing should be reserved before entries arrive. With no memory
+    // limit the list starts empty; under one (the machine's by default) the
+    // claim is refused at once.
+    tessera_formats::budget::set_memory_limit(Some(u64::MAX));
     let list = assert_quick("with_capacity", || {
         CoordinateList::<f64>::with_capacity(&[2, 2, 2, 2], MAX_ENTRIES)
-    })
-    .unwrap();
-    assert!(list.is_empty());
+    });
+    tessera_formats::budget::set_memory_limit(Some(1 << 30));
+    let refused = assert_quick("with_capacity", || {
+        CoordinateList::<f64>::with_capacity(&[2, 2, 2, 2], MAX_ENTRIES)
+    });
+    tessera_formats::budget::set_memory_limit(None);
+    assert!(list.unwrap().is_empty());
+    assert_too_large(refused);
 }
 
 // ------------------------------------------------ no input may panic

@@ -32,7 +32,7 @@ impl Emitter<'_> {
                 let out = &self.lowered.output;
                 if nz == self.true_reg
                     && self.lowered.assembly != OutputAssembly::Dense
-                    && out.level_vars().iter().all(|v| self.every_coordinate.contains(v))
+                    && out.vars.iter().all(|v| self.every_coordinate.contains(v))
                 {
                     self.fills_in = true;
                 }
