@@ -605,7 +605,7 @@ fn tiers_not_in_this_build_are_clear_errors() {
     let a = format!("A:{}", four_elt());
     assert_fails(
         tessera().args(["eval", "s = A(i,j)", "-i", &a, "--tier", "opencl"]),
-        &["tier opencl is not available in this build"],
+        &["tier opencl is not available in this build (available: auto, interp, jit)"],
     );
     assert_fails(
         tessera().args(["repl", "--tier", "opencl"]).write_stdin(""),

@@ -89,7 +89,7 @@ pub struct TensorArgs {
     #[arg(short = 'd', long = "dim", value_name = "VAR:SIZE", value_parser = parse_size)]
     pub sizes: Vec<NameValue<usize>>,
 
-    /// Execution tier (the opencl tier is not in this build yet)
+    /// Execution tier (opencl: not in this build yet, refused with the tiers that are)
     #[arg(long, value_enum, default_value_t = Tier::Auto)]
     pub tier: Tier,
 }

@@ -48,7 +48,11 @@ pub fn engine_for(tier: Tier) -> Result<Engine> {
     match tier {
         Tier::Auto | Tier::Interp => Ok(engine),
         Tier::Jit if engine.tier_names().iter().any(|t| t == tessera::JIT) => Ok(engine),
-        Tier::Jit | Tier::Opencl => Err(CliError::TierUnavailable(tier.name())),
+        Tier::Jit | Tier::Opencl => {
+            let mut available = vec!["auto".to_string()];
+            available.extend(engine.tier_names());
+            Err(CliError::TierUnavailable(tier.name(), available.join(", ")))
+        }
     }
 }
 

@@ -49,8 +49,8 @@ pub enum CliError {
     },
 
     /// A tier that this build does not have.
-    #[error("tier {0} is not available in this build (available: interp, auto)")]
-    TierUnavailable(&'static str),
+    #[error("tier {0} is not available in this build (available: {1})")]
+    TierUnavailable(&'static str, String),
 
     /// Something asked of a tier that this build cannot produce (`--print clif`).
     #[error("{0}")]

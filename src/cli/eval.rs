@@ -12,7 +12,7 @@ use super::files::{self, FileKind};
 use super::listing::write_listing;
 use super::reorder::{self, Request};
 use super::session::{from_args, parse, Front, Timing};
-use super::summary::{millis, scalar_value, write_summary, SHOWN_NONZEROS};
+use super::summary::{millis, scalar_text, scalar_value, write_summary, SHOWN_NONZEROS};
 
 /// Runs `tessera eval`.
 pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
@@ -81,7 +81,7 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
         Some(o) => {
             files::write(&o.value, &result, &format!("-o {}", o.name))?;
             if result.order() == 0 {
-                writeln!(out, "{}", scalar_value(&result))?;
+                writeln!(out, "{}", scalar_text(scalar_value(&result)))?;
             }
         }
         None => write_summary(out, lhs, &result, SHOWN_NONZEROS)?,

@@ -17,7 +17,7 @@ pub const SHOWN_NONZEROS: usize = 10;
 /// scalar is its value alone.
 pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limit: usize) -> io::Result<()> {
     if tensor.order() == 0 {
-        return writeln!(out, "{}", scalar_value(tensor));
+        return writeln!(out, "{}", scalar_text(scalar_value(tensor)));
     }
     // The first entries only: a summary never lists the whole result.
     let (count, first) = match tensor.first_nonzeros(limit) {
@@ -57,6 +57,17 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limi
         writeln!(out, "  ... {} more", count - limit)?;
     }
     Ok(())
+}
+
+/// A scalar result in full precision (it reads back to the same bits), in
+/// scientific notation when very small or very large: `1e-30`, not thirty
+/// zeros.
+pub fn scalar_text(v: f64) -> String {
+    if v != 0.0 && v.is_finite() && !(1e-4..1e16).contains(&v.abs()) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
 }
 
 /// The value of an order-0 tensor.
@@ -122,6 +133,19 @@ pub fn millis(d: Duration) -> String {
 mod tests {
     use super::*;
     use tessera_formats::{CoordinateList, Format};
+
+    #[test]
+    fn scalars_keep_every_digit_and_switch_to_exponents_at_the_extremes() {
+        assert_eq!(scalar_text(91756.0), "91756");
+        assert_eq!(scalar_text(0.1), "0.1");
+        assert_eq!(scalar_text(-2.5e-30), "-2.5e-30");
+        assert_eq!(scalar_text(1.234e20), "1.234e20");
+        assert_eq!(scalar_text(0.0), "0");
+        assert_eq!(scalar_text(f64::INFINITY), "inf");
+        for v in [1e-300, 3.0e-5, 123456789.123, 9.99e15, 1e16] {
+            assert_eq!(scalar_text(v).parse::<f64>().unwrap(), v, "{v}");
+        }
+    }
 
     #[test]
     fn numbers_read_short() {

@@ -8,7 +8,8 @@
 //! ([`FormatError::TooLarge`](crate::FormatError::TooLarge)), and report
 //! malformed input as [`FormatError::Parse`](crate::FormatError::Parse) with
 //! the file and line. Writers print each value in the shortest form that
-//! reads back to the same bits.
+//! reads back to the same bits, and replace a file only once the new one is
+//! complete: an interrupted write leaves the old file as it was.
 //!
 //! ```no_run
 //! use std::path::Path;
@@ -20,6 +21,7 @@
 //! ```
 
 mod mtx;
+mod replace;
 mod text;
 mod tns;
 

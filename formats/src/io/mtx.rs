@@ -10,7 +10,6 @@
 //! malformed line is a [`FormatError::Parse`] naming its line.
 
 use std::fmt;
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
@@ -624,8 +623,7 @@ fn read_array(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &Path) 
 /// fails.
 pub fn write_mtx(path: &Path, tensor: &Tensor<f64>) -> Result<()> {
     let matrix = Matrix::of(tensor)?;
-    let file = File::create(path).map_err(|e| io_error(path, &e))?;
-    matrix.write(BufWriter::new(file)).map_err(|e| io_error(path, &e))
+    super::replace::replace_file(path, |f| matrix.write(BufWriter::new(f)))
 }
 
 /// [`write_mtx`] to any writer (buffered here); I/O errors name the path

@@ -17,7 +17,6 @@
 //! [`write_tns`] writes such a sidecar beside the file, so that a written
 //! tensor reads back with its shape even when its last rows are empty.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -326,11 +325,10 @@ pub fn write_tns(path: &Path, tensor: &Tensor<f64>) -> Result<()> {
         });
     };
     let written = Written::of(tensor)?;
-    let file = File::create(path).map_err(|e| io_error(path, &e))?;
-    written.write(BufWriter::new(file)).map_err(|e| io_error(path, &e))?;
+    super::replace::replace_file(path, |f| written.write(BufWriter::new(f)))?;
     let sizes: Vec<String> = tensor.shape().iter().map(usize::to_string).collect();
     let sidecar = format!("{}\n{}\n", sizes.join(" "), written.lines());
-    std::fs::write(&dims, sidecar).map_err(|e| io_error(&dims, &e))
+    super::replace::replace_file(&dims, |mut f| f.write_all(sidecar.as_bytes()))
 }
 
 /// The entry lines of [`write_tns`] to any writer (buffered here), without
