@@ -117,7 +117,7 @@ fn eval_spmv_on_the_shipped_matrix_prints_a_summary_of_the_right_shape() {
         .success()
         .stderr("")
         .stdout(predicate::str::starts_with(
-            "y: 15606 vector, sv, 15606 stored, 15606 nonzeros (density 100%)\n  y(0) = ",
+            "y: 15606 vector, dense, 15606 stored, 15606 nonzeros (density 100%)\n  y(0) = ",
         ))
         .stdout(predicate::str::contains("  ... 15596 more\n"));
 }
@@ -213,12 +213,12 @@ fn eval_print_plan_says_which_formats_were_chosen() {
         .stdout(predicate::str::contains("default for a sparse matrix"))
         .stdout(predicate::str::contains("x: dense, 4 ("))
         .stdout(predicate::str::contains(
-            "y: sv, 3 (output, sparse by default: A is sparse)",
+            "y: dense, 3 (output, dense by default: j is summed over the sparse A and the dense x, so nearly every coordinate gets a value (as scipy's sparse @ dense is dense))",
         ))
         .stdout(predicate::str::contains("loop order: i, j"))
         .stdout(predicate::str::is_match(r"(?m)^forall i: lattice \{").unwrap())
         .stdout(predicate::str::contains("halt"))
-        .stdout(predicate::str::contains("y: 3 vector, sv"));
+        .stdout(predicate::str::contains("y: 3 vector, dense"));
 }
 
 #[test]
@@ -328,12 +328,12 @@ fn repl_from_a_pipe_loads_evaluates_and_reuses_results() {
         .stderr("")
         .stdout(predicate::str::contains("A: 3 x 4 matrix, csr, 5 stored"))
         .stdout(predicate::str::contains("x: 4 vector, dense, 4 stored, 3 nonzeros"))
-        .stdout(predicate::str::contains("y: 3 vector, sv, 3 stored, 3 nonzeros"))
+        .stdout(predicate::str::contains("y: 3 vector, dense, 3 stored, 3 nonzeros"))
         .stdout(predicate::str::contains("  z(0) = 2\n  z(1) = 3\n  z(2) = 13\n"))
         .stdout(predicate::str::contains("\n18\n"))
         .stdout(predicate::str::contains("R: 30 x 20 matrix, csr, 150 stored"))
         .stdout(predicate::str::contains(
-            "w: sv, 3 (output, by default like the sparse input z)",
+            "w: dense, 3 (output, dense by default: every input is dense)",
         ))
         .stdout(predicate::str::contains("loop order: i"))
         .stdout(predicate::str::contains("time: 2 runs on interp"))

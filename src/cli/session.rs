@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tessera_engine::notation::{check, parse_statement, AssignOp, Statement};
+use tessera_engine::runtime::default_output;
 use tessera_engine::{default_output_format, Engine, EngineError, EvalOptions, Inputs, Kernel};
 use tessera_formats::{Format, Tensor};
 
@@ -329,26 +330,12 @@ impl Session {
                 ));
             }
         }
-        if inputs.iter().all(|(_, f)| f.is_dense()) {
-            let why = if inputs.is_empty() {
-                "dense by default: no inputs"
-            } else {
-                "dense by default: every input is dense"
-            };
-            return Ok((Format::dense(order), why.into(), false));
-        }
-        let like = inputs
-            .iter()
-            .find(|(_, f)| !f.is_dense() && f.order() == order && f.is_per_mode());
-        if let Some((name, format)) = like {
-            return Ok((format.clone(), format!("by default like the sparse input {name}"), true));
-        }
-        let sparse: Vec<&str> = inputs.iter().filter(|(_, f)| !f.is_dense()).map(|(n, _)| *n).collect();
-        Ok((
-            default_output_format(order, false),
-            format!("sparse by default: {} sparse", list_is(&sparse)),
-            false,
-        ))
+        let formats: Vec<(String, Format)> = inputs.iter().map(|(n, f)| (n.to_string(), f.clone())).collect();
+        let (format, why) = default_output(statement, &formats);
+        // A sparse input's format may not be one the engine can assemble
+        // here: the caller then falls back to the engine's own default.
+        let fallback = !format.is_dense() && inputs.iter().any(|(_, f)| *f == format);
+        Ok((format, why, fallback))
     }
 
     /// Calls `f` with the tensors a prepared statement reads and the sizes.
@@ -476,13 +463,4 @@ fn given_once<'a>(given: &mut Vec<&'a str>, name: &'a str, context: &str) -> Res
     }
     given.push(name);
     Ok(())
-}
-
-/// `A is` / `A and B are`.
-fn list_is(names: &[&str]) -> String {
-    match names {
-        [one] => format!("{one} is"),
-        [init @ .., last] => format!("{} and {last} are", init.join(", ")),
-        [] => "no input is".to_string(),
-    }
 }

@@ -260,8 +260,12 @@ fn clif_text_shows_the_inlined_level_functions() {
         "SpMV into a dense vector calls no runtime function:\n{text}"
     );
     // A sparse output is assembled through callbacks into the runtime.
+    let sparse_output = EvalOptions {
+        output_format: Some(Format::sparse_vector()),
+        ..EvalOptions::default()
+    };
     let sparse = engine
-        .kernel_for("y(i) = A(i,j) * x(j)", &inputs, &EvalOptions::default())
+        .kernel_for("y(i) = A(i,j) * x(j)", &inputs, &sparse_output)
         .unwrap();
     let text = sparse.compiled_text_for(&inputs, &[], "jit").unwrap();
     assert!(text.contains("call_indirect"), "{text}");

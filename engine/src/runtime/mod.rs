@@ -21,6 +21,7 @@
 //! tier in the background ([`tier`] describes the interface and the
 //! policy); [`EvalOptions::tier`] forces a tier or the interpreter.
 
+mod defaults;
 pub mod output;
 mod promotion;
 pub mod tier;
@@ -37,6 +38,7 @@ use crate::error::{EngineError, Result};
 use crate::interp::{self, Bindings};
 use crate::notation::{check, parse_statement, Statement};
 use crate::plan::emit;
+pub use defaults::default_output;
 use output::{dense_levels, Assembler, OutputSizes, OutputState, Workspace};
 pub use promotion::KernelStats;
 use promotion::Tiering;
@@ -71,8 +73,9 @@ impl<'a> Inputs<'a> {
 /// Options of one evaluation.
 #[derive(Default, Clone, Debug)]
 pub struct EvalOptions {
-    /// The output's format; by default dense when every input is dense,
-    /// otherwise sparse ([`default_output_format`]).
+    /// The output's format; by default dense when every input is dense or
+    /// a sparse operand is summed against a dense one, otherwise sparse
+    /// ([`default_output`]).
     pub output_format: Option<Format>,
     /// Sizes of index variables that no input fixes.
     pub sizes: Vec<(String, usize)>,
@@ -230,7 +233,7 @@ impl Engine {
         let formats = formats_of(&stmt, inputs)?;
         let output = match &options.output_format {
             Some(f) => f.clone(),
-            None => default_output_format(stmt.lhs.indices.len(), formats.iter().all(|(_, f)| f.is_dense())),
+            None => default_output(&stmt, &formats).0,
         };
         self.compile_statement(&stmt, &formats, &output)
     }
