@@ -165,6 +165,46 @@ impl Session {
             .map(|(n, f)| (n.as_str(), f))
     }
 
+    /// A Matrix Market file holds a vector as an `n x 1` (or `1 x n`)
+    /// matrix: one that a statement reads with one index becomes the
+    /// vector it was written from, and its origin says so.
+    fn read_as_vectors(&mut self, statement: &Statement) -> Result<()> {
+        for access in statement.rhs.accesses() {
+            let Some(named) = self.tensors.get(&access.tensor) else {
+                continue;
+            };
+            let shape = named.tensor.shape();
+            let Some(unit) = (access.indices.len() == 1 && shape.len() == 2)
+                .then(|| shape.iter().position(|&d| d == 1))
+                .flatten()
+            else {
+                continue;
+            };
+            let kept = 1 - unit;
+            let as_vector = |source| CliError::Format {
+                context: format!("{} read as a vector", access.tensor),
+                source,
+            };
+            let matrix = named.tensor.to_coordinates();
+            let mut entries = tessera::formats::CoordinateList::new(&[shape[kept]]);
+            for (c, v) in matrix.iter() {
+                entries.push(&[c[kept]], v).map_err(as_vector)?;
+            }
+            let format = if named.tensor.format().is_dense() {
+                Format::dense(1)
+            } else {
+                Format::sparse_vector()
+            };
+            let vector = Tensor::pack(&entries, format).map_err(as_vector)?;
+            let origin = format!(
+                "{}; a {} x {} matrix read as a vector",
+                named.origin, shape[0], shape[1]
+            );
+            self.insert(&access.tensor, vector, origin);
+        }
+        Ok(())
+    }
+
     /// Adds or replaces a tensor.
     pub fn insert(&mut self, name: &str, tensor: Tensor<f64>, origin: String) {
         self.tensors.insert(name.to_string(), Named { tensor, origin });
@@ -249,8 +289,9 @@ impl Session {
     }
 
     /// Parses, checks and compiles a statement for the session's tensors.
-    pub fn prepare(&self, text: &str) -> Result<Prepared> {
+    pub fn prepare(&mut self, text: &str) -> Result<Prepared> {
         let statement = parse(text)?;
+        self.read_as_vectors(&statement)?;
         let err = |e| self.statement_error(text, e);
         let mut reads: Vec<String> = Vec::new();
         let mut named = |tensor: &str, column: usize| -> Result<()> {
