@@ -324,13 +324,25 @@ impl<V: Value> Tensor<V> {
         if *format == self.format {
             return Ok(self.clone());
         }
+        self.check_listing("converting")?;
         Self::pack(&self.to_coordinates(), format.clone())
     }
 
     /// The transpose-like reordering of modes: mode `m` of the result is mode
     /// `perm[m]` of `self`, stored in `format`.
     pub fn permute(&self, perm: &[usize], format: &Format) -> Result<Tensor<V>> {
+        self.check_listing("permuting")?;
         Self::pack(&self.to_coordinates().permute(perm)?, format.clone())
+    }
+
+    /// Refuses, before anything is allocated, to list the stored entries
+    /// (a coordinate list and its sorted copy) beyond the memory budget.
+    fn check_listing(&self, doing: &str) -> Result<()> {
+        let per_entry = (self.order() as u128 + 1) * 8 * 2;
+        crate::budget::check_allocation(
+            &format!("{doing} a tensor of {} stored entries", self.stored()),
+            self.stored() as u128 * per_entry,
+        )
     }
 
     /// All components as a row-major dense array, refused when absurd.
