@@ -11,6 +11,28 @@ use crate::cin::{Cin, CinExpr, LoopVar, Target};
 use crate::notation::BinaryOp;
 
 impl Emitter<'_> {
+    /// The walked iterator of a loop whose body is a product with one factor
+    /// from it, when that iterator is a compact, ordered, unique last level
+    /// with a coordinate view (its row is read as a block); and the
+    /// product's accesses.
+    fn row_driver(&self, shape: &LoopShape, expr: &CinExpr) -> Option<(super::IterInfo, Vec<usize>)> {
+        let driver = shape.iterators[shape.walked[0]].clone();
+        let dst = &self.states[driver.operand];
+        let props = driver.format.properties();
+        if !(props.compact && props.ordered && props.unique)
+            || driver.level + 1 != dst.level_vars.len()
+            || dst.parent_run_end().is_some()
+            || !matches!(driver.format.kind, LevelKind::Compressed | LevelKind::Singleton)
+        {
+            return None;
+        }
+        let mut accesses = Vec::new();
+        if !product_of_accesses(expr, &mut accesses) || accesses.iter().filter(|&&a| a == driver.operand).count() != 1 {
+            return None;
+        }
+        Some((driver, accesses))
+    }
+
     /// The SpMM fast path one level up: a loop driven by one compact level
     /// whose body is a dense row update (see [`Self::try_dense_axpy`]) of
     /// rows located by the loop's coordinate.
@@ -35,20 +57,10 @@ impl Emitter<'_> {
         else {
             return false;
         };
-        let driver = shape.iterators[shape.walked[0]].clone();
+        let Some((driver, accesses)) = self.row_driver(shape, expr) else {
+            return false;
+        };
         let dst = &self.states[driver.operand];
-        let props = driver.format.properties();
-        if !(props.compact && props.ordered && props.unique)
-            || driver.level + 1 != dst.level_vars.len()
-            || dst.parent_run_end().is_some()
-            || !matches!(driver.format.kind, LevelKind::Compressed | LevelKind::Singleton)
-        {
-            return false;
-        }
-        let mut accesses = Vec::new();
-        if !product_of_accesses(expr, &mut accesses) || accesses.iter().filter(|&&a| a == driver.operand).count() != 1 {
-            return false;
-        }
         let ost = &self.states[out];
         if !ost.next_is_dense_last_at(inner) {
             return false;
@@ -123,20 +135,10 @@ impl Emitter<'_> {
         else {
             return false;
         };
-        let driver = shape.iterators[shape.walked[0]].clone();
+        let Some((driver, accesses)) = self.row_driver(shape, expr) else {
+            return false;
+        };
         let dst = &self.states[driver.operand];
-        let props = driver.format.properties();
-        if !(props.compact && props.ordered && props.unique)
-            || driver.level + 1 != dst.level_vars.len()
-            || dst.parent_run_end().is_some()
-            || !matches!(driver.format.kind, LevelKind::Compressed | LevelKind::Singleton)
-        {
-            return false;
-        }
-        let mut accesses = Vec::new();
-        if !product_of_accesses(expr, &mut accesses) || accesses.iter().filter(|&&a| a == driver.operand).count() != 1 {
-            return false;
-        }
         let mut fixed = Vec::new();
         let mut presences = vec![dst.present];
         for &a in &accesses {

@@ -740,20 +740,11 @@ impl Translator<'_> {
         let scale = self.fget(clif, scale);
         let b = self.iget(clif, begin);
         let e = self.iget(clif, end);
-        clif.loop_with(
-            &[b],
-            &mut |clif, st| clif.compare(Cmp::Lt, st[0], e),
-            &mut |clif, st| {
-                let p = st[0];
-                let (c, _) = format.pos_access(clif, driver, p, &[]);
-                let addr = clif.element(own, p, 8);
-                let v = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
-                let x = clif.fb.ins().fmul(scale, v);
-                let key = clif.fb.ins().iadd(base, c);
-                self.accumulate_key(clif, key, x);
-                smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
-            },
-        );
+        let row = Row { format, driver, own };
+        row.scaled_entries(clif, scale, (b, e), &mut |clif, c, x| {
+            let key = clif.fb.ins().iadd(base, c);
+            self.accumulate_key(clif, key, x);
+        });
     }
 
     /// Adds `x` at `key` of the dense workspace, marking the key set.
@@ -991,28 +982,53 @@ impl Translator<'_> {
         let scale = self.fget(clif, scale);
         let b = self.iget(clif, begin);
         let e = self.iget(clif, end);
+        let entries = Row { format, driver, own };
+        entries.scaled_entries(clif, scale, (b, e), &mut |clif, c, s| {
+            let mut bases: SmallVec<[Value; 2]> = SmallVec::new();
+            for &(values, parent, via) in &parts {
+                let r = match via {
+                    Some(extent) => {
+                        let first = clif.fb.ins().imul(parent, extent);
+                        clif.fb.ins().iadd(first, c)
+                    }
+                    None => parent,
+                };
+                let first = clif.fb.ins().imul(r, n);
+                bases.push(clif.element(values, first, 8));
+            }
+            axpy(clif, row, n, s, &bases);
+        });
+    }
+}
+
+/// The stored entries of one row of a driver level with a coordinate view:
+/// its coordinates and values.
+struct Row {
+    format: LevelFormat,
+    driver: LevelRef,
+    own: Value,
+}
+
+impl Row {
+    /// For each position `p` in `begin..end`: `visit(c, scale * value[p])`,
+    /// `c` the coordinate stored at `p`.
+    fn scaled_entries(
+        &self,
+        clif: &mut Clif<'_>,
+        scale: Value,
+        (begin, end): (Value, Value),
+        visit: &mut dyn FnMut(&mut Clif<'_>, Value, Value),
+    ) {
         clif.loop_with(
-            &[b],
-            &mut |clif, st| clif.compare(Cmp::Lt, st[0], e),
+            &[begin],
+            &mut |clif, st| clif.compare(Cmp::Lt, st[0], end),
             &mut |clif, st| {
                 let p = st[0];
-                let (c, _) = format.pos_access(clif, driver, p, &[]);
-                let addr = clif.element(own, p, 8);
+                let (c, _) = self.format.pos_access(clif, self.driver, p, &[]);
+                let addr = clif.element(self.own, p, 8);
                 let v = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
-                let s = clif.fb.ins().fmul(scale, v);
-                let mut bases: SmallVec<[Value; 2]> = SmallVec::new();
-                for &(values, parent, via) in &parts {
-                    let r = match via {
-                        Some(extent) => {
-                            let first = clif.fb.ins().imul(parent, extent);
-                            clif.fb.ins().iadd(first, c)
-                        }
-                        None => parent,
-                    };
-                    let first = clif.fb.ins().imul(r, n);
-                    bases.push(clif.element(values, first, 8));
-                }
-                axpy(clif, row, n, s, &bases);
+                let x = clif.fb.ins().fmul(scale, v);
+                visit(clif, c, x);
                 smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
             },
         );
