@@ -47,6 +47,7 @@ Commands:
   :time N STATEMENT             run N times: min and median time, the tier
   :help                         this text
   :quit                         leave (or end of input, Ctrl-D)
+A tensor's name alone prints it; help and quit work without the colon.
 Lines starting with # are comments.";
 
 /// What to do after a line.
@@ -139,8 +140,23 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
         return Ok(Flow::Continue);
     }
     let Some(command) = line.strip_prefix(':') else {
-        evaluate(session, line, None, out)?;
-        return Ok(Flow::Continue);
+        // A tensor's name alone shows it, as `:print`; the words people
+        // type for help and leaving work without the colon.
+        if let Some(named) = session.get(line) {
+            write_summary(out, line, &named.tensor, SHOWN_NONZEROS)?;
+            return Ok(Flow::Continue);
+        }
+        return match line {
+            "help" | "?" => {
+                writeln!(out, "{HELP}")?;
+                Ok(Flow::Continue)
+            }
+            "quit" | "exit" => Ok(Flow::Quit),
+            _ => {
+                evaluate(session, line, None, out)?;
+                Ok(Flow::Continue)
+            }
+        };
     };
     let (word, rest) = match command.split_once(char::is_whitespace) {
         Some((w, r)) => (w, r.trim()),
