@@ -31,6 +31,10 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let nonzeros = tensor
         .first_nonzeros(0)
         .map_or_else(|| tensor.to_coordinates().len(), |shown| shown.count);
+    // Written to standard output, the file is the whole output.
+    if args.output.as_os_str() == files::STREAM {
+        return Ok(ExitCode::SUCCESS);
+    }
     writeln!(
         out,
         "{} -> {}: {}, {} nonzero{}, via {} ({})",

@@ -1,5 +1,6 @@
 //! Tensor files, chosen by extension: Matrix Market (`.mtx`, matrices and
-//! vectors) and FROSTT (`.tns`, any order). Reading gives the entries and
+//! vectors) and FROSTT (`.tns`, any order), either gzip-compressed under a
+//! `.gz`, or `-` for standard input and output. Reading gives the entries and
 //! the format that suits them; writing takes any tensor whose order the
 //! file kind holds. A spinner shows while large files are read and packed.
 
@@ -17,12 +18,21 @@ use super::progress::Spinner;
 pub enum FileKind {
     Mtx,
     Tns,
+    /// `-`: standard input (either kind, told by its first line) or
+    /// standard output (Matrix Market up to order 2, FROSTT beyond).
+    Stream,
 }
 
+/// The path that stands for standard input or output.
+pub const STREAM: &str = "-";
+
 impl FileKind {
-    /// The kind named by `path`'s extension.
+    /// The kind named by `path`'s extension (under a `.gz`), or `-`.
     pub fn of(path: &Path, context: &str) -> Result<FileKind> {
-        match path
+        if path.as_os_str() == STREAM {
+            return Ok(FileKind::Stream);
+        }
+        match io::without_gzip(path)
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase)
@@ -76,7 +86,32 @@ pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
         context: context.to_string(),
         source,
     };
+    let stdin = || -> Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+            .map_err(|e| CliError::bad(context, format!("reading standard input: {e}")))?;
+        Ok(bytes)
+    };
+    let mtx_entries = |file: io::MtxFile| FileEntries {
+        dense: file.layout == MtxLayout::Array,
+        description: format!("Matrix Market {} {} {}", file.layout, file.field, file.symmetry),
+        entries: file.entries,
+    };
+    let tns_entries = |entries: CoordinateList<f64>| FileEntries {
+        dense: false,
+        description: format!("FROSTT, order {}", entries.order()),
+        entries,
+    };
     match kind {
+        FileKind::Stream => {
+            let bytes = stdin()?;
+            let name = Path::new("<stdin>");
+            if bytes.starts_with(b"%%MatrixMarket") {
+                Ok(mtx_entries(io::parse_mtx(&bytes, name).map_err(file_error)?))
+            } else {
+                Ok(tns_entries(io::parse_tns(&bytes, name).map_err(file_error)?))
+            }
+        }
         FileKind::Mtx => {
             let file = io::read_mtx(path).map_err(file_error)?;
             Ok(FileEntries {
@@ -143,6 +178,22 @@ pub fn pack(entries: &CoordinateList<f64>, format: Format, context: &str) -> Res
 pub fn write(path: &Path, tensor: &Tensor<f64>, context: &str) -> Result<()> {
     let kind = FileKind::of(path, context)?;
     let result = match kind {
+        FileKind::Stream => {
+            // Written whole, then handed to standard output, so that a
+            // reader that stops early (`| head`) ends the command quietly.
+            let mut text = Vec::new();
+            let written = if tensor.order() <= 2 {
+                io::write_mtx_to(&mut text, tensor)
+            } else {
+                io::write_tns_to(&mut text, tensor)
+            };
+            if written.is_ok() {
+                let mut out = std::io::stdout().lock();
+                std::io::Write::write_all(&mut out, &text)?;
+                std::io::Write::flush(&mut out)?;
+            }
+            written
+        }
         FileKind::Mtx => {
             if tensor.order() > 2 {
                 return Err(CliError::bad(

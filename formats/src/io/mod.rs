@@ -9,7 +9,8 @@
 //! malformed input as [`FormatError::Parse`](crate::FormatError::Parse) with
 //! the file and line. Writers print each value in the shortest form that
 //! reads back to the same bits, and replace a file only once the new one is
-//! complete: an interrupted write leaves the old file as it was.
+//! complete: an interrupted write leaves the old file as it was. A path
+//! ending in `.gz` is read and written gzip-compressed.
 //!
 //! ```no_run
 //! use std::path::Path;
@@ -26,4 +27,5 @@ mod text;
 mod tns;
 
 pub use mtx::{parse_mtx, read_mtx, write_mtx, write_mtx_to, MtxField, MtxFile, MtxLayout, MtxSymmetry};
+pub use text::without_gzip;
 pub use tns::{parse_tns, parse_tns_with_shape, read_tns, write_tns, write_tns_to};

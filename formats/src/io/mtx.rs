@@ -623,7 +623,7 @@ fn read_array(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &Path) 
 /// fails.
 pub fn write_mtx(path: &Path, tensor: &Tensor<f64>) -> Result<()> {
     let matrix = Matrix::of(tensor)?;
-    super::replace::replace_file(path, |f| matrix.write(BufWriter::new(f)))
+    super::replace::replace_file(path, |w| matrix.write(BufWriter::new(w)))
 }
 
 /// [`write_mtx`] to any writer (buffered here); I/O errors name the path

@@ -4,14 +4,15 @@
 //! directory is atomic). A process killed mid-write leaves the old file
 //! intact, and at worst a stray `.NAME.tessera-*` file beside it.
 
-use std::fs::File;
+use std::io::Write;
 use std::path::Path;
 
 use crate::error::{FormatError, Result};
 
 /// Writes `path` through `fill` (which flushes what it buffers), replacing
 /// it only when `fill` succeeds.
-pub(crate) fn replace_file(path: &Path, fill: impl FnOnce(&File) -> std::io::Result<()>) -> Result<()> {
+/// A path ending in `.gz` is written gzip-compressed.
+pub(crate) fn replace_file(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let io_error = |e: std::io::Error| FormatError::Io {
         path: path.to_path_buf(),
         reason: e.to_string(),
@@ -24,11 +25,27 @@ pub(crate) fn replace_file(path: &Path, fill: impl FnOnce(&File) -> std::io::Res
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}.tessera-"))
-        .tempfile_in(dir)
-        .map_err(io_error)?;
-    fill(temp.as_file()).map_err(io_error)?;
+    let prefix = format!(".{name}.tessera-");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    // A temporary file is private; the file it becomes keeps the old one's
+    // permissions, or gets the usual ones of a new file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let permissions =
+            std::fs::metadata(path).map_or_else(|_| std::fs::Permissions::from_mode(0o644), |m| m.permissions());
+        builder.permissions(permissions);
+    }
+    let temp = builder.tempfile_in(dir).map_err(io_error)?;
+    let mut file = temp.as_file();
+    if super::text::is_gzip(path) {
+        let mut encoder = flate2::write::GzEncoder::new(&mut file, flate2::Compression::default());
+        fill(&mut encoder).map_err(io_error)?;
+        encoder.finish().map_err(io_error)?;
+    } else {
+        fill(&mut file).map_err(io_error)?;
+    }
     temp.persist(path).map_err(|e| io_error(e.error))?;
     Ok(())
 }

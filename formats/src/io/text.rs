@@ -15,7 +15,36 @@ use crate::error::FormatError;
 
 /// Reads a whole file, naming it in the error.
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
-    std::fs::read(path).map_err(|e| io_error(path, &e))
+    if !is_gzip(path) {
+        return std::fs::read(path).map_err(|e| io_error(path, &e));
+    }
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
+    let mut bytes = Vec::new();
+    io::Read::read_to_end(&mut flate2::read::GzDecoder::new(file), &mut bytes).map_err(|e| io_error(path, &e))?;
+    Ok(bytes)
+}
+
+/// Whether `path` names a gzip-compressed file (`.gz`), read and written
+/// through the compression transparently.
+pub(crate) fn is_gzip(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+}
+
+/// `path` without a `.gz` extension: the name that says what the file
+/// holds (`a.mtx.gz` holds a Matrix Market file).
+///
+/// ```
+/// use std::path::Path;
+/// use tessera_formats::io::without_gzip;
+/// assert_eq!(without_gzip(Path::new("a.mtx.gz")), Path::new("a.mtx"));
+/// assert_eq!(without_gzip(Path::new("a.tns")), Path::new("a.tns"));
+/// ```
+pub fn without_gzip(path: &Path) -> std::path::PathBuf {
+    if is_gzip(path) {
+        path.with_extension("")
+    } else {
+        path.to_path_buf()
+    }
 }
 
 /// An [`FormatError::Io`] for `path`.

@@ -263,7 +263,8 @@ struct Dims {
 
 /// The sidecar of a `.tns` file: `<stem>.dims` beside it.
 fn dims_path(tns: &Path) -> Option<PathBuf> {
-    let dims = tns.with_extension("dims");
+    // `a.tns.gz` has its shape in `a.dims`, as `a.tns` does.
+    let dims = super::text::without_gzip(tns).with_extension("dims");
     (dims != tns).then_some(dims)
 }
 
@@ -325,10 +326,10 @@ pub fn write_tns(path: &Path, tensor: &Tensor<f64>) -> Result<()> {
         });
     };
     let written = Written::of(tensor)?;
-    super::replace::replace_file(path, |f| written.write(BufWriter::new(f)))?;
+    super::replace::replace_file(path, |w| written.write(BufWriter::new(w)))?;
     let sizes: Vec<String> = tensor.shape().iter().map(usize::to_string).collect();
     let sidecar = format!("{}\n{}\n", sizes.join(" "), written.lines());
-    super::replace::replace_file(&dims, |mut f| f.write_all(sidecar.as_bytes()))
+    super::replace::replace_file(&dims, |w| w.write_all(sidecar.as_bytes()))
 }
 
 /// The entry lines of [`write_tns`] to any writer (buffered here), without
