@@ -429,12 +429,14 @@ impl Session {
     /// The formats of a prepared statement's tensors and why each has it:
     /// the head of `--print plan`.
     pub fn describe(&self, prepared: &Prepared) -> String {
-        let mut text = format!(
-            "statement: {}\ntier: {} ({} asked)\n",
-            prepared.statement,
-            tier_that_ran(self.tier, &prepared.kernel),
-            self.tier
-        );
+        let tier = match (self.tier, prepared.kernel.is_compiled()) {
+            (Tier::Auto, false) => format!(
+                "auto: interpreted until hot, compiled at once when a run reads {} stored values or more",
+                self.engine.promotion().first_run_work
+            ),
+            (tier, _) => format!("{} ({tier} asked)", tier_that_ran(tier, &prepared.kernel)),
+        };
+        let mut text = format!("statement: {}\ntier: {tier}\n", prepared.statement);
         for name in &prepared.reads {
             let t = &self.tensors[name];
             text.push_str(&format!(
