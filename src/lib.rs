@@ -1,7 +1,7 @@
 //! tessera: sparse tensor algebra in index notation, over any sparse format.
 //!
 //! The facade wires the crates together: [`formats`] (level formats,
-//! tensors, file I/O), [`engine`] (statements → bytecode → the interpreter,
+//! tensors, file I/O), [`engine`](mod@engine) (statements → bytecode → the interpreter,
 //! the kernel cache and tiering) and [`tiers`] (compiled tiers). [`engine()`]
 //! builds an [`Engine`] with every compiled tier of this build registered,
 //! so hot kernels are promoted to native code.

@@ -1,10 +1,10 @@
 //! The Cranelift tier (`jit`): bytecode → Cranelift IR → machine code.
 //!
 //! [`CraneliftTier`] implements the engine's [`Tier`]: it translates a
-//! [`CompileRequest`]'s program ([`translate`]), inlining level functions
+//! [`CompileRequest`]'s program (`translate`), inlining level functions
 //! through their staged implementation instantiated with Cranelift values
-//! ([`builder`]), compiles it in its own JIT module and returns a kernel
-//! ([`kernel`]) specialised on the request's index widths. Compiled code
+//! (`builder`), compiles it in its own JIT module and returns a kernel
+//! (`kernel`) specialised on the request's index widths. Compiled code
 //! does no bounds checks: tensors are valid by construction, and the
 //! runtime checks formats and index widths before it calls a kernel.
 
