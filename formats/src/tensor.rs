@@ -249,6 +249,49 @@ impl<V: Value> Tensor<V> {
         );
     }
 
+    /// The component at `coords` (zero where nothing is stored; stored
+    /// duplicates summed), or `None` when `coords` is outside the shape.
+    /// Levels that can locate their coordinate do; the others are searched
+    /// below their parent only (a row of CSR, not the matrix).
+    ///
+    /// ```
+    /// use tessera_formats::{CoordinateList, Format, Tensor};
+    /// let mut entries = CoordinateList::new(&[2, 3]);
+    /// entries.push(&[1, 2], 5.0).unwrap();
+    /// let a = Tensor::pack(&entries, Format::csr()).unwrap();
+    /// assert_eq!(a.get(&[1, 2]), Some(5.0));
+    /// assert_eq!(a.get(&[0, 2]), Some(0.0));
+    /// assert_eq!(a.get(&[2, 0]), None);
+    /// ```
+    pub fn get(&self, coords: &[u64]) -> Option<V> {
+        if coords.len() != self.order() || coords.iter().zip(&self.shape).any(|(&c, &d)| c >= d as u64) {
+            return None;
+        }
+        if self.levels.is_empty() {
+            return Some(self.values.first().copied().unwrap_or_else(V::zero));
+        }
+        let wanted = wanted_storage_coords(&self.format, coords);
+        let projections: Vec<Projection> = self.format.levels().iter().map(|l| l.projection).collect();
+        let mut b = Immediate::new(TensorLevels(&self.levels));
+        let mut logical = vec![0u64; self.order()];
+        let mut sum = V::zero();
+        find_levels(
+            &self.format,
+            &mut b,
+            0,
+            0,
+            &wanted,
+            &mut Vec::new(),
+            &mut |storage, pos| {
+                logical_coords(&projections, storage, &mut logical);
+                if logical == coords {
+                    sum = sum.accumulate(self.values[pos as usize]);
+                }
+            },
+        );
+        Some(sum)
+    }
+
     /// Every stored component with its tensor coordinates, in iteration
     /// order, including explicit zeros and padding.
     pub fn stored_entries(&self) -> CoordinateList<V> {
@@ -511,6 +554,83 @@ fn walk_levels(
         crate::properties::Iteration::CoordinateValue => {
             let (begin, end) = level.coord_iter(b, lv, ancestors);
             for i in begin..end {
+                let (pos, found) = level.coord_access(b, lv, parent, ancestors, i);
+                if found {
+                    child(b, i, pos, ancestors);
+                }
+            }
+        }
+        crate::properties::Iteration::CoordinatePosition => {
+            let (begin, end) = level.pos_iter(b, lv, parent);
+            for p in begin..end {
+                let (i, found) = level.pos_access(b, lv, p, ancestors);
+                if found {
+                    child(b, i, p, ancestors);
+                }
+            }
+        }
+    }
+}
+
+/// The storage coordinate each level must have for the component at
+/// `coords`, where a level stores (part of) a mode; `None` for levels whose
+/// coordinate is not a mode's (DIA's diagonals, ELL's slots).
+fn wanted_storage_coords(format: &Format, coords: &[u64]) -> Vec<Option<i64>> {
+    format
+        .levels()
+        .iter()
+        .map(|l| match l.projection {
+            Projection::Mode { mode, split } => Some(match split {
+                Split::Whole => coords[mode],
+                Split::Outer(b) => coords[mode] / b as u64,
+                Split::Inner(b) => coords[mode] % b as u64,
+            } as i64),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Visits the positions of levels `k..` below `parent` that can hold the
+/// component whose storage coordinates are `wanted`: a level that can
+/// locate and knows its coordinate locates it, any other is searched.
+/// `visit` gets the storage coordinates and value position of each leaf.
+fn find_levels(
+    format: &Format,
+    b: &mut Immediate<TensorLevels<'_>>,
+    k: usize,
+    parent: i64,
+    wanted: &[Option<i64>],
+    ancestors: &mut Vec<i64>,
+    visit: &mut dyn FnMut(&[i64], i64),
+) {
+    let level = format.level(k);
+    let lv = LevelRef::new(0, k);
+    let mut child = |b: &mut Immediate<TensorLevels<'_>>, i: i64, pos: i64, ancestors: &mut Vec<i64>| {
+        if wanted[k].is_some_and(|w| w != i) {
+            return;
+        }
+        ancestors.push(i);
+        if k + 1 == wanted.len() {
+            visit(ancestors, pos);
+        } else {
+            find_levels(format, b, k + 1, pos, wanted, ancestors, visit);
+        }
+        ancestors.pop();
+    };
+    if let (Some(i), true) = (wanted[k], level.capabilities().locate) {
+        let (pos, found) = level.locate(b, lv, parent, ancestors, i);
+        if found {
+            child(b, i, pos, ancestors);
+        }
+        return;
+    }
+    match level.capabilities().iteration {
+        crate::properties::Iteration::CoordinateValue => {
+            let (begin, end) = level.coord_iter(b, lv, ancestors);
+            for i in begin..end {
+                if wanted[k].is_some_and(|w| w != i) {
+                    continue;
+                }
                 let (pos, found) = level.coord_access(b, lv, parent, ancestors, i);
                 if found {
                     child(b, i, pos, ancestors);
