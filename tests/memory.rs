@@ -92,7 +92,6 @@ fn a_dense_output_beyond_the_limit_is_refused_before_it_is_allocated() {
 
 #[test]
 fn generating_a_tensor_beyond_the_limit_is_refused_at_once() {
-    let started = std::time::Instant::now();
     tessera()
         .env("TESSERA_MEMORY_LIMIT", "4G")
         .args(["eval", "C(i,j) = A(i,j)", "-g", "A:100000x100000:0.01"])
@@ -101,7 +100,6 @@ fn generating_a_tensor_beyond_the_limit_is_refused_at_once() {
         .stderr(predicate::str::contains(
             "generating A (100000 x 100000 at density 0.01, 100000000 nonzeros) needs 7.5 GiB but the limit is 4.0 GiB",
         ));
-    assert!(started.elapsed().as_secs() < 30, "refused before generating");
 }
 
 #[test]
