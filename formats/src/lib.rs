@@ -15,6 +15,7 @@ pub mod index;
 pub mod io;
 pub mod level;
 pub mod levels;
+pub mod parts;
 pub mod properties;
 pub mod reorder;
 pub mod staging;

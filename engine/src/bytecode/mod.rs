@@ -103,6 +103,13 @@ pub enum Op {
         dst: IReg,
         var: u32,
     },
+    /// The coordinates of the outermost loop this run covers: `begin..end`,
+    /// the whole dimension unless the run is one chunk of a parallel run
+    /// ([`Program::chunking`]).
+    Chunk {
+        begin: IReg,
+        end: IReg,
+    },
 
     /// `coord_iter`: bounds of the coordinates below the ancestors.
     CoordIter {
@@ -201,13 +208,16 @@ pub enum Op {
         factors: SmallVec<[DotFactor; 2]>,
         acc: FReg,
     },
-    /// Every row of a dense level at once: for each coordinate `c` of
-    /// `rows` (below `parent`), the dot block of the `driver` level's
-    /// segment below it, added to the dense output at `out_parent *
-    /// extent(out) + c` when the segment is not empty. SpMV in one op.
+    /// Every row of a dense level at once: for each coordinate `c` in
+    /// `first..last` of `rows` (below `parent`), the dot block of the
+    /// `driver` level's segment below it, added to the dense output at
+    /// `out_parent * extent(out) + c` when the segment is not empty. SpMV
+    /// in one op.
     RowsDot {
         rows: LevelRef,
         parent: IReg,
+        first: IReg,
+        last: IReg,
         driver: LevelRef,
         factors: SmallVec<[DotFactor; 2]>,
         out: LevelRef,
@@ -258,6 +268,34 @@ pub struct AxpyFactor {
     pub via: Option<LevelRef>,
 }
 
+/// How a program's outermost loop splits into chunks that run in parallel:
+/// each chunk runs the whole program with [`Op::Chunk`] set to its range of
+/// the loop's coordinates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Chunking {
+    /// The outermost loop variable (an index into [`Program::vars`]).
+    pub var: u32,
+    /// The levels the outermost loop iterates (level 0 of inputs): the
+    /// positions below them measure each coordinate's work.
+    pub drivers: Vec<LevelRef>,
+    /// What the chunks' outputs are.
+    pub output: ChunkOutput,
+}
+
+/// How the chunks of a parallel run make one output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChunkOutput {
+    /// A dense output whose first level is the chunked variable: each chunk
+    /// writes its own rows.
+    DenseRows,
+    /// A dense output (or a scalar) the chunked variable is summed into:
+    /// each chunk fills a partial output, added up in chunk order.
+    DensePartials,
+    /// A sparse output whose first level is the chunked variable: each
+    /// chunk assembles its rows, and the parts are joined in order.
+    SparseParts,
+}
+
 /// A compiled statement: ops and register counts. Operand `k < inputs` is
 /// the `k`-th access on the right; operand `inputs` is the output.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -269,6 +307,8 @@ pub struct Program {
     pub inputs: usize,
     /// Loop variable names, indexed by `Op::Dim::var`.
     pub vars: Vec<String>,
+    /// How the program runs in chunks; `None` when it runs whole.
+    pub chunking: Option<Chunking>,
 }
 
 impl Op {
@@ -314,6 +354,7 @@ impl fmt::Display for Op {
             Op::JumpIf { cond, to } => write!(f, "jump_if b{cond} @{to}"),
             Op::JumpIfNot { cond, to } => write!(f, "jump_unless b{cond} @{to}"),
             Op::Dim { dst, var } => write!(f, "r{dst} = dim v{var}"),
+            Op::Chunk { begin, end } => write!(f, "r{begin}, r{end} = chunk"),
             Op::CoordIter {
                 level,
                 ancestors,
@@ -400,6 +441,8 @@ impl fmt::Display for Op {
             Op::RowsDot {
                 rows,
                 parent,
+                first,
+                last,
                 driver,
                 factors,
                 out,
@@ -411,7 +454,7 @@ impl fmt::Display for Op {
                     .collect();
                 write!(
                     f,
-                    "rows {} below r{parent}: out[r{out_parent} * extent({}) + row] += dot {} * {}",
+                    "rows r{first}..r{last} of {} below r{parent}: out[r{out_parent} * extent({}) + row] += dot {} * {}",
                     lv(rows),
                     lv(out),
                     lv(driver),

@@ -14,12 +14,15 @@ use crate::runtime::output::OutputState;
 
 /// The storage a program runs on: operand `k`'s level formats, levels and
 /// values (inputs first, then the output's levels for dense outputs).
+#[derive(Clone)]
 pub struct Bindings<'a> {
     pub formats: Vec<&'a [LevelFormat]>,
     pub levels: Vec<&'a [LevelStorage]>,
     pub values: Vec<&'a [f64]>,
     /// Size of each loop variable, indexed like `Program::vars`.
     pub dims: Vec<i64>,
+    /// The coordinates of the outermost loop this run covers ([`Op::Chunk`]).
+    pub chunk: (i64, i64),
 }
 
 struct Resolver<'b, 'a> {
@@ -83,6 +86,10 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 }
             }
             Op::Dim { dst, var } => ir[*dst as usize] = bind.dims[*var as usize],
+            Op::Chunk { begin, end } => {
+                ir[*begin as usize] = bind.chunk.0;
+                ir[*end as usize] = bind.chunk.1;
+            }
             Op::CoordIter {
                 level,
                 ancestors,
@@ -208,22 +215,25 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::RowsDot {
                 rows,
                 parent,
+                first: first_row,
+                last: last_row,
                 driver,
                 factors,
                 out: out_level,
                 out_parent,
             } => {
                 let n = bind.levels[rows.operand as usize][rows.level as usize].extent;
+                let rows_range = ir[*first_row as usize] as usize..ir[*last_row as usize] as usize;
                 let storage = &bind.levels[driver.operand as usize][driver.level as usize];
                 let format = format_of(bind, *driver);
                 let (Some(pos), Some(idx)) = (format.position_view(storage), format.coordinate_view(storage)) else {
                     unreachable!("the planner only emits row blocks over levels with position and coordinate views")
                 };
-                let first = ir[*parent as usize] as usize * n;
+                let first = ir[*parent as usize] as usize * n + rows_range.start;
                 let own = bind.values[driver.operand as usize];
                 let out_n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
-                let out_base = ir[*out_parent as usize] as usize * out_n;
-                let out_values = &mut out.dense_values_mut()[out_base..out_base + n];
+                let out_base = ir[*out_parent as usize] as usize * out_n + rows_range.start;
+                let out_values = out.dense_range_mut(out_base, rows_range.len());
                 match factors.as_slice() {
                     [f] => {
                         let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
@@ -267,7 +277,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     let b = ir[f.parent as usize] as usize * fnn;
                     &bind.values[f.operand as usize][b..b + fnn]
                 };
-                let dst = &mut out.dense_values_mut()[base..base + n];
+                let dst = out.dense_range_mut(base, n);
                 match factors.as_slice() {
                     [] => dst.iter_mut().for_each(|d| *d += scale),
                     [f] => {
@@ -328,7 +338,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let out_base = ir[*out_parent as usize] as usize * n;
                 let scale = fr[*scale as usize];
                 let extent = |l: LevelRef| bind.levels[l.operand as usize][l.level as usize].extent;
-                let dst = &mut out.dense_values_mut()[out_base..out_base + n];
+                let dst = out.dense_range_mut(out_base, n);
                 for p in begin..end {
                     let c = coords.get_usize(p);
                     let s = scale * own[p];
@@ -367,6 +377,28 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
 }
 
 #[inline(always)]
+/// The positions below `parent` of `level` in `bind`: its `pos_iter`, or
+/// for a level iterated by coordinates, `parent * extent..` one extent on
+/// (a dense level's positions; `None` for the others).
+pub fn positions_below(bind: &Bindings<'_>, level: LevelRef, parent: i64) -> Option<(i64, i64)> {
+    let format = format_of(bind, level);
+    if format.capabilities().iteration == tessera_formats::Iteration::CoordinatePosition {
+        let mut b = Immediate::new(Resolver { levels: &bind.levels });
+        return Some(format.pos_iter(&mut b, level, parent));
+    }
+    (format.kind == tessera_formats::LevelKind::Dense).then(|| {
+        let extent = bind.levels[level.operand as usize][level.level as usize].extent as i64;
+        (parent * extent, (parent + 1) * extent)
+    })
+}
+
+/// The coordinate stored at `pos` of a first level (its `pos_access`) in
+/// `bind`.
+pub fn first_level_coordinate(bind: &Bindings<'_>, level: LevelRef, pos: i64) -> i64 {
+    let mut b = Immediate::new(Resolver { levels: &bind.levels });
+    format_of(bind, level).pos_access(&mut b, level, pos, &[]).0
+}
+
 fn format_of<'a>(bind: &Bindings<'a>, level: LevelRef) -> &'a LevelFormat {
     &bind.formats[level.operand as usize][level.level as usize]
 }

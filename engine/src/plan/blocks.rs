@@ -174,7 +174,8 @@ impl Emitter<'_> {
         let Some(out) = self.output_operand() else {
             return false;
         };
-        if self.workspace.is_some() || !shape.universe || !shape.walked.is_empty() {
+        // The block covers every coordinate: a chunked loop runs as a loop.
+        if self.workspace.is_some() || !shape.universe || !shape.walked.is_empty() || self.chunk_of(var).is_some() {
             return false;
         }
         let Cin::Assign {
@@ -320,9 +321,20 @@ impl Emitter<'_> {
             LevelRef::new(rows_op, rst.done + 1),
         );
         let skip = self.skip_unless_all(&presences);
+        let (first, last) = match self.chunk_of(var) {
+            Some(range) => range,
+            None => {
+                let (first, last) = (self.iconst(0), self.ireg());
+                let vi = self.var_index(var);
+                self.ops.push(Op::Dim { dst: last, var: vi });
+                (first, last)
+            }
+        };
         self.ops.push(Op::RowsDot {
             rows,
             parent,
+            first,
+            last,
             driver,
             factors,
             out: out_level,

@@ -53,6 +53,7 @@ impl Emitter<'_> {
             }
         }
         self.patch(skip);
+        self.clamp_to_chunk(it, begin, end);
         (begin, end)
     }
 
@@ -86,7 +87,18 @@ impl Emitter<'_> {
             let d = self.ireg();
             let vi = self.var_index(var);
             self.ops.push(Op::Dim { dst: d, var: vi });
-            self.ops.push(Op::IConst { dst: coord, value: 0 });
+            match self.chunk_of(var) {
+                Some((begin, end)) => {
+                    self.ops.push(Op::IMove { dst: coord, src: begin });
+                    self.ops.push(Op::IBin {
+                        op: IntOp::Min,
+                        dst: d,
+                        a: d,
+                        b: end,
+                    });
+                }
+                None => self.ops.push(Op::IConst { dst: coord, value: 0 }),
+            }
             Some(d)
         } else {
             None

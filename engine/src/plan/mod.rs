@@ -13,6 +13,7 @@
 //! be present reads no flags. A readable plan is recorded on the way.
 
 mod blocks;
+mod chunks;
 mod expr;
 mod loops;
 mod state;
@@ -63,6 +64,16 @@ impl IterInfo {
 /// iterators in more than [`MAX_POINTS`] lattice points.
 pub fn emit(lowered: &Lowered) -> Result<Planned> {
     let mut e = Emitter::new(lowered);
+    let chunking = chunks::chunking(lowered);
+    if let Ok((var, _)) = &chunking {
+        let (begin, end) = (e.ireg(), e.ireg());
+        e.ops.push(Op::Chunk { begin, end });
+        e.chunk = Some(chunks::ChunkRange {
+            var: var.clone(),
+            begin,
+            end,
+        });
+    }
     let cin = lowered.cin.clone();
     e.stmt(&cin, 0);
     if let Some(reason) = e.refused {
@@ -76,6 +87,7 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
         bool_regs: e.nb as usize,
         inputs: lowered.operands.len(),
         vars: lowered.order.iter().map(|v| v.name().to_string()).collect(),
+        chunking: chunking.as_ref().ok().map(|(_, c)| c.clone()),
     };
     let mut plan = String::new();
     let names: Vec<&str> = lowered.order.iter().map(LoopVar::name).collect();
@@ -101,6 +113,27 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
              so it stores every component of its shape; a dense format stores them in less memory",
             lowered.output.name
         );
+    }
+    match &chunking {
+        Ok((var, c)) => {
+            let parts = match c.output {
+                crate::bytecode::ChunkOutput::DenseRows => "each writes its own rows of the output",
+                crate::bytecode::ChunkOutput::DensePartials => {
+                    "each adds into its own partial output, and the partials are added up in chunk order"
+                }
+                crate::bytecode::ChunkOutput::SparseParts => {
+                    "each assembles its own part of the output, and the parts are joined in order"
+                }
+            };
+            let _ = writeln!(
+                plan,
+                "parallel: the loop over {var} splits into chunks of about the same work (stored entries below each \
+                 coordinate); {parts}; results are the same bits for any number of threads"
+            );
+        }
+        Err(reason) => {
+            let _ = writeln!(plan, "parallel: runs on one thread: {reason}");
+        }
     }
     plan.push_str(&e.plan);
     Ok(Planned {
@@ -133,6 +166,8 @@ struct Emitter<'a> {
     every_coordinate: Vec<LoopVar>,
     /// Whether a sparse output gets a value at every coordinate.
     fills_in: bool,
+    /// The chunked loop and the registers of the run's range of it.
+    chunk: Option<chunks::ChunkRange>,
 }
 
 /// What one loop does with each iterator.
@@ -165,6 +200,7 @@ impl<'a> Emitter<'a> {
             refused: None,
             every_coordinate: Vec::new(),
             fills_in: false,
+            chunk: None,
         };
         e.true_reg = e.breg();
         e.ops.push(Op::BConst {

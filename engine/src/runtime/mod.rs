@@ -23,6 +23,7 @@
 
 mod defaults;
 pub mod output;
+mod parallel;
 mod promotion;
 pub mod tier;
 
@@ -39,6 +40,8 @@ use crate::interp::{self, Bindings};
 use crate::notation::{check, parse_statement, Statement};
 use crate::plan::emit;
 pub use defaults::default_output;
+pub use parallel::{Parallelism, CHUNK_WORK, PARALLEL_FROM};
+use parallel::Joined;
 use output::{dense_levels, Assembler, OutputSizes, OutputState, Workspace};
 pub use promotion::KernelStats;
 use promotion::Tiering;
@@ -82,6 +85,16 @@ pub struct EvalOptions {
     /// Which tier runs the kernel: by default the interpreter, promoting the
     /// kernel to a compiled tier once it is hot.
     pub tier: TierChoice,
+    /// Threads the run may use (at least 1). By default the engine's
+    /// ([`Engine::with_threads`]), else every core for runs with at least
+    /// [`PARALLEL_FROM`] stored entries and one thread for smaller ones. The
+    /// result is the same, bit for bit, for any number of threads (see
+    /// [`Parallelism`]).
+    pub threads: Option<usize>,
+    /// Work units per chunk of a parallel run ([`CHUNK_WORK`] by default).
+    /// Chunks depend on it, so results are bitwise equal across thread
+    /// counts for one value of it; tests make it small.
+    pub chunk_work: Option<u64>,
 }
 
 /// The output format used when none is given: dense when every input is
@@ -140,6 +153,7 @@ impl Engine {
             tiers: Arc::new(TierSet {
                 tiers,
                 policy: self.tiers.policy,
+                threads: self.tiers.threads,
             }),
         }
     }
@@ -153,8 +167,39 @@ impl Engine {
             tiers: Arc::new(TierSet {
                 tiers: self.tiers.tiers.clone(),
                 policy,
+                threads: self.tiers.threads,
             }),
         }
+    }
+
+    /// Sets how many threads a run uses when [`EvalOptions::threads`] does
+    /// not say (`None`: every core for runs with enough work). Results do
+    /// not depend on it. Kernels compiled before are dropped from the cache.
+    ///
+    /// ```
+    /// use tessera_engine::{Engine, Inputs};
+    /// use tessera_formats::Tensor;
+    ///
+    /// let engine = Engine::new().with_threads(Some(2));
+    /// let x = Tensor::from_dense(&[3], vec![1.0, 2.0, 3.0]).unwrap();
+    /// let s = engine.eval("s = x(i) * x(i)", &Inputs::new().with("x", &x)).unwrap();
+    /// assert_eq!(s.values(), &[14.0]);
+    /// ```
+    #[must_use]
+    pub fn with_threads(self, threads: Option<usize>) -> Self {
+        Engine {
+            cache: Mutex::default(),
+            tiers: Arc::new(TierSet {
+                tiers: self.tiers.tiers.clone(),
+                policy: self.tiers.policy,
+                threads: threads.map(|t| t.max(1)),
+            }),
+        }
+    }
+
+    /// The engine's default number of threads per run.
+    pub fn threads(&self) -> Option<usize> {
+        self.tiers.threads
     }
 
     /// The names of the tiers a [`TierChoice::Named`] may select, the
@@ -426,13 +471,20 @@ impl Kernel {
 
     /// [`run`](Self::run) with sizes for index variables no input fixes.
     pub fn run_with_sizes(&self, inputs: &Inputs<'_>, sizes: &[(String, usize)]) -> Result<Tensor<f64>> {
-        self.execute(inputs, sizes, &TierChoice::Auto)
+        self.execute(inputs, sizes, &TierChoice::Auto, self.parallelism(&EvalOptions::default()))
     }
 
     /// [`run`](Self::run) with the index sizes and the tier of `options`
     /// (its output format is the kernel's, fixed when it was compiled).
     pub fn run_with(&self, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<Tensor<f64>> {
-        self.execute(inputs, &options.sizes, &options.tier)
+        self.execute(inputs, &options.sizes, &options.tier, self.parallelism(options))
+    }
+
+    fn parallelism(&self, options: &EvalOptions) -> Parallelism {
+        Parallelism {
+            threads: options.threads.or(self.tiers.threads).map(|t| t.max(1)),
+            chunk_work: options.chunk_work.unwrap_or(CHUNK_WORK).max(1),
+        }
     }
 
     /// The text a compiled tier makes of this kernel (the Cranelift IR for
@@ -507,10 +559,21 @@ impl Kernel {
         })
     }
 
-    fn execute(&self, inputs: &Inputs<'_>, sizes: &[(String, usize)], tier: &TierChoice) -> Result<Tensor<f64>> {
+    fn execute(
+        &self,
+        inputs: &Inputs<'_>,
+        sizes: &[(String, usize)],
+        tier: &TierChoice,
+        parallelism: Parallelism,
+    ) -> Result<Tensor<f64>> {
         let route = self.route(tier)?;
-        let ((), out) = self.with_bindings(inputs, sizes, |bind, out| self.dispatch(&route, bind, out))?;
-        let result = out.finish()?;
+        let (joined, out) = self.with_bindings(inputs, sizes, |bind, out| {
+            self.dispatch(&route, bind, out, parallelism)
+        })?;
+        let result = match joined? {
+            Joined::InPlace => out.finish()?,
+            Joined::Tensor(t) => t,
+        };
         if self.lowered.assembly == OutputAssembly::Append {
             *self.last_output.lock().unwrap_or_else(|e| e.into_inner()) = Some(OutputSizes::of(&result));
         }
@@ -520,7 +583,13 @@ impl Kernel {
     /// Runs the program on `bind` with the tier `route` says: a compiled
     /// variant when there is one for this storage, otherwise the interpreter
     /// (which counts the run and may start a promotion).
-    fn dispatch(&self, route: &Route, bind: &Bindings<'_>, out: &mut OutputState) {
+    fn dispatch(
+        &self,
+        route: &Route,
+        bind: &Bindings<'_>,
+        out: &mut OutputState,
+        parallelism: Parallelism,
+    ) -> Result<Joined> {
         let same_formats = bind.formats.len() == self.operand_formats.len()
             && bind
                 .formats
@@ -553,16 +622,19 @@ impl Kernel {
             };
             if let Some(kernel) = compiled {
                 self.tiering.count_compiled();
-                // SAFETY: `bind` holds validated tensors in the operand
-                // formats the kernel was compiled for (checked above), with
-                // its storage signature (it was found or compiled for
-                // exactly `signature`), loop sizes checked against the
-                // shapes, and `out` prepared for the program's output.
-                unsafe { kernel.run(bind, out) };
-                return;
+                // SAFETY: every chunk's bindings are `bind` with a range of
+                // the outer loop inside its dimension: validated tensors in
+                // the operand formats the kernel was compiled for (checked
+                // above), with its storage signature (it was found or
+                // compiled for exactly `signature`), loop sizes checked
+                // against the shapes; each chunk's output is prepared for
+                // the program's output (a part, a window or a partial of it).
+                let run = |bind: &Bindings<'_>, out: &mut OutputState| unsafe { kernel.run(bind, out) };
+                return parallel::run(&self.program, bind, out, parallelism, &run);
             }
         }
-        interp::run(&self.program, bind, out);
+        let run = |bind: &Bindings<'_>, out: &mut OutputState| interp::run(&self.program, bind, out);
+        let joined = parallel::run(&self.program, bind, out, parallelism, &run);
         let work: u64 = bind.values.iter().map(|v| v.len() as u64).sum();
         let (runs, work) = self.tiering.count_interpreted(work.max(1));
         if let (Route::Interpret { promote: true }, Some(signature)) = (route, signature) {
@@ -572,6 +644,7 @@ impl Kernel {
                 }
             }
         }
+        joined
     }
 
     /// Checks `inputs` against the kernel, converts them where the plan
@@ -676,11 +749,13 @@ impl Kernel {
             .iter()
             .map(|t| t.format().levels().iter().map(|l| l.level).collect())
             .collect();
+        let chunk = (0, self.program.chunking.as_ref().map_or(0, |c| dims[c.var as usize]));
         let mut bind = Bindings {
             formats: input_level_formats.iter().map(Vec::as_slice).collect(),
             levels: tensors.iter().map(|t| t.levels()).collect(),
             values: tensors.iter().map(|t| t.values()).collect(),
             dims,
+            chunk,
         };
         bind.formats.push(&out_level_formats);
         bind.levels.push(&out_levels);

@@ -5,8 +5,8 @@
 
 use hashbrown::HashMap;
 use tessera_formats::{
-    Assembly, CoordRun, CoordinateList, Format, Immediate, IndexArray, Level, LevelRef, LevelStorage, StorageResolver,
-    Tensor, MAX_POSITIONS,
+    Assembly, CoordRun, CoordinateList, Format, Immediate, IndexArray, Level, LevelKind, LevelRef, LevelStorage,
+    StorageResolver, Tensor, MAX_POSITIONS,
 };
 
 use crate::error::{EngineError, Result};
@@ -32,6 +32,60 @@ pub enum OutputState {
         entries: CoordinateList<f64>,
         workspace: Workspace,
     },
+    /// The rows of a dense output one chunk of a parallel run writes.
+    Window(DenseWindow),
+}
+
+/// Positions `base..base + len` of a dense output's values, written by one
+/// chunk of a parallel run while other chunks write theirs.
+pub struct DenseWindow {
+    ptr: *mut f64,
+    base: usize,
+    len: usize,
+}
+
+// SAFETY: a window is made from a `&mut` sub-slice that no other window
+// overlaps ([`DenseWindow::split`]), and is only used while that borrow
+// lasts; moving it to another thread moves that exclusive access.
+unsafe impl Send for DenseWindow {}
+
+impl DenseWindow {
+    /// Splits `values` at `cuts` (increasing positions) into consecutive
+    /// windows: `0..cuts[0]`, `cuts[0]..cuts[1]`, ..., the last to the end.
+    /// The windows must not outlive the borrow of `values` (the caller
+    /// keeps them inside it).
+    pub fn split(values: &mut [f64], cuts: &[usize]) -> Vec<DenseWindow> {
+        let mut windows = Vec::with_capacity(cuts.len() + 1);
+        let mut rest = values;
+        let mut base = 0;
+        for &cut in cuts {
+            let (head, tail) = rest.split_at_mut(cut - base);
+            windows.push(DenseWindow {
+                ptr: head.as_mut_ptr(),
+                base,
+                len: head.len(),
+            });
+            base = cut;
+            rest = tail;
+        }
+        windows.push(DenseWindow {
+            ptr: rest.as_mut_ptr(),
+            base,
+            len: rest.len(),
+        });
+        windows
+    }
+
+    /// The window's values at output positions `start..start + len`.
+    fn range_mut(&mut self, start: usize, len: usize) -> &mut [f64] {
+        assert!(
+            start >= self.base && start + len <= self.base + self.len,
+            "a chunk writes only its own rows"
+        );
+        // SAFETY: in bounds (checked above) of the sub-slice this window
+        // holds exclusively; the result borrows the window mutably.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start - self.base), len) }
+    }
 }
 
 impl OutputState {
@@ -39,15 +93,28 @@ impl OutputState {
     pub fn accumulate(&mut self, pos: usize, value: f64) {
         match self {
             OutputState::Dense { values, .. } => values[pos] += value,
+            OutputState::Window(window) => window.range_mut(pos, 1)[0] += value,
             _ => unreachable!("only dense outputs are accumulated in place"),
         }
     }
 
-    /// The values of a dense output.
-    pub fn dense_values_mut(&mut self) -> &mut [f64] {
+    /// A dense output's values at positions `start..start + len`.
+    pub fn dense_range_mut(&mut self, start: usize, len: usize) -> &mut [f64] {
         match self {
-            OutputState::Dense { values, .. } => values,
+            OutputState::Dense { values, .. } => &mut values[start..start + len],
+            OutputState::Window(window) => window.range_mut(start, len),
             _ => unreachable!("only dense outputs are accumulated in place"),
+        }
+    }
+
+    /// Where a compiled kernel finds a dense output's position 0 (for a
+    /// window, outside it: the kernel writes only the window's positions);
+    /// null for other outputs.
+    pub fn dense_origin(&mut self) -> *mut f64 {
+        match self {
+            OutputState::Dense { values, .. } => values.as_mut_ptr(),
+            OutputState::Window(window) => window.ptr.wrapping_sub(window.base),
+            _ => std::ptr::null_mut(),
         }
     }
 
@@ -188,6 +255,7 @@ impl OutputState {
             }
             OutputState::Append { assembler, .. } => assembler.finish(),
             OutputState::Packed { format, entries, .. } => Ok(Tensor::pack(&entries, format)?),
+            OutputState::Window(_) => unreachable!("a window is part of a dense output, finished with it"),
         }
     }
 }
@@ -248,6 +316,9 @@ pub struct Assembler {
     runs: bool,
     /// Scratch for [`Assembler::append_entries`], kept between batches.
     run_coords: Vec<u64>,
+    /// Subtracted from the first coordinate: a part of a parallel run holds
+    /// rows `origin..` of a dense first level as rows `0..`.
+    origin: i64,
 }
 
 impl Assembler {
@@ -279,9 +350,39 @@ impl Assembler {
             values: Vec::new(),
             started: false,
             run_coords: Vec::new(),
+            origin: 0,
         };
         assembler.runs = assembler.appends_runs();
         assembler
+    }
+
+    /// An assembler of the part of the output a chunk of a parallel run
+    /// makes, for first-level coordinates `rows` (see
+    /// [`tessera_formats::parts`]): a dense first level holds only those
+    /// rows, re-based to 0.
+    pub fn part(format: Format, shape: &[usize], rows: std::ops::Range<usize>) -> Self {
+        let dense_first = format.levels().first().is_some_and(|l| l.level.kind == LevelKind::Dense);
+        let mode = format.mode_order().and_then(|order| order.first().copied());
+        match (dense_first, mode) {
+            (true, Some(mode)) => {
+                let mut part_shape = shape.to_vec();
+                part_shape[mode] = rows.len();
+                let mut assembler = Assembler::new(format, &part_shape);
+                assembler.origin = rows.start as i64;
+                assembler
+            }
+            _ => Assembler::new(format, shape),
+        }
+    }
+
+    /// The format of the output being assembled.
+    pub fn format(&self) -> &Format {
+        &self.format
+    }
+
+    /// The shape of the output being assembled.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
     }
 
     /// Adds an entry; equal coordinates to the previous entry add up.
@@ -323,6 +424,7 @@ impl Assembler {
             let level = self.format.level(k);
             let lv = LevelRef::new(0, k);
             let parent = if k == 0 { 0 } else { self.positions[k - 1] };
+            let coord = if k == 0 { coords[0] - self.origin } else { coords[k] };
             let pos = match level.capabilities().assembly {
                 Some(Assembly::Append) => {
                     let (open_parent, begin) = self.segment[k];
@@ -333,13 +435,13 @@ impl Assembler {
                         self.segment[k] = (parent, self.sizes[k]);
                     }
                     let p = self.sizes[k];
-                    level.append_coord(&mut b, lv, p, coords[k]);
+                    level.append_coord(&mut b, lv, p, coord);
                     self.sizes[k] += 1;
                     p
                 }
                 _ => {
-                    let (p, _) = level.locate(&mut b, lv, parent, &coords[..k], coords[k]);
-                    level.insert_coord(&mut b, lv, p, coords[k]);
+                    let (p, _) = level.locate(&mut b, lv, parent, &coords[..k], coord);
+                    level.insert_coord(&mut b, lv, p, coord);
                     p
                 }
             };

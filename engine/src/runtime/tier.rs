@@ -245,6 +245,9 @@ impl fmt::Display for TierDiagnostic {
 pub(crate) struct TierSet {
     pub tiers: Vec<Arc<dyn Tier>>,
     pub policy: PromotionPolicy,
+    /// The engine's default number of threads per run (`None`: every core
+    /// for runs with enough work).
+    pub threads: Option<usize>,
 }
 
 impl TierSet {

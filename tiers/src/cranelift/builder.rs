@@ -39,6 +39,10 @@ pub(crate) enum Slot {
     Values(u32),
     /// Size of a loop variable.
     Dim(u32),
+    /// The first coordinate of the outer loop this run covers.
+    ChunkBegin,
+    /// The end of the coordinates of the outer loop this run covers.
+    ChunkEnd,
     /// Base pointer of a dense output's values.
     Output,
     /// A part of the output's dense workspace (all 0 when it has none).

@@ -66,6 +66,8 @@ fn word(
         Slot::Extra(l, k) => bind.levels[l.operand as usize][l.level as usize].params[k as usize] as u64,
         Slot::Values(op) => bind.values[op as usize].as_ptr() as u64,
         Slot::Dim(var) => bind.dims[var as usize] as u64,
+        Slot::ChunkBegin => bind.chunk.0 as u64,
+        Slot::ChunkEnd => bind.chunk.1 as u64,
         Slot::Output => output,
         Slot::Workspace(part) => workspace.map_or(0, |w| match part {
             WorkspacePart::Values => w.values as u64,
@@ -89,10 +91,7 @@ impl CompiledKernel for CraneliftKernel {
     }
 
     unsafe fn run(&self, bind: &Bindings<'_>, out: &mut OutputState) {
-        let output = match out {
-            OutputState::Dense { values, .. } => values.as_mut_ptr() as u64,
-            _ => 0,
-        };
+        let output = out.dense_origin() as u64;
         let workspace = out.dense_workspace_parts();
         let mut append_buffer = match self.append_width {
             Some(width) => vec![0u64; APPEND_BATCH * (width + 1)],

@@ -375,6 +375,11 @@ impl Translator<'_> {
                 let v = clif.slot(Slot::Dim(*var));
                 self.iset(clif, *dst, v);
             }
+            Op::Chunk { begin, end } => {
+                let (b, e) = (clif.slot(Slot::ChunkBegin), clif.slot(Slot::ChunkEnd));
+                self.iset(clif, *begin, b);
+                self.iset(clif, *end, e);
+            }
             Op::CoordIter {
                 level,
                 ancestors,
@@ -515,11 +520,25 @@ impl Translator<'_> {
             Op::RowsDot {
                 rows,
                 parent,
+                first,
+                last,
                 driver,
                 factors,
                 out,
                 out_parent,
-            } => self.rows_dot(clif, *rows, *parent, *driver, factors, *out, *out_parent),
+            } => self.rows_dot(
+                clif,
+                RowsOf {
+                    level: *rows,
+                    parent: *parent,
+                    first: *first,
+                    last: *last,
+                },
+                *driver,
+                factors,
+                *out,
+                *out_parent,
+            ),
             Op::DenseAxpy {
                 scale,
                 factors,
@@ -845,15 +864,14 @@ impl Translator<'_> {
     fn rows_dot(
         &mut self,
         clif: &mut Clif<'_>,
-        rows: LevelRef,
-        parent: u32,
+        rows: RowsOf,
         driver: LevelRef,
         factors: &[DotFactor],
         out: LevelRef,
         out_parent: u32,
     ) {
         let (Some(_), Some(_), Some(format)) = (
-            self.format(clif, rows),
+            self.format(clif, rows.level),
             self.format(clif, out),
             self.format(clif, driver),
         ) else {
@@ -865,9 +883,10 @@ impl Translator<'_> {
         let Some(bases) = self.factor_bases(clif, factors) else {
             return;
         };
-        let n = clif.param(rows, Param::Extent);
-        let parent = self.iget(clif, parent);
+        let n = clif.param(rows.level, Param::Extent);
+        let parent = self.iget(clif, rows.parent);
         let first = clif.fb.ins().imul(parent, n);
+        let (first_row, last_row) = (self.iget(clif, rows.first), self.iget(clif, rows.last));
         let out_extent = clif.param(out, Param::Extent);
         let out_parent = self.iget(clif, out_parent);
         let out_first = clif.fb.ins().imul(out_parent, out_extent);
@@ -879,10 +898,9 @@ impl Translator<'_> {
             own,
             bases: &bases,
         };
-        let zero = clif.int(0);
         clif.loop_with(
-            &[zero],
-            &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
+            &[first_row],
+            &mut |clif, s| clif.compare(Cmp::Lt, s[0], last_row),
             &mut |clif, s| {
                 let c = s[0];
                 let p = clif.fb.ins().iadd(first, c);
@@ -1132,4 +1150,14 @@ impl Dot<'_> {
         let zero = clif.fb.ins().f64const(0.0);
         self.sequential(clif, begin, end, zero)
     }
+}
+
+/// The rows an [`Op::RowsDot`] runs: coordinates `first..last` (registers)
+/// of a dense `level` below the position in register `parent`.
+#[derive(Debug, Clone, Copy)]
+struct RowsOf {
+    level: LevelRef,
+    parent: u32,
+    first: u32,
+    last: u32,
 }

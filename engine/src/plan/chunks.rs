@@ -1,0 +1,193 @@
+//! Chunks of the outermost loop: whether a statement can run in parallel,
+//! and the code that keeps one run inside its chunk.
+//!
+//! A chunk is a range of the outermost loop's coordinates. Every run of the
+//! program reads its range with [`Op::Chunk`] (the whole dimension when the
+//! run is not split), and the loop over that variable starts and stops
+//! there: a dense level's positions are its coordinates, an ordered
+//! compressed level is searched for the range's first and last positions.
+//! The runtime chooses the ranges ([`crate::runtime`]); the program only
+//! obeys them, so every tier runs chunks the same way.
+
+use tessera_formats::{Cmp, IntOp, Level, LevelKind, LevelRef};
+
+use super::{Emitter, IterInfo};
+use crate::bytecode::{ChunkOutput, Chunking, IReg, Op};
+use crate::cin::{Cin, LoopVar, Lowered, OutputAssembly};
+
+/// The outermost loop variable and the registers of the run's range of it.
+#[derive(Clone, Debug)]
+pub(super) struct ChunkRange {
+    pub var: LoopVar,
+    pub begin: IReg,
+    pub end: IReg,
+}
+
+/// How `lowered` splits into chunks, or why it runs whole.
+pub(super) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunking), String> {
+    let Cin::Forall { var, .. } = &lowered.cin else {
+        return Err("the statement has no outer loop".into());
+    };
+    if workspace_holds(&lowered.cin, var) {
+        return Err(format!("its workspace spans {var}, the outer loop"));
+    }
+    let mut drivers = Vec::new();
+    for (k, op) in lowered.operands.iter().enumerate() {
+        let vars = op.level_vars();
+        if vars.first() != Some(var) {
+            continue;
+        }
+        let level = op.format.levels()[0].level;
+        let seekable = level.kind == LevelKind::Dense || (level.kind == LevelKind::Compressed && level.ordered);
+        if !seekable {
+            return Err(format!(
+                "{}'s first level ({}) holds its coordinates in no order",
+                op.name,
+                level.name()
+            ));
+        }
+        drivers.push(LevelRef::new(k, 0));
+    }
+    let out = &lowered.output;
+    let leads = out.level_vars().first() == Some(var);
+    let output = match lowered.assembly {
+        OutputAssembly::Dense if leads => ChunkOutput::DenseRows,
+        OutputAssembly::Dense => ChunkOutput::DensePartials,
+        OutputAssembly::Append => {
+            if !leads {
+                return Err(format!("the output {}'s first level is not {var}", out.name));
+            }
+            let levels = out.format.levels();
+            let joinable = levels
+                .iter()
+                .all(|l| matches!(l.level.kind, LevelKind::Dense | LevelKind::Compressed | LevelKind::Singleton))
+                && matches!(levels[0].level.kind, LevelKind::Dense | LevelKind::Compressed);
+            if !joinable {
+                return Err(format!(
+                    "the output {} ({}) has levels whose parts cannot be joined",
+                    out.name, out.format
+                ));
+            }
+            ChunkOutput::SparseParts
+        }
+        OutputAssembly::Packed => return Err(format!("the output {} is packed from a workspace", out.name)),
+    };
+    let index = lowered.order.iter().position(|v| v == var).expect("ordered") as u32;
+    Ok((
+        var.clone(),
+        Chunking {
+            var: index,
+            drivers,
+            output,
+        },
+    ))
+}
+
+/// Whether a workspace of `cin` is indexed by `var`.
+fn workspace_holds(cin: &Cin, var: &LoopVar) -> bool {
+    match cin {
+        Cin::Workspace { vars, body } => vars.contains(var) || workspace_holds(body, var),
+        Cin::Forall { body, .. } => workspace_holds(body, var),
+        Cin::Where { producer, consumer, .. } => workspace_holds(producer, var) || workspace_holds(consumer, var),
+        Cin::Assign { .. } => false,
+    }
+}
+
+impl Emitter<'_> {
+    /// The run's range of `var` when `var` is the chunked loop.
+    pub(super) fn chunk_of(&self, var: &LoopVar) -> Option<(IReg, IReg)> {
+        self.chunk.as_ref().filter(|c| c.var == *var).map(|c| (c.begin, c.end))
+    }
+
+    /// Narrows the position bounds of a first-level iterator of the chunked
+    /// loop to the positions of the run's coordinates.
+    pub(super) fn clamp_to_chunk(&mut self, it: &IterInfo, begin: IReg, end: IReg) {
+        let Some(chunk) = self.chunk.clone() else {
+            return;
+        };
+        if it.level != 0 || self.states[it.operand].level_vars.first() != Some(&chunk.var) {
+            return;
+        }
+        if it.format.kind == LevelKind::Dense {
+            // Below the root, a dense level's positions are its coordinates.
+            self.ops.push(Op::IBin {
+                op: IntOp::Max,
+                dst: begin,
+                a: begin,
+                b: chunk.begin,
+            });
+            self.ops.push(Op::IBin {
+                op: IntOp::Min,
+                dst: end,
+                a: end,
+                b: chunk.end,
+            });
+            return;
+        }
+        let level = LevelRef::new(it.operand, 0);
+        let first = self.seek(level, begin, end, chunk.begin);
+        let last = self.seek(level, first, end, chunk.end);
+        self.ops.push(Op::IMove { dst: begin, src: first });
+        self.ops.push(Op::IMove { dst: end, src: last });
+    }
+
+    /// The first position in `begin..end` of an ordered level whose
+    /// coordinate is at least `target` (`end` when none is): a binary
+    /// search, run once per chunk.
+    fn seek(&mut self, level: LevelRef, begin: IReg, end: IReg, target: IReg) -> IReg {
+        let (low, high) = (self.ireg(), self.ireg());
+        self.ops.push(Op::IMove { dst: low, src: begin });
+        self.ops.push(Op::IMove { dst: high, src: end });
+        let one = self.iconst(1);
+        let top = self.label();
+        let more = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: more,
+            a: low,
+            b: high,
+        });
+        let done = self.jump_unless(more);
+        let mid = self.ireg();
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: mid,
+            a: low,
+            b: high,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Shr,
+            dst: mid,
+            a: mid,
+            b: one,
+        });
+        let (coord, found) = (self.ireg(), self.breg());
+        self.ops.push(Op::PosAccess {
+            level,
+            pos: mid,
+            ancestors: Default::default(),
+            coord,
+            found,
+        });
+        let below = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: below,
+            a: coord,
+            b: target,
+        });
+        let at_or_above = self.jump_unless(below);
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: low,
+            a: mid,
+            b: one,
+        });
+        self.ops.push(Op::Jump { to: top });
+        self.patch(at_or_above);
+        self.ops.push(Op::IMove { dst: high, src: mid });
+        self.ops.push(Op::Jump { to: top });
+        self.patch(done);
+        low
+    }
+}

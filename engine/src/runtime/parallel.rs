@@ -1,0 +1,305 @@
+//! Parallel runs: a program's outermost loop split into chunks of about
+//! equal work, run on a rayon pool, their outputs put together in chunk
+//! order.
+//!
+//! **The contract: the same bits for any number of threads.** Chunk
+//! boundaries depend only on the data (the stored entries below each
+//! coordinate of the outer loop, cut every [`CHUNK_WORK`] units) and never
+//! on the number of threads; partial results are combined in chunk order,
+//! never in the order chunks finish. So `threads = 1`, `2` or `16` give
+//! bit-for-bit the same tensor. Outputs whose rows belong to one chunk each
+//! (dense rows, sparse parts) are the same whether split or not, so one
+//! thread runs them whole; a sum over the outer loop (a partial per chunk)
+//! is split the same way on one thread as on many.
+
+use std::ops::Range;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use hashbrown::HashMap;
+use rayon::prelude::*;
+use tessera_formats::{LevelKind, LevelRef, Tensor};
+
+use super::output::{Assembler, DenseWindow, OutputState, Workspace};
+use crate::bytecode::{ChunkOutput, Chunking, Program};
+use crate::error::Result;
+use crate::interp::{self, Bindings};
+
+/// Work units per chunk: a stored entry of the driving operand, or a
+/// coordinate of the outer loop, is one unit.
+pub const CHUNK_WORK: u64 = 1 << 15;
+
+/// Runs with fewer work units than this use one thread unless told
+/// otherwise: below it, waking the pool costs more than the second core
+/// saves (measured with `cargo bench --bench ratios`, see the note of
+/// issue 10).
+pub const PARALLEL_FROM: u64 = 1 << 16;
+
+/// A sum over the outer loop keeps a partial output per chunk: at most one
+/// per this many work units per output value, so the partials cost a
+/// fraction of the run.
+const WORK_PER_PARTIAL_VALUE: u64 = 4;
+
+/// How many threads a run uses and how it is chunked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parallelism {
+    /// Threads, at least 1; `None`: every core when the run has at least
+    /// [`PARALLEL_FROM`] units of work, else one.
+    pub threads: Option<usize>,
+    /// Work units per chunk ([`CHUNK_WORK`]); tests make it small to get
+    /// many chunks, empty ones and more chunks than rows.
+    pub chunk_work: u64,
+}
+
+impl Default for Parallelism {
+    fn default() -> Self {
+        Parallelism {
+            threads: None,
+            chunk_work: CHUNK_WORK,
+        }
+    }
+}
+
+/// One chunk's run: a compiled kernel or the interpreter, on the chunk's
+/// bindings and output.
+pub(crate) type RunChunk<'r> = dyn Fn(&Bindings<'_>, &mut OutputState) + Sync + 'r;
+
+/// The result of a run split into chunks.
+pub(crate) enum Joined {
+    /// The chunks wrote into the run's output: finish it.
+    InPlace,
+    /// The sparse output assembled in parts and joined.
+    Tensor(Tensor<f64>),
+}
+
+/// Runs `program` on `bind` in chunks of its outer loop when it has one,
+/// each chunk by `run`, with `parallelism`.
+pub(crate) fn run(
+    program: &Program,
+    bind: &Bindings<'_>,
+    out: &mut OutputState,
+    parallelism: Parallelism,
+    run: &RunChunk<'_>,
+) -> Result<Joined> {
+    let Some(chunking) = &program.chunking else {
+        run(bind, out);
+        return Ok(Joined::InPlace);
+    };
+    let dim = bind.dims[chunking.var as usize];
+    let work = total_work(bind);
+    let threads = parallelism
+        .threads
+        .unwrap_or_else(|| if work >= PARALLEL_FROM { default_threads() } else { 1 })
+        .max(1);
+    let whole = |out: &mut OutputState| {
+        let mut whole = bind.clone();
+        whole.chunk = (0, dim);
+        run(&whole, out);
+        Ok(Joined::InPlace)
+    };
+    let mut unit = parallelism.chunk_work.max(1);
+    if chunking.output == ChunkOutput::DensePartials {
+        let values = match out {
+            OutputState::Dense { values, .. } => values.len().max(1) as u64,
+            _ => unreachable!("partial outputs are dense"),
+        };
+        let most = (work / (WORK_PER_PARTIAL_VALUE * values)).max(1);
+        unit = unit.max(work.div_ceil(most));
+    } else if threads == 1 {
+        return whole(out);
+    }
+    let ranges = chunk_ranges(chunking, bind, dim, unit);
+    if ranges.len() <= 1 {
+        return whole(out);
+    }
+    let chunk_bind = |range: &Range<i64>| {
+        let mut b = bind.clone();
+        b.chunk = (range.start, range.end);
+        b
+    };
+    match chunking.output {
+        ChunkOutput::DenseRows => {
+            let values = match out {
+                OutputState::Dense { values, .. } => values,
+                _ => unreachable!("dense rows are a dense output"),
+            };
+            let row = values.len() / dim.max(1) as usize;
+            let cuts: Vec<usize> = ranges[1..].iter().map(|r| r.start as usize * row).collect();
+            let windows = DenseWindow::split(values, &cuts);
+            let items: Vec<_> = ranges.iter().zip(windows).collect();
+            map_in_order(threads, items, |(range, window)| {
+                run(&chunk_bind(range), &mut OutputState::Window(window));
+            });
+            Ok(Joined::InPlace)
+        }
+        ChunkOutput::DensePartials => {
+            let (shape, format, total) = match out {
+                OutputState::Dense { shape, format, values } => (shape.clone(), format.clone(), values),
+                _ => unreachable!("partial outputs are dense"),
+            };
+            let partials: Vec<Vec<f64>> = map_in_order(threads, ranges.iter().collect(), |range| {
+                        let mut partial = OutputState::Dense {
+                            shape: shape.clone(),
+                            format: format.clone(),
+                            values: vec![0.0; total.len()],
+                        };
+                        run(&chunk_bind(range), &mut partial);
+                        match partial {
+                            OutputState::Dense { values, .. } => values,
+                            _ => unreachable!("made dense above"),
+                        }
+            });
+            for partial in partials {
+                total.iter_mut().zip(partial).for_each(|(t, p)| *t += p);
+            }
+            Ok(Joined::InPlace)
+        }
+        ChunkOutput::SparseParts => {
+            let (format, shape, extents) = match out {
+                OutputState::Append { assembler, workspace } => (
+                    assembler.format().clone(),
+                    assembler.shape().to_vec(),
+                    workspace.as_ref().map(|w| w.extents.clone()),
+                ),
+                _ => unreachable!("sparse parts are appended"),
+            };
+            // Workspaces are large and left empty by each chunk: reused.
+            let workspaces: Mutex<Vec<Workspace>> = Mutex::new(Vec::new());
+            let parts: Vec<Result<Tensor<f64>>> = map_in_order(threads, ranges.iter().collect(), |range| {
+                        let workspace = extents.as_ref().map(|e| {
+                            let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                            reused.unwrap_or_else(|| Workspace::new(e))
+                        });
+                        let rows = range.start as usize..range.end as usize;
+                        let mut part = OutputState::Append {
+                            assembler: Assembler::part(format.clone(), &shape, rows),
+                            workspace,
+                        };
+                        run(&chunk_bind(range), &mut part);
+                        match part {
+                            OutputState::Append { assembler, workspace } => {
+                                if let Some(w) = workspace {
+                                    workspaces.lock().unwrap_or_else(|p| p.into_inner()).push(w);
+                                }
+                                assembler.finish()
+                            }
+                            _ => unreachable!("made appended above"),
+                        }
+            });
+            let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
+            Ok(Joined::Tensor(tessera_formats::parts::join(format, &shape, &parts)?))
+        }
+    }
+}
+
+/// The stored values of every operand: the run's work in units.
+fn total_work(bind: &Bindings<'_>) -> u64 {
+    bind.values.iter().map(|v| v.len() as u64).sum()
+}
+
+/// The number of cores, as rayon counts them.
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// `f` of each item, in the items' order, on a pool of `threads` threads
+/// (on the caller's thread, one after the other, for one). Pools are made
+/// once per size and shared by every engine: callers on many threads share
+/// the same workers instead of each bringing its own.
+fn map_in_order<I: Send, T: Send>(threads: usize, items: Vec<I>, f: impl Fn(I) -> T + Sync + Send) -> Vec<T> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    if threads <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let pool = {
+        let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        pools
+            .entry(threads)
+            .or_insert_with(|| {
+                Arc::new(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .thread_name(|k| format!("tessera-{k}"))
+                        .build()
+                        .expect("a thread pool can be started"),
+                )
+            })
+            .clone()
+    };
+    pool.install(|| items.into_par_iter().map(f).collect())
+}
+
+/// The chunks of the outer loop's coordinates `0..dim`: consecutive,
+/// covering every coordinate, each with about `unit` units of work.
+pub(crate) fn chunk_ranges(chunking: &Chunking, bind: &Bindings<'_>, dim: i64, unit: u64) -> Vec<Range<i64>> {
+    let driver = chunking
+        .drivers
+        .iter()
+        .copied()
+        .max_by_key(|d| bind.values[d.operand as usize].len());
+    let cuts = match driver {
+        Some(driver) => driver_cuts(bind, driver, dim, unit),
+        None => {
+            // No input stores the outer loop: spread the work evenly.
+            let per_row = (total_work(bind) / dim.max(1) as u64).max(1);
+            let rows = (unit / per_row).max(1) as i64;
+            (1..).map(|k| k * rows).take_while(|&c| c < dim).collect()
+        }
+    };
+    let mut ranges = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for cut in cuts {
+        if cut > start && cut < dim {
+            ranges.push(start..cut);
+            start = cut;
+        }
+    }
+    ranges.push(start..dim);
+    ranges
+}
+
+/// Where to cut the outer loop for chunks of `unit` work, measured on the
+/// driving operand's first level: a position's work is the positions
+/// before it plus the entries of the next level below them (the entries of
+/// a compact level are contiguous, so this counts are read, not summed).
+fn driver_cuts(bind: &Bindings<'_>, driver: LevelRef, dim: i64, unit: u64) -> Vec<i64> {
+    let Some((first, end)) = interp::positions_below(bind, driver, 0).filter(|(first, end)| first < end) else {
+        return Vec::new();
+    };
+    let levels = bind.formats[driver.operand as usize].len();
+    let child = (levels > 1)
+        .then(|| LevelRef::new(driver.operand as usize, 1))
+        .filter(|&c| interp::positions_below(bind, c, first).is_some());
+    let below = |p: i64| child.map_or(0, |c| interp::positions_below(bind, c, p).map_or(0, |r| r.0));
+    let base = below(first);
+    let work = |p: i64| (p - first) as u64 + (below(p) - base) as u64;
+    let last = child.and_then(|c| interp::positions_below(bind, c, end - 1));
+    let total = work(end - 1) + last.map_or(0, |(b, e)| (e - b) as u64) + 1;
+    let dense = bind.formats[driver.operand as usize][0].kind == LevelKind::Dense;
+    let mut cuts = Vec::new();
+    let mut target = unit;
+    let mut low = first;
+    while target < total {
+        // The first position whose work reaches the target.
+        let mut high = end;
+        while low < high {
+            let mid = low + (high - low) / 2;
+            if work(mid) < target {
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        if low >= end {
+            break;
+        }
+        let coordinate = if dense {
+            low
+        } else {
+            interp::first_level_coordinate(bind, driver, low)
+        };
+        cuts.push(coordinate.min(dim));
+        target = work(low) + unit;
+        low += 1;
+    }
+    cuts
+}
