@@ -36,12 +36,14 @@ use crate::value::Value;
 /// or singleton, the first dense or compressed.
 pub fn joinable(format: &Format) -> bool {
     let levels = format.levels();
-    levels
-        .iter()
-        .all(|l| matches!(l.level.kind, LevelKind::Dense | LevelKind::Compressed | LevelKind::Singleton))
-        && levels
-            .first()
-            .is_some_and(|l| matches!(l.level.kind, LevelKind::Dense | LevelKind::Compressed))
+    levels.iter().all(|l| {
+        matches!(
+            l.level.kind,
+            LevelKind::Dense | LevelKind::Compressed | LevelKind::Singleton
+        )
+    }) && levels
+        .first()
+        .is_some_and(|l| matches!(l.level.kind, LevelKind::Dense | LevelKind::Compressed))
 }
 
 /// Joins `parts`, in order, into one tensor of `shape` (see the module).
@@ -69,11 +71,25 @@ pub fn join<V: Value>(format: Format, shape: &[usize], parts: &[Tensor<V>]) -> R
         let mut storage = LevelStorage::new(extent);
         match format.level(k).kind {
             LevelKind::Dense => {}
-            LevelKind::Compressed => {
-                storage.arrays.push(concat(parts.iter().map(|p| &p.level(k).arrays[0]), true));
-                storage.arrays.push(concat(parts.iter().map(|p| &p.level(k).arrays[1]), false));
+            LevelKind::Compressed if k == 0 => {
+                // One parent, the root, shared by every part.
+                let total: u64 = parts.iter().map(|p| last(&p.level(0).arrays[0])).sum();
+                storage.arrays.push(IndexArray::from_u64(vec![0, total]));
+                storage
+                    .arrays
+                    .push(concat(parts.iter().map(|p| &p.level(k).arrays[1]), false));
             }
-            LevelKind::Singleton => storage.arrays.push(concat(parts.iter().map(|p| &p.level(k).arrays[0]), false)),
+            LevelKind::Compressed => {
+                storage
+                    .arrays
+                    .push(concat(parts.iter().map(|p| &p.level(k).arrays[0]), true));
+                storage
+                    .arrays
+                    .push(concat(parts.iter().map(|p| &p.level(k).arrays[1]), false));
+            }
+            LevelKind::Singleton => storage
+                .arrays
+                .push(concat(parts.iter().map(|p| &p.level(k).arrays[0]), false)),
             _ => unreachable!("checked joinable above"),
         }
         levels.push(storage);
@@ -91,7 +107,11 @@ pub fn join<V: Value>(format: Format, shape: &[usize], parts: &[Tensor<V>]) -> R
 /// of the arrays before it. 32 bits wide when every element fits.
 fn concat<'a>(arrays: impl Iterator<Item = &'a IndexArray> + Clone, offsets: bool) -> IndexArray {
     let skip = usize::from(offsets);
-    let len: usize = arrays.clone().enumerate().map(|(k, a)| a.len() - if k > 0 { skip } else { 0 }).sum();
+    let len: usize = arrays
+        .clone()
+        .enumerate()
+        .map(|(k, a)| a.len() - if k > 0 { skip } else { 0 })
+        .sum();
     // Positions are as wide as the last one needs (an assembler widens them
     // when they outgrow 32 bits); coordinates keep the parts' width, which
     // the extent chose.

@@ -97,6 +97,7 @@ pub fn check_case(case: &Case) -> Result<(), String> {
             output_format: case.output.clone(),
             sizes: case.sizes.clone(),
             tier: TierChoice::Named(tier.clone()),
+            ..EvalOptions::default()
         };
         let run = super::catch(&format!("tier {tier}"), || {
             engine.eval_with(&case.text, &engine_inputs, &options)
@@ -112,6 +113,23 @@ pub fn check_case(case: &Case) -> Result<(), String> {
         };
         if let Err(e) = check_result(&result, &reference, case.output.as_ref()) {
             return fail(format!("tier {tier}: {e}"));
+        }
+        // The parallel contract: in tiny chunks, 3 threads give one's bits.
+        let in_chunks = |threads: usize| {
+            let options = EvalOptions {
+                threads: Some(threads),
+                chunk_work: Some(2),
+                ..options.clone()
+            };
+            super::catch(&format!("tier {tier} on {threads} threads"), || {
+                engine.eval_with(&case.text, &engine_inputs, &options)
+            })
+        };
+        match (in_chunks(1), in_chunks(3)) {
+            (Ok(Ok(one)), Ok(Ok(three))) if tessera::engine::testing::same_bits(&one, &three) => {}
+            (Ok(Ok(_)), Ok(Ok(_))) => return fail(format!("tier {tier}: 3 threads give other bits than one")),
+            (Err(e), _) | (_, Err(e)) => return fail(e),
+            (Ok(Err(e)), _) | (_, Ok(Err(e))) => return fail(format!("tier {tier} in chunks refuses it: {e}")),
         }
         results.push((tier, result));
     }

@@ -325,6 +325,7 @@ fn run_everywhere(
             output_format: Some(output.clone()),
             sizes: Vec::new(),
             tier: TierChoice::Named(tier.clone()),
+            ..EvalOptions::default()
         };
         let result = super::catch(&format!("tier {tier}"), || engine.eval_with(text, &inputs, &options))?
             .map_err(|e| format!("tier {tier} refuses it: {e}"))?;

@@ -101,6 +101,7 @@ fn run_statement(stmt: &Statement, text: &str) -> Result<(), String> {
         output_format: None,
         sizes,
         tier: TierChoice::Interpreter,
+        ..EvalOptions::default()
     };
     let _ = Engine::new().eval_with(text, &inputs, &options);
     Ok(())

@@ -58,10 +58,12 @@ pub(super) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
                 return Err(format!("the output {}'s first level is not {var}", out.name));
             }
             let levels = out.format.levels();
-            let joinable = levels
-                .iter()
-                .all(|l| matches!(l.level.kind, LevelKind::Dense | LevelKind::Compressed | LevelKind::Singleton))
-                && matches!(levels[0].level.kind, LevelKind::Dense | LevelKind::Compressed);
+            let joinable = levels.iter().all(|l| {
+                matches!(
+                    l.level.kind,
+                    LevelKind::Dense | LevelKind::Compressed | LevelKind::Singleton
+                )
+            }) && matches!(levels[0].level.kind, LevelKind::Dense | LevelKind::Compressed);
             if !joinable {
                 return Err(format!(
                     "the output {} ({}) has levels whose parts cannot be joined",

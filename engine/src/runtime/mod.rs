@@ -40,9 +40,9 @@ use crate::interp::{self, Bindings};
 use crate::notation::{check, parse_statement, Statement};
 use crate::plan::emit;
 pub use defaults::default_output;
-pub use parallel::{Parallelism, CHUNK_WORK, PARALLEL_FROM};
-use parallel::Joined;
 use output::{dense_levels, Assembler, OutputSizes, OutputState, Workspace};
+use parallel::Joined;
+pub use parallel::{Parallelism, CHUNK_WORK, PARALLEL_FROM};
 pub use promotion::KernelStats;
 use promotion::Tiering;
 pub use tier::{CompileRequest, CompiledKernel, PromotionPolicy, StorageSignature, Tier, TierChoice, TierDiagnostic};
@@ -471,7 +471,12 @@ impl Kernel {
 
     /// [`run`](Self::run) with sizes for index variables no input fixes.
     pub fn run_with_sizes(&self, inputs: &Inputs<'_>, sizes: &[(String, usize)]) -> Result<Tensor<f64>> {
-        self.execute(inputs, sizes, &TierChoice::Auto, self.parallelism(&EvalOptions::default()))
+        self.execute(
+            inputs,
+            sizes,
+            &TierChoice::Auto,
+            self.parallelism(&EvalOptions::default()),
+        )
     }
 
     /// [`run`](Self::run) with the index sizes and the tier of `options`
@@ -567,9 +572,8 @@ impl Kernel {
         parallelism: Parallelism,
     ) -> Result<Tensor<f64>> {
         let route = self.route(tier)?;
-        let (joined, out) = self.with_bindings(inputs, sizes, |bind, out| {
-            self.dispatch(&route, bind, out, parallelism)
-        })?;
+        let (joined, out) =
+            self.with_bindings(inputs, sizes, |bind, out| self.dispatch(&route, bind, out, parallelism))?;
         let result = match joined? {
             Joined::InPlace => out.finish()?,
             Joined::Tensor(t) => t,

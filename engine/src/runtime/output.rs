@@ -361,7 +361,10 @@ impl Assembler {
     /// [`tessera_formats::parts`]): a dense first level holds only those
     /// rows, re-based to 0.
     pub fn part(format: Format, shape: &[usize], rows: std::ops::Range<usize>) -> Self {
-        let dense_first = format.levels().first().is_some_and(|l| l.level.kind == LevelKind::Dense);
+        let dense_first = format
+            .levels()
+            .first()
+            .is_some_and(|l| l.level.kind == LevelKind::Dense);
         let mode = format.mode_order().and_then(|order| order.first().copied());
         match (dense_first, mode) {
             (true, Some(mode)) => {
@@ -450,9 +453,13 @@ impl Assembler {
         }
         let p = self.positions[n - 1] as usize;
         if self.values.len() <= p {
-            self.values.resize(p + 1, 0.0);
+            // A new entry holds its value as given (a -0.0 stays -0.0, as
+            // on the short path above), whatever came before it.
+            self.values.resize(p, 0.0);
+            self.values.push(value);
+        } else {
+            self.values[p] += value;
         }
-        self.values[p] += value;
     }
 
     /// Reserves room for a result of `sizes` (a capacity hint only).

@@ -137,16 +137,16 @@ pub(crate) fn run(
                 _ => unreachable!("partial outputs are dense"),
             };
             let partials: Vec<Vec<f64>> = map_in_order(threads, ranges.iter().collect(), |range| {
-                        let mut partial = OutputState::Dense {
-                            shape: shape.clone(),
-                            format: format.clone(),
-                            values: vec![0.0; total.len()],
-                        };
-                        run(&chunk_bind(range), &mut partial);
-                        match partial {
-                            OutputState::Dense { values, .. } => values,
-                            _ => unreachable!("made dense above"),
-                        }
+                let mut partial = OutputState::Dense {
+                    shape: shape.clone(),
+                    format: format.clone(),
+                    values: vec![0.0; total.len()],
+                };
+                run(&chunk_bind(range), &mut partial);
+                match partial {
+                    OutputState::Dense { values, .. } => values,
+                    _ => unreachable!("made dense above"),
+                }
             });
             for partial in partials {
                 total.iter_mut().zip(partial).for_each(|(t, p)| *t += p);
@@ -165,25 +165,25 @@ pub(crate) fn run(
             // Workspaces are large and left empty by each chunk: reused.
             let workspaces: Mutex<Vec<Workspace>> = Mutex::new(Vec::new());
             let parts: Vec<Result<Tensor<f64>>> = map_in_order(threads, ranges.iter().collect(), |range| {
-                        let workspace = extents.as_ref().map(|e| {
-                            let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
-                            reused.unwrap_or_else(|| Workspace::new(e))
-                        });
-                        let rows = range.start as usize..range.end as usize;
-                        let mut part = OutputState::Append {
-                            assembler: Assembler::part(format.clone(), &shape, rows),
-                            workspace,
-                        };
-                        run(&chunk_bind(range), &mut part);
-                        match part {
-                            OutputState::Append { assembler, workspace } => {
-                                if let Some(w) = workspace {
-                                    workspaces.lock().unwrap_or_else(|p| p.into_inner()).push(w);
-                                }
-                                assembler.finish()
-                            }
-                            _ => unreachable!("made appended above"),
+                let workspace = extents.as_ref().map(|e| {
+                    let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                    reused.unwrap_or_else(|| Workspace::new(e))
+                });
+                let rows = range.start as usize..range.end as usize;
+                let mut part = OutputState::Append {
+                    assembler: Assembler::part(format.clone(), &shape, rows),
+                    workspace,
+                };
+                run(&chunk_bind(range), &mut part);
+                match part {
+                    OutputState::Append { assembler, workspace } => {
+                        if let Some(w) = workspace {
+                            workspaces.lock().unwrap_or_else(|p| p.into_inner()).push(w);
                         }
+                        assembler.finish()
+                    }
+                    _ => unreachable!("made appended above"),
+                }
             });
             let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
             Ok(Joined::Tensor(tessera_formats::parts::join(format, &shape, &parts)?))
@@ -211,7 +211,10 @@ fn map_in_order<I: Send, T: Send>(threads: usize, items: Vec<I>, f: impl Fn(I) -
         return items.into_iter().map(f).collect();
     }
     let pool = {
-        let mut pools = POOLS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+        let mut pools = POOLS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         pools
             .entry(threads)
             .or_insert_with(|| {

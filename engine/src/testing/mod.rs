@@ -195,27 +195,96 @@ pub fn check_statement_with(
         sizes: sizes.iter().map(|(v, n)| (v.to_string(), *n)).collect(),
         ..EvalOptions::default()
     };
-    let run = catch_unwind(AssertUnwindSafe(|| {
-        engine.eval_with(statement, &engine_inputs, &options)
-    }));
-    let result = match run {
-        Ok(Ok(t)) => t,
-        Ok(Err(e)) => return fail(format!("the engine refuses it: {e}")),
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "(no message)".into());
-            return fail(format!("the engine panicked: {message}"));
+    let eval = |options: &EvalOptions| {
+        let run = catch_unwind(AssertUnwindSafe(|| {
+            engine.eval_with(statement, &engine_inputs, options)
+        }));
+        match run {
+            Ok(Ok(t)) => Ok(t),
+            Ok(Err(e)) => Err(format!("the engine refuses it: {e}")),
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "(no message)".into());
+                Err(format!("the engine panicked: {message}"))
+            }
         }
+    };
+    let result = match eval(&options) {
+        Ok(t) => t,
+        Err(e) => return fail(e),
     };
     if let Some(f) = output_format {
         if result.format().levels() != f.levels() {
             return fail(format!("the result is stored as {}, not {f}", result.format()));
         }
     }
-    compare(&result, &reference, tol).or_else(fail)
+    compare(&result, &reference, tol).or_else(fail)?;
+    same_bits_for_any_thread_count(&eval, &options, &result).or_else(fail)
+}
+
+/// Work units per chunk in the thread checks: a chunk every few entries,
+/// so small tensors split into many chunks, some of them without entries.
+const TINY_CHUNKS: u64 = 3;
+
+/// Checks the parallel contract on one statement: in tiny chunks, 2 and 7
+/// threads give the bits one thread gives, and so do 7 threads in the
+/// default chunks (against `result`, the default run).
+fn same_bits_for_any_thread_count(
+    eval: &dyn Fn(&EvalOptions) -> Result<Tensor<f64>, String>,
+    options: &EvalOptions,
+    result: &Tensor<f64>,
+) -> Result<(), String> {
+    let with = |threads: usize, chunk_work: Option<u64>| EvalOptions {
+        threads: Some(threads),
+        chunk_work,
+        ..options.clone()
+    };
+    let one = eval(&with(1, Some(TINY_CHUNKS)))?;
+    for threads in [2, 7] {
+        let many = eval(&with(threads, Some(TINY_CHUNKS)))?;
+        if let Some(difference) = bit_difference(&many, &one) {
+            return Err(format!(
+                "in chunks of {TINY_CHUNKS} entries, {threads} threads give other bits than one: {difference}"
+            ));
+        }
+    }
+    let default_chunks = eval(&with(7, None))?;
+    if let Some(difference) = bit_difference(&default_chunks, result) {
+        return Err(format!("7 threads give other bits than the default run: {difference}"));
+    }
+    Ok(())
+}
+
+/// Where `got` and `want` first differ in their arrays or value bits.
+fn bit_difference(got: &Tensor<f64>, want: &Tensor<f64>) -> Option<String> {
+    if got.shape() != want.shape() || got.format() != want.format() {
+        return Some(format!(
+            "{} {:?} vs {} {:?}",
+            got.format(),
+            got.shape(),
+            want.format(),
+            want.shape()
+        ));
+    }
+    if let Some(k) = (0..got.levels().len()).find(|&k| got.level(k) != want.level(k)) {
+        return Some(format!("level {k}: {:?} vs {:?}", got.level(k), want.level(k)));
+    }
+    let values = got.values().iter().zip(want.values());
+    match values.enumerate().find(|(_, (x, y))| x.to_bits() != y.to_bits()) {
+        Some((p, (x, y))) => Some(format!("value {p}: {x:?} vs {y:?}")),
+        None if got.values().len() != want.values().len() => {
+            Some(format!("{} values vs {}", got.values().len(), want.values().len()))
+        }
+        None => None,
+    }
+}
+
+/// Whether two tensors are the same arrays and the same value bits.
+pub fn same_bits(a: &Tensor<f64>, b: &Tensor<f64>) -> bool {
+    bit_difference(a, b).is_none()
 }
 
 /// The context line of a failure.

@@ -35,6 +35,7 @@ fn options(output: Option<&Format>, sizes: &[(&str, usize)], tier: TierChoice) -
         output_format: output.cloned(),
         sizes: sizes.iter().map(|(v, n)| (v.to_string(), *n)).collect(),
         tier,
+        ..EvalOptions::default()
     }
 }
 
