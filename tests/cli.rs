@@ -257,8 +257,42 @@ fn eval_time_reports_runs_and_the_tier() {
         .assert()
         .success()
         .stdout(predicate::str::is_match(
-            r"^91756\ntime: 3 runs on jit: min [0-9.]+ ms, median [0-9.]+ ms \(the first includes [0-9.]+ ms compiling\)\n$",
+            r"^91756\ntime: 3 runs on jit: min [0-9.]+ ms, median [0-9.]+ ms \(the first includes [0-9.]+ ms compiling\)(; each in [0-9]+ chunks on [0-9]+ threads)?\n$",
         ).unwrap());
+}
+
+/// `--threads` splits a large run and says so; one thread gives the same
+/// bits (the result prints identically to full precision).
+#[test]
+fn eval_threads_split_large_runs_with_the_same_result() {
+    let run = |threads: &str| {
+        let out = tessera()
+            .args([
+                "eval",
+                "s = A(i,j) * A(i,j) * 0.1",
+                "--time",
+                "2",
+                "--threads",
+                threads,
+                "-i",
+            ])
+            .arg(format!("A:{}", four_elt()))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (one, two) = (run("1"), run("2"));
+    let split = predicate::str::is_match(r"; each in [0-9]+ chunks on 2 threads\n").unwrap();
+    assert!(split.eval(&two), "two threads should split the run: {two}");
+    // A sum over the outer loop is split in the same chunks on one thread.
+    assert!(one.contains(" chunks on 1 thread\n"), "{one}");
+    assert_eq!(one.lines().next(), two.lines().next(), "the result differs");
+    tessera()
+        .args(["eval", "s = A(i) * A(i)", "--threads", "0", "-g", "A:5:1"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--threads"));
 }
 
 #[test]

@@ -26,6 +26,8 @@
 //! assert_eq!(joined.to_dense_vec().unwrap(), vec![0.0, 1.0, 0.0, 0.0, 0.0, 2.0, 3.0, 0.0, 0.0]);
 //! ```
 
+use rayon::prelude::*;
+
 use crate::error::{FormatError, Result};
 use crate::format::{Format, LevelKind};
 use crate::index::IndexArray;
@@ -69,82 +71,95 @@ pub fn join<V: Value>(format: Format, shape: &[usize], parts: &[Tensor<V>]) -> R
             .level_extent(k, shape)
             .ok_or_else(|| FormatError::Shape(format!("level {k} of {format} has no extent")))?;
         let mut storage = LevelStorage::new(extent);
+        let arrays = |slot: usize| parts.iter().map(move |p| &p.level(k).arrays[slot]);
         match format.level(k).kind {
             LevelKind::Dense => {}
             LevelKind::Compressed if k == 0 => {
                 // One parent, the root, shared by every part.
-                let total: u64 = parts.iter().map(|p| last(&p.level(0).arrays[0])).sum();
+                let total: u64 = arrays(0).map(last).sum();
                 storage.arrays.push(IndexArray::from_u64(vec![0, total]));
-                storage
-                    .arrays
-                    .push(concat(parts.iter().map(|p| &p.level(k).arrays[1]), false));
+                storage.arrays.push(concat(&arrays(1).collect::<Vec<_>>(), false));
             }
             LevelKind::Compressed => {
-                storage
-                    .arrays
-                    .push(concat(parts.iter().map(|p| &p.level(k).arrays[0]), true));
-                storage
-                    .arrays
-                    .push(concat(parts.iter().map(|p| &p.level(k).arrays[1]), false));
+                storage.arrays.push(concat(&arrays(0).collect::<Vec<_>>(), true));
+                storage.arrays.push(concat(&arrays(1).collect::<Vec<_>>(), false));
             }
-            LevelKind::Singleton => storage
-                .arrays
-                .push(concat(parts.iter().map(|p| &p.level(k).arrays[0]), false)),
+            LevelKind::Singleton => storage.arrays.push(concat(&arrays(0).collect::<Vec<_>>(), false)),
             _ => unreachable!("checked joinable above"),
         }
         levels.push(storage);
     }
-    let total = parts.iter().map(|p| p.values().len()).sum();
-    let mut values = Vec::with_capacity(total);
-    for p in parts {
-        values.extend_from_slice(p.values());
+    let sizes: Vec<usize> = (0..levels.len())
+        .map(|k| parts.iter().map(|p| p.level_sizes()[k]).sum())
+        .collect();
+    let values = fill(parts.iter().map(|p| p.values().len()).collect(), |k, out: &mut [V]| {
+        out.copy_from_slice(parts[k].values())
+    });
+    // Valid parts joined this way make a valid tensor: not checked again.
+    Ok(Tensor::assembled(shape, format, levels, sizes, values))
+}
+
+/// A vector of the given pieces' lengths, each piece written by `write`
+/// (piece `k` into its own slice), the pieces in parallel.
+fn fill<T: Copy + Default + Send>(lengths: Vec<usize>, write: impl Fn(usize, &mut [T]) + Sync) -> Vec<T> {
+    let mut out = vec![T::default(); lengths.iter().sum()];
+    let mut pieces = Vec::with_capacity(lengths.len());
+    let mut rest = out.as_mut_slice();
+    for &len in &lengths {
+        let (piece, tail) = rest.split_at_mut(len);
+        pieces.push(piece);
+        rest = tail;
     }
-    Tensor::from_parts(shape, format, levels, values)
+    pieces
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(k, piece)| write(k, piece));
+    out
 }
 
 /// The arrays one after the other. As positions (`offsets`), each array
 /// after the first drops its leading 0 and is raised by the last position
-/// of the arrays before it. 32 bits wide when every element fits.
-fn concat<'a>(arrays: impl Iterator<Item = &'a IndexArray> + Clone, offsets: bool) -> IndexArray {
-    let skip = usize::from(offsets);
-    let len: usize = arrays
-        .clone()
-        .enumerate()
-        .map(|(k, a)| a.len() - if k > 0 { skip } else { 0 })
-        .sum();
-    // Positions are as wide as the last one needs (an assembler widens them
-    // when they outgrow 32 bits); coordinates keep the parts' width, which
-    // the extent chose.
-    let narrow = if offsets {
-        arrays.clone().map(last).sum::<u64>() <= u64::from(u32::MAX)
-    } else {
-        arrays.clone().all(|a| matches!(a, IndexArray::U32(_)))
-    };
+/// of the arrays before it. Positions are as wide as the last one needs
+/// (an assembler widens them when they outgrow 32 bits); coordinates keep
+/// the parts' width, which the extent chose.
+fn concat(arrays: &[&IndexArray], offsets: bool) -> IndexArray {
+    let skip = |k: usize| usize::from(offsets && k > 0);
+    let lengths: Vec<usize> = arrays.iter().enumerate().map(|(k, a)| a.len() - skip(k)).collect();
+    let mut bases = Vec::with_capacity(arrays.len());
     let mut offset = 0u64;
-    if narrow {
-        let mut out: Vec<u32> = Vec::with_capacity(len);
-        for (k, a) in arrays.enumerate() {
-            let from = if k > 0 { skip } else { 0 };
-            let base = offset as u32;
-            match a {
-                IndexArray::U32(v) => out.extend(v[from..].iter().map(|&x| x + base)),
-                _ => out.extend(elements(a).skip(from).map(|x| x as u32 + base)),
-            }
-            if offsets {
-                offset += last(a);
-            }
-        }
-        return IndexArray::U32(out);
-    }
-    let mut out: Vec<u64> = Vec::with_capacity(len);
-    for (k, a) in arrays.enumerate() {
-        let from = if k > 0 { skip } else { 0 };
-        out.extend(elements(a).skip(from).map(|x| x + offset));
+    for a in arrays {
+        bases.push(offset);
         if offsets {
             offset += last(a);
         }
     }
-    IndexArray::U64(out)
+    let narrow = if offsets {
+        offset <= u64::from(u32::MAX)
+    } else {
+        arrays.iter().all(|a| matches!(a, IndexArray::U32(_)))
+    };
+    if narrow {
+        return IndexArray::U32(fill(lengths, |k, out: &mut [u32]| {
+            let base = bases[k] as u32;
+            match arrays[k] {
+                IndexArray::U32(v) => {
+                    for (o, &x) in out.iter_mut().zip(&v[skip(k)..]) {
+                        *o = x + base;
+                    }
+                }
+                a => {
+                    for (o, x) in out.iter_mut().zip(elements(a).skip(skip(k))) {
+                        *o = x as u32 + base;
+                    }
+                }
+            }
+        }));
+    }
+    IndexArray::U64(fill(lengths, |k, out: &mut [u64]| {
+        for (o, x) in out.iter_mut().zip(elements(arrays[k]).skip(skip(k))) {
+            *o = x + bases[k];
+        }
+    }))
 }
 
 fn elements(a: &IndexArray) -> impl Iterator<Item = u64> + '_ {

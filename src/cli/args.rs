@@ -92,6 +92,11 @@ pub struct TensorArgs {
     /// Execution tier (opencl: not in this build yet, refused with the tiers that are)
     #[arg(long, value_enum, default_value_t = Tier::Auto)]
     pub tier: Tier,
+
+    /// Threads a kernel may use (default: every core for kernels with enough work); results are the
+    /// same bits for any number
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
 }
 
 /// What `--print` shows.

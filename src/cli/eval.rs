@@ -105,8 +105,15 @@ pub fn timing_line(timing: &Timing) -> String {
     } else {
         format!(" on {}", timing.tier)
     };
+    let (split, chunks, threads) = timing.split;
+    let on = format!("{threads} thread{}", if threads == 1 { "" } else { "s" });
+    let parallel = match split {
+        0 => String::new(),
+        s if s == n as u64 => format!("; each in {} chunks on {on}", chunks / s),
+        s => format!("; {s} split into {chunks} chunks on up to {on}"),
+    };
     format!(
-        "time: {n} run{}{served}: min {}, median {} (the first includes {} compiling)",
+        "time: {n} run{}{served}: min {}, median {} (the first includes {} compiling){parallel}",
         if n == 1 { "" } else { "s" },
         millis(timing.min()),
         millis(timing.median()),
@@ -131,6 +138,7 @@ mod tests {
             compile: Duration::from_micros(200),
             tier: Tier::Jit,
             interpreted,
+            split: (0, 0, 0),
         }
     }
 

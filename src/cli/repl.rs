@@ -37,6 +37,7 @@ Commands:
                                 dense csr csc dcsr dcsc coo csf dia ell bcsr:RxC sv hash,
                                 or levels such as dense,compressed:1,0
   :size VAR SIZE                size of an index variable no input fixes
+  :threads [N|auto]             threads kernels may use (results are the same bits for any N)
   :print NAME [N|all]           summary and the first N (10) nonzeros
   :list                         the tensors, formats and sizes of the session
   :save NAME PATH               write NAME to a .mtx or .tns file
@@ -203,6 +204,21 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
                 None => writeln!(out, "{name} will be stored as {spec}")?,
             }
         }
+        "threads" => match words[..] {
+            [] => match session.threads() {
+                Some(n) => writeln!(out, "kernels use {n} thread{}", if n == 1 { "" } else { "s" })?,
+                None => writeln!(out, "kernels use every core when they have enough work")?,
+            },
+            ["auto"] => session.set_threads(None),
+            [n] => {
+                let n = parse_count(n)
+                    .ok()
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| usage(":threads N|auto, N at least 1"))?;
+                session.set_threads(Some(n));
+            }
+            _ => return Err(usage(":threads N|auto")),
+        },
         "size" => {
             let [var, size] = words[..] else {
                 return Err(usage(":size VAR SIZE"));

@@ -35,6 +35,8 @@ pub struct Named {
 pub struct Session {
     engine: Engine,
     tier: Tier,
+    /// Threads kernels may use; `None`: every core for kernels with enough work.
+    threads: Option<usize>,
     tensors: BTreeMap<String, Named>,
     formats: BTreeMap<String, FormatSpec>,
     sizes: BTreeMap<String, usize>,
@@ -109,6 +111,9 @@ pub struct Timing {
     pub tier: Tier,
     /// How many of the runs the interpreter served; the others ran compiled.
     pub interpreted: u64,
+    /// How many runs were split into chunks, into how many in all, and
+    /// the most threads one had.
+    pub split: (u64, u64, usize),
 }
 
 impl Timing {
@@ -132,6 +137,7 @@ impl Session {
         Ok(Session {
             engine: engine_for(tier)?,
             tier,
+            threads: None,
             tensors: BTreeMap::new(),
             formats: BTreeMap::new(),
             sizes: BTreeMap::new(),
@@ -141,6 +147,17 @@ impl Session {
 
     pub fn tier(&self) -> Tier {
         self.tier
+    }
+
+    /// Sets the threads kernels may use (`None`: every core for kernels
+    /// with enough work).
+    pub fn set_threads(&mut self, threads: Option<usize>) {
+        self.threads = threads;
+    }
+
+    /// The threads kernels may use, when set.
+    pub fn threads(&self) -> Option<usize> {
+        self.threads
     }
 
     pub fn get(&self, name: &str) -> Option<&Named> {
@@ -395,6 +412,7 @@ impl Session {
             let options = EvalOptions {
                 sizes: sizes.to_vec(),
                 tier: tier_choice(self.tier),
+                threads: self.threads,
                 ..EvalOptions::default()
             };
             prepared
@@ -408,7 +426,7 @@ impl Session {
     /// the times, the first including the compilation done by
     /// [`prepare`](Self::prepare).
     pub fn time(&self, prepared: &Prepared, n: usize) -> Result<(Tensor<f64>, Timing)> {
-        let before = prepared.kernel.stats().interpreted_runs;
+        let before = prepared.kernel.stats();
         let start = Instant::now();
         let mut result = self.run(prepared)?;
         let mut runs = vec![start.elapsed() + prepared.compile_time];
@@ -421,7 +439,15 @@ impl Session {
             runs,
             compile: prepared.compile_time,
             tier: tier_that_ran(self.tier, &prepared.kernel),
-            interpreted: prepared.kernel.stats().interpreted_runs - before,
+            interpreted: prepared.kernel.stats().interpreted_runs - before.interpreted_runs,
+            split: {
+                let after = prepared.kernel.stats();
+                (
+                    after.split_runs - before.split_runs,
+                    after.chunks - before.chunks,
+                    after.most_threads,
+                )
+            },
         };
         Ok((result, timing))
     }
@@ -471,6 +497,7 @@ pub fn parse(text: &str) -> Result<Statement> {
 /// then `-i` files and `-g` tensors in the order given.
 pub fn from_args(args: &TensorArgs, front: Front) -> Result<Session> {
     let mut session = Session::new(args.tier, front)?;
+    session.set_threads(args.threads.map(|t| t as usize));
     let mut seen: Vec<&str> = Vec::new();
     for f in &args.formats {
         if seen.contains(&f.name.as_str()) {

@@ -13,7 +13,8 @@ use tessera_formats::{Cmp, IntOp, Level, LevelKind, LevelRef};
 
 use super::{Emitter, IterInfo};
 use crate::bytecode::{ChunkOutput, Chunking, IReg, Op};
-use crate::cin::{Cin, LoopVar, Lowered, OutputAssembly};
+use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, TempId};
+use crate::notation::BinaryOp;
 
 /// The outermost loop variable and the registers of the run's range of it.
 #[derive(Clone, Debug)]
@@ -25,8 +26,20 @@ pub(super) struct ChunkRange {
 
 /// How `lowered` splits into chunks, or why it runs whole.
 pub(super) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunking), String> {
-    let Cin::Forall { var, .. } = &lowered.cin else {
-        return Err("the statement has no outer loop".into());
+    let var = match &lowered.cin {
+        Cin::Forall { var, .. } => var,
+        // A full reduction: each chunk's run adds its part of the sum into
+        // its partial output, which is right when the output is the sum
+        // times factors that do not depend on it.
+        Cin::Where {
+            temp,
+            producer,
+            consumer,
+        } => match (producer.as_ref(), consumer.as_ref()) {
+            (Cin::Forall { var, .. }, Cin::Assign { expr, .. }) if scales(expr, *temp) => var,
+            _ => return Err("the statement's result is not a sum over its outer loop".into()),
+        },
+        _ => return Err("the statement has no outer loop".into()),
     };
     if workspace_holds(&lowered.cin, var) {
         return Err(format!("its workspace spans {var}, the outer loop"));
@@ -83,6 +96,36 @@ pub(super) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
             output,
         },
     ))
+}
+
+/// Whether `expr` is `temp` times factors without it: a sum of parts in
+/// `temp` gives the sum of the parts' results.
+fn scales(expr: &CinExpr, temp: TempId) -> bool {
+    let free = |e: &CinExpr| !mentions(e, temp);
+    match expr {
+        CinExpr::Temp(t) => *t == temp,
+        CinExpr::Neg(e) => scales(e, temp),
+        CinExpr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => (scales(lhs, temp) && free(rhs)) || (free(lhs) && scales(rhs, temp)),
+        CinExpr::Binary {
+            op: BinaryOp::Div,
+            lhs,
+            rhs,
+        } => scales(lhs, temp) && free(rhs),
+        _ => false,
+    }
+}
+
+fn mentions(expr: &CinExpr, temp: TempId) -> bool {
+    match expr {
+        CinExpr::Temp(t) => *t == temp,
+        CinExpr::Access(_) | CinExpr::Literal(_) => false,
+        CinExpr::Neg(e) => mentions(e, temp),
+        CinExpr::Binary { lhs, rhs, .. } => mentions(lhs, temp) || mentions(rhs, temp),
+    }
 }
 
 /// Whether a workspace of `cin` is indexed by `var`.

@@ -243,6 +243,9 @@ impl Engine {
                 work: a.work + b.work,
                 compiled_variants: a.compiled_variants + b.compiled_variants,
                 compiling: a.compiling + b.compiling,
+                split_runs: a.split_runs + b.split_runs,
+                chunks: a.chunks + b.chunks,
+                most_threads: a.most_threads.max(b.most_threads),
             })
     }
 
@@ -634,11 +637,11 @@ impl Kernel {
                 // against the shapes; each chunk's output is prepared for
                 // the program's output (a part, a window or a partial of it).
                 let run = |bind: &Bindings<'_>, out: &mut OutputState| unsafe { kernel.run(bind, out) };
-                return parallel::run(&self.program, bind, out, parallelism, &run);
+                return parallel::run(&self.program, bind, out, parallelism, &run, &self.tiering);
             }
         }
         let run = |bind: &Bindings<'_>, out: &mut OutputState| interp::run(&self.program, bind, out);
-        let joined = parallel::run(&self.program, bind, out, parallelism, &run);
+        let joined = parallel::run(&self.program, bind, out, parallelism, &run, &self.tiering);
         let work: u64 = bind.values.iter().map(|v| v.len() as u64).sum();
         let (runs, work) = self.tiering.count_interpreted(work.max(1));
         if let (Route::Interpret { promote: true }, Some(signature)) = (route, signature) {

@@ -23,6 +23,7 @@ use super::output::{Assembler, DenseWindow, OutputState, Workspace};
 use crate::bytecode::{ChunkOutput, Chunking, Program};
 use crate::error::Result;
 use crate::interp::{self, Bindings};
+use crate::runtime::promotion::Tiering;
 
 /// Work units per chunk: a stored entry of the driving operand, or a
 /// coordinate of the outer loop, is one unit.
@@ -79,6 +80,7 @@ pub(crate) fn run(
     out: &mut OutputState,
     parallelism: Parallelism,
     run: &RunChunk<'_>,
+    counts: &Tiering,
 ) -> Result<Joined> {
     let Some(chunking) = &program.chunking else {
         run(bind, out);
@@ -111,6 +113,7 @@ pub(crate) fn run(
     if ranges.len() <= 1 {
         return whole(out);
     }
+    counts.count_split(ranges.len(), threads);
     let chunk_bind = |range: &Range<i64>| {
         let mut b = bind.clone();
         b.chunk = (range.start, range.end);
@@ -186,7 +189,10 @@ pub(crate) fn run(
                 }
             });
             let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
-            Ok(Joined::Tensor(tessera_formats::parts::join(format, &shape, &parts)?))
+            // The join copies the parts into place in parallel, on this
+            // run's threads.
+            let joined = pool(threads).install(|| tessera_formats::parts::join(format, &shape, &parts))?;
+            Ok(Joined::Tensor(joined))
         }
     }
 }
@@ -206,29 +212,31 @@ fn default_threads() -> usize {
 /// once per size and shared by every engine: callers on many threads share
 /// the same workers instead of each bringing its own.
 fn map_in_order<I: Send, T: Send>(threads: usize, items: Vec<I>, f: impl Fn(I) -> T + Sync + Send) -> Vec<T> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
     if threads <= 1 {
         return items.into_iter().map(f).collect();
     }
-    let pool = {
-        let mut pools = POOLS
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        pools
-            .entry(threads)
-            .or_insert_with(|| {
-                Arc::new(
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .thread_name(|k| format!("tessera-{k}"))
-                        .build()
-                        .expect("a thread pool can be started"),
-                )
-            })
-            .clone()
-    };
-    pool.install(|| items.into_par_iter().map(f).collect())
+    pool(threads).install(|| items.into_par_iter().map(f).collect())
+}
+
+/// The pool of `threads` threads, made on first use.
+fn pool(threads: usize) -> Arc<rayon::ThreadPool> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    pools
+        .entry(threads)
+        .or_insert_with(|| {
+            Arc::new(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|k| format!("tessera-{k}"))
+                    .build()
+                    .expect("a thread pool can be started"),
+            )
+        })
+        .clone()
 }
 
 /// The chunks of the outer loop's coordinates `0..dim`: consecutive,

@@ -30,6 +30,12 @@ pub struct KernelStats {
     pub compiled_variants: usize,
     /// Compilations in flight.
     pub compiling: usize,
+    /// Runs split into more than one chunk ([`Parallelism`](super::Parallelism)).
+    pub split_runs: u64,
+    /// Chunks those runs were split into, in all.
+    pub chunks: u64,
+    /// The most threads a run was given.
+    pub most_threads: usize,
 }
 
 struct Variant {
@@ -50,6 +56,9 @@ pub(crate) struct Tiering {
     interpreted: AtomicU64,
     compiled: AtomicU64,
     work: AtomicU64,
+    split_runs: AtomicU64,
+    chunks: AtomicU64,
+    most_threads: std::sync::atomic::AtomicUsize,
     variants: RwLock<Vec<Variant>>,
     pending: Mutex<Pending>,
     idle: Condvar,
@@ -65,6 +74,9 @@ impl Tiering {
             interpreted: AtomicU64::new(0),
             compiled: AtomicU64::new(0),
             work: AtomicU64::new(0),
+            split_runs: AtomicU64::new(0),
+            chunks: AtomicU64::new(0),
+            most_threads: Default::default(),
             variants: RwLock::new(Vec::new()),
             pending: Mutex::new(Pending::default()),
             idle: Condvar::new(),
@@ -105,6 +117,15 @@ impl Tiering {
         let runs = self.interpreted.fetch_add(1, Ordering::Relaxed) + 1;
         let work = self.work.fetch_add(work, Ordering::Relaxed).saturating_add(work);
         (runs, work)
+    }
+
+    /// Counts a run split into `chunks` chunks on `threads` threads.
+    pub fn count_split(&self, chunks: usize, threads: usize) {
+        if chunks > 1 {
+            self.split_runs.fetch_add(1, Ordering::Relaxed);
+            self.chunks.fetch_add(chunks as u64, Ordering::Relaxed);
+            self.most_threads.fetch_max(threads, Ordering::Relaxed);
+        }
     }
 
     pub fn count_compiled(&self) {
@@ -229,6 +250,9 @@ impl Tiering {
             work: self.work.load(Ordering::Relaxed),
             compiled_variants: self.variants.read().map_or(0, |v| v.len()),
             compiling,
+            split_runs: self.split_runs.load(Ordering::Relaxed),
+            chunks: self.chunks.load(Ordering::Relaxed),
+            most_threads: self.most_threads.load(Ordering::Relaxed),
         }
     }
 }
