@@ -623,6 +623,19 @@ pub struct OutputSizes {
 }
 
 impl OutputSizes {
+    /// Each length times `fraction`, rounded up: a part's share.
+    pub fn scaled(&self, fraction: f64) -> Self {
+        let scale = |n: usize| (n as f64 * fraction).ceil() as usize;
+        OutputSizes {
+            arrays: self
+                .arrays
+                .iter()
+                .map(|level| level.iter().map(|&n| scale(n)).collect())
+                .collect(),
+            values: scale(self.values),
+        }
+    }
+
     pub fn of(tensor: &Tensor<f64>) -> Self {
         OutputSizes {
             arrays: (0..tensor.format().levels().len())

@@ -19,7 +19,7 @@ use hashbrown::HashMap;
 use rayon::prelude::*;
 use tessera_formats::{LevelKind, LevelRef, Tensor};
 
-use super::output::{Assembler, DenseWindow, OutputState, Workspace};
+use super::output::{Assembler, DenseWindow, OutputSizes, OutputState, Workspace};
 use crate::bytecode::{ChunkOutput, Chunking, Program};
 use crate::error::Result;
 use crate::interp::{self, Bindings};
@@ -81,6 +81,7 @@ pub(crate) fn run(
     parallelism: Parallelism,
     run: &RunChunk<'_>,
     counts: &Tiering,
+    last_output: Option<&OutputSizes>,
 ) -> Result<Joined> {
     let Some(chunking) = &program.chunking else {
         run(bind, out);
@@ -165,6 +166,9 @@ pub(crate) fn run(
                 ),
                 _ => unreachable!("sparse parts are appended"),
             };
+            // Chunks have about the same work, so about the same share of
+            // a result like the last one (a quarter more, for the spread).
+            let share = last_output.map(|sizes| sizes.scaled(1.25 / ranges.len() as f64));
             // Workspaces are large and left empty by each chunk: reused.
             let workspaces: Mutex<Vec<Workspace>> = Mutex::new(Vec::new());
             let parts: Vec<Result<Tensor<f64>>> = map_in_order(threads, ranges.iter().collect(), |range| {
@@ -173,10 +177,11 @@ pub(crate) fn run(
                     reused.unwrap_or_else(|| Workspace::new(e))
                 });
                 let rows = range.start as usize..range.end as usize;
-                let mut part = OutputState::Append {
-                    assembler: Assembler::part(format.clone(), &shape, rows),
-                    workspace,
-                };
+                let mut assembler = Assembler::part(format.clone(), &shape, rows);
+                if let Some(share) = &share {
+                    assembler.reserve(share);
+                }
+                let mut part = OutputState::Append { assembler, workspace };
                 run(&chunk_bind(range), &mut part);
                 match part {
                     OutputState::Append { assembler, workspace } => {
