@@ -12,6 +12,8 @@ use std::fmt;
 use smallvec::SmallVec;
 use tessera_formats::{Cmp, IntOp, LevelRef};
 
+pub use crate::runtime::rows::RowOp;
+
 /// An integer register (positions, coordinates, sizes).
 pub type IReg = u32;
 /// A float register (values).
@@ -253,6 +255,21 @@ pub enum Op {
         begin: IReg,
         end: IReg,
         scale: FReg,
+        prefix: Regs,
+    },
+    /// Merges the rows `a_begin..a_end` of level `a` and `b_begin..b_end`
+    /// of level `b` (compact, ordered, unique last levels) with `op`, and
+    /// appends the merged row below the output coordinates `prefix`: the
+    /// inner loop of a sparse sum, difference or product of two matrices
+    /// (see [`crate::runtime::rows`]).
+    MergeRows {
+        a: LevelRef,
+        a_begin: IReg,
+        a_end: IReg,
+        b: LevelRef,
+        b_begin: IReg,
+        b_end: IReg,
+        op: RowOp,
         prefix: Regs,
     },
     Halt,
@@ -513,6 +530,22 @@ impl fmt::Display for Op {
                 "for p in {} r{begin}..r{end}: workspace {} ++ [coord] += f{scale} * value[p]",
                 lv(driver),
                 regs(prefix)
+            ),
+            Op::MergeRows {
+                a,
+                a_begin,
+                a_end,
+                b,
+                b_begin,
+                b_end,
+                op,
+                prefix,
+            } => write!(
+                f,
+                "append below {}: merge {op:?} {} r{a_begin}..r{a_end}, {} r{b_begin}..r{b_end}",
+                regs(prefix),
+                lv(a),
+                lv(b)
             ),
             Op::Halt => write!(f, "halt"),
         }

@@ -11,6 +11,7 @@ use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, Level
 
 use crate::bytecode::{FloatOp, Op, Program, Regs};
 use crate::runtime::output::OutputState;
+use crate::runtime::rows::Row;
 
 /// The storage a program runs on: operand `k`'s level formats, levels and
 /// values (inputs first, then the output's levels for dense outputs).
@@ -369,6 +370,26 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                         }
                     }
                 }
+            }
+            Op::MergeRows {
+                a,
+                a_begin,
+                a_end,
+                b,
+                b_begin,
+                b_end,
+                op,
+                prefix,
+            } => {
+                let row = |level: &LevelRef, begin: &u32, end: &u32| {
+                    let storage = &bind.levels[level.operand as usize][level.level as usize];
+                    let coords = format_of(bind, *level)
+                        .coordinate_view(storage)
+                        .expect("the planner only merges rows of levels with a coordinate view");
+                    let range = ir[*begin as usize] as usize..ir[*end as usize] as usize;
+                    Row::of(coords, bind.values[level.operand as usize], range)
+                };
+                out.append_merged(&gather(&ir, prefix), row(a, a_begin, a_end), row(b, b_begin, b_end), *op);
             }
             Op::Halt => return,
         }

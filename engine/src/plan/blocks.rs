@@ -6,7 +6,7 @@ use tessera_formats::{Cmp, Iteration, Level, LevelKind, LevelRef};
 
 use super::state::OperandState;
 use super::{Emitter, LoopShape};
-use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, Op};
+use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, Op, Regs, RowOp};
 use crate::cin::{Cin, CinExpr, LoopVar, Target};
 use crate::notation::BinaryOp;
 
@@ -114,6 +114,79 @@ impl Emitter<'_> {
             out_parent,
         });
         self.patch(skip);
+        true
+    }
+
+    /// The sum, difference or product of two stored rows appended as an
+    /// output row: a merge of two compact, ordered, unique last levels
+    /// whose body appends `a op b` at the loop's coordinate, the output's
+    /// last level. One [`Op::MergeRows`] per row.
+    pub(super) fn try_merge_rows(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        if self.workspace.is_some()
+            || self.output_operand().is_some()
+            || shape.universe
+            || shape.walked.len() != 2
+            || shape.iterators.len() != 2
+        {
+            return false;
+        }
+        let Cin::Assign {
+            target: Target::Output,
+            expr: CinExpr::Binary { op, lhs, rhs },
+        } = body
+        else {
+            return false;
+        };
+        let (CinExpr::Access(a), CinExpr::Access(b)) = (lhs.as_ref(), rhs.as_ref()) else {
+            return false;
+        };
+        let op = match op {
+            BinaryOp::Add => RowOp::Add,
+            BinaryOp::Sub => RowOp::Sub,
+            BinaryOp::Mul => RowOp::Mul,
+            BinaryOp::Div => return false,
+        };
+        let row = |operand: usize| {
+            shape.iterators.iter().find(|it| it.operand == operand).cloned().filter(|it| {
+                let st = &self.states[it.operand];
+                let props = it.format.properties();
+                it.format.kind == LevelKind::Compressed
+                    && props.compact
+                    && props.ordered
+                    && props.unique
+                    && it.level + 1 == st.level_vars.len()
+                    && st.parent_run_end().is_none()
+            })
+        };
+        let (Some(row_a), Some(row_b)) = (row(*a), row(*b)) else {
+            return false;
+        };
+        if a == b {
+            return false;
+        }
+        let out_vars = self.lowered.output.level_vars();
+        if out_vars.last() != Some(var) {
+            return false;
+        }
+        let Some(prefix) = out_vars[..out_vars.len() - 1]
+            .iter()
+            .map(|v| self.var_regs.get(v).copied())
+            .collect::<Option<Regs>>()
+        else {
+            return false;
+        };
+        let (a_begin, a_end) = self.bounds(&row_a);
+        let (b_begin, b_end) = self.bounds(&row_b);
+        self.ops.push(Op::MergeRows {
+            a: LevelRef::new(row_a.operand, row_a.level),
+            a_begin,
+            a_end,
+            b: LevelRef::new(row_b.operand, row_b.level),
+            b_begin,
+            b_end,
+            op,
+            prefix,
+        });
         true
     }
 

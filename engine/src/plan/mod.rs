@@ -477,6 +477,11 @@ impl<'a> Emitter<'a> {
                 self.plan,
                 "{pad}  (runs as one block op: a dense row update per stored coordinate)"
             );
+        } else if self.try_merge_rows(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (runs as one block op: the two stored rows merged into an output row)"
+            );
         } else if self.try_workspace_axpy(var, body, &shape) {
             let _ = writeln!(
                 self.plan,

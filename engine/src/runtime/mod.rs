@@ -25,6 +25,7 @@ mod defaults;
 pub mod output;
 mod parallel;
 mod promotion;
+pub mod rows;
 pub mod tier;
 
 use std::collections::HashMap;

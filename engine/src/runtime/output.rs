@@ -9,6 +9,7 @@ use tessera_formats::{
     StorageResolver, Tensor, MAX_POSITIONS,
 };
 
+use super::rows::{Row, RowOp};
 use crate::error::{EngineError, Result};
 
 /// Workspaces with at most this many slots are dense arrays; larger ones
@@ -130,6 +131,15 @@ impl OutputState {
     pub fn append_entries(&mut self, entries: &[i64], width: usize) {
         match self {
             OutputState::Append { assembler, .. } => assembler.append_entries(entries, width),
+            _ => unreachable!("append targets an appended output"),
+        }
+    }
+
+    /// Appends `a` and `b` merged by `op` below the output coordinates
+    /// `prefix`, in order ([`super::rows`]).
+    pub fn append_merged(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp) {
+        match self {
+            OutputState::Append { assembler, .. } => assembler.append_merged(prefix, a, b, op),
             _ => unreachable!("append targets an appended output"),
         }
     }
@@ -316,6 +326,8 @@ pub struct Assembler {
     runs: bool,
     /// Scratch for [`Assembler::append_entries`], kept between batches.
     run_coords: Vec<u64>,
+    /// Scratch for [`Assembler::append_merged`], kept between rows.
+    row_values: Vec<f64>,
     /// Subtracted from the first coordinate: a part of a parallel run holds
     /// rows `origin..` of a dense first level as rows `0..`.
     origin: i64,
@@ -350,6 +362,7 @@ impl Assembler {
             values: Vec::new(),
             started: false,
             run_coords: Vec::new(),
+            row_values: Vec::new(),
             origin: 0,
         };
         assembler.runs = assembler.appends_runs();
@@ -540,6 +553,26 @@ impl Assembler {
             CoordRun::Narrow(rest),
             rest.iter().map(|&k| std::mem::take(&mut values[k as usize])),
         );
+    }
+
+    /// Appends the row `a op b` below `prefix` ([`super::rows::merge`]):
+    /// the first entry as [`Assembler::append`] does, the rest copied into
+    /// the last level at once when [`Assembler::appends_runs`].
+    pub fn append_merged(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp) {
+        let (mut coords, mut values) = (std::mem::take(&mut self.run_coords), std::mem::take(&mut self.row_values));
+        super::rows::merge(a, b, op, &mut coords, &mut values);
+        if let Some((&first, rest)) = coords.split_first() {
+            self.append_after(prefix, first as i64, values[0]);
+            if self.runs {
+                self.extend_last(CoordRun::Wide(rest), values[1..].iter().copied());
+            } else {
+                for (&c, &v) in rest.iter().zip(&values[1..]) {
+                    self.append_after(prefix, c as i64, v);
+                }
+            }
+        }
+        self.run_coords = coords;
+        self.row_values = values;
     }
 
     fn append_after(&mut self, prefix: &[i64], coord: i64, value: f64) {

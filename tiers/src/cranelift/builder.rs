@@ -110,6 +110,11 @@ pub(crate) fn block_args(values: &[Value]) -> SmallVec<[BlockArg; 8]> {
 }
 
 impl<'a> Clif<'a> {
+    /// The width of an input's index array in the signature compiled for.
+    pub fn width(&self, array: ArrayRef) -> Option<IndexWidth> {
+        self.signature.width(array)
+    }
+
     pub fn new(fb: FunctionBuilder<'a>, table: Value, signature: StorageSignature) -> Self {
         Clif {
             fb,
@@ -266,7 +271,7 @@ impl Builder for Clif<'_> {
     }
 
     fn load(&mut self, array: ArrayRef, index: Value) -> Value {
-        let Some(width) = self.signature.width(array) else {
+        let Some(width) = self.width(array) else {
             self.fail(format!(
                 "level {} of operand {} has no array {}",
                 array.level.level, array.level.operand, array.slot

@@ -17,6 +17,7 @@ use cranelift_jit::JITModule;
 use smallvec::SmallVec;
 use tessera_engine::interp::Bindings;
 use tessera_engine::runtime::output::{DenseWorkspaceParts, OutputState};
+use tessera_engine::runtime::rows::{Row, RowOp};
 use tessera_engine::runtime::{CompiledKernel, StorageSignature};
 
 use super::builder::{Slot, WorkspacePart};
@@ -158,6 +159,35 @@ pub(crate) unsafe extern "C" fn append_batch(ctx: *mut c_void, entries: *const u
 }
 
 /// `Op::WorkspaceFlush`: hands the workspace's entries to the output.
+/// `Op::MergeRows`: `args` holds, for each of the two rows, its coordinate
+/// array, its values, and its position range; then a code word (the
+/// `RowOp` code, and each row's `IndexWidth` in the next bytes); then the
+/// `n` prefix coordinates.
+pub(crate) unsafe extern "C" fn merge_rows(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
+    // SAFETY: called only by kernels, with their context and the words
+    // above, whose arrays are the rows' levels of valid input tensors and
+    // whose ranges are positions of those levels.
+    let words = unsafe { std::slice::from_raw_parts(args, 9 + n) };
+    let code = words[8] as u64;
+    let row = |k: usize| {
+        let [coords, values, begin, end] = [words[4 * k], words[4 * k + 1], words[4 * k + 2], words[4 * k + 3]];
+        let (begin, len) = (begin as usize, (end - begin) as usize);
+        // SAFETY: see above; `begin..end` lies within both arrays.
+        unsafe {
+            let values = std::slice::from_raw_parts((values as *const f64).add(begin), len);
+            match (code >> (8 * (k + 1))) & 0xff {
+                0 => Row::U32(std::slice::from_raw_parts((coords as *const u32).add(begin), len), values),
+                1 => Row::U64(std::slice::from_raw_parts((coords as *const u64).add(begin), len), values),
+                _ => Row::I64(std::slice::from_raw_parts((coords as *const i64).add(begin), len), values),
+            }
+        }
+    };
+    let (a, b) = (row(0), row(1));
+    let op = RowOp::from_code(code & 0xff).expect("the translator writes a row op's code");
+    // SAFETY: `ctx` is the kernel's context; the prefix follows the code.
+    unsafe { output_call(ctx, args.add(9), n, |out, prefix| out.append_merged(prefix, a, b, op)) }
+}
+
 pub(crate) unsafe extern "C" fn workspace_flush(ctx: *mut c_void, prefix: *const i64, n: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and coordinates.
     unsafe { output_call(ctx, prefix, n, |out, c| out.workspace_flush(c)) }

@@ -19,8 +19,8 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
-use tessera_engine::bytecode::{AxpyFactor, DotFactor, FloatOp, Op, Program, Regs};
-use tessera_formats::{Builder, Cmp, Level, LevelFormat, LevelRef, Param};
+use tessera_engine::bytecode::{AxpyFactor, DotFactor, FloatOp, Op, Program, Regs, RowOp};
+use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
 use super::kernel;
@@ -554,6 +554,16 @@ impl Translator<'_> {
                 out,
                 out_parent,
             } => self.row_axpy(clif, *driver, (*begin, *end), *scale, factors, *out, *out_parent),
+            Op::MergeRows {
+                a,
+                a_begin,
+                a_end,
+                b,
+                b_begin,
+                b_end,
+                op,
+                prefix,
+            } => self.merge_rows(clif, [(*a, *a_begin, *a_end), (*b, *b_begin, *b_end)], *op, prefix),
             Op::Halt => {
                 self.finish(clif);
                 return true;
@@ -603,6 +613,60 @@ impl Translator<'_> {
         let status = clif.fb.inst_results(call)[0];
         self.return_if_failed(clif, status);
         self.load_touched_count(clif);
+    }
+
+    /// `Op::MergeRows`: calls `kernel::merge_rows` once per row with the
+    /// two rows' arrays, ranges and widths and the output prefix.
+    fn merge_rows(&mut self, clif: &mut Clif<'_>, rows: [(LevelRef, u32, u32); 2], op: RowOp, prefix: &Regs) {
+        let mut words: Vec<Value> = Vec::with_capacity(9 + prefix.len());
+        let mut code = op.code();
+        for (k, (level, begin, end)) in rows.into_iter().enumerate() {
+            // A compressed level's coordinates are its second array.
+            let coords = level.array(1);
+            let Some(width) = clif.width(coords) else {
+                clif.fail(format!("level {} of operand {} has no coordinates", level.level, level.operand));
+                return;
+            };
+            let Some(values) = self.values(clif, level.operand) else {
+                return;
+            };
+            let width_code: u64 = match width {
+                IndexWidth::U32 => 0,
+                IndexWidth::U64 => 1,
+                IndexWidth::I64 => 2,
+            };
+            code |= width_code << (8 * (k + 1));
+            words.push(clif.slot(Slot::Array(coords)));
+            words.push(values);
+            words.push(self.iget(clif, begin));
+            words.push(self.iget(clif, end));
+        }
+        words.push(clif.int(code as i64));
+        for &r in prefix {
+            words.push(self.iget(clif, r));
+        }
+        let slot = clif.fb.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (words.len() * 8) as u32,
+            3,
+        ));
+        let addr = clif.fb.ins().stack_addr(types::I64, slot, 0);
+        for (k, &w) in words.iter().enumerate() {
+            clif.fb.ins().store(MemFlagsData::trusted(), w, addr, (k * 8) as i32);
+        }
+        let call_conv = self.call_conv;
+        let sig = *self.flush_signature.get_or_insert_with(|| {
+            let mut sig = Signature::new(call_conv);
+            sig.params.extend([AbiParam::new(types::I64); 3]);
+            sig.returns.push(AbiParam::new(types::I32));
+            clif.fb.import_signature(sig)
+        });
+        let n = clif.int(prefix.len() as i64);
+        let callee = clif.int(kernel::merge_rows as *const () as usize as i64);
+        self.hand_over_appends(clif);
+        let call = clif.fb.ins().call_indirect(sig, callee, &[self.ctx, addr, n]);
+        let status = clif.fb.inst_results(call)[0];
+        self.return_if_failed(clif, status);
     }
 
     /// Ends the kernel: hands over what the runtime has not seen yet and
