@@ -389,7 +389,12 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     let range = ir[*begin as usize] as usize..ir[*end as usize] as usize;
                     Row::of(coords, bind.values[level.operand as usize], range)
                 };
-                out.append_merged(&gather(&ir, prefix), row(a, a_begin, a_end), row(b, b_begin, b_end), *op);
+                out.append_merged(
+                    &gather(&ir, prefix),
+                    row(a, a_begin, a_end),
+                    row(b, b_begin, b_end),
+                    *op,
+                );
             }
             Op::Halt => return,
         }

@@ -147,16 +147,21 @@ impl Emitter<'_> {
             BinaryOp::Div => return false,
         };
         let row = |operand: usize| {
-            shape.iterators.iter().find(|it| it.operand == operand).cloned().filter(|it| {
-                let st = &self.states[it.operand];
-                let props = it.format.properties();
-                it.format.kind == LevelKind::Compressed
-                    && props.compact
-                    && props.ordered
-                    && props.unique
-                    && it.level + 1 == st.level_vars.len()
-                    && st.parent_run_end().is_none()
-            })
+            shape
+                .iterators
+                .iter()
+                .find(|it| it.operand == operand)
+                .cloned()
+                .filter(|it| {
+                    let st = &self.states[it.operand];
+                    let props = it.format.properties();
+                    it.format.kind == LevelKind::Compressed
+                        && props.compact
+                        && props.ordered
+                        && props.unique
+                        && it.level + 1 == st.level_vars.len()
+                        && st.parent_run_end().is_none()
+                })
         };
         let (Some(row_a), Some(row_b)) = (row(*a), row(*b)) else {
             return false;

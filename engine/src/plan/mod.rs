@@ -128,7 +128,9 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
             let _ = writeln!(
                 plan,
                 "parallel: the loop over {var} splits into chunks of about the same work (stored entries below each \
-                 coordinate); {parts}; results are the same bits for any number of threads"
+                 coordinate); {parts}; results are the same bits for any number of threads; by default runs \
+                 reading {} stored values or more use every core, smaller ones one thread",
+                crate::runtime::PARALLEL_FROM
             );
         }
         Err(reason) => {

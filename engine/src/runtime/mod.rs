@@ -639,12 +639,28 @@ impl Kernel {
                 // the program's output (a part, a window or a partial of it).
                 let run = |bind: &Bindings<'_>, out: &mut OutputState| unsafe { kernel.run(bind, out) };
                 let last = self.last_output.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                return parallel::run(&self.program, bind, out, parallelism, &run, &self.tiering, last.as_ref());
+                return parallel::run(
+                    &self.program,
+                    bind,
+                    out,
+                    parallelism,
+                    &run,
+                    &self.tiering,
+                    last.as_ref(),
+                );
             }
         }
         let run = |bind: &Bindings<'_>, out: &mut OutputState| interp::run(&self.program, bind, out);
         let last = self.last_output.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let joined = parallel::run(&self.program, bind, out, parallelism, &run, &self.tiering, last.as_ref());
+        let joined = parallel::run(
+            &self.program,
+            bind,
+            out,
+            parallelism,
+            &run,
+            &self.tiering,
+            last.as_ref(),
+        );
         let work: u64 = bind.values.iter().map(|v| v.len() as u64).sum();
         let (runs, work) = self.tiering.count_interpreted(work.max(1));
         if let (Route::Interpret { promote: true }, Some(signature)) = (route, signature) {

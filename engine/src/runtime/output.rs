@@ -559,7 +559,10 @@ impl Assembler {
     /// the first entry as [`Assembler::append`] does, the rest copied into
     /// the last level at once when [`Assembler::appends_runs`].
     pub fn append_merged(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp) {
-        let (mut coords, mut values) = (std::mem::take(&mut self.run_coords), std::mem::take(&mut self.row_values));
+        let (mut coords, mut values) = (
+            std::mem::take(&mut self.run_coords),
+            std::mem::take(&mut self.row_values),
+        );
         super::rows::merge(a, b, op, &mut coords, &mut values);
         if let Some((&first, rest)) = coords.split_first() {
             self.append_after(prefix, first as i64, values[0]);

@@ -13,10 +13,10 @@
 //! is split the same way on one thread as on many.
 
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hashbrown::HashMap;
-use rayon::prelude::*;
 use tessera_formats::{LevelKind, LevelRef, Tensor};
 
 use super::output::{Assembler, DenseWindow, OutputSizes, OutputState, Workspace};
@@ -30,10 +30,11 @@ use crate::runtime::promotion::Tiering;
 pub const CHUNK_WORK: u64 = 1 << 15;
 
 /// Runs with fewer work units than this use one thread unless told
-/// otherwise: below it, waking the pool costs more than the second core
-/// saves (measured with `cargo bench --bench ratios`, see the note of
-/// issue 10).
-pub const PARALLEL_FROM: u64 = 1 << 16;
+/// otherwise. Measured on SpMV, the least work per stored entry, with
+/// `tessera eval "y(i) = A(i,j) * x(j)" -g A:NxN:0.002 --time 30 --threads
+/// 1|2` (median, Cranelift): at 36K entries two threads take 1.26x one
+/// thread's time, at 136K 0.82x, at 272K 0.67x.
+pub const PARALLEL_FROM: u64 = 1 << 17;
 
 /// A sum over the outer loop keeps a partial output per chunk: at most one
 /// per this many work units per output value, so the partials cost a
@@ -212,15 +213,46 @@ fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// `f` of each item, in the items' order, on a pool of `threads` threads
-/// (on the caller's thread, one after the other, for one). Pools are made
-/// once per size and shared by every engine: callers on many threads share
-/// the same workers instead of each bringing its own.
+/// `f` of each item, in the items' order, on `threads` threads: the
+/// caller's and `threads - 1` of a pool. Items are taken in order by
+/// whichever thread is free, and each result lands in its item's slot, so
+/// the order never depends on timing. The caller works from the start
+/// instead of waiting for a pool thread to wake (which costs tens of
+/// microseconds on a virtual machine): a small run may be done before the
+/// helpers are up. Pools are made once per size and shared by every engine,
+/// so callers on many threads share the same workers.
 fn map_in_order<I: Send, T: Send>(threads: usize, items: Vec<I>, f: impl Fn(I) -> T + Sync + Send) -> Vec<T> {
-    if threads <= 1 {
+    if threads <= 1 || items.len() <= 1 {
         return items.into_iter().map(f).collect();
     }
-    pool(threads).install(|| items.into_par_iter().map(f).collect())
+    let n = items.len();
+    let items: Vec<Mutex<Option<I>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
+    let results: Vec<Mutex<Option<T>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let work = || loop {
+        let k = next.fetch_add(1, Ordering::Relaxed);
+        if k >= n {
+            break;
+        }
+        let item = items[k].lock().unwrap_or_else(|p| p.into_inner()).take();
+        let result = f(item.expect("each item is taken once"));
+        *results[k].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+    };
+    let helpers = (threads - 1).min(n - 1);
+    pool(threads - 1).in_place_scope(|scope| {
+        for _ in 0..helpers {
+            scope.spawn(|_| work());
+        }
+        work();
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .expect("every item ran")
+        })
+        .collect()
 }
 
 /// The pool of `threads` threads, made on first use.

@@ -31,15 +31,9 @@ impl RowOp {
 
     /// The op of a code made by [`RowOp::code`].
     pub fn from_code(code: u64) -> Option<RowOp> {
-        [RowOp::Add, RowOp::Sub, RowOp::Mul].into_iter().find(|op| op.code() == code)
-    }
-
-    fn both(self, a: f64, b: f64) -> f64 {
-        match self {
-            RowOp::Add => a + b,
-            RowOp::Sub => a - b,
-            RowOp::Mul => a * b,
-        }
+        [RowOp::Add, RowOp::Sub, RowOp::Mul]
+            .into_iter()
+            .find(|op| op.code() == code)
     }
 }
 
@@ -74,37 +68,67 @@ pub fn merge(a: Row<'_>, b: Row<'_>, op: RowOp, coords: &mut Vec<u64>, values: &
         coords: &mut Vec<u64>,
         values: &mut Vec<f64>,
     ) {
+        // The op is fixed for the row: one loop per op, each inlined.
+        match op {
+            RowOp::Add => union(ac, av, bc, bv, |a, b| a + b, coords, values),
+            RowOp::Sub => union(ac, av, bc, bv, |a, b| a - b, coords, values),
+            RowOp::Mul => intersection(ac, av, bc, bv, coords, values),
+        }
+    }
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn union<A: Copy + Into<u64>, B: Copy + Into<u64>>(
+        ac: &[A],
+        av: &[f64],
+        bc: &[B],
+        bv: &[f64],
+        f: impl Fn(f64, f64) -> f64,
+        coords: &mut Vec<u64>,
+        values: &mut Vec<f64>,
+    ) {
+        coords.reserve(ac.len() + bc.len());
+        values.reserve(ac.len() + bc.len());
+        let (mut p, mut q) = (0, 0);
+        while p < ac.len() && q < bc.len() {
+            let (x, y) = (ac[p].into(), bc[q].into());
+            let (c, v) = if x == y {
+                (x, f(av[p], bv[q]))
+            } else if x < y {
+                (x, f(av[p], 0.0))
+            } else {
+                (y, f(0.0, bv[q]))
+            };
+            coords.push(c);
+            values.push(v);
+            p += usize::from(x <= y);
+            q += usize::from(y <= x);
+        }
+        for (&c, &v) in ac[p..].iter().zip(&av[p..]) {
+            coords.push(c.into());
+            values.push(f(v, 0.0));
+        }
+        for (&c, &v) in bc[q..].iter().zip(&bv[q..]) {
+            coords.push(c.into());
+            values.push(f(0.0, v));
+        }
+    }
+    fn intersection<A: Copy + Into<u64>, B: Copy + Into<u64>>(
+        ac: &[A],
+        av: &[f64],
+        bc: &[B],
+        bv: &[f64],
+        coords: &mut Vec<u64>,
+        values: &mut Vec<f64>,
+    ) {
         let (mut p, mut q) = (0, 0);
         while p < ac.len() && q < bc.len() {
             let (x, y) = (ac[p].into(), bc[q].into());
             if x == y {
                 coords.push(x);
-                values.push(op.both(av[p], bv[q]));
-                p += 1;
-                q += 1;
-            } else if x < y {
-                if op != RowOp::Mul {
-                    coords.push(x);
-                    values.push(op.both(av[p], 0.0));
-                }
-                p += 1;
-            } else {
-                if op != RowOp::Mul {
-                    coords.push(y);
-                    values.push(op.both(0.0, bv[q]));
-                }
-                q += 1;
+                values.push(av[p] * bv[q]);
             }
-        }
-        if op != RowOp::Mul {
-            for (&c, &v) in ac[p..].iter().zip(&av[p..]) {
-                coords.push(c.into());
-                values.push(op.both(v, 0.0));
-            }
-            for (&c, &v) in bc[q..].iter().zip(&bv[q..]) {
-                coords.push(c.into());
-                values.push(op.both(0.0, v));
-            }
+            p += usize::from(x <= y);
+            q += usize::from(y <= x);
         }
     }
     // Signed coordinates are below 2^63 (validated), so they convert.

@@ -176,9 +176,18 @@ pub(crate) unsafe extern "C" fn merge_rows(ctx: *mut c_void, args: *const i64, n
         unsafe {
             let values = std::slice::from_raw_parts((values as *const f64).add(begin), len);
             match (code >> (8 * (k + 1))) & 0xff {
-                0 => Row::U32(std::slice::from_raw_parts((coords as *const u32).add(begin), len), values),
-                1 => Row::U64(std::slice::from_raw_parts((coords as *const u64).add(begin), len), values),
-                _ => Row::I64(std::slice::from_raw_parts((coords as *const i64).add(begin), len), values),
+                0 => Row::U32(
+                    std::slice::from_raw_parts((coords as *const u32).add(begin), len),
+                    values,
+                ),
+                1 => Row::U64(
+                    std::slice::from_raw_parts((coords as *const u64).add(begin), len),
+                    values,
+                ),
+                _ => Row::I64(
+                    std::slice::from_raw_parts((coords as *const i64).add(begin), len),
+                    values,
+                ),
             }
         }
     };

@@ -624,7 +624,10 @@ impl Translator<'_> {
             // A compressed level's coordinates are its second array.
             let coords = level.array(1);
             let Some(width) = clif.width(coords) else {
-                clif.fail(format!("level {} of operand {} has no coordinates", level.level, level.operand));
+                clif.fail(format!(
+                    "level {} of operand {} has no coordinates",
+                    level.level, level.operand
+                ));
                 return;
             };
             let Some(values) = self.values(clif, level.operand) else {
