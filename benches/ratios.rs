@@ -5,6 +5,9 @@
 //! ratio alike, which criterion's one-function-after-another groups cannot
 //! promise. (`cargo bench --bench tiers` gives the criterion statistics.)
 //!
+//! The `cranelift 2t` rows run the same kernel on two threads: their ratio
+//! to the `cranelift` row is the thread speedup.
+//!
 //! `cargo bench --bench ratios` runs every workload; `cargo bench --bench
 //! ratios -- spgemm` one of them; `TESSERA_ROUNDS=n` sets the rounds.
 
@@ -13,7 +16,7 @@ mod common;
 use std::hint::black_box;
 use std::time::Instant;
 
-use common::{add_loop, kernel, random_dense, rng, spgemm_loop, spmm_loop, spmv_loop, Csr};
+use common::{add_loop, kernel, on_threads, random_dense, rng, spgemm_loop, spmm_loop, spmv_loop, Csr};
 use tessera::formats::Format;
 use tessera::Inputs;
 
@@ -69,6 +72,7 @@ fn main() {
         let at = a.tensor();
         let inputs = Inputs::new().with("A", &at).with("x", &x);
         let (k, jit, interp) = kernel("y(i) = A(i,j) * x(j)", &inputs, Format::dense(1));
+        let jit2 = on_threads(&jit, 2);
         let sp = a.sprs();
         report(
             &format!("spmv, {} nonzeros", a.nnz()),
@@ -76,6 +80,7 @@ fn main() {
             vec![
                 ("hand-written", Box::new(|| drop(black_box(spmv_loop(&a, x.values()))))),
                 ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
+                ("cranelift 2t", Box::new(|| drop(black_box(k.run_with(&inputs, &jit2))))),
                 (
                     "interpreter",
                     Box::new(|| drop(black_box(k.run_with(&inputs, &interp)))),
@@ -99,6 +104,7 @@ fn main() {
         let at = a.tensor();
         let inputs = Inputs::new().with("A", &at).with("B", &b);
         let (k, jit, interp) = kernel("C(i,j) = A(i,k) * B(k,j)", &inputs, Format::dense(2));
+        let jit2 = on_threads(&jit, 2);
         report(
             &format!("spmm, {} nonzeros x {n} columns", a.nnz()),
             rounds,
@@ -108,6 +114,7 @@ fn main() {
                     Box::new(|| drop(black_box(spmm_loop(&a, b.values(), n)))),
                 ),
                 ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
+                ("cranelift 2t", Box::new(|| drop(black_box(k.run_with(&inputs, &jit2))))),
                 (
                     "interpreter",
                     Box::new(|| drop(black_box(k.run_with(&inputs, &interp)))),
@@ -122,6 +129,7 @@ fn main() {
         let (at, bt) = (a.tensor(), b.tensor());
         let inputs = Inputs::new().with("A", &at).with("B", &bt);
         let (k, jit, interp) = kernel("C(i,j) = A(i,j) + B(i,j)", &inputs, Format::csr());
+        let jit2 = on_threads(&jit, 2);
         let (sa, sb) = (a.sprs(), b.sprs());
         report(
             &format!("csr_add, {} + {} nonzeros", a.nnz(), b.nnz()),
@@ -129,6 +137,7 @@ fn main() {
             vec![
                 ("hand-written", Box::new(|| drop(black_box(add_loop(&a, &b))))),
                 ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
+                ("cranelift 2t", Box::new(|| drop(black_box(k.run_with(&inputs, &jit2))))),
                 (
                     "interpreter",
                     Box::new(|| drop(black_box(k.run_with(&inputs, &interp)))),
@@ -144,6 +153,7 @@ fn main() {
         let (at, bt) = (a.tensor(), b.tensor());
         let inputs = Inputs::new().with("A", &at).with("B", &bt);
         let (k, jit, interp) = kernel("C(i,j) = A(i,k) * B(k,j)", &inputs, Format::csr());
+        let jit2 = on_threads(&jit, 2);
         let (sa, sb) = (a.sprs(), b.sprs());
         report(
             &format!("spgemm, {} x {} nonzeros", a.nnz(), b.nnz()),
@@ -151,6 +161,7 @@ fn main() {
             vec![
                 ("sprs", Box::new(|| drop(black_box(&sa * &sb)))),
                 ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
+                ("cranelift 2t", Box::new(|| drop(black_box(k.run_with(&inputs, &jit2))))),
                 ("hand-written", Box::new(|| drop(black_box(spgemm_loop(&a, &b))))),
                 (
                     "interpreter",

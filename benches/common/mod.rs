@@ -80,11 +80,22 @@ pub fn random_dense(rng: &mut SmallRng, shape: &[usize]) -> Tensor<f64> {
     Tensor::from_dense(shape, (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()).expect("dense tensors pack")
 }
 
+/// One thread: the tiers are compared with single-threaded loops (see
+/// [`on_threads`] for the parallel runs).
 pub fn options(tier: &str, output: Format) -> EvalOptions {
     EvalOptions {
         output_format: Some(output),
         tier: TierChoice::from_name(tier),
+        threads: Some(1),
         ..EvalOptions::default()
+    }
+}
+
+/// `options` on `threads` threads.
+pub fn on_threads(options: &EvalOptions, threads: usize) -> EvalOptions {
+    EvalOptions {
+        threads: Some(threads),
+        ..options.clone()
     }
 }
 

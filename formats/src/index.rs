@@ -125,6 +125,15 @@ impl IndexArray {
         }
     }
 
+    /// The bytes the array's allocation holds (its capacity).
+    pub fn capacity_bytes(&self) -> usize {
+        match self {
+            IndexArray::U32(v) => v.capacity() * 4,
+            IndexArray::U64(v) => v.capacity() * 8,
+            IndexArray::I64(v) => v.capacity() * 8,
+        }
+    }
+
     /// Reserves room for `additional` more elements.
     pub fn reserve(&mut self, additional: usize) {
         match self {

@@ -748,7 +748,7 @@ impl Kernel {
                 OutputState::Dense {
                     shape: out_shape.clone(),
                     format: out_format.clone(),
-                    values: vec![0.0; n],
+                    values: output::zeroed_values(n),
                 }
             }
             OutputAssembly::Append => {

@@ -145,7 +145,7 @@ pub(crate) fn run(
                 let mut partial = OutputState::Dense {
                     shape: shape.clone(),
                     format: format.clone(),
-                    values: vec![0.0; total.len()],
+                    values: super::output::zeroed_values(total.len()),
                 };
                 run(&chunk_bind(range), &mut partial);
                 match partial {
