@@ -46,3 +46,43 @@ fn in_the_repl_threads_are_set_shown_and_used() {
             "line 1: :threads: usage: :threads N|auto, N at least 1",
         ));
 }
+
+/// Ctrl-C (SIGINT) while a statement runs interrupts that statement, and
+/// the session goes on with its tensors and the lines after it.
+#[test]
+fn in_the_repl_an_interrupt_stops_the_statement_and_keeps_the_session() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command as Process, Stdio};
+    let mut repl = Process::new(assert_cmd::cargo::cargo_bin!("tessera"))
+        .arg("repl")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the REPL starts");
+    let mut stdin = repl.stdin.take().expect("piped");
+    let mut stdout = BufReader::new(repl.stdout.take().expect("piped"));
+    // A product of about 70 million entries, split into thousands of chunks
+    // on one thread: seconds of work, stopped within one chunk.
+    writeln!(stdin, ":threads 1\n:gen A 30000x30000 0.002 1").unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.starts_with("A: 30000 x 30000"), "{line}");
+    writeln!(stdin, "C(i,j) = A(i,k) * A(k,j)").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let status = Process::new("kill")
+        .args(["-INT", &repl.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    writeln!(stdin, ":list\nquit").unwrap();
+    drop(stdin);
+    let output = repl.wait_with_output().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("line 3: interrupted; the session goes on"), "{stderr}");
+    assert!(rest.starts_with("A: 30000 x 30000, csr"), "the session keeps A: {rest}");
+    assert!(!rest.contains("C:"), "C was not computed: {rest}");
+}

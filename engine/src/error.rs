@@ -51,6 +51,10 @@ pub enum EngineError {
     /// A kernel run on tensors other than those it was compiled for.
     #[error("kernel mismatch: {0}")]
     KernelMismatch(String),
+
+    /// The run was cancelled through its [`CancelToken`](crate::runtime::CancelToken).
+    #[error("interrupted")]
+    Cancelled,
 }
 
 /// Result alias used throughout `tessera-engine`.

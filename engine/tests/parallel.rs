@@ -229,3 +229,44 @@ fn threads_from_the_engine_apply_and_results_do_not_change() {
         three.stats()
     );
 }
+
+#[test]
+fn a_cancelled_run_stops_and_a_reset_token_runs_to_the_same_bits() {
+    use tessera_engine::runtime::CancelToken;
+    use tessera_engine::EngineError;
+    let mut rng = Rng::new(11);
+    let a = random_tensor(&mut rng, &[200, 150], EntryKind::Random, &Format::csr()).unwrap();
+    let b = random_tensor(&mut rng, &[150, 100], EntryKind::Random, &Format::csr()).unwrap();
+    let inputs = Inputs::new().with("A", &a).with("B", &b);
+    let engine = Engine::new();
+    let cancel = CancelToken::new();
+    for threads in [1, 3] {
+        let options = EvalOptions {
+            threads: Some(threads),
+            chunk_work: Some(20),
+            cancel: Some(cancel.clone()),
+            ..EvalOptions::default()
+        };
+        cancel.cancel();
+        for statement in [
+            "C(i,j) = A(i,k) * B(k,j)",
+            "s = A(i,j) * A(i,j)",
+            "y(j) = A(i,j) * A(i,j)",
+        ] {
+            let run = engine.eval_with(statement, &inputs, &options);
+            assert!(matches!(run, Err(EngineError::Cancelled)), "{statement}: {run:?}");
+            cancel.reset();
+            let whole = engine.eval_with(
+                statement,
+                &inputs,
+                &EvalOptions {
+                    cancel: None,
+                    ..options.clone()
+                },
+            );
+            let tokened = engine.eval_with(statement, &inputs, &options);
+            assert!(same_bits(&whole.unwrap(), &tokened.unwrap()), "{statement}");
+            cancel.cancel();
+        }
+    }
+}

@@ -92,6 +92,11 @@ impl CliError {
     pub fn is_broken_pipe(&self) -> bool {
         matches!(self, CliError::Stdout(e) if e.kind() == io::ErrorKind::BrokenPipe)
     }
+
+    /// Whether a statement was interrupted (Ctrl-C in the REPL).
+    pub fn is_interrupt(&self) -> bool {
+        matches!(self, CliError::Statement { source, .. } if matches!(**source, EngineError::Cancelled))
+    }
 }
 
 /// Result alias of the command.

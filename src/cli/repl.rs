@@ -60,6 +60,11 @@ enum Flow {
 /// Runs `tessera repl`.
 pub fn run(args: &ReplArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let mut session = from_args(&args.tensors, Front::Repl)?;
+    // Ctrl-C while a statement runs interrupts it (its kernel stops before
+    // its next chunk) and keeps the session; at the prompt the line editor
+    // reads it as a key.
+    let cancel = session.cancel_token();
+    ctrlc::set_handler(move || cancel.cancel()).map_err(|e| CliError::Editor(format!("handling Ctrl-C: {e}")))?;
     if io::stdin().is_terminal() {
         interactive(&mut session, out)?;
         Ok(ExitCode::SUCCESS)
@@ -77,6 +82,9 @@ fn piped(session: &mut Session, out: &mut dyn Write) -> Result<ExitCode> {
             Ok(Flow::Continue) => {}
             Ok(Flow::Quit) => break,
             Err(e) if e.is_broken_pipe() => return Err(e),
+            Err(e) if e.is_interrupt() => {
+                let _ = writeln!(io::stderr(), "line {}: interrupted; the session goes on", k + 1);
+            }
             Err(e) => {
                 failed = true;
                 let _ = writeln!(io::stderr(), "error: line {}: {e}", k + 1);
@@ -114,6 +122,9 @@ fn interactive(session: &mut Session, out: &mut dyn Write) -> Result<()> {
                     Ok(Flow::Continue) => {}
                     Ok(Flow::Quit) => break,
                     Err(e) if e.is_broken_pipe() => return Err(e),
+                    Err(e) if e.is_interrupt() => {
+                        let _ = writeln!(io::stderr(), "interrupted; the session goes on");
+                    }
                     Err(e) => super::report(&e),
                 }
             }
@@ -287,6 +298,7 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
 /// Evaluates a statement (`times` runs when timed), keeps and summarises
 /// its result.
 fn evaluate(session: &mut Session, statement: &str, times: Option<usize>, out: &mut dyn Write) -> Result<()> {
+    session.cancel_token().reset();
     let prepared = session.prepare(statement)?;
     let (result, timing) = match times {
         Some(n) => {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tessera_engine::notation::{check, parse_statement, AssignOp, Statement};
-use tessera_engine::runtime::default_output;
+use tessera_engine::runtime::{default_output, CancelToken};
 use tessera_engine::{default_output_format, Engine, EngineError, EvalOptions, Inputs, Kernel};
 use tessera_formats::{Format, Tensor};
 
@@ -37,6 +37,8 @@ pub struct Session {
     tier: Tier,
     /// Threads kernels may use; `None`: every core for kernels with enough work.
     threads: Option<usize>,
+    /// Cancelled to interrupt the running statement (Ctrl-C in the REPL).
+    cancel: CancelToken,
     tensors: BTreeMap<String, Named>,
     formats: BTreeMap<String, FormatSpec>,
     sizes: BTreeMap<String, usize>,
@@ -138,6 +140,7 @@ impl Session {
             engine: engine_for(tier)?,
             tier,
             threads: None,
+            cancel: CancelToken::new(),
             tensors: BTreeMap::new(),
             formats: BTreeMap::new(),
             sizes: BTreeMap::new(),
@@ -158,6 +161,12 @@ impl Session {
     /// The threads kernels may use, when set.
     pub fn threads(&self) -> Option<usize> {
         self.threads
+    }
+
+    /// The token that interrupts the running statement when cancelled; it
+    /// is reset when a statement starts.
+    pub fn cancel_token(&self) -> CancelToken {
+        self.cancel.clone()
     }
 
     pub fn get(&self, name: &str) -> Option<&Named> {
@@ -413,6 +422,7 @@ impl Session {
                 sizes: sizes.to_vec(),
                 tier: tier_choice(self.tier),
                 threads: self.threads,
+                cancel: (self.front == Front::Repl).then(|| self.cancel.clone()),
                 ..EvalOptions::default()
             };
             prepared

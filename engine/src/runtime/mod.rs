@@ -43,7 +43,7 @@ use crate::plan::emit;
 pub use defaults::default_output;
 use output::{dense_levels, Assembler, OutputSizes, OutputState, Workspace};
 use parallel::Joined;
-pub use parallel::{Parallelism, CHUNK_WORK, PARALLEL_FROM};
+pub use parallel::{CancelToken, Parallelism, CHUNK_WORK, PARALLEL_FROM};
 pub use promotion::KernelStats;
 use promotion::Tiering;
 pub use tier::{CompileRequest, CompiledKernel, PromotionPolicy, StorageSignature, Tier, TierChoice, TierDiagnostic};
@@ -96,6 +96,8 @@ pub struct EvalOptions {
     /// Chunks depend on it, so results are bitwise equal across thread
     /// counts for one value of it; tests make it small.
     pub chunk_work: Option<u64>,
+    /// Stops the run between chunks when cancelled ([`CancelToken`]).
+    pub cancel: Option<CancelToken>,
 }
 
 /// The output format used when none is given: dense when every input is
@@ -493,6 +495,7 @@ impl Kernel {
         Parallelism {
             threads: options.threads.or(self.tiers.threads).map(|t| t.max(1)),
             chunk_work: options.chunk_work.unwrap_or(CHUNK_WORK).max(1),
+            cancel: options.cancel.clone(),
         }
     }
 

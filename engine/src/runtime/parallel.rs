@@ -21,7 +21,7 @@ use tessera_formats::{LevelKind, LevelRef, Tensor};
 
 use super::output::{Assembler, DenseWindow, OutputSizes, OutputState, Workspace};
 use crate::bytecode::{ChunkOutput, Chunking, Program};
-use crate::error::Result;
+use crate::error::{EngineError, Result};
 use crate::interp::{self, Bindings};
 use crate::runtime::promotion::Tiering;
 
@@ -42,7 +42,7 @@ pub const PARALLEL_FROM: u64 = 1 << 17;
 const WORK_PER_PARTIAL_VALUE: u64 = 4;
 
 /// How many threads a run uses and how it is chunked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Parallelism {
     /// Threads, at least 1; `None`: every core when the run has at least
     /// [`PARALLEL_FROM`] units of work, else one.
@@ -50,6 +50,8 @@ pub struct Parallelism {
     /// Work units per chunk ([`CHUNK_WORK`]); tests make it small to get
     /// many chunks, empty ones and more chunks than rows.
     pub chunk_work: u64,
+    /// Checked before each chunk; a cancelled run stops there.
+    pub cancel: Option<CancelToken>,
 }
 
 impl Default for Parallelism {
@@ -57,7 +59,48 @@ impl Default for Parallelism {
         Parallelism {
             threads: None,
             chunk_work: CHUNK_WORK,
+            cancel: None,
         }
+    }
+}
+
+/// Stops a run between chunks: [`cancel`](Self::cancel) it from any thread
+/// (a Ctrl-C handler, a deadline) and the run returns
+/// [`EngineError::Cancelled`](crate::EngineError::Cancelled) before its next
+/// chunk. A run given a token is split into chunks even on one thread, so
+/// it stops within one chunk's work ([`CHUNK_WORK`] stored entries).
+///
+/// ```
+/// use tessera_engine::runtime::CancelToken;
+/// use tessera_engine::{Engine, EngineError, EvalOptions, Inputs};
+/// use tessera_formats::Tensor;
+///
+/// let x = Tensor::from_dense(&[3], vec![1.0, 2.0, 3.0]).unwrap();
+/// let cancel = CancelToken::new();
+/// cancel.cancel();
+/// let options = EvalOptions { cancel: Some(cancel.clone()), ..EvalOptions::default() };
+/// let run = Engine::new().eval_with("s = x(i) * x(i)", &Inputs::new().with("x", &x), &options);
+/// assert!(matches!(run, Err(EngineError::Cancelled)));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CancelToken(Arc<std::sync::atomic::AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> Self {
+        CancelToken::default()
+    }
+    /// Asks the runs holding this token to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    /// Whether [`cancel`](Self::cancel) was called since the last
+    /// [`reset`](Self::reset).
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+    /// Makes the token usable for the next run.
+    pub fn reset(&self) {
+        self.0.store(false, Ordering::Relaxed);
     }
 }
 
@@ -84,6 +127,11 @@ pub(crate) fn run(
     counts: &Tiering,
     last_output: Option<&OutputSizes>,
 ) -> Result<Joined> {
+    let cancel = parallelism.cancel.as_ref();
+    let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
+    if cancelled() {
+        return Err(EngineError::Cancelled);
+    }
     let Some(chunking) = &program.chunking else {
         run(bind, out);
         return Ok(Joined::InPlace);
@@ -108,7 +156,7 @@ pub(crate) fn run(
         };
         let most = (work / (WORK_PER_PARTIAL_VALUE * values)).max(1);
         unit = unit.max(work.div_ceil(most));
-    } else if threads == 1 {
+    } else if threads == 1 && cancel.is_none() {
         return whole(out);
     }
     let ranges = chunk_ranges(chunking, bind, dim, unit);
@@ -131,9 +179,9 @@ pub(crate) fn run(
             let cuts: Vec<usize> = ranges[1..].iter().map(|r| r.start as usize * row).collect();
             let windows = DenseWindow::split(values, &cuts);
             let items: Vec<_> = ranges.iter().zip(windows).collect();
-            map_in_order(threads, items, |(range, window)| {
+            map_in_order(threads, items, cancel, |(range, window)| {
                 run(&chunk_bind(range), &mut OutputState::Window(window));
-            });
+            })?;
             Ok(Joined::InPlace)
         }
         ChunkOutput::DensePartials => {
@@ -141,7 +189,7 @@ pub(crate) fn run(
                 OutputState::Dense { shape, format, values } => (shape.clone(), format.clone(), values),
                 _ => unreachable!("partial outputs are dense"),
             };
-            let partials: Vec<Vec<f64>> = map_in_order(threads, ranges.iter().collect(), |range| {
+            let partials: Vec<Vec<f64>> = map_in_order(threads, ranges.iter().collect(), cancel, |range| {
                 let mut partial = OutputState::Dense {
                     shape: shape.clone(),
                     format: format.clone(),
@@ -152,7 +200,7 @@ pub(crate) fn run(
                     OutputState::Dense { values, .. } => values,
                     _ => unreachable!("made dense above"),
                 }
-            });
+            })?;
             for partial in partials {
                 total.iter_mut().zip(partial).for_each(|(t, p)| *t += p);
             }
@@ -172,7 +220,7 @@ pub(crate) fn run(
             let share = last_output.map(|sizes| sizes.scaled(1.25 / ranges.len() as f64));
             // Workspaces are large and left empty by each chunk: reused.
             let workspaces: Mutex<Vec<Workspace>> = Mutex::new(Vec::new());
-            let parts: Vec<Result<Tensor<f64>>> = map_in_order(threads, ranges.iter().collect(), |range| {
+            let parts: Vec<Result<Tensor<f64>>> = map_in_order(threads, ranges.iter().collect(), cancel, |range| {
                 let workspace = extents.as_ref().map(|e| {
                     let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
                     reused.unwrap_or_else(|| Workspace::new(e))
@@ -193,7 +241,7 @@ pub(crate) fn run(
                     }
                     _ => unreachable!("made appended above"),
                 }
-            });
+            })?;
             let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
             // The join copies the parts into place in parallel, on this
             // run's threads.
@@ -221,9 +269,22 @@ fn default_threads() -> usize {
 /// microseconds on a virtual machine): a small run may be done before the
 /// helpers are up. Pools are made once per size and shared by every engine,
 /// so callers on many threads share the same workers.
-fn map_in_order<I: Send, T: Send>(threads: usize, items: Vec<I>, f: impl Fn(I) -> T + Sync + Send) -> Vec<T> {
+fn map_in_order<I: Send, T: Send>(
+    threads: usize,
+    items: Vec<I>,
+    cancel: Option<&CancelToken>,
+    f: impl Fn(I) -> T + Sync + Send,
+) -> Result<Vec<T>> {
+    let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
     if threads <= 1 || items.len() <= 1 {
-        return items.into_iter().map(f).collect();
+        let mut results = Vec::with_capacity(items.len());
+        for item in items {
+            if cancelled() {
+                return Err(EngineError::Cancelled);
+            }
+            results.push(f(item));
+        }
+        return Ok(results);
     }
     let n = items.len();
     let items: Vec<Mutex<Option<I>>> = items.into_iter().map(|i| Mutex::new(Some(i))).collect();
@@ -231,7 +292,7 @@ fn map_in_order<I: Send, T: Send>(threads: usize, items: Vec<I>, f: impl Fn(I) -
     let next = AtomicUsize::new(0);
     let work = || loop {
         let k = next.fetch_add(1, Ordering::Relaxed);
-        if k >= n {
+        if k >= n || cancelled() {
             break;
         }
         let item = items[k].lock().unwrap_or_else(|p| p.into_inner()).take();
@@ -245,14 +306,12 @@ fn map_in_order<I: Send, T: Send>(threads: usize, items: Vec<I>, f: impl Fn(I) -
         }
         work();
     });
+    // Every item ran unless the run was cancelled.
     results
         .into_iter()
-        .map(|r| {
-            r.into_inner()
-                .unwrap_or_else(|p| p.into_inner())
-                .expect("every item ran")
-        })
-        .collect()
+        .map(|r| r.into_inner().unwrap_or_else(|p| p.into_inner()))
+        .collect::<Option<Vec<T>>>()
+        .ok_or(EngineError::Cancelled)
 }
 
 /// The pool of `threads` threads, made on first use.
