@@ -91,12 +91,16 @@ pub fn merge(a: Row<'_>, b: Row<'_>, op: RowOp, coords: &mut Vec<u64>, values: &
             "a row has a value per coordinate"
         );
         let most = ac.len() + bc.len();
-        coords.resize(most, 0);
-        values.resize(most, 0.0);
+        coords.reserve(most);
+        values.reserve(most);
+        let (cs, vs) = (
+            &mut coords.spare_capacity_mut()[..most],
+            &mut values.spare_capacity_mut()[..most],
+        );
         let (mut p, mut q, mut n) = (0, 0, 0);
         // SAFETY: p < ac.len() == av.len() and q < bc.len() == bv.len() by
-        // the loop conditions (asserted above); n < p + q + 1 <= most, the
-        // outputs' length. The merge runs at every stored entry of two
+        // the loop conditions (asserted above); n <= p + q < most, the
+        // spare room's length. The merge runs at every stored entry of two
         // matrices: bounds checks there cost a third of its time.
         unsafe {
             while p < ac.len() && q < bc.len() {
@@ -108,25 +112,29 @@ pub fn merge(a: Row<'_>, b: Row<'_>, op: RowOp, coords: &mut Vec<u64>, values: &
                 } else {
                     (y, f(0.0, *bv.get_unchecked(q)))
                 };
-                *coords.get_unchecked_mut(n) = c;
-                *values.get_unchecked_mut(n) = v;
+                cs.get_unchecked_mut(n).write(c);
+                vs.get_unchecked_mut(n).write(v);
                 n += 1;
                 p += usize::from(x <= y);
                 q += usize::from(y <= x);
             }
         }
         for (&c, &v) in ac[p..].iter().zip(&av[p..]) {
-            coords[n] = c.into();
-            values[n] = f(v, 0.0);
+            cs[n].write(c.into());
+            vs[n].write(f(v, 0.0));
             n += 1;
         }
         for (&c, &v) in bc[q..].iter().zip(&bv[q..]) {
-            coords[n] = c.into();
-            values[n] = f(0.0, v);
+            cs[n].write(c.into());
+            vs[n].write(f(0.0, v));
             n += 1;
         }
-        coords.truncate(n);
-        values.truncate(n);
+        // SAFETY: the first `n` spare slots were written above (coords and
+        // values were empty: cleared by `merge`).
+        unsafe {
+            coords.set_len(n);
+            values.set_len(n);
+        }
     }
     fn intersection<A: Copy + Into<u64>, B: Copy + Into<u64>>(
         ac: &[A],
