@@ -18,6 +18,7 @@ pub mod levels;
 pub mod parts;
 pub mod properties;
 pub mod reorder;
+pub mod spec;
 pub mod staging;
 pub mod tensor;
 pub mod value;

@@ -18,7 +18,8 @@ pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod files;
-pub mod format_spec;
+/// The `-f` syntax, which the library parses (`Format: FromStr`).
+pub use tessera_formats::spec as format_spec;
 pub mod generate;
 pub mod info;
 pub mod listing;

@@ -1,7 +1,21 @@
-//! Format specifications as typed on the command line (`-f A:csr`,
-//! `:format A dense,compressed:1,0`), parsed into a [`FormatSpec`] and, once
+//! Format specifications as text, the command line's syntax (`-f A:csr`,
+//! `:format A dense,compressed:1,0`): parsed into a [`FormatSpec`] and, once
 //! the tensor's order is known, resolved into a [`Format`] through its
-//! constructors.
+//! constructors. `Format` implements `FromStr` for texts that imply their
+//! order (`"csr"`, `"bcsr:4x4"`, `"dense:0,1,2"`, a level list).
+//!
+//! ```
+//! use tessera_formats::{spec::FormatSpec, Format};
+//!
+//! let csr: Format = "csr".parse().unwrap();
+//! assert_eq!(csr.levels(), Format::csr().levels());
+//! let csc: Format = "dense,compressed:1,0".parse().unwrap();
+//! assert_eq!(csc.levels(), Format::csc().levels());
+//! // `dense` alone fits any order: resolve it once the order is known.
+//! let spec: FormatSpec = "dense".parse().unwrap();
+//! assert_eq!(spec.resolve(3).unwrap().levels(), Format::dense(3).levels());
+//! assert!("dense".parse::<Format>().unwrap_err().to_string().contains("dense:0,1"));
+//! ```
 //!
 //! Grammar:
 //! ```text
@@ -20,7 +34,8 @@
 use std::fmt;
 use std::str::FromStr;
 
-use tessera_formats::{Format, LevelFormat};
+use crate::error::FormatError;
+use crate::format::{Format, LevelFormat};
 
 /// The formats known by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,9 +91,10 @@ enum Spec {
 
 /// A parsed format specification, not yet tied to a tensor's order.
 ///
-/// ```ignore
-/// let spec: FormatSpec = "dense,compressed:1,0".parse()?;
-/// assert_eq!(spec.resolve(2)?.levels(), Format::csc().levels());
+/// ```
+/// use tessera_formats::{spec::FormatSpec, Format};
+/// let spec: FormatSpec = "dense,compressed:1,0".parse().unwrap();
+/// assert_eq!(spec.resolve(2).unwrap().levels(), Format::csc().levels());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FormatSpec {
@@ -149,6 +165,22 @@ impl fmt::Display for FormatSpec {
 }
 
 impl FormatSpec {
+    /// The order the text implies, when it does: a matrix format's 2, a
+    /// mode order's or a level list's length. `None` for `dense`, `coo`,
+    /// `csf` and `hash` without a mode order, which fit several orders.
+    pub fn order(&self) -> Option<usize> {
+        match &self.spec {
+            Spec::Named(_, Some(modes)) => Some(modes.len()),
+            Spec::Named(named, None) => match named {
+                NamedFormat::Dense | NamedFormat::Coo | NamedFormat::Csf | NamedFormat::Hash => None,
+                NamedFormat::Sv => Some(1),
+                _ => Some(2),
+            },
+            Spec::Bcsr(..) => Some(2),
+            Spec::Levels(levels, _) => Some(levels.len()),
+        }
+    }
+
     /// The format for a tensor of `order` modes, or why there is none.
     pub fn resolve(&self, order: usize) -> Result<Format, String> {
         let format = match &self.spec {
@@ -170,7 +202,7 @@ impl FormatSpec {
                 let mode_order = mode_order.as_deref().unwrap_or(&identity);
                 check_permutation(mode_order)?;
                 Format::from_levels(levels, mode_order).map_err(|e| match e {
-                    tessera_formats::FormatError::BadFormat { reason, .. } => {
+                    FormatError::BadFormat { reason, .. } => {
                         format!("`{}` cannot store a tensor: {reason}", self.text)
                     }
                     other => other.to_string(),
@@ -178,6 +210,28 @@ impl FormatSpec {
             }
         };
         Ok(format)
+    }
+}
+
+/// The format a text names, when the text implies its order (see
+/// [`FormatSpec::order`]); errors name the text and what is wrong.
+impl FromStr for Format {
+    type Err = FormatError;
+
+    fn from_str(text: &str) -> Result<Format, FormatError> {
+        let bad = |reason: String| FormatError::BadFormat {
+            format: text.trim().to_string(),
+            reason,
+        };
+        let spec: FormatSpec = text.parse().map_err(bad)?;
+        let order = spec.order().ok_or_else(|| {
+            bad(format!(
+                "`{}` fits tensors of several orders: resolve a FormatSpec with the order, or give a mode order \
+                 where the format takes one (as in dense:0,1)",
+                spec.text
+            ))
+        })?;
+        spec.resolve(order).map_err(bad)
     }
 }
 
@@ -362,6 +416,36 @@ fn parse_level(text: &str) -> Result<LevelFormat, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn formats_parse_from_text_that_implies_their_order() {
+        let parse = |t: &str| t.parse::<Format>().map(|f| f.levels().to_vec());
+        assert_eq!(parse("csr"), Ok(Format::csr().levels().to_vec()));
+        assert_eq!(parse(" dcsc "), Ok(Format::dcsc().levels().to_vec()));
+        assert_eq!(parse("sv"), Ok(Format::sparse_vector().levels().to_vec()));
+        assert_eq!(parse("bcsr:4x4"), Ok(Format::bcsr(4, 4).unwrap().levels().to_vec()));
+        assert_eq!(parse("coo:0,1,2"), Ok(Format::coo(3).levels().to_vec()));
+        assert_eq!(parse("dense:1,0"), Ok(Format::dense_ordered(&[1, 0]).levels().to_vec()));
+        assert_eq!(
+            parse("dense,compressed(unordered)"),
+            Ok(
+                Format::from_levels(&[LevelFormat::dense(), LevelFormat::compressed().unordered()], &[0, 1])
+                    .unwrap()
+                    .levels()
+                    .to_vec()
+            )
+        );
+        for (text, says) in [
+            ("dense", "several orders"),
+            ("hash", "several orders"),
+            ("csrr", "expected a named format"),
+            ("dense,squashed", "squashed"),
+            ("bcsr:0x4", "bcsr"),
+        ] {
+            let err = text.parse::<Format>().unwrap_err().to_string();
+            assert!(err.contains(text) && err.contains(says), "{text}: {err}");
+        }
+    }
 
     fn resolve(text: &str, order: usize) -> Result<Format, String> {
         text.parse::<FormatSpec>()?.resolve(order)
