@@ -12,7 +12,7 @@ const DAMPING: f64 = 0.85;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/4elt.mtx");
-    let a = Tensor::pack(&io::read_mtx(path.as_ref())?.entries, Format::csr())?;
+    let a = Tensor::pack(&io::read_mtx(path)?.entries, Format::csr())?;
     let n = a.shape()[0];
     let engine = Engine::new();
 

@@ -14,7 +14,7 @@ use tessera::{EvalOptions, Inputs};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/4elt.mtx");
-    let entries = io::read_mtx(path.as_ref())?.entries;
+    let entries = io::read_mtx(path)?.entries;
     let n = entries.shape()[1];
     let a = Tensor::pack(&entries, Format::csr())?;
     let x = Tensor::from_dense(&[n, 8], (0..n * 8).map(|k| 1.0 + (k % 5) as f64).collect())?;

@@ -10,7 +10,7 @@ use tessera::formats::{io, Format, Tensor};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/data/4elt.mtx");
-    let entries = io::read_mtx(path.as_ref())?.entries;
+    let entries = io::read_mtx(path)?.entries;
     let n = entries.shape()[1];
     let x = Tensor::from_dense(&[n], (0..n).map(|j| 1.0 + (j % 7) as f64).collect())?;
     let engine = Engine::new();

@@ -57,5 +57,41 @@ pub enum EngineError {
     Cancelled,
 }
 
+impl EngineError {
+    /// The 1-based column of the statement the error points at, if any.
+    pub fn column(&self) -> Option<usize> {
+        match self {
+            EngineError::Syntax { column, .. }
+            | EngineError::UnknownTensor { column, .. }
+            | EngineError::OrderMismatch { column, .. }
+            | EngineError::RepeatedIndex { column, .. } => Some(*column),
+            _ => None,
+        }
+    }
+
+    /// The error with the statement's text below it and, when the error
+    /// points at a column, a caret under that column.
+    ///
+    /// ```
+    /// use tessera_engine::{Engine, Inputs};
+    ///
+    /// let statement = "y(i) = A(i,j) * x(j)";
+    /// let err = Engine::new().eval(statement, &Inputs::new()).unwrap_err();
+    /// assert_eq!(
+    ///     err.in_statement(statement),
+    ///     "column 8: unknown tensor A\n  y(i) = A(i,j) * x(j)\n         ^"
+    /// );
+    /// ```
+    pub fn in_statement(&self, statement: &str) -> String {
+        let mut text = format!("{self}\n  {statement}");
+        if let Some(column) = self.column() {
+            // Columns count characters; the caret lines up under them.
+            let before = statement.chars().take(column.saturating_sub(1)).count();
+            text.push_str(&format!("\n  {}^", " ".repeat(before)));
+        }
+        text
+    }
+}
+
 /// Result alias used throughout `tessera-engine`.
 pub type Result<T, E = EngineError> = std::result::Result<T, E>;

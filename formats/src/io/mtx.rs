@@ -122,7 +122,8 @@ const BANNER: &str =
 ///
 /// Errors: [`FormatError::Io`] when the file cannot be read, and the errors
 /// of [`parse_mtx`].
-pub fn read_mtx(path: &Path) -> Result<MtxFile> {
+pub fn read_mtx(path: impl AsRef<Path>) -> Result<MtxFile> {
+    let path = path.as_ref();
     let bytes = read_file(path)?;
     parse_mtx(&bytes, path)
 }
@@ -621,7 +622,8 @@ fn read_array(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &Path) 
 /// Errors: [`FormatError::Shape`] for tensors of order 3 or more (write them
 /// with [`write_tns`](super::write_tns)), [`FormatError::Io`] when writing
 /// fails.
-pub fn write_mtx(path: &Path, tensor: &Tensor<f64>) -> Result<()> {
+pub fn write_mtx(path: impl AsRef<Path>, tensor: &Tensor<f64>) -> Result<()> {
+    let path = path.as_ref();
     let matrix = Matrix::of(tensor)?;
     super::replace::replace_file(path, |w| matrix.write(BufWriter::new(w)))
 }

@@ -36,7 +36,8 @@ use crate::tensor::Tensor;
 /// [`FormatError::Parse`] naming the sidecar when it is malformed or its
 /// entry count disagrees with the file; the errors of
 /// [`parse_tns_with_shape`].
-pub fn read_tns(path: &Path) -> Result<CoordinateList<f64>> {
+pub fn read_tns(path: impl AsRef<Path>) -> Result<CoordinateList<f64>> {
+    let path = path.as_ref();
     let bytes = read_file(path)?;
     let Some(dims) = read_dims(path)? else {
         return parse(&bytes, path, None, 0);
@@ -318,7 +319,8 @@ fn read_dims(tns: &Path) -> Result<Option<Dims>> {
 ///
 /// Errors: [`FormatError::Io`] when writing fails, or when `path` ends in
 /// `.dims` (the sidecar's name).
-pub fn write_tns(path: &Path, tensor: &Tensor<f64>) -> Result<()> {
+pub fn write_tns(path: impl AsRef<Path>, tensor: &Tensor<f64>) -> Result<()> {
+    let path = path.as_ref();
     let Some(dims) = dims_path(path) else {
         return Err(FormatError::Io {
             path: path.to_path_buf(),
