@@ -884,7 +884,7 @@ fn mutated_valid_files_never_panic_the_readers() {
 
 #[test]
 fn reads_bcsstk16_symmetric_expanded() {
-    let file = read_mtx(&data("bcsstk16.mtx")).unwrap();
+    let file = read_mtx(data("bcsstk16.mtx")).unwrap();
     assert_eq!((file.field, file.symmetry), (MtxField::Real, MtxSymmetry::Symmetric));
     assert_eq!(file.entries.shape(), &[4884, 4884]);
     assert_eq!(file.entries.len(), 290_378);
@@ -896,7 +896,7 @@ fn reads_bcsstk16_symmetric_expanded() {
 
 #[test]
 fn reads_cage10_real_general() {
-    let file = read_mtx(&data("trilinos-zoltan_cage10.mtx")).unwrap();
+    let file = read_mtx(data("trilinos-zoltan_cage10.mtx")).unwrap();
     assert_eq!((file.field, file.symmetry), (MtxField::Real, MtxSymmetry::General));
     assert_eq!(file.entries.shape(), &[11397, 11397]);
     assert_eq!(file.entries.len(), 150_645);
@@ -906,7 +906,7 @@ fn reads_cage10_real_general() {
 
 #[test]
 fn reads_groebner_integer_rectangular() {
-    let file = read_mtx(&data("Groebner_id2003_aug.mtx")).unwrap();
+    let file = read_mtx(data("Groebner_id2003_aug.mtx")).unwrap();
     assert_eq!(file.field, MtxField::Integer);
     assert_eq!(file.entries.shape(), &[4967, 2456]);
     assert_eq!(file.entries.len(), 173_670);
@@ -915,7 +915,7 @@ fn reads_groebner_integer_rectangular() {
 
 #[test]
 fn reads_4elt_pattern() {
-    let file = read_mtx(&data("4elt.mtx")).unwrap();
+    let file = read_mtx(data("4elt.mtx")).unwrap();
     assert_eq!(file.field, MtxField::Pattern);
     assert_eq!(file.entries.shape(), &[15606, 15606]);
     assert_eq!(file.entries.len(), 91_756);
@@ -924,7 +924,7 @@ fn reads_4elt_pattern() {
 
 #[test]
 fn reads_wordnet_with_its_dims_sidecar() {
-    let list = read_tns(&data("wordnet_sense.tns")).unwrap();
+    let list = read_tns(data("wordnet_sense.tns")).unwrap();
     assert_eq!(list.shape(), &[147306, 117659, 59]);
     assert_eq!(list.len(), 206_941);
     assert_eq!(list.coords(0), &[0, 46826, 0]);
