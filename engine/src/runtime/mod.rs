@@ -641,29 +641,11 @@ impl Kernel {
                 // against the shapes; each chunk's output is prepared for
                 // the program's output (a part, a window or a partial of it).
                 let run = |bind: &Bindings<'_>, out: &mut OutputState| unsafe { kernel.run(bind, out) };
-                let last = self.last_output.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                return parallel::run(
-                    &self.program,
-                    bind,
-                    out,
-                    parallelism,
-                    &run,
-                    &self.tiering,
-                    last.as_ref(),
-                );
+                return self.run_chunks(bind, out, parallelism, &run);
             }
         }
         let run = |bind: &Bindings<'_>, out: &mut OutputState| interp::run(&self.program, bind, out);
-        let last = self.last_output.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let joined = parallel::run(
-            &self.program,
-            bind,
-            out,
-            parallelism,
-            &run,
-            &self.tiering,
-            last.as_ref(),
-        );
+        let joined = self.run_chunks(bind, out, parallelism, &run);
         let work: u64 = bind.values.iter().map(|v| v.len() as u64).sum();
         let (runs, work) = self.tiering.count_interpreted(work.max(1));
         if let (Route::Interpret { promote: true }, Some(signature)) = (route, signature) {
@@ -674,6 +656,19 @@ impl Kernel {
             }
         }
         joined
+    }
+
+    /// Runs the program by `run` in chunks ([`parallel::run`]), parts
+    /// sized after the last result.
+    fn run_chunks(
+        &self,
+        bind: &Bindings<'_>,
+        out: &mut OutputState,
+        parallelism: Parallelism,
+        run: &parallel::RunChunk<'_>,
+    ) -> Result<Joined> {
+        let last = self.last_output.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        parallel::run(&self.program, bind, out, parallelism, run, &self.tiering, last.as_ref())
     }
 
     /// Checks `inputs` against the kernel, converts them where the plan

@@ -593,13 +593,7 @@ impl Translator<'_> {
             clif.fb
                 .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, (most * 8) as u32, 3))
         });
-        let call_conv = self.call_conv;
-        let sig = *self.flush_signature.get_or_insert_with(|| {
-            let mut sig = Signature::new(call_conv);
-            sig.params.extend([AbiParam::new(types::I64); 3]);
-            sig.returns.push(AbiParam::new(types::I32));
-            clif.fb.import_signature(sig)
-        });
+        let sig = self.three_word_callback(clif);
         let addr = clif.fb.ins().stack_addr(types::I64, slot, 0);
         for (k, &r) in prefix.iter().enumerate() {
             let v = self.iget(clif, r);
@@ -613,6 +607,18 @@ impl Translator<'_> {
         let status = clif.fb.inst_results(call)[0];
         self.return_if_failed(clif, status);
         self.load_touched_count(clif);
+    }
+
+    /// The signature of the runtime calls taking the context and two more
+    /// words (`workspace_flush`, `merge_rows`), imported once.
+    fn three_word_callback(&mut self, clif: &mut Clif<'_>) -> SigRef {
+        let call_conv = self.call_conv;
+        *self.flush_signature.get_or_insert_with(|| {
+            let mut sig = Signature::new(call_conv);
+            sig.params.extend([AbiParam::new(types::I64); 3]);
+            sig.returns.push(AbiParam::new(types::I32));
+            clif.fb.import_signature(sig)
+        })
     }
 
     /// `Op::MergeRows`: calls `kernel::merge_rows` once per row with the
@@ -657,13 +663,7 @@ impl Translator<'_> {
         for (k, &w) in words.iter().enumerate() {
             clif.fb.ins().store(MemFlagsData::trusted(), w, addr, (k * 8) as i32);
         }
-        let call_conv = self.call_conv;
-        let sig = *self.flush_signature.get_or_insert_with(|| {
-            let mut sig = Signature::new(call_conv);
-            sig.params.extend([AbiParam::new(types::I64); 3]);
-            sig.returns.push(AbiParam::new(types::I32));
-            clif.fb.import_signature(sig)
-        });
+        let sig = self.three_word_callback(clif);
         let n = clif.int(prefix.len() as i64);
         let callee = clif.int(kernel::merge_rows as *const () as usize as i64);
         self.hand_over_appends(clif);
