@@ -73,3 +73,43 @@ fn a_workspace_row_with_two_fixed_factors_matches_the_reference() {
         .iter()
         .any(|op| matches!(op, Op::WorkspaceAxpy { .. })));
 }
+
+/// SDDMM's rank loop (dense rows of U and V, A's value fixed) is one
+/// `DenseDot` per stored entry of A, and matches the reference.
+#[test]
+fn sddmm_rank_loops_are_one_dense_dot_and_match_the_reference() {
+    let statement = "C(i,j) = A(i,j) * U(i,k) * V(j,k)";
+    let engine = Engine::new();
+    let formats = [("A", Format::csr()), ("U", Format::dense(2)), ("V", Format::dense(2))];
+    let kernel = engine.compile(statement, &formats, &Format::csr()).unwrap();
+    assert!(
+        kernel
+            .program()
+            .ops
+            .iter()
+            .any(|op| matches!(op, Op::DenseDot { factors, .. } if factors.len() == 2)),
+        "no dense dot:\n{}",
+        kernel.program()
+    );
+    let mut rng = Rng::new(23);
+    for kind in [
+        EntryKind::Empty,
+        EntryKind::Skewed,
+        EntryKind::Random,
+        EntryKind::Duplicates,
+    ] {
+        for rank in [0, 1, 7] {
+            let a = random_tensor(&mut rng, &[13, 9], kind, &Format::csr()).unwrap();
+            let u = random_tensor(&mut rng, &[13, rank], EntryKind::Random, &Format::dense(2)).unwrap();
+            let v = random_tensor(&mut rng, &[9, rank], EntryKind::Random, &Format::dense(2)).unwrap();
+            check_statement(
+                &engine,
+                statement,
+                &[("A", &a), ("U", &u), ("V", &v)],
+                Some(&Format::csr()),
+                &[],
+            )
+            .unwrap();
+        }
+    }
+}

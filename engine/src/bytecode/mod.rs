@@ -210,6 +210,15 @@ pub enum Op {
         factors: SmallVec<[DotFactor; 2]>,
         acc: FReg,
     },
+    /// `acc += Σ_c scale * Π factors[c]` over every coordinate `c` of the
+    /// loop, each factor a dense last level read at `parent * extent + c`
+    /// (the extent of the first): an inner product of dense rows, SDDMM's
+    /// rank loop. The sum runs from 0.0 in order and is then added to `acc`.
+    DenseDot {
+        scale: FReg,
+        factors: SmallVec<[DotFactor; 2]>,
+        acc: FReg,
+    },
     /// Every row of a dense level at once: for each coordinate `c` in
     /// `first..last` of `rows` (below `parent`), the dot block of the
     /// `driver` level's segment below it, added to the dense output at
@@ -454,6 +463,13 @@ impl fmt::Display for Op {
                     lv(driver),
                     if fs.is_empty() { "1".into() } else { fs.join(" * ") }
                 )
+            }
+            Op::DenseDot { scale, factors, acc } => {
+                let fs: Vec<String> = factors
+                    .iter()
+                    .map(|x| format!(" * t{}[r{} * extent({}) + c]", x.operand, x.parent, lv(&x.level)))
+                    .collect();
+                write!(f, "f{acc} += dense dot for c: f{scale}{}", fs.join(""))
             }
             Op::RowsDot {
                 rows,

@@ -213,6 +213,25 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 };
                 fr[*acc as usize] += sum;
             }
+            Op::DenseDot { scale, factors, acc } => {
+                let scale = fr[*scale as usize];
+                let rows: SmallVec<[&[f64]; 2]> = factors
+                    .iter()
+                    .map(|f| {
+                        let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
+                        let base = ir[f.parent as usize] as usize * n;
+                        &bind.values[f.operand as usize][base..base + n]
+                    })
+                    .collect();
+                let total = match rows.as_slice() {
+                    [x, y] => x.iter().zip(*y).fold(0.0, |sum, (a, b)| sum + scale * a * b),
+                    [first, ..] => {
+                        (0..first.len()).fold(0.0, |sum, c| sum + rows.iter().fold(scale, |prod, row| prod * row[c]))
+                    }
+                    [] => 0.0,
+                };
+                fr[*acc as usize] += total;
+            }
             Op::RowsDot {
                 rows,
                 parent,

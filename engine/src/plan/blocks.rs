@@ -422,6 +422,73 @@ impl Emitter<'_> {
         true
     }
 
+    /// An inner product of dense rows: a loop over every coordinate whose
+    /// body adds a product of dense last levels (located by the loop) into
+    /// a temporary, as SDDMM's rank loop. One [`Op::DenseDot`].
+    pub(super) fn try_dense_dot(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let Cin::Assign {
+            target: Target::Temp(t),
+            expr,
+        } = body
+        else {
+            return false;
+        };
+        // The op covers every coordinate: a chunked loop runs as a loop.
+        if !shape.universe || !shape.walked.is_empty() || self.chunk_of(var).is_some() {
+            return false;
+        }
+        let mut accesses = Vec::new();
+        if !product_of_accesses(expr, &mut accesses) || accesses.is_empty() {
+            return false;
+        }
+        let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
+        let mut presences = Vec::new();
+        let mut fixed = Vec::new();
+        for &a in &accesses {
+            let st = &self.states[a];
+            if st.done == st.level_vars.len() {
+                // Bound by outer loops: one value for the whole row.
+                fixed.push(a);
+                presences.push(st.present);
+                continue;
+            }
+            if !st.next_is_dense_last_at(var) || !shape.located.iter().any(|&i| shape.iterators[i].operand == a) {
+                return false;
+            }
+            factors.push(DotFactor {
+                operand: a as u32,
+                level: LevelRef::new(a, st.done),
+                parent: st.parent_pos(),
+            });
+            presences.push(st.present);
+        }
+        if factors.is_empty() {
+            return false;
+        }
+        let (acc, tpresent) = self.temps[t];
+        let skip = self.skip_unless_all(&presences);
+        let scale = self.product_of_values(&fixed);
+        self.ops.push(Op::DenseDot { scale, factors, acc });
+        // The loop assigns the temporary at each coordinate there is.
+        let (zero, n) = (self.iconst(0), self.ireg());
+        let vi = self.var_index(var);
+        self.ops.push(Op::Dim { dst: n, var: vi });
+        let nonempty = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: nonempty,
+            a: zero,
+            b: n,
+        });
+        self.ops.push(Op::BOr {
+            dst: tpresent,
+            a: tpresent,
+            b: nonempty,
+        });
+        self.patch(skip);
+        true
+    }
+
     /// The inner product fast path: a loop driven by one compact, ordered,
     /// unique level whose body only adds a product of values into a
     /// temporary, every other factor a dense last level located by the

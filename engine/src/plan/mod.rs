@@ -496,6 +496,11 @@ impl<'a> Emitter<'a> {
                 self.plan,
                 "{pad}  (all rows run as one block op: a dot product per row)"
             );
+        } else if self.try_dense_dot(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (runs as one block op: an inner product of dense rows)"
+            );
         } else if let Some(done) = self.try_dot_block(var, body, &shape) {
             let _ = writeln!(
                 self.plan,

@@ -517,6 +517,7 @@ impl Translator<'_> {
                 factors,
                 acc,
             } => self.dot_block(clif, *driver, *begin, *end, factors, *acc),
+            Op::DenseDot { scale, factors, acc } => self.dense_dot(clif, *scale, factors, *acc),
             Op::RowsDot {
                 rows,
                 parent,
@@ -888,6 +889,36 @@ impl Translator<'_> {
             bases.push(clif.element(values, first, 8));
         }
         Some(bases)
+    }
+
+    /// `acc += Σ_c scale * Π factors[c]` over the first factor's extent,
+    /// summed in order from 0.0 as the interpreter does.
+    fn dense_dot(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[DotFactor], acc: u32) {
+        let Some(bases) = self.factor_bases(clif, factors) else {
+            return;
+        };
+        let scale = self.fget(clif, scale);
+        let n = clif.param(factors[0].level, Param::Extent);
+        let zero = clif.int(0);
+        let init = clif.fb.ins().f64const(0.0);
+        let state = clif.loop_with(
+            &[zero, init],
+            &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
+            &mut |clif, s| {
+                let mut prod = scale;
+                for &base in &bases {
+                    let addr = clif.element(base, s[0], 8);
+                    let x = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+                    prod = clif.fb.ins().fmul(prod, x);
+                }
+                let sum = clif.fb.ins().fadd(s[1], prod);
+                let next = clif.fb.ins().iadd_imm_s(s[0], 1);
+                smallvec::smallvec![next, sum]
+            },
+        );
+        let old = self.fget(clif, acc);
+        let new = clif.fb.ins().fadd(old, state[1]);
+        self.fset(clif, acc, new);
     }
 
     /// `acc += Σ_{p in begin..end} values[p] * Π factors`.
