@@ -175,6 +175,10 @@ pub struct ConvertArgs {
     /// Pack the tensor in FORMAT on the way (checks it can hold it, reports its size)
     #[arg(short = 'f', long = "format", value_name = "FORMAT", value_parser = parse_spec)]
     pub format: Option<FormatSpec>,
+    /// Write a .mtx file as `real general`, both triangles, without the input's comments
+    /// (by default its field, symmetry and comments are kept where the data allows)
+    #[arg(long)]
+    pub general: bool,
 }
 
 #[derive(Debug, Args)]

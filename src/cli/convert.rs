@@ -1,9 +1,16 @@
-//! `tessera convert IN OUT [-f FORMAT]`: reads a `.mtx` or `.tns` file,
-//! packs it into FORMAT (or the format that suits it), and writes it to
-//! another file; prints one line saying what was written.
+//! `tessera convert IN OUT [-f FORMAT] [--general]`: reads a `.mtx` or
+//! `.tns` file, packs it into FORMAT (or the format that suits it), and
+//! writes it to another file; prints one line saying what was written.
+//!
+//! A Matrix Market file is written with the input's comments (where it came
+//! from) and, as far as the data still allows, its field and symmetry: a
+//! symmetric matrix as its lower triangle, integers as integers, a pattern
+//! without values. `--general` writes `real general` instead.
 
 use std::io::Write;
 use std::process::ExitCode;
+
+use tessera_formats::io;
 
 use super::args::ConvertArgs;
 use super::error::Result;
@@ -26,7 +33,18 @@ pub fn run(args: &ConvertArgs, out: &mut dyn Write) -> Result<ExitCode> {
     spinner.say(format!("packing into {format}"));
     let tensor = files::pack(&file.entries, format, "convert")?;
     spinner.say(format!("writing {}", args.output.display()));
-    files::write(&args.output, &tensor, &format!("writing {}", args.output.display()))?;
+    // The header is checked against the data as packed, not trusted: a
+    // pattern whose duplicates were summed is no longer a pattern.
+    let header = match (&file.header, args.general) {
+        (Some(header), false) => header.fitted(&tensor),
+        _ => io::MtxHeader::default(),
+    };
+    files::write_with(
+        &args.output,
+        &tensor,
+        &header,
+        &format!("writing {}", args.output.display()),
+    )?;
     drop(spinner);
     let nonzeros = tensor
         .first_nonzeros(0)

@@ -55,6 +55,9 @@ pub struct FileEntries {
     pub dense: bool,
     /// What kind of file it was, for `info` (`Matrix Market coordinate pattern general`).
     pub description: String,
+    /// A Matrix Market file's field, symmetry and comments, to write the
+    /// entries back with; `None` for FROSTT files.
+    pub header: Option<io::MtxHeader>,
 }
 
 impl FileEntries {
@@ -95,11 +98,13 @@ pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
     let mtx_entries = |file: io::MtxFile| FileEntries {
         dense: file.layout == MtxLayout::Array,
         description: format!("Matrix Market {} {} {}", file.layout, file.field, file.symmetry),
+        header: Some(file.header()),
         entries: file.entries,
     };
     let tns_entries = |entries: CoordinateList<f64>| FileEntries {
         dense: false,
         description: format!("FROSTT, order {}", entries.order()),
+        header: None,
         entries,
     };
     match kind {
@@ -112,22 +117,8 @@ pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
                 Ok(tns_entries(io::parse_tns(&bytes, name).map_err(file_error)?))
             }
         }
-        FileKind::Mtx => {
-            let file = io::read_mtx(path).map_err(file_error)?;
-            Ok(FileEntries {
-                dense: file.layout == MtxLayout::Array,
-                description: format!("Matrix Market {} {} {}", file.layout, file.field, file.symmetry),
-                entries: file.entries,
-            })
-        }
-        FileKind::Tns => {
-            let entries = io::read_tns(path).map_err(file_error)?;
-            Ok(FileEntries {
-                dense: false,
-                description: format!("FROSTT, order {}", entries.order()),
-                entries,
-            })
-        }
+        FileKind::Mtx => Ok(mtx_entries(io::read_mtx(path).map_err(file_error)?)),
+        FileKind::Tns => Ok(tns_entries(io::read_tns(path).map_err(file_error)?)),
     }
 }
 
@@ -174,8 +165,14 @@ pub fn pack(entries: &CoordinateList<f64>, format: Format, context: &str) -> Res
     })
 }
 
-/// Writes `tensor` to a `.mtx` (order at most 2) or `.tns` file.
+/// Writes `tensor` to a `.mtx` (order at most 2, `real general`) or `.tns` file.
 pub fn write(path: &Path, tensor: &Tensor<f64>, context: &str) -> Result<()> {
+    write_with(path, tensor, &io::MtxHeader::default(), context)
+}
+
+/// [`write`], a Matrix Market file with the field, symmetry and comments
+/// of `header` (which the data must allow: see [`io::MtxHeader::fitted`]).
+pub fn write_with(path: &Path, tensor: &Tensor<f64>, header: &io::MtxHeader, context: &str) -> Result<()> {
     let kind = FileKind::of(path, context)?;
     let result = match kind {
         FileKind::Stream => {
@@ -183,7 +180,7 @@ pub fn write(path: &Path, tensor: &Tensor<f64>, context: &str) -> Result<()> {
             // reader that stops early (`| head`) ends the command quietly.
             let mut text = Vec::new();
             let written = if tensor.order() <= 2 {
-                io::write_mtx_to(&mut text, tensor)
+                io::write_mtx_to_with(&mut text, tensor, header)
             } else {
                 io::write_tns_to(&mut text, tensor)
             };
@@ -204,7 +201,7 @@ pub fn write(path: &Path, tensor: &Tensor<f64>, context: &str) -> Result<()> {
                     ),
                 ));
             }
-            io::write_mtx(path, tensor)
+            io::write_mtx_with(path, tensor, header)
         }
         FileKind::Tns => io::write_tns(path, tensor),
     };

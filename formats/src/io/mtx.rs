@@ -32,9 +32,10 @@ pub enum MtxLayout {
 }
 
 /// The kind of values a Matrix Market file holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum MtxField {
     /// Floating-point values.
+    #[default]
     Real,
     /// Integers, read as `f64` (exact up to 2^53).
     Integer,
@@ -43,9 +44,10 @@ pub enum MtxField {
 }
 
 /// Which part of the matrix a Matrix Market file stores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum MtxSymmetry {
     /// Every entry.
+    #[default]
     General,
     /// The lower triangle of `A = Aᵀ`.
     Symmetric,
@@ -112,6 +114,22 @@ pub struct MtxFile {
     pub field: MtxField,
     /// Which part of the matrix the file stored.
     pub symmetry: MtxSymmetry,
+    /// The comment lines between the banner and the size line (where files
+    /// say where they came from), each the text after its `%`.
+    pub comments: Vec<String>,
+}
+
+impl MtxFile {
+    /// The header to write these entries back with: the same field,
+    /// symmetry and comments (see [`MtxHeader::fitted`] before writing data
+    /// that was changed).
+    pub fn header(&self) -> MtxHeader {
+        MtxHeader {
+            field: self.field,
+            symmetry: self.symmetry,
+            comments: self.comments.clone(),
+        }
+    }
 }
 
 /// The banner every reading error about it repeats.
@@ -139,7 +157,15 @@ pub fn read_mtx(path: impl AsRef<Path>) -> Result<MtxFile> {
 pub fn parse_mtx(bytes: &[u8], path: &Path) -> Result<MtxFile> {
     let mut lines = Lines::new(bytes);
     let banner = parse_banner(lines.next(), path)?;
-    let Some(size_line) = lines.next_content(b'%') else {
+    let mut comments = Vec::new();
+    let size_line = loop {
+        match lines.next() {
+            Some(line) if is_content(line.text, b'%') => break Some(line),
+            Some(line) => comments.extend(comment_text(line.text)),
+            None => break None,
+        }
+    };
+    let Some(size_line) = size_line else {
         return Err(parse_error(
             path,
             lines.next_number(),
@@ -159,7 +185,16 @@ pub fn parse_mtx(bytes: &[u8], path: &Path) -> Result<MtxFile> {
         layout: banner.layout,
         field: banner.field,
         symmetry: banner.symmetry,
+        comments,
     })
+}
+
+/// The text after the `%` of a comment line, without a trailing `\r`;
+/// `None` for a blank line.
+fn comment_text(line: &[u8]) -> Option<String> {
+    let text = line.trim_ascii_start().strip_prefix(b"%")?;
+    let text = text.strip_suffix(b"\r").unwrap_or(text);
+    Some(String::from_utf8_lossy(text).into_owned())
 }
 
 /// What the first line says.
@@ -614,6 +649,95 @@ fn read_array(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &Path) 
     Ok(collected.into_list(size))
 }
 
+/// What a written Matrix Market file says besides its entries: the banner's
+/// field and symmetry, and comment lines (provenance) after the banner.
+/// [`MtxHeader::default`] is `real general` without comments, what
+/// [`write_mtx`] writes.
+///
+/// ```
+/// use tessera_formats::io::{parse_mtx, write_mtx_to_with, MtxField, MtxSymmetry};
+/// use tessera_formats::{Format, Tensor};
+/// let text = b"%%MatrixMarket matrix coordinate integer symmetric\n% from a test\n2 2 2\n1 1 4\n2 1 -1\n";
+/// let file = parse_mtx(text, "small.mtx".as_ref()).unwrap();
+/// let a = Tensor::pack(&file.entries, Format::csr()).unwrap();
+/// let header = file.header().fitted(&a); // the data still allows it
+/// assert_eq!((header.field, header.symmetry), (MtxField::Integer, MtxSymmetry::Symmetric));
+/// let mut written = Vec::new();
+/// write_mtx_to_with(&mut written, &a, &header).unwrap();
+/// assert_eq!(written, text);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MtxHeader {
+    /// The kind of values written.
+    pub field: MtxField,
+    /// Which part of the matrix is written.
+    pub symmetry: MtxSymmetry,
+    /// Comment lines, each the text after its `%` (a comment holding line
+    /// breaks is written as several lines).
+    pub comments: Vec<String>,
+}
+
+impl MtxHeader {
+    /// This header with the field and symmetry lowered as far as `tensor`'s
+    /// data requires: `pattern` only when every value is 1, `integer` only
+    /// when every value is an integer, `symmetric` or `skew-symmetric` only
+    /// when every entry's mirror image holds the same or the negated value
+    /// (and, for a dense tensor, never `pattern`). What it cannot keep
+    /// becomes `real` or `general`; comments are kept. Never raises what the
+    /// header says: integral values under a `real` header stay `real`.
+    #[must_use]
+    pub fn fitted(&self, tensor: &Tensor<f64>) -> MtxHeader {
+        let Ok(matrix) = Matrix::of(tensor) else {
+            return self.clone();
+        };
+        let field = [self.field, MtxField::Integer, MtxField::Real]
+            .into_iter()
+            .find(|&f| f.rank() >= self.field.rank() && matrix.field_fits(f))
+            .unwrap_or(MtxField::Real);
+        let symmetry = if matrix.symmetry_fits(self.symmetry, field) {
+            self.symmetry
+        } else {
+            MtxSymmetry::General
+        };
+        MtxHeader {
+            field,
+            symmetry,
+            comments: self.comments.clone(),
+        }
+    }
+
+    /// Why `matrix` cannot be written with this header, if it cannot.
+    fn misfit(&self, matrix: &Matrix) -> Option<String> {
+        if !matrix.field_fits(self.field) {
+            return Some(match (&matrix.body, self.field) {
+                (Body::Array(_), MtxField::Pattern) => {
+                    "a dense tensor is written in the array layout, which cannot be `pattern`".into()
+                }
+                (_, MtxField::Pattern) => "the `pattern` field needs every value to be 1".into(),
+                _ => "the `integer` field needs every value to be an integer".into(),
+            });
+        }
+        if !matrix.symmetry_fits(self.symmetry, self.field) {
+            return Some(format!(
+                "the data is not {}: an entry's mirror image differs",
+                self.symmetry
+            ));
+        }
+        None
+    }
+}
+
+impl MtxField {
+    /// How much a field says about its values: pattern < integer < real.
+    fn rank(self) -> u8 {
+        match self {
+            MtxField::Pattern => 0,
+            MtxField::Integer => 1,
+            MtxField::Real => 2,
+        }
+    }
+}
+
 /// Writes a matrix (order 2), a vector (order 1, as an `n x 1` matrix) or a
 /// scalar (order 0, as `1 x 1`) to a Matrix Market file, `real general`:
 /// a tensor whose format is dense in the array layout (every value), any
@@ -623,16 +747,34 @@ fn read_array(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &Path) 
 /// with [`write_tns`](super::write_tns)), [`FormatError::Io`] when writing
 /// fails.
 pub fn write_mtx(path: impl AsRef<Path>, tensor: &Tensor<f64>) -> Result<()> {
-    let path = path.as_ref();
-    let matrix = Matrix::of(tensor)?;
-    super::replace::replace_file(path, |w| matrix.write(BufWriter::new(w)))
+    write_mtx_with(path, tensor, &MtxHeader::default())
 }
 
 /// [`write_mtx`] to any writer (buffered here); I/O errors name the path
 /// `<writer>`.
 pub fn write_mtx_to<W: Write + ?Sized>(writer: &mut W, tensor: &Tensor<f64>) -> Result<()> {
-    Matrix::of(tensor)?
-        .write(BufWriter::new(writer))
+    write_mtx_to_with(writer, tensor, &MtxHeader::default())
+}
+
+/// [`write_mtx`] with the field, symmetry and comments of `header`: a
+/// symmetric matrix is written as its lower triangle (the strict lower
+/// triangle when skew-symmetric), integers without a fraction, a pattern
+/// without values.
+///
+/// Errors: those of [`write_mtx`], and [`FormatError::BadFormat`] when the
+/// data does not allow the header (see [`MtxHeader::fitted`]), before the
+/// file is touched.
+pub fn write_mtx_with(path: impl AsRef<Path>, tensor: &Tensor<f64>, header: &MtxHeader) -> Result<()> {
+    let path = path.as_ref();
+    let matrix = Matrix::checked(tensor, header)?;
+    super::replace::replace_file(path, |w| matrix.write(BufWriter::new(w), header))
+}
+
+/// [`write_mtx_with`] to any writer (buffered here); I/O errors name the
+/// path `<writer>`.
+pub fn write_mtx_to_with<W: Write + ?Sized>(writer: &mut W, tensor: &Tensor<f64>, header: &MtxHeader) -> Result<()> {
+    Matrix::checked(tensor, header)?
+        .write(BufWriter::new(writer), header)
         .map_err(|e| io_error(Path::new("<writer>"), &e))
 }
 
@@ -646,9 +788,13 @@ struct Matrix {
 enum Body {
     /// Every value, row-major.
     Array(Vec<f64>),
-    /// The nonzeros, 0-based, of order 1 or 2.
+    /// The nonzeros, 0-based, of order 1 or 2, sorted by row then column.
     Coordinate(CoordinateList<f64>),
 }
+
+/// Integers up to this magnitude are written as integers (and read back
+/// exactly, as `f64` holds every integer up to 2^53).
+const LARGEST_INTEGER: f64 = (1u64 << 53) as f64;
 
 impl Matrix {
     fn of(tensor: &Tensor<f64>) -> Result<Matrix> {
@@ -672,30 +818,159 @@ impl Matrix {
         Ok(Matrix { rows, cols, body })
     }
 
-    fn write<W: Write>(&self, mut w: BufWriter<W>) -> io::Result<()> {
-        let (rows, cols) = (self.rows, self.cols);
+    /// The matrix of `tensor`, refused when its data does not allow `header`.
+    fn checked(tensor: &Tensor<f64>, header: &MtxHeader) -> Result<Matrix> {
+        let matrix = Matrix::of(tensor)?;
+        match header.misfit(&matrix) {
+            None => Ok(matrix),
+            Some(reason) => Err(FormatError::BadFormat {
+                format: format!("Matrix Market {} {}", header.field, header.symmetry),
+                reason,
+            }),
+        }
+    }
+
+    fn values(&self) -> &[f64] {
+        match &self.body {
+            Body::Array(values) => values,
+            Body::Coordinate(list) => list.values(),
+        }
+    }
+
+    /// Whether every value can be written in `field`.
+    fn field_fits(&self, field: MtxField) -> bool {
+        match (field, &self.body) {
+            (MtxField::Real, _) => true,
+            (MtxField::Integer, _) => self
+                .values()
+                .iter()
+                .all(|v| v.fract() == 0.0 && v.abs() <= LARGEST_INTEGER),
+            (MtxField::Pattern, Body::Array(_)) => false,
+            (MtxField::Pattern, Body::Coordinate(list)) => list.values().iter().all(|&v| v == 1.0),
+        }
+    }
+
+    /// Whether the matrix equals its transpose (or minus it) as `symmetry`
+    /// says; `pattern` cannot be skew-symmetric.
+    fn symmetry_fits(&self, symmetry: MtxSymmetry, field: MtxField) -> bool {
+        let mirror_of = |v: f64| match symmetry {
+            MtxSymmetry::SkewSymmetric => -v,
+            _ => v,
+        };
+        let skew = symmetry == MtxSymmetry::SkewSymmetric;
+        if symmetry == MtxSymmetry::General {
+            return true;
+        }
+        if self.rows != self.cols || (skew && field == MtxField::Pattern) {
+            return false;
+        }
         match &self.body {
             Body::Array(values) => {
-                writeln!(w, "%%MatrixMarket matrix array real general")?;
+                let n = self.rows;
+                (0..n).all(|i| {
+                    (0..=i).all(|j| {
+                        let (v, mirrored) = (values[i * n + j], values[j * n + i]);
+                        if i == j {
+                            !skew || v == 0.0
+                        } else {
+                            mirrored == mirror_of(v)
+                        }
+                    })
+                })
+            }
+            Body::Coordinate(list) => {
+                // Sorted by (row, column) without duplicates: find a mirror
+                // image by binary search.
+                let find = |i: u64, j: u64| {
+                    let k = partition_by(list, |c| row_column(c) < (i, j));
+                    (k < list.len() && row_column(list.coords(k)) == (i, j)).then(|| list.value(k))
+                };
+                list.iter().all(|(c, v)| {
+                    let (i, j) = row_column(c);
+                    if i == j {
+                        !skew
+                    } else {
+                        find(j, i) == Some(mirror_of(v))
+                    }
+                })
+            }
+        }
+    }
+
+    fn write<W: Write>(&self, mut w: BufWriter<W>, header: &MtxHeader) -> io::Result<()> {
+        let (rows, cols) = (self.rows, self.cols);
+        let (field, symmetry) = (header.field, header.symmetry);
+        // The part of the matrix the symmetry stores: the lower triangle,
+        // strictly so when skew-symmetric.
+        let stored = |i: usize, j: usize| match symmetry {
+            MtxSymmetry::General => true,
+            MtxSymmetry::Symmetric => i >= j,
+            MtxSymmetry::SkewSymmetric => i > j,
+        };
+        let write_value = |w: &mut BufWriter<W>, v: f64| match field {
+            // Checked to be an integer within ±2^53, so the cast is exact.
+            MtxField::Integer => write!(w, "{}", v as i64),
+            _ => write_real(w, v),
+        };
+        let layout = match self.body {
+            Body::Array(_) => MtxLayout::Array,
+            Body::Coordinate(_) => MtxLayout::Coordinate,
+        };
+        writeln!(w, "%%MatrixMarket matrix {layout} {field} {symmetry}")?;
+        for line in header.comments.iter().flat_map(|c| c.lines()) {
+            writeln!(w, "%{line}")?;
+        }
+        match &self.body {
+            Body::Array(values) => {
                 writeln!(w, "{rows} {cols}")?;
                 for j in 0..cols {
-                    for i in 0..rows {
-                        write_real(&mut w, values[i * cols + j])?;
+                    for i in (0..rows).filter(|&i| stored(i, j)) {
+                        write_value(&mut w, values[i * cols + j])?;
                         w.write_all(b"\n")?;
                     }
                 }
             }
             Body::Coordinate(list) => {
-                writeln!(w, "%%MatrixMarket matrix coordinate real general")?;
-                writeln!(w, "{rows} {cols} {}", list.len())?;
-                for (c, v) in list.iter() {
+                let written = |c: &[u64]| {
+                    let (i, j) = row_column(c);
+                    stored(i as usize, j as usize)
+                };
+                let count = if symmetry == MtxSymmetry::General {
+                    list.len()
+                } else {
+                    list.iter().filter(|(c, _)| written(c)).count()
+                };
+                writeln!(w, "{rows} {cols} {count}")?;
+                for (c, v) in list.iter().filter(|(c, _)| written(c)) {
                     let j = c.get(1).copied().unwrap_or(0);
-                    write!(w, "{} {} ", c[0] + 1, j + 1)?;
-                    write_real(&mut w, v)?;
+                    write!(w, "{} {}", c[0] + 1, j + 1)?;
+                    if field != MtxField::Pattern {
+                        w.write_all(b" ")?;
+                        write_value(&mut w, v)?;
+                    }
                     w.write_all(b"\n")?;
                 }
             }
         }
         w.flush()
     }
+}
+
+/// The row and column of a matrix's or a vector's (column 0) entry.
+fn row_column(c: &[u64]) -> (u64, u64) {
+    (c[0], c.get(1).copied().unwrap_or(0))
+}
+
+/// The first entry of a sorted list for which `before` is false.
+fn partition_by(list: &CoordinateList<f64>, before: impl Fn(&[u64]) -> bool) -> usize {
+    let (mut low, mut high) = (0, list.len());
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if before(list.coords(mid)) {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    low
 }
