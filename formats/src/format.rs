@@ -12,7 +12,7 @@ use std::fmt;
 
 use crate::error::{FormatError, Result};
 use crate::index::{CoordRun, IndexArray};
-use crate::level::{Level, PackInput, Packed};
+use crate::level::{Footprint, Level, LevelCounts, PackInput, Packed};
 use crate::levels::{
     compressed::Compressed, dense::Dense, hashed::Hashed, offset::Offset, range::Range, singleton::Singleton,
 };
@@ -203,6 +203,9 @@ impl Level for LevelFormat {
     }
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {
         with_level!(self, |l| l.pack(input))
+    }
+    fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {
+        with_level!(self, |l| l.footprint(counts))
     }
     fn validate(
         &self,

@@ -60,6 +60,45 @@ pub struct Packed {
     pub positions: Vec<Segment>,
 }
 
+/// What decides a level's size, counted from a tensor's entries without
+/// packing them ([`crate::census`]): how many positions its parent has,
+/// its extent, and, for levels that store coordinates, how many they store.
+/// Counts a census could not give are `None`; a level that needs one then
+/// has no footprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LevelCounts {
+    /// Positions of the parent level (1 at the root).
+    pub parents: u128,
+    /// Extent of this level's coordinates.
+    pub extent: u128,
+    /// Distinct coordinates stored at this level over all parents: the
+    /// distinct prefixes of the entries' storage coordinates down to it.
+    pub distinct: Option<u128>,
+    /// Entries of the tensor (stored entries, one per full coordinate).
+    pub entries: u128,
+    /// The most distinct coordinates below any one parent.
+    pub widest: Option<u128>,
+}
+
+/// A level's size as [`Level::pack`] would build it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Footprint {
+    /// Positions of the level (the parents of the next one).
+    pub positions: u128,
+    /// Bytes of its index arrays.
+    pub bytes: u128,
+}
+
+/// Bytes of one element of an unsigned index array whose values are at
+/// most `bound`: the width [`IndexArray::from_u64_with_bound`] chooses.
+pub fn index_bytes(bound: u128) -> u128 {
+    if bound <= u128::from(u32::MAX) {
+        4
+    } else {
+        8
+    }
+}
+
 /// One level format. See the module documentation.
 ///
 /// `ancestors` are the coordinates of the levels above (`i_1 … i_{k-1}` in
@@ -166,6 +205,9 @@ pub trait Level {
 
     /// Builds this level's storage from sorted, deduplicated entries.
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed>;
+    /// The size [`pack`](Self::pack) would give this level, from counts
+    /// alone; `None` when it needs a count that `counts` lacks.
+    fn footprint(&self, counts: &LevelCounts) -> Option<Footprint>;
 
     /// Checks every invariant of `storage` below a parent level of
     /// `parent_size` positions; returns this level's size (its number of

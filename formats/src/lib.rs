@@ -8,6 +8,7 @@
 //! that the interpreter and the compiled tiers share them.
 
 pub mod budget;
+pub mod census;
 pub mod coordinates;
 pub mod error;
 pub mod format;
@@ -27,7 +28,7 @@ pub use coordinates::{CoordinateList, MAX_ENTRIES, MAX_POSITIONS};
 pub use error::{FormatError, Result};
 pub use format::{Format, FormatLevel, LevelFormat, LevelKind, Projection, Split, MAX_DIMENSION};
 pub use index::{CoordRun, IndexArray, IndexWidth};
-pub use level::{Level, PackInput, Packed, Segment};
+pub use level::{Footprint, Level, LevelCounts, PackInput, Packed, Segment};
 pub use properties::{Assembly, Capabilities, Iteration, Properties};
 pub use staging::{
     ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, LoopBody, LoopCond, LoopState, Param, StorageResolver,

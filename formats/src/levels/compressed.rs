@@ -3,7 +3,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::index::{CoordRun, IndexArray};
-use crate::level::{Level, PackInput, Packed, Segment};
+use crate::level::{index_bytes, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
 use crate::levels::check_siblings;
 use crate::properties::{Assembly, Capabilities, Iteration, Properties};
 use crate::staging::{Builder, LevelRef};
@@ -110,6 +110,17 @@ impl Level for Compressed {
         s.arrays
             .push(IndexArray::from_u64_with_bound(Vec::new(), extent as u64));
         s
+    }
+
+    fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {
+        // A non-unique level keeps one position per entry below it.
+        let stored = if self.unique { counts.distinct? } else { counts.entries };
+        // `pos` has one more element than the parents, bounded by `stored`;
+        // `idx` one per position, bounded by the extent.
+        Some(Footprint {
+            positions: stored,
+            bytes: (counts.parents + 1) * index_bytes(stored) + stored * index_bytes(counts.extent),
+        })
     }
 
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {

@@ -2,7 +2,7 @@
 //! `parent * N + coord`. Stores no arrays, only its extent `N`.
 
 use crate::error::{FormatError, Result};
-use crate::level::{checked_positions, Level, PackInput, Packed, Segment};
+use crate::level::{checked_positions, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
 use crate::properties::{Assembly, Capabilities, Iteration, Properties};
 use crate::staging::{Builder, LevelRef, Param};
 use crate::tensor::LevelStorage;
@@ -70,6 +70,14 @@ impl Level for Dense {
     fn insert_init<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
     fn insert_coord<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _pos: B::Int, _coord: B::Int) {}
     fn insert_finalize<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
+
+    fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {
+        // Every coordinate below every parent, and no arrays.
+        Some(Footprint {
+            positions: counts.parents * counts.extent,
+            bytes: 0,
+        })
+    }
 
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {
         let n = input.extent;

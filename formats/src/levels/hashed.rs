@@ -14,7 +14,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
-use crate::level::{checked_positions, Level, PackInput, Packed, Segment};
+use crate::level::{checked_positions, index_bytes, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
 use crate::properties::{Assembly, Capabilities};
 use crate::properties::{Iteration, Properties};
 use crate::staging::{Builder, LevelRef, Param};
@@ -151,6 +151,16 @@ impl Level for Hashed {
 
     fn empty_storage(&self, extent: usize) -> LevelStorage {
         Hashed::storage_with_width(extent, 2)
+    }
+
+    fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {
+        // A table of one width for every parent, as wide as the fullest needs.
+        let widest = usize::try_from(counts.widest?).ok()?;
+        let buckets = counts.parents * width_for(widest) as u128;
+        Some(Footprint {
+            positions: buckets,
+            bytes: buckets * index_bytes(counts.extent),
+        })
     }
 
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {

@@ -4,7 +4,7 @@
 //! the range level's, one level up.
 
 use crate::error::{FormatError, Result};
-use crate::level::{Level, PackInput, Packed};
+use crate::level::{Footprint, Level, LevelCounts, PackInput, Packed};
 use crate::levels::range::OFFSET;
 use crate::properties::{Capabilities, Iteration, Properties};
 use crate::staging::{Builder, LevelRef};
@@ -51,6 +51,13 @@ impl Level for Offset {
         let coord = b.add(*row, offset);
         let found = b.bool_const(true);
         (coord, found)
+    }
+
+    fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {
+        Some(Footprint {
+            positions: counts.parents,
+            bytes: 0,
+        })
     }
 
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {

@@ -8,7 +8,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
-use crate::level::{checked_positions, Level, PackInput, Packed, Segment};
+use crate::level::{checked_positions, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
 use crate::properties::{Capabilities, Iteration, Properties};
 use crate::staging::{Builder, LevelRef, Param};
 use crate::tensor::LevelStorage;
@@ -72,6 +72,14 @@ impl Level for Range {
         let pos = b.add(base, coord);
         let found = b.bool_const(true);
         (pos, found)
+    }
+
+    fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {
+        // One signed offset per parent, and every coordinate below it.
+        Some(Footprint {
+            positions: counts.parents * counts.extent,
+            bytes: counts.parents * 8,
+        })
     }
 
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {

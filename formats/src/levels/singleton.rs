@@ -3,7 +3,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
-use crate::level::{Level, PackInput, Packed, Segment};
+use crate::level::{index_bytes, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
 use crate::properties::{Assembly, Capabilities, Iteration, Properties};
 use crate::staging::{Builder, LevelRef};
 use crate::tensor::LevelStorage;
@@ -63,6 +63,14 @@ impl Level for Singleton {
         s.arrays
             .push(IndexArray::from_u64_with_bound(Vec::new(), extent as u64));
         s
+    }
+
+    fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {
+        // One coordinate per parent position.
+        Some(Footprint {
+            positions: counts.parents,
+            bytes: counts.parents * index_bytes(counts.extent),
+        })
     }
 
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {
