@@ -217,6 +217,24 @@ impl<V: Value> CoordinateList<V> {
         }
     }
 
+    /// [`pruned`](Self::pruned) in place: canonical, without zero values,
+    /// and without a second copy of the entries when they are already
+    /// sorted (a file read for statistics need not be held twice).
+    pub fn prune(&mut self) {
+        self.canonicalize();
+        let n = self.shape.len();
+        let mut kept = 0;
+        for e in 0..self.values.len() {
+            if !self.values[e].is_zero() {
+                self.coords.copy_within(e * n..(e + 1) * n, kept * n);
+                self.values[kept] = self.values[e];
+                kept += 1;
+            }
+        }
+        self.coords.truncate(kept * n);
+        self.values.truncate(kept);
+    }
+
     /// Applies `f` to every value.
     pub fn map_values(&mut self, mut f: impl FnMut(V) -> V) {
         for v in &mut self.values {

@@ -44,7 +44,7 @@ pub enum Command {
     Repl(ReplArgs),
     /// Convert a tensor file into another (.mtx, .tns), through a format
     Convert(ConvertArgs),
-    /// Describe a tensor file: shape, nonzeros, row lengths, bytes per format
+    /// Describe a tensor file: shape, nonzeros, row lengths, symmetry, suggested formats, bytes per format
     Info(InfoArgs),
     /// Reorder a tensor file's coordinates (lexi, rcm, degree): bandwidth and profile before and after
     #[command(after_help = REORDER_HELP)]
@@ -185,6 +185,12 @@ pub struct ConvertArgs {
 pub struct InfoArgs {
     /// The file to describe (.mtx or .tns)
     pub path: PathBuf,
+    /// Draw the matrix's sparsity picture in the terminal (shaded block characters)
+    #[arg(long)]
+    pub spy: bool,
+    /// Write the matrix's sparsity picture to a PNG file (at most 512 pixels a side)
+    #[arg(long, value_name = "PATH")]
+    pub spy_png: Option<PathBuf>,
 }
 
 /// An option value `NAME:VALUE`.

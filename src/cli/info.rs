@@ -1,42 +1,46 @@
-//! `tessera info PATH`: what a tensor file holds — its kind, shape,
-//! nonzeros and density, how many entries each row (mode-0 slice) and
-//! column has, and the bytes the tensor takes in each named format that can
-//! store it.
+//! `tessera info PATH [--spy] [--spy-png OUT.png]`: what a tensor file
+//! holds and what a user wants to know before choosing a format — kind,
+//! shape, nonzeros and density; how many entries each row and column has
+//! (with a log2 histogram); NaN and infinite values; for a matrix its
+//! bandwidth and profile, the symmetry its data has, the diagonals and
+//! padding DIA and ELL would need, and a suggested format for SpMV and
+//! SpGEMM; and the bytes the tensor takes in each named format.
 //!
-//! Bytes are measured by packing, except where a format would store far
-//! more than the nonzeros (dense, DIA, ELL, BCSR padding, position arrays of
-//! a matrix with far more rows than entries): past [`PACK_LIMIT`] stored
-//! values or positions, and four per entry, the size is computed instead (a
-//! lower bound) and marked `>=`. Nothing is allocated by the dimensions
-//! alone.
+//! Nothing is packed: the file's entries are made canonical in place, one
+//! pass ([`Census`]) counts what decides each format's size, and each
+//! level's footprint turns the counts into bytes (exactly what packing
+//! gives; `formats/src/census.rs` checks that). Nothing is allocated by the
+//! dimensions alone. A sparsity picture ([`super::spy`]) is drawn in the
+//! terminal or written as a PNG on request.
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use tessera_formats::{CoordinateList, Format, Tensor};
+use tessera_formats::census::Census;
+use tessera_formats::{CoordinateList, Format};
 
 use super::args::InfoArgs;
 use super::error::Result;
 use super::files;
 use super::generate::shape_text;
 use super::progress::Spinner;
+use super::spy;
 use super::summary::{bytes, percent, short_number};
-
-/// Formats that would store more values than this are not packed.
-pub const PACK_LIMIT: u128 = 1 << 24;
 
 /// Runs `tessera info`.
 pub fn run(args: &InfoArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let size = std::fs::metadata(&args.path).map_or(0, |m| m.len());
     let spinner = Spinner::for_file(format!("reading {}", args.path.display()), size);
     let file = files::read_entries(&args.path, "info")?;
-    let listed = file.entries.len();
-    let entries = file.entries.pruned();
+    let description = file.description;
+    let mut entries = file.entries;
+    let listed = entries.len();
+    spinner.say("counting".to_string());
+    entries.prune();
+    let census = Census::of(&entries);
     let shape = entries.shape().to_vec();
-    let sizes = format_sizes(&entries, &spinner);
-    drop(spinner);
 
-    writeln!(out, "{}: {}", args.path.display(), file.description)?;
+    writeln!(out, "{}: {description}", args.path.display())?;
     writeln!(out, "shape: {}", shape_text(&shape))?;
     let components: f64 = shape.iter().map(|&d| d as f64).product();
     let density = if components > 0.0 {
@@ -52,19 +56,48 @@ pub fn run(args: &InfoArgs, out: &mut dyn Write) -> Result<ExitCode> {
         )?;
     }
     writeln!(out)?;
+    writeln!(out, "values: {} NaN, {} infinite", census.nans(), census.infinities())?;
     if shape.len() >= 2 {
-        let what = if shape.len() == 2 { "rows" } else { "mode-0 slices" };
-        writeln!(out, "{what}: {}", Lengths::of(&entries, 0))?;
-        if shape.len() == 2 {
-            writeln!(out, "columns: {}", Lengths::of(&entries, 1))?;
+        let modes: &[(usize, &str)] = if shape.len() == 2 {
+            &[(0, "rows"), (1, "columns")]
+        } else {
+            &[(0, "mode-0 slices")]
+        };
+        for &(mode, what) in modes {
+            let lengths = Lengths {
+                occupied: census.slice_lengths(mode),
+                slices: shape[mode],
+            };
+            writeln!(out, "{what}: {lengths}")?;
+            write_histogram(out, &lengths)?;
         }
     }
     if shape.len() == 2 {
+        spinner.say("bandwidth and symmetry".to_string());
         write_band_profiles(out, &entries)?;
+        writeln!(out, "symmetry: {}", Symmetry::of(&entries).describe())?;
+        write_padding(out, &census)?;
     }
+    write_suggestions(out, &census)?;
     writeln!(out, "bytes by format:")?;
-    for (name, size) in sizes {
+    for (name, size) in format_sizes(&census) {
         writeln!(out, "  {name:<10} {size}")?;
+    }
+    drop(spinner);
+    if args.spy {
+        if shape.len() == 2 {
+            write!(out, "{}", spy::terminal_picture(&entries, spy::TERMINAL_COLUMNS))?;
+        } else {
+            writeln!(
+                out,
+                "spy: pictures are drawn for matrices, this tensor has order {}",
+                shape.len()
+            )?;
+        }
+    }
+    if let Some(path) = &args.spy_png {
+        let (width, height) = spy::write_png(&entries, path)?;
+        writeln!(out, "spy: wrote {} ({width} x {height} pixels)", path.display())?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -98,51 +131,28 @@ fn write_band_profiles(out: &mut dyn Write, entries: &CoordinateList<f64>) -> Re
 }
 
 /// Statistics of the entries per slice of one mode.
-struct Lengths {
+struct Lengths<'a> {
     /// Entries of the slices that have any, in no particular order.
-    occupied: Vec<u64>,
+    occupied: &'a [u64],
     /// Slices of the mode, empty ones included.
     slices: usize,
 }
 
-impl Lengths {
-    /// Counts by a dense array when the mode is not much larger than the
-    /// entries, otherwise by a map of the slices that occur: a mode of
-    /// 10^10 slices with one entry costs one counter, not 80 GB.
-    fn of(entries: &CoordinateList<f64>, mode: usize) -> Lengths {
-        let slices = entries.shape()[mode];
-        let occupied = if slices <= entries.len().saturating_mul(4).max(1 << 20) {
-            let mut counts = vec![0u64; slices];
-            for (c, _) in entries.iter() {
-                counts[c[mode] as usize] += 1;
-            }
-            counts.retain(|&c| c > 0);
-            counts
-        } else {
-            let mut counts: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-            for (c, _) in entries.iter() {
-                *counts.entry(c[mode]).or_insert(0) += 1;
-            }
-            counts.into_values().collect()
-        };
-        Lengths { occupied, slices }
-    }
-
-    /// The most entries of any slice.
-    fn longest(&self) -> u64 {
-        self.occupied.iter().copied().max().unwrap_or(0)
+impl Lengths<'_> {
+    fn empty(&self) -> usize {
+        self.slices - self.occupied.len()
     }
 }
 
-impl std::fmt::Display for Lengths {
+impl std::fmt::Display for Lengths<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let n = self.slices;
         if n == 0 {
             return write!(f, "none");
         }
-        let mut sorted = self.occupied.clone();
+        let mut sorted = self.occupied.to_vec();
         sorted.sort_unstable();
-        let empty = n - sorted.len();
+        let empty = self.empty();
         // The k-th smallest count, the empty slices' zeros first.
         let nth = |k: usize| if k < empty { 0 } else { sorted[k - empty] };
         let mean = sorted.iter().sum::<u64>() as f64 / n as f64;
@@ -157,6 +167,279 @@ impl std::fmt::Display for Lengths {
             short_number(((spread / n as f64).sqrt() * 100.0).round() / 100.0),
         )
     }
+}
+
+/// The slices of each length bucket: 0, 1, 2-3, 4-7, … (bucket `b > 0`
+/// holds lengths `2^(b-1) .. 2^b - 1`).
+fn histogram(lengths: &Lengths<'_>) -> Vec<u128> {
+    let mut buckets = vec![0u128; 1];
+    buckets[0] = lengths.empty() as u128;
+    for &length in lengths.occupied {
+        let bucket = (u64::BITS - length.leading_zeros()) as usize;
+        if buckets.len() <= bucket {
+            buckets.resize(bucket + 1, 0);
+        }
+        buckets[bucket] += 1;
+    }
+    buckets
+}
+
+/// The label of histogram bucket `b`: `0`, `1`, `2-3`, `4-7`, ….
+fn bucket_label(b: usize) -> String {
+    match b {
+        0 => "0".into(),
+        1 => "1".into(),
+        _ => format!("{}-{}", 1u128 << (b - 1), (1u128 << b) - 1),
+    }
+}
+
+/// Longest bar of a histogram, in characters.
+const HISTOGRAM_BAR: usize = 40;
+
+/// One line per length bucket: its range, its slices and a bar.
+fn write_histogram(out: &mut dyn Write, lengths: &Lengths<'_>) -> Result<()> {
+    let buckets = histogram(lengths);
+    let most = buckets.iter().copied().max().unwrap_or(0).max(1);
+    for (b, &count) in buckets.iter().enumerate() {
+        // Bars in eighths of a character; any nonzero count shows.
+        let eighths = (count * (HISTOGRAM_BAR as u128) * 8).div_ceil(most) as usize;
+        let bar = "█".repeat(eighths / 8) + [" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8];
+        let line = format!("  {:>13} {count:>10}  {bar}", bucket_label(b));
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    Ok(())
+}
+
+/// The symmetry a matrix's data has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Symmetry {
+    NotSquare,
+    Symmetric,
+    SkewSymmetric,
+    /// Each entry has a mirror image, with a different value.
+    PatternSymmetric,
+    None,
+}
+
+impl Symmetry {
+    /// Checks every entry's mirror image by binary search in the canonical
+    /// `entries`, stopping once no kind of symmetry is left.
+    fn of(entries: &CoordinateList<f64>) -> Symmetry {
+        let shape = entries.shape();
+        if shape[0] != shape[1] {
+            return Symmetry::NotSquare;
+        }
+        let (mut symmetric, mut skew, mut pattern) = (true, true, true);
+        for (c, v) in entries.iter() {
+            let (i, j) = (c[0], c[1]);
+            match mirror_value(entries, j, i) {
+                Some(m) => {
+                    symmetric &= m == v;
+                    skew &= m == -v && i != j;
+                }
+                None => (symmetric, skew, pattern) = (false, false, false),
+            }
+            if !pattern {
+                break;
+            }
+        }
+        match (symmetric, skew, pattern) {
+            (true, _, _) => Symmetry::Symmetric,
+            (_, true, _) => Symmetry::SkewSymmetric,
+            (_, _, true) => Symmetry::PatternSymmetric,
+            _ => Symmetry::None,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Symmetry::NotSquare => "none (not square)",
+            Symmetry::Symmetric => "symmetric (A = Aᵀ): a .mtx file can store one triangle",
+            Symmetry::SkewSymmetric => "skew-symmetric (A = -Aᵀ)",
+            Symmetry::PatternSymmetric => "pattern-symmetric (A and Aᵀ have the same nonzeros, not the same values)",
+            Symmetry::None => "none",
+        }
+    }
+}
+
+/// The value at `(i, j)` of a canonical matrix, if stored.
+fn mirror_value(entries: &CoordinateList<f64>, i: u64, j: u64) -> Option<f64> {
+    let (mut low, mut high) = (0, entries.len());
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if entries.coords(mid) < [i, j].as_slice() {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    (low < entries.len() && entries.coords(low) == [i, j]).then(|| entries.value(low))
+}
+
+/// Stored values and padding of a format that stores more than the nonzeros.
+struct Padding {
+    stored: u128,
+    padding: u128,
+}
+
+impl Padding {
+    fn of(stored: u128, entries: u128) -> Padding {
+        Padding {
+            stored,
+            padding: stored.saturating_sub(entries),
+        }
+    }
+    /// The padding's share of the stored values.
+    fn share(&self) -> f64 {
+        if self.stored == 0 {
+            0.0
+        } else {
+            self.padding as f64 / self.stored as f64
+        }
+    }
+}
+
+impl std::fmt::Display for Padding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} stored values, {} of them padding ({})",
+            self.stored,
+            self.padding,
+            percent(self.share())
+        )
+    }
+}
+
+/// DIA's and ELL's stored values for a matrix's census.
+fn dia_ell(census: &Census) -> (Option<(u128, Padding)>, (u128, Padding)) {
+    let rows = census.shape()[0] as u128;
+    let dia = census.diagonals().map(|d| (d, Padding::of(d * rows, census.entries())));
+    let slots = census.longest_slice(0);
+    (dia, (slots, Padding::of(slots * rows, census.entries())))
+}
+
+/// The diagonals DIA would store and the slots ELL would, with padding.
+fn write_padding(out: &mut dyn Write, census: &Census) -> Result<()> {
+    let (dia, (slots, ell)) = dia_ell(census);
+    if let Some((diagonals, dia)) = dia {
+        writeln!(out, "dia: {diagonals} diagonals x {} rows: {dia}", census.shape()[0])?;
+    }
+    writeln!(
+        out,
+        "ell: {slots} slots (the longest row) x {} rows: {ell}",
+        census.shape()[0]
+    )?;
+    Ok(())
+}
+
+/// Padding above this share of the stored values rules DIA, ELL or BCSR out.
+const ACCEPTABLE_PADDING: f64 = 0.2;
+
+/// A format for SpMV and one for SpGEMM (for a tensor, MTTKRP), each with a
+/// short reason.
+fn write_suggestions(out: &mut dyn Write, census: &Census) -> Result<()> {
+    let shape = census.shape();
+    let nnz = census.entries();
+    match shape.len() {
+        0 => {}
+        1 => {
+            let dense = nnz as f64 >= 0.25 * shape[0] as f64;
+            let (format, why) = if dense {
+                ("dense", "a quarter or more of the entries are nonzero: indices would cost more than the zeros")
+            } else {
+                ("sv", "mostly zeros: store the nonzeros and their indices")
+            };
+            writeln!(out, "suggested: {format} ({why})")?;
+        }
+        2 => {
+            let (spmv, why) = spmv_suggestion(census);
+            writeln!(out, "suggested for SpMV:   {spmv} ({why})")?;
+            let rows = shape[0] as u128;
+            let nonempty = census.nonempty_slices(0);
+            let (spgemm, why) = if rows > 0 && nonempty * 4 < rows {
+                (
+                    "dcsr",
+                    format!(
+                        "row-by-row products over the {} nonempty rows only ({} of all rows)",
+                        nonempty,
+                        percent(nonempty as f64 / rows as f64)
+                    ),
+                )
+            } else {
+                (
+                    "csr",
+                    "row-by-row products (Gustavson) read the other operand's rows by position; no padding to multiply"
+                        .to_string(),
+                )
+            };
+            writeln!(out, "suggested for SpGEMM: {spgemm} ({why})")?;
+        }
+        _ => writeln!(
+            out,
+            "suggested for MTTKRP and TTV: csf (each level compressed: a fiber's entries are contiguous and shared prefixes are stored once)"
+        )?,
+    }
+    Ok(())
+}
+
+/// The SpMV format for a matrix and why.
+fn spmv_suggestion(census: &Census) -> (&'static str, String) {
+    let nnz = census.entries();
+    let rows = census.shape()[0] as u128;
+    if nnz == 0 {
+        return ("csr", "no nonzeros: the smallest format with row access".into());
+    }
+    let (dia, (slots, ell)) = dia_ell(census);
+    if let Some((diagonals, dia)) = dia.filter(|(_, p)| p.share() <= ACCEPTABLE_PADDING) {
+        return (
+            "dia",
+            format!(
+                "{diagonals} diagonals hold every nonzero with {} padding: no column indices to read",
+                percent(dia.share())
+            ),
+        );
+    }
+    if ell.share() <= ACCEPTABLE_PADDING {
+        return (
+            "ell",
+            format!(
+                "rows of nearly equal length ({slots} slots, {} padding): fixed-stride rows vectorize",
+                percent(ell.share())
+            ),
+        );
+    }
+    if let Some(blocks) = census.blocks(4) {
+        let block = Padding::of(blocks * 16, nnz);
+        if block.share() <= ACCEPTABLE_PADDING {
+            return (
+                "bcsr:4x4",
+                format!(
+                    "{blocks} dense 4x4 blocks hold the nonzeros with {} padding: one index per 16 values",
+                    percent(block.share())
+                ),
+            );
+        }
+    }
+    let nonempty = census.nonempty_slices(0);
+    if nonempty * 4 < rows {
+        return (
+            "dcsr",
+            format!(
+                "only {} of the rows hold entries: CSR would walk {} empty rows",
+                percent(nonempty as f64 / rows as f64),
+                rows - nonempty
+            ),
+        );
+    }
+    let mean = nnz as f64 / rows as f64;
+    (
+        "csr",
+        format!(
+            "row lengths vary (mean {}, longest {slots}): CSR stores no padding and reads each row once",
+            short_number((mean * 100.0).round() / 100.0)
+        ),
+    )
 }
 
 /// The named formats that can store a tensor of `shape`, with their names.
@@ -201,56 +484,90 @@ fn candidates(shape: &[usize]) -> Vec<(String, std::result::Result<Format, Strin
     }
 }
 
-/// Values (or positions) a format would store, when they can be more than
-/// the nonzeros: what is refused before packing when it is far more.
-fn predicted_values(name: &str, entries: &CoordinateList<f64>) -> Option<u128> {
-    let shape = entries.shape();
-    let rows = shape.first().copied().unwrap_or(1) as u128;
-    match name {
-        "dense" => Some(shape.iter().map(|&d| d as u128).product()),
-        "dia" => {
-            let mut offsets: Vec<i64> = entries.iter().map(|(c, _)| c[1] as i64 - c[0] as i64).collect();
-            offsets.sort_unstable();
-            offsets.dedup();
-            Some(offsets.len() as u128 * rows)
-        }
-        "ell" => Some(u128::from(Lengths::of(entries, 0).longest()) * rows),
-        // Position arrays as long as the rows (or columns) of the matrix.
-        "csr" | "hash" => Some(rows),
-        "csc" => Some(shape.get(1).copied().unwrap_or(1) as u128),
-        _ => {
-            let b: u64 = name.strip_prefix("bcsr:")?.split('x').next()?.parse().ok()?;
-            let mut blocks: Vec<(u64, u64)> = entries.iter().map(|(c, _)| (c[0] / b, c[1] / b)).collect();
-            blocks.sort_unstable();
-            blocks.dedup();
-            Some(blocks.len() as u128 * u128::from(b * b))
-        }
-    }
-}
-
-/// Each candidate format's size for `entries`, as text.
-fn format_sizes(entries: &CoordinateList<f64>, spinner: &Spinner) -> Vec<(String, String)> {
-    candidates(entries.shape())
+/// Each candidate format's size, computed from the census, as text.
+fn format_sizes(census: &Census) -> Vec<(String, String)> {
+    candidates(census.shape())
         .into_iter()
         .map(|(name, format)| {
-            spinner.say(format!("measuring {name}"));
-            let text = match format {
+            let text = match format.map(|f| census.footprint(&f)) {
                 Err(why) => format!("-  ({why})"),
-                Ok(format) => match predicted_values(&name, entries) {
-                    Some(values) if values > PACK_LIMIT.max(4 * entries.len() as u128) => {
-                        format!(
-                            ">= {}  ({} stored values or positions, not packed)",
-                            bytes(values * 8),
-                            values
-                        )
+                Ok(None) => "-  (not counted)".to_string(),
+                Ok(Some(size)) => format!(
+                    "{}  ({} stored values{})",
+                    bytes(size.bytes),
+                    size.values,
+                    if size.too_large {
+                        ", more positions than tessera packs"
+                    } else {
+                        ""
                     }
-                    _ => match Tensor::pack(entries, format) {
-                        Ok(t) => format!("{}  ({} stored values)", bytes(t.bytes() as u128), t.stored()),
-                        Err(e) => format!("-  ({e})"),
-                    },
-                },
+                ),
             };
             (name, text)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matrix(shape: [usize; 2], entries: &[(u64, u64, f64)]) -> CoordinateList<f64> {
+        let mut list = CoordinateList::new(&shape);
+        for &(i, j, v) in entries {
+            list.push(&[i, j], v).unwrap();
+        }
+        list.prune();
+        list
+    }
+
+    #[test]
+    fn symmetry_is_read_from_the_data() {
+        let symmetric = matrix([3, 3], &[(0, 0, 2.0), (0, 2, 1.5), (2, 0, 1.5), (1, 1, 3.0)]);
+        assert_eq!(Symmetry::of(&symmetric), Symmetry::Symmetric);
+        let skew = matrix([3, 3], &[(0, 2, 1.5), (2, 0, -1.5), (1, 0, 4.0), (0, 1, -4.0)]);
+        assert_eq!(Symmetry::of(&skew), Symmetry::SkewSymmetric);
+        let pattern = matrix([3, 3], &[(0, 2, 1.5), (2, 0, 2.5)]);
+        assert_eq!(Symmetry::of(&pattern), Symmetry::PatternSymmetric);
+        let none = matrix([3, 3], &[(0, 2, 1.5), (2, 0, 1.5), (1, 2, 1.0)]);
+        assert_eq!(Symmetry::of(&none), Symmetry::None);
+        assert_eq!(Symmetry::of(&matrix([2, 3], &[(0, 0, 1.0)])), Symmetry::NotSquare);
+        // A diagonal entry is its own mirror: symmetric, never skew.
+        assert_eq!(Symmetry::of(&matrix([2, 2], &[(1, 1, -1.0)])), Symmetry::Symmetric);
+    }
+
+    #[test]
+    fn histograms_bucket_lengths_by_powers_of_two() {
+        // Lengths 1, 2, 3, 4, 9 and two empty slices.
+        let occupied = [1, 2, 3, 4, 9];
+        let lengths = Lengths {
+            occupied: &occupied,
+            slices: 7,
+        };
+        assert_eq!(histogram(&lengths), vec![2, 1, 2, 1, 1]);
+        let labels: Vec<String> = (0..5).map(bucket_label).collect();
+        assert_eq!(labels, ["0", "1", "2-3", "4-7", "8-15"]);
+    }
+
+    #[test]
+    fn a_tridiagonal_matrix_is_suggested_dia_and_a_skewed_one_csr() {
+        let n = 50u64;
+        let mut tridiagonal = Vec::new();
+        for i in 0..n {
+            for j in i.saturating_sub(1)..(i + 2).min(n) {
+                tridiagonal.push((i, j, 1.0));
+            }
+        }
+        let census = Census::of(&matrix([50, 50], &tridiagonal));
+        assert_eq!(census.diagonals(), Some(3));
+        let (format, why) = spmv_suggestion(&census);
+        assert_eq!(format, "dia", "{why}");
+        // 148 nonzeros in 150 stored values.
+        assert!(why.contains("1.33% padding"), "{why}");
+        // One full row and a diagonal: ELL pads every row to 50, DIA needs 50 diagonals.
+        let mut skewed: Vec<(u64, u64, f64)> = (0..n).map(|j| (0, j, 1.0)).collect();
+        skewed.extend((1..n).map(|i| (i, i, 1.0)));
+        let census = Census::of(&matrix([50, 50], &skewed));
+        assert_eq!(spmv_suggestion(&census).0, "csr");
+    }
 }

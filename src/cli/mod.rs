@@ -27,6 +27,7 @@ pub mod progress;
 pub mod reorder;
 pub mod repl;
 pub mod session;
+pub mod spy;
 pub mod summary;
 
 use std::io::{self, Write};

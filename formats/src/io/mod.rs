@@ -30,5 +30,6 @@ pub use mtx::{
     parse_mtx, read_mtx, write_mtx, write_mtx_to, write_mtx_to_with, write_mtx_with, MtxField, MtxFile, MtxHeader,
     MtxLayout, MtxSymmetry,
 };
+pub use replace::replace_file;
 pub use text::without_gzip;
 pub use tns::{parse_tns, parse_tns_with_shape, read_tns, write_tns, write_tns_to};

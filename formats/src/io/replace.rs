@@ -10,9 +10,13 @@ use std::path::Path;
 use crate::error::{FormatError, Result};
 
 /// Writes `path` through `fill` (which flushes what it buffers), replacing
-/// it only when `fill` succeeds.
+/// it only when `fill` succeeds: what tessera's writers use, for any other
+/// file a caller writes (a picture, say).
 /// A path ending in `.gz` is written gzip-compressed.
-pub(crate) fn replace_file(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+///
+/// Errors: [`FormatError::Io`] naming `path` when the temporary file cannot
+/// be made, `fill` fails, or the rename fails.
+pub fn replace_file(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let io_error = |e: std::io::Error| FormatError::Io {
         path: path.to_path_buf(),
         reason: e.to_string(),
