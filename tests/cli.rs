@@ -506,6 +506,90 @@ fn info_computes_the_sizes_of_formats_too_large_to_pack() {
         ));
 }
 
+#[test]
+fn info_reports_histograms_symmetry_padding_and_a_suggestion() {
+    let dir = scratch("info_statistics");
+    let a = write(&dir, "a.mtx", A_MTX);
+    // A's rows hold 2, 1 and 2 entries; its diagonals (column - row) are
+    // 0, 2, 2, -2 and 1: four of them, 4 x 3 = 12 stored values for 5
+    // nonzeros. ELL pads the middle row: 2 slots x 3 rows = 6 values.
+    tessera()
+        .args(["info", &a])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("values: 0 NaN, 0 infinite\n"))
+        .stdout(predicate::str::contains(
+            "rows: 3, entries each: min 1, median 2, mean 1.67, max 2, std 0.47; 0 empty\n              0          0\n              1          1  ████████████████████\n            2-3          2  ████████████████████████████████████████\ncolumns:",
+        ))
+        .stdout(predicate::str::contains("symmetry: none (not square)\n"))
+        .stdout(predicate::str::contains(
+            "dia: 4 diagonals x 3 rows: 12 stored values, 7 of them padding (58.33%)\n",
+        ))
+        .stdout(predicate::str::contains(
+            "ell: 2 slots (the longest row) x 3 rows: 6 stored values, 1 of them padding (16.67%)\n",
+        ))
+        .stdout(predicate::str::contains("suggested for SpMV:   ell ("))
+        .stdout(predicate::str::contains("suggested for SpGEMM: csr ("));
+    // A symmetric file whose values differ from its mirror's by sign on one
+    // pair is only pattern-symmetric; NaN and inf are counted.
+    let m = write(
+        &dir,
+        "m.mtx",
+        "%%MatrixMarket matrix coordinate real general\n3 3 5\n1 2 1\n2 1 -1\n3 3 nan\n1 1 inf\n2 3 0\n",
+    );
+    tessera()
+        .args(["info", &m])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("values: 1 NaN, 1 infinite\n"))
+        .stdout(predicate::str::contains("symmetry: pattern-symmetric"));
+    let skew = write(
+        &dir,
+        "skew.mtx",
+        "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 1.5\n3 2 -4\n",
+    );
+    tessera()
+        .args(["info", &skew])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("symmetry: skew-symmetric"));
+}
+
+#[test]
+fn info_draws_the_sparsity_picture_in_the_terminal_and_as_a_png() {
+    let dir = scratch("info_spy");
+    let png_path = dir.join("4elt.png");
+    let output = tessera()
+        .args(["info", &four_elt(), "--spy", "--spy-png"])
+        .arg(&png_path)
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    // Square: 60 characters wide and 30 lines between the frames.
+    let top = format!("┌{}┐", "─".repeat(60));
+    let at = stdout.find(&top).expect("a framed picture");
+    let picture: Vec<&str> = stdout[at..].lines().skip(1).take(30).collect();
+    assert!(picture.iter().all(|l| l.chars().count() == 62 && l.starts_with('│')));
+    assert!(picture.iter().any(|l| l.contains('█')), "the densest cell is drawn full");
+    assert!(stdout.contains(&format!("spy: wrote {} (512 x 512 pixels)", png_path.display())));
+    let decoder = png::Decoder::new(std::io::BufReader::new(fs::File::open(&png_path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut pixels).unwrap();
+    assert_eq!((frame.width, frame.height), (512, 512));
+    let pixels = &pixels[..frame.buffer_size()];
+    // Some cells are empty (white) and some are not; the darkest is black.
+    assert!(pixels.contains(&255));
+    assert_eq!(pixels.iter().min(), Some(&0));
+    // A vector has no picture: a clear error, not a panic.
+    let x = write(&dir, "x.tns", X_TNS);
+    assert_fails(
+        tessera().args(["info", &x, "--spy-png"]).arg(dir.join("x.png")),
+        &["--spy-png", "matrices"],
+    );
+}
+
 // ---------------------------------------------------------------- bad input
 
 #[test]

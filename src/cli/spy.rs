@@ -24,6 +24,8 @@ const PNG_SIDE: usize = 512;
 struct Grid {
     /// Row-major, `width` cells a row.
     counts: Vec<u64>,
+    /// The largest count.
+    most: u64,
 }
 
 impl Grid {
@@ -36,17 +38,14 @@ impl Grid {
             let x = (u128::from(c[1]) * width as u128 / cols) as usize;
             counts[y * width + x] += 1;
         }
-        Grid { counts }
-    }
-
-    fn most(&self) -> u64 {
-        self.counts.iter().copied().max().unwrap_or(0)
+        let most = counts.iter().copied().max().unwrap_or(0);
+        Grid { counts, most }
     }
 
     /// A cell's count on a log scale from 0 (empty) to 1 (the fullest cell);
     /// a cell with one nonzero is above 0.
     fn shade(&self, count: u64) -> f64 {
-        let most = self.most();
+        let most = self.most;
         match (count, most) {
             (0, _) => 0.0,
             (_, 1) => 1.0,
@@ -96,7 +95,7 @@ pub fn terminal_picture(entries: &CoordinateList<f64>, columns: usize) -> String
         "  each character: about {} x {} entries; ░▒▓█ by nonzeros on a log scale, █ = {}\n",
         short_extent(rows, height),
         short_extent(cols, width),
-        grid.most()
+        grid.most
     ));
     text
 }
