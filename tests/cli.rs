@@ -571,7 +571,10 @@ fn info_draws_the_sparsity_picture_in_the_terminal_and_as_a_png() {
     let at = stdout.find(&top).expect("a framed picture");
     let picture: Vec<&str> = stdout[at..].lines().skip(1).take(30).collect();
     assert!(picture.iter().all(|l| l.chars().count() == 62 && l.starts_with('│')));
-    assert!(picture.iter().any(|l| l.contains('█')), "the densest cell is drawn full");
+    assert!(
+        picture.iter().any(|l| l.contains('█')),
+        "the densest cell is drawn full"
+    );
     assert!(stdout.contains(&format!("spy: wrote {} (512 x 512 pixels)", png_path.display())));
     let decoder = png::Decoder::new(std::io::BufReader::new(fs::File::open(&png_path).unwrap()));
     let mut reader = decoder.read_info().unwrap();

@@ -91,7 +91,7 @@ impl Census {
             CENSUS_BLOCKS
                 .iter()
                 .filter(|&&b| shape[0] % b == 0 && shape[1] % b == 0)
-                .map(|&b| BlockCounter::new(b))
+                .map(|&b| BlockCounter::new(b, shape[1], n))
                 .collect()
         } else {
             Vec::new()
@@ -380,45 +380,50 @@ impl DiagonalSet {
 }
 
 /// Nonempty `block x block` blocks of a matrix whose entries come sorted by
-/// row: the entries of one block row are consecutive, so their column
-/// blocks are gathered, deduplicated and counted one block row at a time.
+/// row: the entries of one block row are consecutive, so a block is new
+/// when its column block was last seen in an earlier block row. The last
+/// block row of each column block is kept in an array when there are not
+/// many more column blocks than entries, else in a map.
 struct BlockCounter {
     block: usize,
-    block_row: Option<u64>,
-    columns: Vec<u64>,
+    last_seen: SliceMarks,
     count: u128,
 }
 
+enum SliceMarks {
+    /// Block row + 1 of each column block's last entry, 0 for none.
+    Dense(Vec<u64>),
+    Sparse(HashMap<u64, u64>),
+}
+
 impl BlockCounter {
-    fn new(block: usize) -> Self {
+    fn new(block: usize, cols: usize, entries: usize) -> Self {
+        let column_blocks = cols.div_ceil(block);
+        let last_seen = if column_blocks <= entries.saturating_mul(DENSE_COUNTS_PER_ENTRY).max(1 << 20) {
+            SliceMarks::Dense(vec![0; column_blocks])
+        } else {
+            SliceMarks::Sparse(HashMap::new())
+        };
         BlockCounter {
             block,
-            block_row: None,
-            columns: Vec::new(),
+            last_seen,
             count: 0,
         }
     }
     #[inline]
     fn add(&mut self, i: u64, j: u64) {
         let b = self.block as u64;
-        if self.block_row != Some(i / b) {
-            self.flush();
-            self.block_row = Some(i / b);
-        }
-        // Within one row the columns ascend: skip the repeats there.
-        let column = j / b;
-        if self.columns.last() != Some(&column) {
-            self.columns.push(column);
+        let mark = i / b + 1;
+        let last = match &mut self.last_seen {
+            SliceMarks::Dense(marks) => &mut marks[(j / b) as usize],
+            SliceMarks::Sparse(marks) => marks.entry(j / b).or_insert(0),
+        };
+        if *last != mark {
+            *last = mark;
+            self.count += 1;
         }
     }
-    fn flush(&mut self) {
-        self.columns.sort_unstable();
-        self.columns.dedup();
-        self.count += self.columns.len() as u128;
-        self.columns.clear();
-    }
-    fn finish(mut self) -> u128 {
-        self.flush();
+    fn finish(self) -> u128 {
         self.count
     }
 }

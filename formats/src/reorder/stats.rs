@@ -50,6 +50,43 @@ impl fmt::Display for BandProfile {
     }
 }
 
+/// For each row (or column) that has one, the smallest coordinate seen.
+enum Firsts {
+    /// `u64::MAX` where none was seen.
+    Dense(Vec<u64>),
+    Sparse(std::collections::HashMap<u64, u64>),
+}
+
+impl Firsts {
+    fn new(slices: usize, entries: usize) -> Firsts {
+        if slices <= entries.saturating_mul(4).max(1 << 20) {
+            Firsts::Dense(vec![u64::MAX; slices])
+        } else {
+            Firsts::Sparse(std::collections::HashMap::new())
+        }
+    }
+    #[inline]
+    fn lower(&mut self, slice: u64, coord: u64) {
+        let first = match self {
+            Firsts::Dense(firsts) => &mut firsts[slice as usize],
+            Firsts::Sparse(firsts) => firsts.entry(slice).or_insert(coord),
+        };
+        *first = (*first).min(coord);
+    }
+    /// The sum over slices of `slice - first`.
+    fn distances(&self) -> u128 {
+        match self {
+            Firsts::Dense(firsts) => firsts
+                .iter()
+                .enumerate()
+                .filter(|(_, &f)| f != u64::MAX)
+                .map(|(s, &f)| u128::from(s as u64 - f))
+                .sum(),
+            Firsts::Sparse(firsts) => firsts.iter().map(|(&s, &f)| u128::from(s - f)).sum(),
+        }
+    }
+}
+
 /// The bandwidth and profile of a matrix (order 2, any shape, entries in
 /// any order). Other orders are refused: the diagonal is a matrix notion.
 /// Linear in the entries, with one word per row and per column.
@@ -62,27 +99,25 @@ pub fn band_profile<V: Value>(entries: &CoordinateList<V>) -> Result<BandProfile
         )));
     }
     // The first entry at or left of the diagonal of each row, at or above
-    // it of each column; only the rows and columns that have one are kept,
-    // so hypersparse matrices cost their entries, not their shape.
-    let mut row_first: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
-    let mut col_first: std::collections::HashMap<u64, u64> = std::collections::HashMap::new();
+    // it of each column; kept in an array when the dimension is not much
+    // larger than the entries, else only for the rows and columns that
+    // have one, so hypersparse matrices cost their entries, not their shape.
+    let mut row_first = Firsts::new(shape[0], entries.len());
+    let mut col_first = Firsts::new(shape[1], entries.len());
     let mut p = BandProfile::default();
     for (c, _) in entries.iter() {
         let (i, j) = (c[0], c[1]);
         if i >= j {
             p.lower_bandwidth = p.lower_bandwidth.max(i - j);
-            let first = row_first.entry(i).or_insert(j);
-            *first = (*first).min(j);
+            row_first.lower(i, j);
         }
         if j >= i {
             p.upper_bandwidth = p.upper_bandwidth.max(j - i);
-            let first = col_first.entry(j).or_insert(i);
-            *first = (*first).min(i);
+            col_first.lower(j, i);
         }
     }
     p.bandwidth = p.lower_bandwidth.max(p.upper_bandwidth);
-    p.profile = row_first.iter().map(|(&i, &j)| u128::from(i - j)).sum::<u128>()
-        + col_first.iter().map(|(&j, &i)| u128::from(j - i)).sum::<u128>();
+    p.profile = row_first.distances() + col_first.distances();
     Ok(p)
 }
 
