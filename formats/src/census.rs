@@ -29,7 +29,7 @@ pub const CENSUS_BLOCKS: [usize; 2] = [2, 4];
 /// }
 /// let census = Census::of(&entries);
 /// assert_eq!(census.nonempty_slices(0), 2);
-/// assert_eq!(census.diagonals(), Some(2));
+/// assert_eq!(census.diagonals(), Some(3)); // column - row: 0, 2 and 1
 /// let packed = Tensor::pack(&entries, Format::csr()).unwrap();
 /// let size = census.footprint(&Format::csr()).unwrap();
 /// assert_eq!(size.bytes, packed.bytes() as u128);
