@@ -222,6 +222,9 @@ impl Level for LevelFormat {
     fn coordinate_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
         with_level!(self, |l| l.coordinate_view(storage))
     }
+    fn coordinate_array(&self) -> Option<u8> {
+        with_level!(self, |l| l.coordinate_array())
+    }
     fn position_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
         with_level!(self, |l| l.position_view(storage))
     }

@@ -230,7 +230,13 @@ pub trait Level {
     /// When `pos_access(p)` is exactly `(idx[p], true)`, the `idx` array: the
     /// interpreter then reads blocks of coordinates as a view.
     fn coordinate_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
-        let _ = storage;
+        self.coordinate_array()
+            .and_then(|slot| storage.arrays.get(slot as usize))
+    }
+
+    /// Which of the level's arrays holds a coordinate per position, when
+    /// one does: compiled kernels read it for [`Self::coordinate_view`].
+    fn coordinate_array(&self) -> Option<u8> {
         None
     }
 

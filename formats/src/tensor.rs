@@ -121,30 +121,6 @@ impl StorageResolver for TensorLevels<'_> {
 impl<V: Value> Tensor<V> {
     /// Builds a tensor from raw level arrays and values, validating every
     /// invariant the format claims.
-    /// A tensor from arrays known to be valid (joined from valid parts);
-    /// checked in debug builds only.
-    pub(crate) fn assembled(
-        shape: &[usize],
-        format: Format,
-        levels: Vec<LevelStorage>,
-        sizes: Vec<usize>,
-        values: Vec<V>,
-    ) -> Self {
-        debug_assert_eq!(
-            validate(shape, &format, &levels, values.len()).as_ref(),
-            Ok(&sizes),
-            "joined parts are valid"
-        );
-        Tensor {
-            shape: shape.to_vec(),
-            format,
-            levels,
-            sizes,
-            values,
-            version: Version::fresh(),
-        }
-    }
-
     pub fn from_parts(shape: &[usize], format: Format, levels: Vec<LevelStorage>, values: Vec<V>) -> Result<Self> {
         let sizes = validate(shape, &format, &levels, values.len())?;
         Ok(Tensor {

@@ -6,7 +6,7 @@ use tessera_formats::{Cmp, Iteration, Level, LevelKind, LevelRef};
 
 use super::state::OperandState;
 use super::{Emitter, LoopShape};
-use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, Op, Regs, RowOp};
+use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs, RowOp};
 use crate::cin::{Cin, CinExpr, LoopVar, Target};
 use crate::notation::BinaryOp;
 
@@ -473,20 +473,27 @@ impl Emitter<'_> {
         let (zero, n) = (self.iconst(0), self.ireg());
         let vi = self.var_index(var);
         self.ops.push(Op::Dim { dst: n, var: vi });
+        self.present_if_nonempty(tpresent, zero, n);
+        self.patch(skip);
+        true
+    }
+
+    /// A temporary a block op summed into is present once the block's
+    /// range `begin..end` was not empty (as the loop it replaces would have
+    /// assigned it).
+    fn present_if_nonempty(&mut self, present: BReg, begin: IReg, end: IReg) {
         let nonempty = self.breg();
         self.ops.push(Op::ICmp {
             op: Cmp::Lt,
             dst: nonempty,
-            a: zero,
-            b: n,
+            a: begin,
+            b: end,
         });
         self.ops.push(Op::BOr {
-            dst: tpresent,
-            a: tpresent,
+            dst: present,
+            a: present,
             b: nonempty,
         });
-        self.patch(skip);
-        true
     }
 
     /// The inner product fast path: a loop driven by one compact, ordered,
@@ -554,18 +561,7 @@ impl Emitter<'_> {
             factors: factors.clone(),
             acc,
         });
-        let nonempty = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: nonempty,
-            a: begin,
-            b: end,
-        });
-        self.ops.push(Op::BOr {
-            dst: tpresent,
-            a: tpresent,
-            b: nonempty,
-        });
+        self.present_if_nonempty(tpresent, begin, end);
         self.patch(skip);
         Some(format!("{} factors", factors.len() + 1))
     }

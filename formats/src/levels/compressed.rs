@@ -203,8 +203,8 @@ impl Level for Compressed {
         Ok(nnz)
     }
 
-    fn coordinate_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
-        storage.arrays.get(IDX as usize)
+    fn coordinate_array(&self) -> Option<u8> {
+        Some(IDX)
     }
 
     fn position_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {

@@ -133,8 +133,8 @@ impl Level for Singleton {
         Ok(parent_size)
     }
 
-    fn coordinate_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
-        storage.arrays.first()
+    fn coordinate_array(&self) -> Option<u8> {
+        Some(IDX)
     }
 
     fn trim(&self, storage: &mut LevelStorage, parent_size: usize) {

@@ -628,8 +628,16 @@ impl Translator<'_> {
         let mut words: Vec<Value> = Vec::with_capacity(9 + prefix.len());
         let mut code = op.code();
         for (k, (level, begin, end)) in rows.into_iter().enumerate() {
-            // A compressed level's coordinates are its second array.
-            let coords = level.array(1);
+            let Some(format) = self.format(clif, level) else {
+                return;
+            };
+            let Some(coords) = format.coordinate_array().map(|slot| level.array(slot)) else {
+                clif.fail(format!(
+                    "level {} of operand {} has no coordinate array",
+                    level.level, level.operand
+                ));
+                return;
+            };
             let Some(width) = clif.width(coords) else {
                 clif.fail(format!(
                     "level {} of operand {} has no coordinates",
