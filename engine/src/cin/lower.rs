@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use tessera_formats::{Format, Level, LevelFormat, LevelKind};
 
 use super::order::{choose_order, Edges};
+use super::derived::{Provenance, Relation};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Statement};
@@ -44,6 +45,9 @@ pub struct Lowered {
     pub assembly: OutputAssembly,
     /// Decisions worth reporting: conversions, workspaces.
     pub notes: Vec<String>,
+    /// The derived variables among `order`, and how the statement's
+    /// variables are recovered from them.
+    pub provenance: Provenance,
 }
 
 struct Temp {
@@ -97,30 +101,48 @@ pub fn lower(
     let (top_vars, body) = peel(hoist(explicit.rhs.clone()));
     let (body, root_temps) = lowerer.expr(&body)?;
     let mut notes = Vec::new();
-    lowerer.convert_unsupported(&mut notes)?;
+    lowerer.convert_unsupported(output_format, &mut notes);
 
     let output = Operand {
         name: lhs.tensor.clone(),
+        id: super::OUTPUT,
         vars: free.clone(),
         format: output_format.clone(),
         converted_from: None,
     };
-    let mut summed: Vec<LoopVar> = Vec::new();
+    let mut stmt_summed: Vec<LoopVar> = Vec::new();
     for v in stmt_vars(&explicit) {
-        if !free.contains(&v) && !summed.contains(&v) {
-            summed.push(v);
+        if !free.contains(&v) && !stmt_summed.contains(&v) {
+            stmt_summed.push(v);
         }
     }
-    let mut priority = free.clone();
-    for v in &summed {
-        if !priority.contains(v) {
-            priority.push(v.clone());
+    // Derived variables replace the statement's where structured levels
+    // split them, and levels that store no mode add their own, which are
+    // summed. An operand whose levels the order cannot follow is converted
+    // and the variables derived again.
+    let (provenance, order, summed) = loop {
+        let provenance = lowerer.provenance(&mut notes);
+        let mut summed = provenance.expand_all(&stmt_summed);
+        summed.extend(provenance.own().iter().cloned());
+        let mut priority = provenance.expand_all(&free);
+        for v in &summed {
+            if !priority.contains(v) {
+                priority.push(v.clone());
+            }
         }
-    }
-    let order = lowerer.order(&priority, &output, &mut notes)?;
+        match lowerer.order(&priority, &output, &provenance, &mut notes)? {
+            Ok(order) => break (provenance, order, summed),
+            Err(structured) => lowerer.convert(
+                structured,
+                "its levels cannot follow the loop order the other tensors need".into(),
+                &mut notes,
+            ),
+        }
+    };
     let position = |v: &LoopVar| order.iter().position(|o| o == v).expect("ordered variable");
 
-    let mut chain: Vec<LoopVar> = free.iter().chain(top_vars.iter()).cloned().collect();
+    let mut chain: Vec<LoopVar> = provenance.expand_all(free.iter().chain(top_vars.iter()));
+    chain.extend(provenance.own().iter().cloned());
     chain.sort_by_key(|v| position(v));
     chain.dedup();
 
@@ -196,6 +218,7 @@ pub fn lower(
         temps: next_temp,
         assembly,
         notes,
+        provenance,
     })
 }
 
@@ -330,6 +353,7 @@ impl Lowerer<'_> {
                 }
                 self.operands.push(Operand {
                     name: a.tensor.clone(),
+                    id: self.operands.len(),
                     vars: a.indices.iter().cloned().map(LoopVar::Index).collect(),
                     format,
                     converted_from: None,
@@ -375,24 +399,59 @@ impl Lowerer<'_> {
         })
     }
 
-    /// Converts inputs whose formats the planner cannot iterate as they are.
-    fn convert_unsupported(&mut self, notes: &mut Vec<String>) -> Result<()> {
-        for op in &mut self.operands {
-            if let Some(reason) = iteration_problem(&op.format) {
-                let target = natural_per_mode(&op.format);
-                notes.push(format!(
-                    "convert {} from {} to {}: {}",
-                    op.name, op.format, target, reason
-                ));
-                op.converted_from = Some((op.format.clone(), reason));
-                op.format = target;
+    /// Converts inputs whose formats the planner cannot iterate as they are,
+    /// and structured inputs the rest of the statement cannot iterate with.
+    fn convert_unsupported(&mut self, output: &Format, notes: &mut Vec<String>) {
+        for k in 0..self.operands.len() {
+            if let Some(reason) = iteration_problem(&self.operands[k].format) {
+                self.convert(k, reason, notes);
             }
         }
-        Ok(())
+        // A conversion changes what the other operands meet: repeat until
+        // every structured operand left can be iterated as it is.
+        let nested_sums = !self.temps.is_empty();
+        while let Some((k, reason)) =
+            (0..self.operands.len()).find_map(|k| structured_problem(k, &self.operands, output, nested_sums).map(|r| (k, r)))
+        {
+            self.convert(k, reason, notes);
+        }
+    }
+
+    /// Converts operand `k` to the per-mode format of its order, saying why.
+    fn convert(&mut self, k: usize, reason: String, notes: &mut Vec<String>) {
+        let op = &mut self.operands[k];
+        let target = natural_per_mode(&op.format);
+        notes.push(format!("convert {} from {} to {}: {}", op.name, op.format, target, reason));
+        op.converted_from = Some((op.format.clone(), reason));
+        op.format = target;
+    }
+
+    /// The derived variables of the operands, converting any whose blocks
+    /// differ from an earlier operand's.
+    fn provenance(&mut self, notes: &mut Vec<String>) -> Provenance {
+        loop {
+            match Provenance::of(&self.operands) {
+                Ok(p) => return p,
+                Err(conflict) => self.convert(
+                    conflict.operand,
+                    "its blocks split a variable that another tensor splits into blocks of another size".into(),
+                    notes,
+                ),
+            }
+        }
     }
 
     /// Chooses the iteration order, converting inputs whose levels fight it.
-    fn order(&mut self, priority: &[LoopVar], output: &Operand, notes: &mut Vec<String>) -> Result<Vec<LoopVar>> {
+    /// `Ok(Err(k))`: structured operand `k` cannot follow any order the
+    /// others allow, and must be converted before variables are derived
+    /// again.
+    fn order(
+        &mut self,
+        priority: &[LoopVar],
+        output: &Operand,
+        provenance: &Provenance,
+        notes: &mut Vec<String>,
+    ) -> Result<std::result::Result<Vec<LoopVar>, usize>> {
         let mut fixed: Edges = Vec::new();
         for t in &self.temps {
             for f in &t.free {
@@ -401,21 +460,32 @@ impl Lowerer<'_> {
                 }
             }
         }
+        let fixed = provenance.expand_edges(&fixed);
         let mut reorder: Vec<bool> = vec![false; self.operands.len()];
         loop {
             let hard: Vec<Edges> = self
                 .operands
                 .iter()
                 .zip(&reorder)
-                .map(|(op, &skip)| if skip { Vec::new() } else { hard_edges(op) })
+                .map(|(op, &skip)| {
+                    if skip {
+                        Vec::new()
+                    } else {
+                        provenance.expand_edges(&hard_edges(op))
+                    }
+                })
                 .collect();
-            let mut soft = vec![consecutive_edges(output)];
-            soft.extend(self.operands.iter().map(consecutive_edges));
+            // A structured output is packed at the end: its order binds no loop.
+            let mut soft = Vec::new();
+            if output.format.is_per_mode() {
+                soft.push(provenance.expand_edges(&consecutive_edges(output)));
+            }
+            soft.extend(self.operands.iter().map(|op| provenance.expand_edges(&consecutive_edges(op))));
             match choose_order(priority, &fixed, &hard, &soft) {
                 Ok(order) => {
                     for (k, op) in self.operands.iter_mut().enumerate() {
                         if reorder[k] {
-                            let target = reordered(op, &order);
+                            let target = reordered(op, &order, provenance);
                             notes.push(format!(
                                 "convert {} from {} to {}: its levels do not follow the loop order {}",
                                 op.name,
@@ -428,7 +498,10 @@ impl Lowerer<'_> {
                             op.format = target;
                         }
                     }
-                    return Ok(order);
+                    return Ok(Ok(order));
+                }
+                Err(problem) if !self.operands[problem.operand].format.is_per_mode() => {
+                    return Ok(Err(problem.operand));
                 }
                 Err(problem) if !reorder[problem.operand] => reorder[problem.operand] = true,
                 Err(problem) => {
@@ -446,9 +519,6 @@ impl Lowerer<'_> {
 
 /// Why a format cannot be iterated by the planner as it is, if it cannot.
 fn iteration_problem(format: &Format) -> Option<String> {
-    if !format.is_per_mode() {
-        return Some("its levels are not one per mode (structured formats are iterated as CSR/CSF)".into());
-    }
     let levels = format.levels();
     for (k, l) in levels.iter().enumerate() {
         let level = &l.level;
@@ -467,8 +537,56 @@ fn iteration_problem(format: &Format) -> Option<String> {
                 return Some(format!("level {k} repeats coordinates and its child cannot be chained"));
             }
         }
-        if matches!(level.kind, LevelKind::Range | LevelKind::Offset) {
-            return Some(format!("level {k} is a {} level", level.name()));
+    }
+    None
+}
+
+/// Why operand `k`, stored in a structured format (levels that are not
+/// one per mode), cannot be iterated as it is in this statement, if it
+/// cannot. Its loops run over derived variables (a diagonal, a slot,
+/// blocks); every other tensor must then reach those modes by locating
+/// them, not by walking its own levels beside them.
+fn structured_problem(k: usize, operands: &[Operand], output: &Format, nested_sums: bool) -> Option<String> {
+    let op = &operands[k];
+    if op.format.is_per_mode() {
+        return None;
+    }
+    if !output.is_dense() {
+        return Some(format!(
+            "the output is sparse, and the zeros {} stores as padding would become stored entries of it",
+            op.format
+        ));
+    }
+    if nested_sums {
+        return Some("structured levels are iterated natively in statements whose sums are all outermost".into());
+    }
+    let distinct: BTreeSet<&LoopVar> = op.vars.iter().collect();
+    if distinct.len() != op.vars.len() {
+        return Some("one variable indexes two of its modes".into());
+    }
+    let level_vars = op.level_vars();
+    let has_own = level_vars
+        .iter()
+        .any(|v| matches!(v.relation(), Some(Relation::Own { .. })));
+    for v in &op.vars {
+        let split = level_vars
+            .iter()
+            .any(|lv| matches!(lv.relation(), Some(Relation::Blocks { of, .. }) if of.as_ref() == v));
+        if !(has_own || split) {
+            continue;
+        }
+        for other in operands.iter().filter(|o| o.id != op.id) {
+            for (l, ov) in other.format.levels().iter().zip(other.level_vars()) {
+                if ov == *v && !l.level.capabilities().locate {
+                    return Some(format!(
+                        "{} walks {v} through its {} level, which loops over {}'s {} levels cannot follow",
+                        other.name,
+                        l.level.name(),
+                        op.name,
+                        op.format
+                    ));
+                }
+            }
         }
     }
     None
@@ -488,10 +606,16 @@ fn natural_per_mode(format: &Format) -> Format {
     }
 }
 
-/// The same level formats with modes reordered to follow `order`.
-fn reordered(op: &Operand, order: &[LoopVar]) -> Format {
+/// The same level formats with modes reordered to follow `order` (a split
+/// variable where its blocks are).
+fn reordered(op: &Operand, order: &[LoopVar], provenance: &Provenance) -> Format {
     let mut modes: Vec<usize> = (0..op.vars.len()).collect();
-    modes.sort_by_key(|&m| order.iter().position(|v| *v == op.vars[m]));
+    modes.sort_by_key(|&m| {
+        provenance
+            .expand(&op.vars[m])
+            .first()
+            .and_then(|v| order.iter().position(|o| o == v))
+    });
     let kinds: Vec<LevelFormat> = op.format.levels().iter().map(|l| l.level).collect();
     Format::from_levels(&kinds, &modes).unwrap_or_else(|_| Format::csf_ordered(&modes))
 }
@@ -512,13 +636,8 @@ fn hard_edges(op: &Operand) -> Edges {
 
 /// The storage order of a tensor, as soft edges.
 fn consecutive_edges(op: &Operand) -> Edges {
-    match op.format.mode_order() {
-        Some(_) => {
-            let vars = op.level_vars();
-            vars.windows(2).map(|w| (w[0].clone(), w[1].clone())).collect()
-        }
-        None => Vec::new(),
-    }
+    let vars = op.level_vars();
+    vars.windows(2).map(|w| (w[0].clone(), w[1].clone())).collect()
 }
 
 struct ChainBuilder<'a> {

@@ -5,12 +5,14 @@
 //! Takes a checked [`Statement`](crate::notation::Statement) with explicit
 //! sums and the formats of its tensors ([`lower`]); gives a [`Cin`] tree and
 //! the [`Operands`] it reads, for the planner. Index variables are
-//! [`LoopVar`]s so that derived variables (split, pos, fuse) fit later
-//! without changing the tree.
+//! [`LoopVar`]s: a statement's own variables, or variables derived from
+//! them ([`Relation`]) that loops over structured levels run over.
 
+mod derived;
 mod lower;
 mod order;
 
+pub use derived::{Provenance, Relation};
 pub use lower::{lower, Lowered, OutputAssembly};
 pub use order::{choose_order, OrderProblem};
 
@@ -20,17 +22,27 @@ use tessera_formats::Format;
 
 use crate::notation::{BinaryOp, IndexVar};
 
-/// A loop variable: an index variable of the statement. (Derived variables
-/// of schedules — split, pos, fuse — become further variants.)
+/// A loop variable: an index variable of the statement, or one derived
+/// from it or from a level's storage ([`Relation`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum LoopVar {
     Index(IndexVar),
+    Derived { name: String, relation: Relation },
 }
 
 impl LoopVar {
     pub fn name(&self) -> &str {
         match self {
             LoopVar::Index(v) => v.as_str(),
+            LoopVar::Derived { name, .. } => name,
+        }
+    }
+
+    /// The relation that defines a derived variable.
+    pub fn relation(&self) -> Option<&Relation> {
+        match self {
+            LoopVar::Index(_) => None,
+            LoopVar::Derived { relation, .. } => Some(relation),
         }
     }
 }
@@ -46,6 +58,10 @@ impl fmt::Display for LoopVar {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Operand {
     pub name: String,
+    /// Which access it is: operand `id` of the kernel ([`OUTPUT`] for the
+    /// output). Levels that store no mode iterate a variable of their own,
+    /// told apart by it.
+    pub id: usize,
     /// The index variable of each mode.
     pub vars: Vec<LoopVar>,
     /// The format the kernel iterates.
@@ -54,11 +70,20 @@ pub struct Operand {
     pub converted_from: Option<(Format, String)>,
 }
 
+/// The [`Operand::id`] of a kernel's output.
+pub const OUTPUT: usize = usize::MAX;
+
 impl Operand {
-    /// The loop variable of each level (per-mode formats only).
+    /// The loop variable of each level: its mode's variable, a block
+    /// coordinate of it, or (for a level that stores no mode) the level's
+    /// own variable.
     pub fn level_vars(&self) -> Vec<LoopVar> {
-        let order = self.format.mode_order().expect("operands are in per-mode formats");
-        order.iter().map(|&m| self.vars[m].clone()).collect()
+        self.format
+            .levels()
+            .iter()
+            .enumerate()
+            .map(|(k, l)| derived::level_var(self, k, l.projection))
+            .collect()
     }
 }
 

@@ -41,6 +41,11 @@ pub(super) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         },
         _ => return Err("the statement has no outer loop".into()),
     };
+    if var.relation().is_some() {
+        return Err(format!(
+            "its outer loop runs over {var}, a derived variable, whose chunks are not split yet"
+        ));
+    }
     if workspace_holds(&lowered.cin, var) {
         return Err(format!("its workspace spans {var}, the outer loop"));
     }

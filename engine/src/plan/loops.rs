@@ -57,10 +57,36 @@ impl Emitter<'_> {
         (begin, end)
     }
 
-    pub(super) fn ancestors(&self, operand: usize, level: usize) -> Regs {
-        self.states[operand].level_vars[..level]
-            .iter()
-            .map(|v| self.var_regs[v])
+    /// The register holding `v`'s coordinate: its loop's, or recovered from
+    /// the loops over its blocks (`v = blocks·b + within`) once both run.
+    /// Recovered where it is asked for, not kept: the code asking may be
+    /// one of several cases of a merge, which run on different paths.
+    pub(super) fn coordinate_of(&mut self, v: &LoopVar) -> Option<IReg> {
+        if let Some(&c) = self.var_regs.get(v) {
+            return Some(c);
+        }
+        let (outer, inner, block) = self.lowered.provenance.recovery(v)?;
+        let (&outer, &inner) = (self.var_regs.get(&outer)?, self.var_regs.get(&inner)?);
+        let (scale, c) = (self.iconst(block as i64), self.ireg());
+        self.ops.push(Op::IBin {
+            op: IntOp::Mul,
+            dst: c,
+            a: outer,
+            b: scale,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: c,
+            a: c,
+            b: inner,
+        });
+        Some(c)
+    }
+
+    pub(super) fn ancestors(&mut self, operand: usize, level: usize) -> Regs {
+        let vars = self.states[operand].level_vars[..level].to_vec();
+        vars.iter()
+            .map(|v| self.coordinate_of(v).expect("the variables above a level are bound first"))
             .collect()
     }
 
@@ -369,11 +395,10 @@ impl Emitter<'_> {
                 if st.done >= st.level_vars.len() {
                     break;
                 }
-                let v = st.level_vars[st.done].clone();
-                let Some(&c) = self.var_regs.get(&v) else {
+                let (v, level) = (st.level_vars[st.done].clone(), st.done);
+                let Some(c) = self.coordinate_of(&v) else {
                     break;
                 };
-                let level = st.done;
                 self.locate_level(a, level, c);
             }
         }

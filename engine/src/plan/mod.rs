@@ -17,6 +17,7 @@ mod chunks;
 mod expr;
 mod loops;
 mod state;
+mod structured;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -404,7 +405,8 @@ impl<'a> Emitter<'a> {
             involved.insert(out);
         }
         let saved: Vec<OperandState> = self.states.clone();
-        let mut bound: BTreeSet<LoopVar> = self.var_regs.keys().cloned().collect();
+        let outer_vars: BTreeSet<LoopVar> = self.var_regs.keys().cloned().collect();
+        let mut bound = outer_vars.clone();
         bound.insert(var.clone());
 
         // Iterators: an operand's next level, when it stores this variable.
@@ -474,7 +476,17 @@ impl<'a> Emitter<'a> {
         );
         let _ = writeln!(self.plan, "{line}");
 
-        if self.try_row_axpy(var, body, &shape) {
+        if let Some(how) = self.structured_driver(&shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  ({})",
+                match how {
+                    structured::StructuredDriver::CoordinateRange => "its coordinates are a computed range",
+                    structured::StructuredDriver::OneChild => "one child per parent position: no loop",
+                }
+            );
+            self.emit_structured_loop(how, var, body, &shape, &involved, depth);
+        } else if self.try_row_axpy(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (runs as one block op: a dense row update per stored coordinate)"
@@ -517,7 +529,7 @@ impl<'a> Emitter<'a> {
             self.every_coordinate.pop();
         }
         self.states = saved;
-        self.var_regs.remove(var);
+        self.var_regs.retain(|v, _| outer_vars.contains(v));
     }
 
     fn iterator_name(&self, it: &IterInfo) -> String {

@@ -695,12 +695,6 @@ impl Kernel {
         let shape_of = |name: &str| inputs.get(name).map(|t| t.shape().to_vec());
         let size_of = |var: &str| sizes.iter().find(|(v, _)| v == var).map(|(_, s)| *s);
         let index_sizes = check(&self.statement, &shape_of, &size_of)?;
-        let dims: Vec<i64> = self
-            .lowered
-            .order
-            .iter()
-            .map(|v| index_sizes.get(v.name()).unwrap_or(0) as i64)
-            .collect();
         let out_shape = index_sizes.output_shape().to_vec();
 
         // Inputs, converted where the plan says so.
@@ -722,6 +716,17 @@ impl Kernel {
                 c.as_deref()
                     .unwrap_or_else(|| inputs.get(&op.name).expect("checked above"))
             })
+            .collect();
+
+        // Each loop's size: a statement variable's, or a derived one's
+        // from the sizes and levels it comes from.
+        let size_of = |v: &str| index_sizes.get(v).unwrap_or(0);
+        let level_extent = |operand: usize, level: usize| tensors[operand].level(level).extent;
+        let dims: Vec<i64> = self
+            .lowered
+            .order
+            .iter()
+            .map(|v| crate::cin::Provenance::extent(v, &size_of, &level_extent) as i64)
             .collect();
 
         let out_format = self.lowered.output.format.clone();

@@ -1,0 +1,240 @@
+//! Derived index variables: loop variables that are not a mode of the
+//! statement, and how the statement's variables are recovered from them.
+//!
+//! Structured formats iterate such variables: a level that stores no mode
+//! has a variable of its own (DIA's diagonal, ELL's slot), and a block split
+//! stores `i / b` and `i % b` (BCSR). Each derived variable names its
+//! [`Relation`] to the variables it comes from; [`Provenance`] is the graph
+//! of those relations for one statement, which the planner reads to recover
+//! a statement variable (`i = (i/b)·b + i%b`) where an access needs it, and
+//! the runtime reads to size each loop.
+
+use std::collections::BTreeMap;
+
+use tessera_formats::{Projection, Split};
+
+use super::{LoopVar, Operand};
+
+/// How a derived variable relates to the variables it comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Relation {
+    /// The coordinate of level `level` of operand `operand`, a level that
+    /// stores no mode (a DIA diagonal, an ELL slot). It runs over the
+    /// level's extent, and loops over it sum: each stored entry has one.
+    Own { operand: usize, level: usize },
+    /// `of / block`: the block holding `of`'s coordinate.
+    Blocks { of: Box<LoopVar>, block: usize },
+    /// `of % block`: the place of `of`'s coordinate in its block.
+    WithinBlock { of: Box<LoopVar>, block: usize },
+}
+
+/// The loop variable of level `level` of `op`, whose projection is given.
+pub(super) fn level_var(op: &Operand, level: usize, projection: Projection) -> LoopVar {
+    let derived = |name: String, relation| LoopVar::Derived { name, relation };
+    match projection {
+        Projection::Mode { mode, split } => {
+            let of = &op.vars[mode];
+            match split {
+                Split::Whole => of.clone(),
+                Split::Outer(block) => derived(format!("{of}/{block}"), blocks(of, block)),
+                Split::Inner(block) => derived(format!("{of}%{block}"), within(of, block)),
+            }
+        }
+        Projection::Diagonal { .. } => derived(
+            format!("{}.diagonal", op.name),
+            Relation::Own {
+                operand: op.id,
+                level,
+            },
+        ),
+        Projection::Slot { .. } => derived(
+            format!("{}.slot", op.name),
+            Relation::Own {
+                operand: op.id,
+                level,
+            },
+        ),
+    }
+}
+
+fn blocks(of: &LoopVar, block: usize) -> Relation {
+    Relation::Blocks {
+        of: Box::new(of.clone()),
+        block,
+    }
+}
+
+fn within(of: &LoopVar, block: usize) -> Relation {
+    Relation::WithinBlock {
+        of: Box::new(of.clone()),
+        block,
+    }
+}
+
+/// The derived variables of one statement: which statement variables are
+/// split into blocks (and by how much), and which levels have variables of
+/// their own.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Provenance {
+    /// Statement variables iterated as blocks, with the block size.
+    split: BTreeMap<LoopVar, usize>,
+    /// Variables of levels that store no mode, in operand order.
+    own: Vec<LoopVar>,
+}
+
+/// Two operands split one variable into blocks of different sizes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockConflict {
+    pub operand: usize,
+}
+
+impl Provenance {
+    /// The derived variables of `operands`' levels. Refuses operands that
+    /// split a variable into blocks of another size than an earlier one.
+    pub fn of(operands: &[Operand]) -> Result<Provenance, BlockConflict> {
+        let mut p = Provenance::default();
+        for (k, op) in operands.iter().enumerate() {
+            for v in op.level_vars() {
+                match v.relation() {
+                    Some(Relation::Blocks { of, block }) => match p.split.get(of.as_ref()) {
+                        Some(b) if b != block => return Err(BlockConflict { operand: k }),
+                        _ => {
+                            p.split.insert(of.as_ref().clone(), *block);
+                        }
+                    },
+                    Some(Relation::Own { .. }) => p.own.push(v.clone()),
+                    _ => {}
+                }
+            }
+        }
+        Ok(p)
+    }
+
+    /// The variables loops run over in place of `v`: its blocks and its
+    /// place in them when it is split, itself otherwise.
+    pub fn expand(&self, v: &LoopVar) -> Vec<LoopVar> {
+        match self.split.get(v) {
+            Some(&block) => {
+                let (outer, inner) = split_vars(v, block);
+                vec![outer, inner]
+            }
+            None => vec![v.clone()],
+        }
+    }
+
+    /// Each of `vars` expanded ([`Self::expand`]), in order.
+    pub fn expand_all<'v>(&self, vars: impl IntoIterator<Item = &'v LoopVar>) -> Vec<LoopVar> {
+        vars.into_iter().flat_map(|v| self.expand(v)).collect()
+    }
+
+    /// Edges between variables, each end expanded.
+    pub fn expand_edges(&self, edges: &[(LoopVar, LoopVar)]) -> Vec<(LoopVar, LoopVar)> {
+        let mut out = Vec::new();
+        for (a, b) in edges {
+            for x in self.expand(a) {
+                for y in self.expand(b) {
+                    if x != y {
+                        out.push((x.clone(), y));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The variables of levels that store no mode.
+    pub fn own(&self) -> &[LoopVar] {
+        &self.own
+    }
+
+    /// Whether any variable is derived.
+    pub fn is_empty(&self) -> bool {
+        self.split.is_empty() && self.own.is_empty()
+    }
+
+    /// How to recover a split statement variable: `(blocks, within,
+    /// block)` with `v = blocks·block + within`.
+    pub fn recovery(&self, v: &LoopVar) -> Option<(LoopVar, LoopVar, usize)> {
+        let &block = self.split.get(v)?;
+        let (outer, inner) = split_vars(v, block);
+        Some((outer, inner, block))
+    }
+
+    /// The number of coordinates a loop over `v` runs through: a statement
+    /// variable's size, the blocks that cover it, a block's size, or the
+    /// extent of the level that owns the variable.
+    pub fn extent(v: &LoopVar, size_of: &dyn Fn(&str) -> usize, level_extent: &dyn Fn(usize, usize) -> usize) -> usize {
+        match v.relation() {
+            None => size_of(v.name()),
+            Some(Relation::Own { operand, level }) => level_extent(*operand, *level),
+            Some(Relation::Blocks { of, block }) => {
+                Provenance::extent(of, size_of, level_extent).div_ceil(*block)
+            }
+            Some(Relation::WithinBlock { block, .. }) => *block,
+        }
+    }
+}
+
+fn split_vars(v: &LoopVar, block: usize) -> (LoopVar, LoopVar) {
+    (
+        LoopVar::Derived {
+            name: format!("{v}/{block}"),
+            relation: blocks(v, block),
+        },
+        LoopVar::Derived {
+            name: format!("{v}%{block}"),
+            relation: within(v, block),
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::IndexVar;
+    use tessera_formats::Format;
+
+    fn op(name: &str, id: usize, vars: &[&str], format: Format) -> Operand {
+        Operand {
+            name: name.into(),
+            id,
+            vars: vars.iter().map(|v| LoopVar::Index(IndexVar::new(*v))).collect(),
+            format,
+            converted_from: None,
+        }
+    }
+
+    #[test]
+    fn block_levels_split_their_modes_and_recover_them() {
+        let a = op("A", 0, &["i", "j"], Format::bcsr(4, 2).unwrap());
+        let names: Vec<String> = a.level_vars().iter().map(|v| v.to_string()).collect();
+        assert_eq!(names, ["i/4", "j/2", "i%4", "j%2"]);
+        let p = Provenance::of(&[a]).unwrap();
+        let i = LoopVar::Index(IndexVar::new("i"));
+        let (outer, inner, block) = p.recovery(&i).unwrap();
+        assert_eq!((outer.name(), inner.name(), block), ("i/4", "i%4", 4));
+        let size = |_: &str| 10;
+        let level = |_: usize, _: usize| unreachable!();
+        assert_eq!(Provenance::extent(&outer, &size, &level), 3);
+        assert_eq!(Provenance::extent(&inner, &size, &level), 4);
+    }
+
+    #[test]
+    fn diagonals_and_slots_are_variables_of_their_operand() {
+        let a = op("A", 0, &["i", "j"], Format::dia());
+        let b = op("B", 1, &["i", "j"], Format::ell());
+        let p = Provenance::of(&[a.clone(), b]).unwrap();
+        let names: Vec<&str> = p.own().iter().map(LoopVar::name).collect();
+        assert_eq!(names, ["A.diagonal", "B.slot"]);
+        let level = |operand: usize, level: usize| 10 * operand + level + 7;
+        assert_eq!(Provenance::extent(&p.own()[1], &|_| 0, &level), 17);
+        assert_eq!(a.level_vars()[1].name(), "i");
+    }
+
+    #[test]
+    fn different_blocks_of_one_variable_conflict() {
+        let a = op("A", 0, &["i", "j"], Format::bcsr(2, 2).unwrap());
+        let b = op("B", 1, &["i", "j"], Format::bcsr(4, 2).unwrap());
+        assert_eq!(Provenance::of(&[a, b]), Err(BlockConflict { operand: 1 }));
+    }
+}
