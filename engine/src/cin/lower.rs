@@ -101,7 +101,7 @@ pub fn lower(
     let (top_vars, body) = peel(hoist(explicit.rhs.clone()));
     let (body, root_temps) = lowerer.expr(&body)?;
     let mut notes = Vec::new();
-    lowerer.convert_unsupported(output_format, &mut notes);
+    lowerer.convert_unsupported(output_format, &body, &mut notes);
 
     let output = Operand {
         name: lhs.tensor.clone(),
@@ -401,7 +401,7 @@ impl Lowerer<'_> {
 
     /// Converts inputs whose formats the planner cannot iterate as they are,
     /// and structured inputs the rest of the statement cannot iterate with.
-    fn convert_unsupported(&mut self, output: &Format, notes: &mut Vec<String>) {
+    fn convert_unsupported(&mut self, output: &Format, root: &CinExpr, notes: &mut Vec<String>) {
         for k in 0..self.operands.len() {
             if let Some(reason) = iteration_problem(&self.operands[k].format) {
                 self.convert(k, reason, notes);
@@ -410,8 +410,8 @@ impl Lowerer<'_> {
         // A conversion changes what the other operands meet: repeat until
         // every structured operand left can be iterated as it is.
         let nested_sums = !self.temps.is_empty();
-        while let Some((k, reason)) =
-            (0..self.operands.len()).find_map(|k| structured_problem(k, &self.operands, output, nested_sums).map(|r| (k, r)))
+        while let Some((k, reason)) = (0..self.operands.len())
+            .find_map(|k| structured_problem(k, &self.operands, output, root, nested_sums).map(|r| (k, r)))
         {
             self.convert(k, reason, notes);
         }
@@ -546,10 +546,22 @@ fn iteration_problem(format: &Format) -> Option<String> {
 /// cannot. Its loops run over derived variables (a diagonal, a slot,
 /// blocks); every other tensor must then reach those modes by locating
 /// them, not by walking its own levels beside them.
-fn structured_problem(k: usize, operands: &[Operand], output: &Format, nested_sums: bool) -> Option<String> {
+fn structured_problem(
+    k: usize,
+    operands: &[Operand],
+    output: &Format,
+    root: &CinExpr,
+    nested_sums: bool,
+) -> Option<String> {
     let op = &operands[k];
     if op.format.is_per_mode() {
         return None;
+    }
+    if !is_factor(root, k) {
+        // Loops over its derived variables visit its entries only: a term
+        // without it would be summed once per diagonal, or skipped in
+        // blocks it does not store.
+        return Some("the statement adds terms that do not read it".into());
     }
     if !output.is_dense() {
         return Some(format!(
@@ -590,6 +602,22 @@ fn structured_problem(k: usize, operands: &[Operand], output: &Format, nested_su
         }
     }
     None
+}
+
+/// Whether access `k` is a factor of `expr`: `expr` is zero wherever the
+/// access is (a product or negation of it; a quotient is not, as division
+/// keeps its dense meaning).
+fn is_factor(expr: &CinExpr, k: usize) -> bool {
+    match expr {
+        CinExpr::Access(a) => *a == k,
+        CinExpr::Neg(e) => is_factor(e, k),
+        CinExpr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => is_factor(lhs, k) || is_factor(rhs, k),
+        _ => false,
+    }
 }
 
 /// The per-mode format an unsupported format is converted to: dense stays
