@@ -40,20 +40,10 @@ pub(super) fn level_var(op: &Operand, level: usize, projection: Projection) -> L
                 Split::Inner(block) => derived(format!("{of}%{block}"), within(of, block)),
             }
         }
-        Projection::Diagonal { .. } => derived(
-            format!("{}.diagonal", op.name),
-            Relation::Own {
-                operand: op.id,
-                level,
-            },
-        ),
-        Projection::Slot { .. } => derived(
-            format!("{}.slot", op.name),
-            Relation::Own {
-                operand: op.id,
-                level,
-            },
-        ),
+        Projection::Diagonal { .. } => {
+            derived(format!("{}.diagonal", op.name), Relation::Own { operand: op.id, level })
+        }
+        Projection::Slot { .. } => derived(format!("{}.slot", op.name), Relation::Own { operand: op.id, level }),
     }
 }
 
@@ -167,9 +157,7 @@ impl Provenance {
         match v.relation() {
             None => size_of(v.name()),
             Some(Relation::Own { operand, level }) => level_extent(*operand, *level),
-            Some(Relation::Blocks { of, block }) => {
-                Provenance::extent(of, size_of, level_extent).div_ceil(*block)
-            }
+            Some(Relation::Blocks { of, block }) => Provenance::extent(of, size_of, level_extent).div_ceil(*block),
             Some(Relation::WithinBlock { block, .. }) => *block,
         }
     }

@@ -15,8 +15,8 @@ use std::collections::BTreeSet;
 
 use tessera_formats::{Format, Level, LevelFormat, LevelKind};
 
-use super::order::{choose_order, Edges};
 use super::derived::{Provenance, Relation};
+use super::order::{choose_order, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Statement};
@@ -421,7 +421,10 @@ impl Lowerer<'_> {
     fn convert(&mut self, k: usize, reason: String, notes: &mut Vec<String>) {
         let op = &mut self.operands[k];
         let target = natural_per_mode(&op.format);
-        notes.push(format!("convert {} from {} to {}: {}", op.name, op.format, target, reason));
+        notes.push(format!(
+            "convert {} from {} to {}: {}",
+            op.name, op.format, target, reason
+        ));
         op.converted_from = Some((op.format.clone(), reason));
         op.format = target;
     }
@@ -480,7 +483,11 @@ impl Lowerer<'_> {
             if output.format.is_per_mode() {
                 soft.push(provenance.expand_edges(&consecutive_edges(output)));
             }
-            soft.extend(self.operands.iter().map(|op| provenance.expand_edges(&consecutive_edges(op))));
+            soft.extend(
+                self.operands
+                    .iter()
+                    .map(|op| provenance.expand_edges(&consecutive_edges(op))),
+            );
             match choose_order(priority, &fixed, &hard, &soft) {
                 Ok(order) => {
                     for (k, op) in self.operands.iter_mut().enumerate() {

@@ -43,7 +43,7 @@ pub(super) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
     };
     if var.relation().is_some() {
         return Err(format!(
-            "its outer loop runs over {var}, a derived variable, whose chunks are not split yet"
+            "its outer loop runs over {var}, a derived variable, and chunks of derived variables are not supported yet"
         ));
     }
     if workspace_holds(&lowered.cin, var) {

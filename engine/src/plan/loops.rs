@@ -86,7 +86,10 @@ impl Emitter<'_> {
     pub(super) fn ancestors(&mut self, operand: usize, level: usize) -> Regs {
         let vars = self.states[operand].level_vars[..level].to_vec();
         vars.iter()
-            .map(|v| self.coordinate_of(v).expect("the variables above a level are bound first"))
+            .map(|v| {
+                self.coordinate_of(v)
+                    .expect("the variables above a level are bound first")
+            })
             .collect()
     }
 

@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 use tessera_formats::{Level, LevelFormat, LevelKind};
 
 use crate::bytecode::{BReg, FReg, IReg, Op, Program, Regs};
-use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, TempId};
+use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, TempId};
 use crate::error::{EngineError, Result};
 use crate::lattice::{Lattice, LatticePrinter, MAX_POINTS};
 use expr::substitute;
@@ -93,6 +93,11 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
     let mut plan = String::new();
     let names: Vec<&str> = lowered.order.iter().map(LoopVar::name).collect();
     let _ = writeln!(plan, "loop order: {}", names.join(", "));
+    for v in &lowered.order {
+        if let Some(relation) = v.relation() {
+            let _ = writeln!(plan, "derived: {v} = {}", describe(relation, lowered));
+        }
+    }
     for note in &lowered.notes {
         let _ = writeln!(plan, "note: {note}");
     }
@@ -144,6 +149,24 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
         plan,
         fills_in: e.fills_in,
     })
+}
+
+/// What a derived variable is, for the plan.
+fn describe(relation: &Relation, lowered: &Lowered) -> String {
+    match relation {
+        Relation::Own { operand, level } => {
+            let op = &lowered.operands[*operand];
+            format!(
+                "the coordinate of {}'s level {level} ({}), which stores no mode; summed",
+                op.name,
+                op.format.level(*level).name()
+            )
+        }
+        Relation::Blocks { of, block } => {
+            format!("{of} / {block}, the block of {of} ({of} = {of}/{block}·{block} + {of}%{block})")
+        }
+        Relation::WithinBlock { of, block } => format!("{of} % {block}, the place of {of} in its block"),
+    }
 }
 
 struct Emitter<'a> {

@@ -1,0 +1,103 @@
+//! Golden plans: how structured formats are iterated natively, pinned as
+//! text. A change here is a change of plan: read the new one before
+//! updating it (`--print plan` shows the same text).
+
+use tessera_engine::Engine;
+use tessera_formats::Format;
+
+/// The plan of SpMV with `A` in `a`, `x` dense; the leading newline of the
+/// expected text is dropped.
+fn spmv_plan(a: Format) -> String {
+    let formats = [("A", a), ("x", Format::dense(1))];
+    Engine::new()
+        .compile("y(i) = A(i,j) * x(j)", &formats, &Format::dense(1))
+        .unwrap()
+        .plan()
+        .to_string()
+}
+
+fn pinned(text: &str) -> &str {
+    text.strip_prefix('\n').unwrap_or(text)
+}
+
+/// DIA: a loop over the diagonals (a variable of A's own), the rows of each
+/// as a computed range, the column computed (j = i + offset) with no loop.
+#[test]
+fn dia_spmv_loops_over_diagonals_then_a_range_of_rows() {
+    let expected = r#"
+loop order: A.diagonal, i, j
+derived: A.diagonal = the coordinate of A's level 0 (dense), which stores no mode; summed
+output y (dense): dense, accumulated in place
+parallel: runs on one thread: its outer loop runs over A.diagonal, a derived variable, and chunks of derived variables are not supported yet
+forall A.diagonal: every coordinate, locate A.dense; lattice {A.dense}
+  forall i: iterate A.range; lattice {A.range}
+    (its coordinates are a computed range)
+    where t0 is computed by:
+      forall j: iterate A.offset, locate x.dense; lattice {A.offset, x.dense}
+        (one child per parent position: no loop)
+concrete index notation:
+  forall A.diagonal
+    forall i
+      where t0 =
+          forall j
+            t0 += (A(i,j) * x(j))
+      in
+        y(i) += t0
+"#;
+    assert_eq!(spmv_plan(Format::dia()), pinned(expected));
+}
+
+/// ELL: a loop over the slots, every row of each, the column stored.
+#[test]
+fn ell_spmv_loops_over_slots_then_rows() {
+    let expected = r#"
+loop order: A.slot, i, j
+derived: A.slot = the coordinate of A's level 0 (dense), which stores no mode; summed
+output y (dense): dense, accumulated in place
+parallel: runs on one thread: its outer loop runs over A.slot, a derived variable, and chunks of derived variables are not supported yet
+forall A.slot: every coordinate, locate A.dense; lattice {A.dense}
+  forall i: every coordinate, locate A.dense, y(out).dense; lattice {A.dense}
+    where t0 is computed by:
+      forall j: iterate A.singleton, locate x.dense; lattice {A.singleton, x.dense}
+        (one child per parent position: no loop)
+concrete index notation:
+  forall A.slot
+    forall i
+      where t0 =
+          forall j
+            t0 += (A(i,j) * x(j))
+      in
+        y(i) += t0
+"#;
+    assert_eq!(spmv_plan(Format::ell()), pinned(expected));
+}
+
+/// BCSR: loops over the blocks of i and j and over the places in a block;
+/// x and y are located at the recovered i and j.
+#[test]
+fn bcsr_spmv_loops_over_blocks_and_places_in_them() {
+    let expected = r#"
+loop order: i/4, j/4, i%4, j%4
+derived: i/4 = i / 4, the block of i (i = i/4·4 + i%4)
+derived: j/4 = j / 4, the block of j (j = j/4·4 + j%4)
+derived: i%4 = i % 4, the place of i in its block
+derived: j%4 = j % 4, the place of j in its block
+output y (dense): dense, accumulated in place
+parallel: runs on one thread: its outer loop runs over i/4, a derived variable, and chunks of derived variables are not supported yet
+forall i/4: every coordinate, locate A.dense; lattice {A.dense}
+  forall j/4: iterate A.compressed; lattice {A.compressed}
+    forall i%4: every coordinate, locate A.dense; lattice {A.dense}
+      where t0 is computed by:
+        forall j%4: every coordinate, locate A.dense; lattice {A.dense}
+concrete index notation:
+  forall i/4
+    forall j/4
+      forall i%4
+        where t0 =
+            forall j%4
+              t0 += (A(i,j) * x(j))
+        in
+          y(i) += t0
+"#;
+    assert_eq!(spmv_plan(Format::bcsr(4, 4).unwrap()), pinned(expected));
+}
