@@ -89,6 +89,7 @@ forall i/4: every coordinate, locate A.dense; lattice {A.dense}
     forall i%4: every coordinate, locate A.dense; lattice {A.dense}
       where t0 is computed by:
         forall j%4: every coordinate, locate A.dense; lattice {A.dense}
+          (runs as one block op: an inner product of dense rows)
 concrete index notation:
   forall i/4
     forall j/4

@@ -42,6 +42,30 @@ pub struct DotFactor {
     pub parent: IReg,
 }
 
+/// Consecutive values of operand `operand` from the position in `start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ValueRun {
+    pub operand: u32,
+    pub start: IReg,
+}
+
+/// The length of a run of values: known when the program is planned (a
+/// block's size, which compiled tiers unroll) or read from a register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunLength {
+    Fixed(u32),
+    In(IReg),
+}
+
+impl fmt::Display for RunLength {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunLength::Fixed(n) => write!(f, "{n}"),
+            RunLength::In(r) => write!(f, "r{r}"),
+        }
+    }
+}
+
 /// One bytecode instruction.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
@@ -210,13 +234,14 @@ pub enum Op {
         factors: SmallVec<[DotFactor; 2]>,
         acc: FReg,
     },
-    /// `acc += Σ_c scale * Π factors[c]` over every coordinate `c` of the
-    /// loop, each factor a dense last level read at `parent * extent + c`
-    /// (the extent of the first): an inner product of dense rows, SDDMM's
-    /// rank loop. The sum runs from 0.0 in order and is then added to `acc`.
+    /// `acc += Σ_{c < len} scale * Π factors[c]`, each factor the values of
+    /// an operand from position `start` on: an inner product of dense rows
+    /// (SDDMM's rank loop, a row of a BCSR block times a piece of x). The
+    /// sum runs from 0.0 in order and is then added to `acc`.
     DenseDot {
         scale: FReg,
-        factors: SmallVec<[DotFactor; 2]>,
+        factors: SmallVec<[ValueRun; 2]>,
+        len: RunLength,
         acc: FReg,
     },
     /// Every row of a dense level at once: for each coordinate `c` in
@@ -464,12 +489,17 @@ impl fmt::Display for Op {
                     if fs.is_empty() { "1".into() } else { fs.join(" * ") }
                 )
             }
-            Op::DenseDot { scale, factors, acc } => {
+            Op::DenseDot {
+                scale,
+                factors,
+                len,
+                acc,
+            } => {
                 let fs: Vec<String> = factors
                     .iter()
-                    .map(|x| format!(" * t{}[r{} * extent({}) + c]", x.operand, x.parent, lv(&x.level)))
+                    .map(|x| format!(" * t{}[r{} + c]", x.operand, x.start))
                     .collect();
-                write!(f, "f{acc} += dense dot for c: f{scale}{}", fs.join(""))
+                write!(f, "f{acc} += dense dot for c < {len}: f{scale}{}", fs.join(""))
             }
             Op::RowsDot {
                 rows,

@@ -213,14 +213,22 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 };
                 fr[*acc as usize] += sum;
             }
-            Op::DenseDot { scale, factors, acc } => {
+            Op::DenseDot {
+                scale,
+                factors,
+                len,
+                acc,
+            } => {
                 let scale = fr[*scale as usize];
+                let n = match len {
+                    crate::bytecode::RunLength::Fixed(n) => *n as usize,
+                    crate::bytecode::RunLength::In(r) => ir[*r as usize].max(0) as usize,
+                };
                 let rows: SmallVec<[&[f64]; 2]> = factors
                     .iter()
                     .map(|f| {
-                        let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
-                        let base = ir[f.parent as usize] as usize * n;
-                        &bind.values[f.operand as usize][base..base + n]
+                        let start = ir[f.start as usize] as usize;
+                        &bind.values[f.operand as usize][start..start + n]
                     })
                     .collect();
                 let total = match rows.as_slice() {

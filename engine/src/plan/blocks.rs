@@ -6,8 +6,8 @@ use tessera_formats::{Cmp, Iteration, Level, LevelKind, LevelRef};
 
 use super::state::OperandState;
 use super::{Emitter, LoopShape};
-use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs, RowOp};
-use crate::cin::{Cin, CinExpr, LoopVar, Target};
+use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs, RowOp, RunLength, ValueRun};
+use crate::cin::{Cin, CinExpr, LoopVar, Relation, Target};
 use crate::notation::BinaryOp;
 
 impl Emitter<'_> {
@@ -423,8 +423,11 @@ impl Emitter<'_> {
     }
 
     /// An inner product of dense rows: a loop over every coordinate whose
-    /// body adds a product of dense last levels (located by the loop) into
-    /// a temporary, as SDDMM's rank loop. One [`Op::DenseDot`].
+    /// body adds a product of dense last levels into a temporary, as
+    /// SDDMM's rank loop or a row of a BCSR block times x. A factor is
+    /// located by the loop's coordinate, or by a variable recovered from it
+    /// (`j = j/b·b + j%b` in a loop over `j%b`: the run starts at the
+    /// block's first coordinate). One [`Op::DenseDot`].
     pub(super) fn try_dense_dot(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
         let Cin::Assign {
             target: Target::Temp(t),
@@ -441,38 +444,87 @@ impl Emitter<'_> {
         if !product_of_accesses(expr, &mut accesses) || accesses.is_empty() {
             return false;
         }
-        let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
+        let block = match var.relation() {
+            Some(Relation::WithinBlock { of, block }) => Some((of.as_ref().clone(), *block)),
+            _ => None,
+        };
+        // Each factor: its operand, and where its run starts (the first
+        // block's coordinate of a recovered variable, 0 otherwise).
+        let mut runs: Vec<(usize, Option<LoopVar>)> = Vec::new();
         let mut presences = Vec::new();
         let mut fixed = Vec::new();
         for &a in &accesses {
             let st = &self.states[a];
+            presences.push(st.present);
             if st.done == st.level_vars.len() {
                 // Bound by outer loops: one value for the whole row.
                 fixed.push(a);
-                presences.push(st.present);
                 continue;
             }
-            if !st.next_is_dense_last_at(var) || !shape.located.iter().any(|&i| shape.iterators[i].operand == a) {
+            let dense_last = st.done + 1 == st.level_vars.len()
+                && st.formats[st.done].kind == tessera_formats::LevelKind::Dense;
+            let level_var = &st.level_vars[st.done];
+            if dense_last && level_var == var && shape.located.iter().any(|&i| shape.iterators[i].operand == a) {
+                runs.push((a, None));
+            } else if dense_last && block.as_ref().is_some_and(|(of, _)| of == level_var) {
+                runs.push((a, Some(level_var.clone())));
+            } else {
                 return false;
             }
-            factors.push(DotFactor {
-                operand: a as u32,
-                level: LevelRef::new(a, st.done),
-                parent: st.parent_pos(),
-            });
-            presences.push(st.present);
         }
-        if factors.is_empty() {
+        if runs.is_empty() {
             return false;
         }
         let (acc, tpresent) = self.temps[t];
         let skip = self.skip_unless_all(&presences);
         let scale = self.product_of_values(&fixed);
-        self.ops.push(Op::DenseDot { scale, factors, acc });
-        // The loop assigns the temporary at each coordinate there is.
-        let (zero, n) = (self.iconst(0), self.ireg());
+        let mut factors: SmallVec<[ValueRun; 2]> = SmallVec::new();
+        for (a, recovered) in runs {
+            let first = match recovered {
+                None => self.iconst(0),
+                Some(v) => {
+                    let (outer, _, _) = self.lowered.provenance.recovery(&v).expect("a recovered variable");
+                    let outer = self.coordinate_of(&outer).expect("its blocks' loop runs outside");
+                    let (b, first) = (self.iconst(block.as_ref().map_or(1, |(_, b)| *b as i64)), self.ireg());
+                    self.ops.push(Op::IBin {
+                        op: tessera_formats::IntOp::Mul,
+                        dst: first,
+                        a: outer,
+                        b,
+                    });
+                    first
+                }
+            };
+            let st = self.states[a].clone();
+            let (start, found) = (self.ireg(), self.breg());
+            let ancestors = self.ancestors(a, st.done);
+            self.ops.push(Op::Locate {
+                level: LevelRef::new(a, st.done),
+                parent: st.parent_pos(),
+                ancestors,
+                coord: first,
+                pos: start,
+                found,
+            });
+            factors.push(ValueRun {
+                operand: a as u32,
+                start,
+            });
+        }
         let vi = self.var_index(var);
+        let (zero, n) = (self.iconst(0), self.ireg());
         self.ops.push(Op::Dim { dst: n, var: vi });
+        let len = match block {
+            Some((_, b)) => RunLength::Fixed(b as u32),
+            None => RunLength::In(n),
+        };
+        self.ops.push(Op::DenseDot {
+            scale,
+            factors,
+            len,
+            acc,
+        });
+        // The loop assigns the temporary at each coordinate there is.
         self.present_if_nonempty(tpresent, zero, n);
         self.patch(skip);
         true

@@ -19,7 +19,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
-use tessera_engine::bytecode::{AxpyFactor, DotFactor, FloatOp, Op, Program, Regs, RowOp};
+use tessera_engine::bytecode::{AxpyFactor, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, ValueRun};
 use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
@@ -517,7 +517,12 @@ impl Translator<'_> {
                 factors,
                 acc,
             } => self.dot_block(clif, *driver, *begin, *end, factors, *acc),
-            Op::DenseDot { scale, factors, acc } => self.dense_dot(clif, *scale, factors, *acc),
+            Op::DenseDot {
+                scale,
+                factors,
+                len,
+                acc,
+            } => self.dense_dot(clif, *scale, factors, *len, *acc),
             Op::RowsDot {
                 rows,
                 parent,
@@ -899,33 +904,64 @@ impl Translator<'_> {
         Some(bases)
     }
 
-    /// `acc += Σ_c scale * Π factors[c]` over the first factor's extent,
-    /// summed in order from 0.0 as the interpreter does.
-    fn dense_dot(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[DotFactor], acc: u32) {
-        let Some(bases) = self.factor_bases(clif, factors) else {
-            return;
-        };
+    /// `acc += Σ_{c < len} scale * Π factors[c]`, summed in order from 0.0
+    /// as the interpreter does; unrolled when the length is a small fixed
+    /// one (a block's).
+    fn dense_dot(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[ValueRun], len: RunLength, acc: u32) {
+        /// The longest run unrolled: a block row of up to 16 values.
+        const MOST_UNROLLED: u32 = 16;
+        let mut bases: SmallVec<[Value; 2]> = SmallVec::new();
+        for f in factors {
+            let Some(values) = self.values(clif, f.operand) else {
+                return;
+            };
+            let start = self.iget(clif, f.start);
+            bases.push(clif.element(values, start, 8));
+        }
         let scale = self.fget(clif, scale);
-        let n = clif.param(factors[0].level, Param::Extent);
-        let zero = clif.int(0);
-        let init = clif.fb.ins().f64const(0.0);
-        let state = clif.loop_with(
-            &[zero, init],
-            &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
-            &mut |clif, s| {
-                let mut prod = scale;
-                for &base in &bases {
-                    let addr = clif.element(base, s[0], 8);
-                    let x = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
-                    prod = clif.fb.ins().fmul(prod, x);
+        // The address of a factor's value and the offset from it.
+        let product_at = |clif: &mut Clif<'_>, index: &dyn Fn(&mut Clif<'_>, Value) -> (Value, i32)| {
+            let mut prod = scale;
+            for &base in &bases {
+                let (addr, offset) = index(clif, base);
+                let x = clif.fb.ins().load(types::F64, input_flags(), addr, offset);
+                prod = clif.fb.ins().fmul(prod, x);
+            }
+            prod
+        };
+        let total = match len {
+            RunLength::Fixed(n) if n <= MOST_UNROLLED => {
+                let mut sum = clif.fb.ins().f64const(0.0);
+                for c in 0..n {
+                    let offset = 8 * c as i32;
+                    let prod = product_at(clif, &|_, base| (base, offset));
+                    sum = clif.fb.ins().fadd(sum, prod);
                 }
-                let sum = clif.fb.ins().fadd(s[1], prod);
-                let next = clif.fb.ins().iadd_imm_s(s[0], 1);
-                smallvec::smallvec![next, sum]
-            },
-        );
+                sum
+            }
+            _ => {
+                let n = match len {
+                    RunLength::Fixed(n) => clif.int(i64::from(n)),
+                    RunLength::In(r) => self.iget(clif, r),
+                };
+                let zero = clif.int(0);
+                let init = clif.fb.ins().f64const(0.0);
+                let state = clif.loop_with(
+                    &[zero, init],
+                    &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
+                    &mut |clif, s| {
+                        let c = s[0];
+                        let prod = product_at(clif, &|clif, base| (clif.element(base, c, 8), 0));
+                        let sum = clif.fb.ins().fadd(s[1], prod);
+                        let next = clif.fb.ins().iadd_imm_s(s[0], 1);
+                        smallvec::smallvec![next, sum]
+                    },
+                );
+                state[1]
+            }
+        };
         let old = self.fget(clif, acc);
-        let new = clif.fb.ins().fadd(old, state[1]);
+        let new = clif.fb.ins().fadd(old, total);
         self.fset(clif, acc, new);
     }
 
