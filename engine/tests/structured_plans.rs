@@ -87,9 +87,7 @@ parallel: runs on one thread: its outer loop runs over i/4, a derived variable, 
 forall i/4: every coordinate, locate A.dense; lattice {A.dense}
   forall j/4: iterate A.compressed; lattice {A.compressed}
     forall i%4: every coordinate, locate A.dense; lattice {A.dense}
-      where t0 is computed by:
-        forall j%4: every coordinate, locate A.dense; lattice {A.dense}
-          (runs as one block op: an inner product of dense rows)
+      (all rows run as one block op: dense rows times dense runs)
 concrete index notation:
   forall i/4
     forall j/4

@@ -49,6 +49,21 @@ pub struct ValueRun {
     pub start: IReg,
 }
 
+/// Runs of values of operand `operand`, one per row: row `r` starts at
+/// `start + r * step`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StridedRun {
+    pub operand: u32,
+    pub start: IReg,
+    pub step: IReg,
+}
+
+impl fmt::Display for StridedRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "t{}[r{} + r * r{} + c]", self.operand, self.start, self.step)
+    }
+}
+
 /// The length of a run of values: known when the program is planned (a
 /// block's size, which compiled tiers unroll) or read from a register.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,6 +258,17 @@ pub enum Op {
         factors: SmallVec<[ValueRun; 2]>,
         len: RunLength,
         acc: FReg,
+    },
+    /// Dense rows times dense runs: for each `r < rows`, `out[out.start +
+    /// r * out.step] += Σ_{c < len} scale * Π factors` with factor `f` read
+    /// at `f.start + r * f.step + c`. A BCSR block times its piece of x,
+    /// or a dense matrix times a vector, in one op.
+    DenseRowsDot {
+        rows: RunLength,
+        len: RunLength,
+        scale: FReg,
+        factors: SmallVec<[StridedRun; 2]>,
+        out: StridedRun,
     },
     /// Every row of a dense level at once: for each coordinate `c` in
     /// `first..last` of `rows` (below `parent`), the dot block of the
@@ -500,6 +526,22 @@ impl fmt::Display for Op {
                     .map(|x| format!(" * t{}[r{} + c]", x.operand, x.start))
                     .collect();
                 write!(f, "f{acc} += dense dot for c < {len}: f{scale}{}", fs.join(""))
+            }
+            Op::DenseRowsDot {
+                rows,
+                len,
+                scale,
+                factors,
+                out,
+            } => {
+                let fs: Vec<String> = factors.iter().map(|x| format!(" * {x}")).collect();
+                write!(
+                    f,
+                    "for r < {rows}: out[r{} + r * r{}] += dense dot for c < {len}: f{scale}{}",
+                    out.start,
+                    out.step,
+                    fs.join("")
+                )
             }
             Op::RowsDot {
                 rows,

@@ -240,6 +240,37 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 };
                 fr[*acc as usize] += total;
             }
+            Op::DenseRowsDot {
+                rows,
+                len,
+                scale,
+                factors,
+                out: out_run,
+            } => {
+                let length = |l: &crate::bytecode::RunLength| match l {
+                    crate::bytecode::RunLength::Fixed(n) => *n as usize,
+                    crate::bytecode::RunLength::In(r) => ir[*r as usize].max(0) as usize,
+                };
+                let (rows, n) = (length(rows), length(len));
+                let scale = fr[*scale as usize];
+                let at = |run: &crate::bytecode::StridedRun, r: usize| {
+                    ir[run.start as usize] as usize + r * ir[run.step as usize] as usize
+                };
+                for r in 0..rows {
+                    let runs: SmallVec<[&[f64]; 3]> = factors
+                        .iter()
+                        .map(|f| {
+                            let start = at(f, r);
+                            &bind.values[f.operand as usize][start..start + n]
+                        })
+                        .collect();
+                    let total = match runs.as_slice() {
+                        [x, y] => x.iter().zip(*y).fold(0.0, |sum, (a, b)| sum + scale * a * b),
+                        _ => (0..n).fold(0.0, |sum, c| sum + runs.iter().fold(scale, |prod, run| prod * run[c])),
+                    };
+                    out.dense_range_mut(at(out_run, r), 1)[0] += total;
+                }
+            }
             Op::RowsDot {
                 rows,
                 parent,

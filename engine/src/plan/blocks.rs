@@ -461,8 +461,8 @@ impl Emitter<'_> {
                 fixed.push(a);
                 continue;
             }
-            let dense_last = st.done + 1 == st.level_vars.len()
-                && st.formats[st.done].kind == tessera_formats::LevelKind::Dense;
+            let dense_last =
+                st.done + 1 == st.level_vars.len() && st.formats[st.done].kind == tessera_formats::LevelKind::Dense;
             let level_var = &st.level_vars[st.done];
             if dense_last && level_var == var && shape.located.iter().any(|&i| shape.iterators[i].operand == a) {
                 runs.push((a, None));

@@ -16,6 +16,7 @@ mod blocks;
 mod chunks;
 mod expr;
 mod loops;
+mod runs;
 mod state;
 mod structured;
 
@@ -530,6 +531,11 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all rows run as one block op: a dot product per row)"
+            );
+        } else if self.try_dense_rows_dot(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (all rows run as one block op: dense rows times dense runs)"
             );
         } else if self.try_dense_dot(var, body, &shape) {
             let _ = writeln!(

@@ -19,7 +19,9 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
-use tessera_engine::bytecode::{AxpyFactor, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, ValueRun};
+use tessera_engine::bytecode::{
+    AxpyFactor, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, StridedRun, ValueRun,
+};
 use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
@@ -523,6 +525,13 @@ impl Translator<'_> {
                 len,
                 acc,
             } => self.dense_dot(clif, *scale, factors, *len, *acc),
+            Op::DenseRowsDot {
+                rows,
+                len,
+                scale,
+                factors,
+                out,
+            } => self.dense_rows_dot(clif, (*rows, *len), *scale, factors, *out),
             Op::RowsDot {
                 rows,
                 parent,
@@ -905,11 +914,8 @@ impl Translator<'_> {
     }
 
     /// `acc += Σ_{c < len} scale * Π factors[c]`, summed in order from 0.0
-    /// as the interpreter does; unrolled when the length is a small fixed
-    /// one (a block's).
+    /// as the interpreter does.
     fn dense_dot(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[ValueRun], len: RunLength, acc: u32) {
-        /// The longest run unrolled: a block row of up to 16 values.
-        const MOST_UNROLLED: u32 = 16;
         let mut bases: SmallVec<[Value; 2]> = SmallVec::new();
         for f in factors {
             let Some(values) = self.values(clif, f.operand) else {
@@ -919,50 +925,86 @@ impl Translator<'_> {
             bases.push(clif.element(values, start, 8));
         }
         let scale = self.fget(clif, scale);
-        // The address of a factor's value and the offset from it.
-        let product_at = |clif: &mut Clif<'_>, index: &dyn Fn(&mut Clif<'_>, Value) -> (Value, i32)| {
-            let mut prod = scale;
-            for &base in &bases {
-                let (addr, offset) = index(clif, base);
-                let x = clif.fb.ins().load(types::F64, input_flags(), addr, offset);
-                prod = clif.fb.ins().fmul(prod, x);
-            }
-            prod
-        };
-        let total = match len {
-            RunLength::Fixed(n) if n <= MOST_UNROLLED => {
-                let mut sum = clif.fb.ins().f64const(0.0);
-                for c in 0..n {
-                    let offset = 8 * c as i32;
-                    let prod = product_at(clif, &|_, base| (base, offset));
-                    sum = clif.fb.ins().fadd(sum, prod);
-                }
-                sum
-            }
-            _ => {
-                let n = match len {
-                    RunLength::Fixed(n) => clif.int(i64::from(n)),
-                    RunLength::In(r) => self.iget(clif, r),
-                };
-                let zero = clif.int(0);
-                let init = clif.fb.ins().f64const(0.0);
-                let state = clif.loop_with(
-                    &[zero, init],
-                    &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
-                    &mut |clif, s| {
-                        let c = s[0];
-                        let prod = product_at(clif, &|clif, base| (clif.element(base, c, 8), 0));
-                        let sum = clif.fb.ins().fadd(s[1], prod);
-                        let next = clif.fb.ins().iadd_imm_s(s[0], 1);
-                        smallvec::smallvec![next, sum]
-                    },
-                );
-                state[1]
-            }
-        };
+        let len = self.run_length(clif, len);
+        let total = run_dot(clif, scale, &bases, len);
         let old = self.fget(clif, acc);
         let new = clif.fb.ins().fadd(old, total);
         self.fset(clif, acc, new);
+    }
+
+    /// For each row `r`: `out[out.start + r * out.step] += Σ_c scale * Π
+    /// factors`, factor `f` read from `f.start + r * f.step`; rows unrolled
+    /// when the whole block is small and fixed.
+    fn dense_rows_dot(
+        &mut self,
+        clif: &mut Clif<'_>,
+        (rows, len): (RunLength, RunLength),
+        scale: u32,
+        factors: &[StridedRun],
+        out: StridedRun,
+    ) {
+        /// The most products a block is unrolled to (a 4 x 4 block has 16).
+        const MOST_UNROLLED: u32 = 64;
+        // Per run: the address of its row 0 and its step in bytes.
+        let mut runs: SmallVec<[(Value, Value); 3]> = SmallVec::new();
+        for f in factors {
+            let Some(values) = self.values(clif, f.operand) else {
+                return;
+            };
+            let (start, step) = (self.iget(clif, f.start), self.iget(clif, f.step));
+            let bytes = clif.fb.ins().imul_imm_s(step, 8);
+            runs.push((clif.element(values, start, 8), bytes));
+        }
+        let output = clif.slot(Slot::Output);
+        let (start, step) = (self.iget(clif, out.start), self.iget(clif, out.step));
+        let out_bytes = clif.fb.ins().imul_imm_s(step, 8);
+        let out_row = clif.element(output, start, 8);
+        let scale = self.fget(clif, scale);
+        let len = self.run_length(clif, len);
+        let row = |clif: &mut Clif<'_>, offset: &dyn Fn(&mut Clif<'_>, Value) -> Value| {
+            let bases: SmallVec<[Value; 3]> = runs
+                .iter()
+                .map(|&(base, bytes)| {
+                    let shift = offset(clif, bytes);
+                    clif.fb.ins().iadd(base, shift)
+                })
+                .collect();
+            let total = run_dot(clif, scale, &bases, len);
+            let shift = offset(clif, out_bytes);
+            let addr = clif.fb.ins().iadd(out_row, shift);
+            let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
+            let new = clif.fb.ins().fadd(old, total);
+            clif.fb.ins().store(output_flags(), new, addr, 0);
+        };
+        match (rows, len.0) {
+            (RunLength::Fixed(r), Some(n)) if r * n <= MOST_UNROLLED => {
+                for k in 0..i64::from(r) {
+                    row(clif, &|clif, bytes| clif.fb.ins().imul_imm_s(bytes, k));
+                }
+            }
+            _ => {
+                let (_, r) = self.run_length(clif, rows);
+                let zero = clif.int(0);
+                clif.loop_with(
+                    &[zero],
+                    &mut |clif, s| clif.compare(Cmp::Lt, s[0], r),
+                    &mut |clif, s| {
+                        let k = s[0];
+                        row(clif, &|clif, bytes| clif.fb.ins().imul(bytes, k));
+                        smallvec::smallvec![clif.fb.ins().iadd_imm_s(k, 1)]
+                    },
+                );
+            }
+        }
+    }
+
+    /// A run length as the translation uses it: the fixed length, if any,
+    /// and its value.
+    fn run_length(&mut self, clif: &mut Clif<'_>, len: RunLength) -> (Option<u32>, Value) {
+        match len {
+            RunLength::Fixed(n) => (Some(n), clif.int(i64::from(n))),
+            RunLength::In(r) => (None, self.iget(clif, r)),
+        }
     }
 
     /// `acc += Σ_{p in begin..end} values[p] * Π factors`.
@@ -1199,6 +1241,46 @@ impl Row {
 /// left to right (the interpreter's order). Two elements at a time in
 /// `f64x2` vectors (the same IEEE operations, lane by lane), then the odd
 /// one.
+/// `Σ_{c < len} scale * Π bases[c]`, from 0.0 in order; unrolled when the
+/// length is fixed and at most 16 (a block's row).
+fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[Value], (fixed, n): (Option<u32>, Value)) -> Value {
+    const MOST_UNROLLED: u32 = 16;
+    let product = |clif: &mut Clif<'_>, at: &dyn Fn(&mut Clif<'_>, Value) -> (Value, i32)| {
+        let mut prod = scale;
+        for &base in bases {
+            let (addr, offset) = at(clif, base);
+            let x = clif.fb.ins().load(types::F64, input_flags(), addr, offset);
+            prod = clif.fb.ins().fmul(prod, x);
+        }
+        prod
+    };
+    match fixed {
+        Some(len) if len <= MOST_UNROLLED => {
+            let mut sum = clif.fb.ins().f64const(0.0);
+            for c in 0..len {
+                let prod = product(clif, &|_, base| (base, 8 * c as i32));
+                sum = clif.fb.ins().fadd(sum, prod);
+            }
+            sum
+        }
+        _ => {
+            let zero = clif.int(0);
+            let init = clif.fb.ins().f64const(0.0);
+            let state = clif.loop_with(
+                &[zero, init],
+                &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
+                &mut |clif, s| {
+                    let c = s[0];
+                    let prod = product(clif, &|clif, base| (clif.element(base, c, 8), 0));
+                    let sum = clif.fb.ins().fadd(s[1], prod);
+                    smallvec::smallvec![clif.fb.ins().iadd_imm_s(c, 1), sum]
+                },
+            );
+            state[1]
+        }
+    }
+}
+
 fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value]) {
     let vector = types::F64X2;
     let lanes = clif.fb.ins().splat(vector, scale);
