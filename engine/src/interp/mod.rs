@@ -256,19 +256,37 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let at = |run: &crate::bytecode::StridedRun, r: usize| {
                     ir[run.start as usize] as usize + r * ir[run.step as usize] as usize
                 };
-                for r in 0..rows {
-                    let runs: SmallVec<[&[f64]; 3]> = factors
-                        .iter()
-                        .map(|f| {
-                            let start = at(f, r);
-                            &bind.values[f.operand as usize][start..start + n]
-                        })
-                        .collect();
-                    let total = match runs.as_slice() {
-                        [x, y] => x.iter().zip(*y).fold(0.0, |sum, (a, b)| sum + scale * a * b),
-                        _ => (0..n).fold(0.0, |sum, c| sum + runs.iter().fold(scale, |prod, run| prod * run[c])),
+                if let [f, g] = factors.as_slice() {
+                    // The common shape (a block times x): each run's span
+                    // sliced once, the rows read from it.
+                    let span = |run: &crate::bytecode::StridedRun| {
+                        let (start, step) = (at(run, 0), ir[run.step as usize] as usize);
+                        let end = if rows == 0 {
+                            start
+                        } else {
+                            start + (rows - 1) * step + n
+                        };
+                        (&bind.values[run.operand as usize][start..end], step)
                     };
-                    out.dense_range_mut(at(out_run, r), 1)[0] += total;
+                    let ((fv, fs), (gv, gs)) = (span(f), span(g));
+                    let (out_start, out_step) = (at(out_run, 0), ir[out_run.step as usize] as usize);
+                    for r in 0..rows {
+                        let (x, y) = (&fv[r * fs..r * fs + n], &gv[r * gs..r * gs + n]);
+                        let total = x.iter().zip(y).fold(0.0, |sum, (a, b)| sum + scale * a * b);
+                        out.dense_range_mut(out_start + r * out_step, 1)[0] += total;
+                    }
+                } else {
+                    for r in 0..rows {
+                        let runs: SmallVec<[&[f64]; 3]> = factors
+                            .iter()
+                            .map(|f| {
+                                let start = at(f, r);
+                                &bind.values[f.operand as usize][start..start + n]
+                            })
+                            .collect();
+                        let total = (0..n).fold(0.0, |sum, c| sum + runs.iter().fold(scale, |prod, run| prod * run[c]));
+                        out.dense_range_mut(at(out_run, r), 1)[0] += total;
+                    }
                 }
             }
             Op::RowsDot {
