@@ -28,7 +28,7 @@ fn dia_spmv_loops_over_diagonals_then_a_range_of_rows() {
 loop order: A.diagonal, i, j
 derived: A.diagonal = the coordinate of A's level 0 (dense), which stores no mode; summed
 output y (dense): dense, accumulated in place
-parallel: runs on one thread: its outer loop runs over A.diagonal, a derived variable, and chunks of derived variables are not supported yet
+parallel: runs on one thread: its outer loop runs over A.diagonal, a level's own variable, and chunks of those are not supported yet
 forall A.diagonal: every coordinate, locate A.dense; lattice {A.dense}
   forall i: iterate A.range; lattice {A.range}
     (its coordinates are a computed range)
@@ -54,7 +54,7 @@ fn ell_spmv_loops_over_slots_then_rows() {
 loop order: A.slot, i, j
 derived: A.slot = the coordinate of A's level 0 (dense), which stores no mode; summed
 output y (dense): dense, accumulated in place
-parallel: runs on one thread: its outer loop runs over A.slot, a derived variable, and chunks of derived variables are not supported yet
+parallel: runs on one thread: its outer loop runs over A.slot, a level's own variable, and chunks of those are not supported yet
 forall A.slot: every coordinate, locate A.dense; lattice {A.dense}
   forall i: every coordinate, locate A.dense, y(out).dense; lattice {A.dense}
     where t0 is computed by:
@@ -83,7 +83,7 @@ derived: j/4 = j / 4, the block of j (j = j/4·4 + j%4)
 derived: i%4 = i % 4, the place of i in its block
 derived: j%4 = j % 4, the place of j in its block
 output y (dense): dense, accumulated in place
-parallel: runs on one thread: its outer loop runs over i/4, a derived variable, and chunks of derived variables are not supported yet
+parallel: the loop over i/4 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
 forall i/4: every coordinate, locate A.dense; lattice {A.dense}
   forall j/4: iterate A.compressed; lattice {A.compressed}
     forall i%4: every coordinate, locate A.dense; lattice {A.dense}

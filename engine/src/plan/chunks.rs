@@ -13,7 +13,7 @@ use tessera_formats::{Cmp, IntOp, Level, LevelKind, LevelRef};
 
 use super::{Emitter, IterInfo};
 use crate::bytecode::{ChunkOutput, Chunking, IReg, Op};
-use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, TempId};
+use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, TempId};
 use crate::notation::BinaryOp;
 
 /// The outermost loop variable and the registers of the run's range of it.
@@ -41,11 +41,17 @@ pub(super) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         },
         _ => return Err("the statement has no outer loop".into()),
     };
-    if var.relation().is_some() {
-        return Err(format!(
-            "its outer loop runs over {var}, a derived variable, and chunks of derived variables are not supported yet"
-        ));
-    }
+    // A chunk of blocks is a chunk of the rows they hold; a level's own
+    // variable (a diagonal, a slot) is not split yet.
+    let rows_of_blocks = match var.relation() {
+        None => None,
+        Some(Relation::Blocks { of, .. }) => Some(of.as_ref()),
+        Some(_) => {
+            return Err(format!(
+                "its outer loop runs over {var}, a level's own variable, and chunks of those are not supported yet"
+            ))
+        }
+    };
     if workspace_holds(&lowered.cin, var) {
         return Err(format!("its workspace spans {var}, the outer loop"));
     }
@@ -67,7 +73,8 @@ pub(super) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         drivers.push(LevelRef::new(k, 0));
     }
     let out = &lowered.output;
-    let leads = out.level_vars().first() == Some(var);
+    let first = out.level_vars().first().cloned();
+    let leads = first.as_ref() == Some(var) || (first.is_some() && first.as_ref() == rows_of_blocks);
     let output = match lowered.assembly {
         OutputAssembly::Dense if leads => ChunkOutput::DenseRows,
         OutputAssembly::Dense => ChunkOutput::DensePartials,
