@@ -113,3 +113,38 @@ fn sddmm_rank_loops_are_one_dense_dot_and_match_the_reference() {
         }
     }
 }
+
+/// Structured SpMV runs as block ops over runs of values: a DIA diagonal
+/// or an ELL slot as one `StridedAxpy` (x read at stepping positions, or
+/// gathered through the slot's columns), a BCSR block as one
+/// `DenseRowsDot`; and the results stay the reference's.
+#[test]
+fn structured_spmv_runs_as_block_ops_over_runs_and_matches_the_reference() {
+    let statement = "y(i) = A(i,j) * x(j)";
+    let engine = Engine::new();
+    let mut rng = Rng::new(29);
+    let cases: [(Format, fn(&Op) -> bool); 3] = [
+        (Format::dia(), |op| matches!(op, Op::StridedAxpy { .. })),
+        (Format::ell(), |op| matches!(op, Op::StridedAxpy { .. })),
+        (Format::bcsr(3, 2).unwrap(), |op| matches!(op, Op::DenseRowsDot { .. })),
+    ];
+    for (format, is_block) in cases {
+        let kernel = engine
+            .compile(
+                statement,
+                &[("A", format.clone()), ("x", Format::dense(1))],
+                &Format::dense(1),
+            )
+            .unwrap();
+        assert!(
+            kernel.program().ops.iter().any(is_block),
+            "no block op for A in {format}:\n{}",
+            kernel.program()
+        );
+        for kind in EntryKind::ALL {
+            let a = random_tensor(&mut rng, &[12, 10], kind, &format).unwrap();
+            let x = random_tensor(&mut rng, &[10], EntryKind::Random, &Format::dense(1)).unwrap();
+            check_statement(&engine, statement, &[("A", &a), ("x", &x)], None, &[]).unwrap();
+        }
+    }
+}

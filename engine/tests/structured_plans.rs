@@ -31,10 +31,7 @@ output y (dense): dense, accumulated in place
 parallel: runs on one thread: its outer loop runs over A.diagonal, a level's own variable, and chunks of those are not supported yet
 forall A.diagonal: every coordinate, locate A.dense; lattice {A.dense}
   forall i: iterate A.range; lattice {A.range}
-    (its coordinates are a computed range)
-    where t0 is computed by:
-      forall j: iterate A.offset, locate x.dense; lattice {A.offset, x.dense}
-        (one child per parent position: no loop)
+    (all rows run as one block op: a product per row, positions stepping with the row)
 concrete index notation:
   forall A.diagonal
     forall i
@@ -57,9 +54,7 @@ output y (dense): dense, accumulated in place
 parallel: runs on one thread: its outer loop runs over A.slot, a level's own variable, and chunks of those are not supported yet
 forall A.slot: every coordinate, locate A.dense; lattice {A.dense}
   forall i: every coordinate, locate A.dense, y(out).dense; lattice {A.dense}
-    where t0 is computed by:
-      forall j: iterate A.singleton, locate x.dense; lattice {A.singleton, x.dense}
-        (one child per parent position: no loop)
+    (all rows run as one block op: a product per row, positions stepping with the row)
 concrete index notation:
   forall A.slot
     forall i

@@ -225,6 +225,9 @@ impl Level for LevelFormat {
     fn coordinate_array(&self) -> Option<u8> {
         with_level!(self, |l| l.coordinate_array())
     }
+    fn coordinate_relation(&self) -> crate::properties::CoordinateRelation {
+        with_level!(self, |l| l.coordinate_relation())
+    }
     fn position_view<'s>(&self, storage: &'s LevelStorage) -> Option<&'s IndexArray> {
         with_level!(self, |l| l.position_view(storage))
     }

@@ -12,7 +12,7 @@
 
 use crate::error::Result;
 use crate::index::{CoordRun, IndexArray};
-use crate::properties::{Capabilities, Properties};
+use crate::properties::{Capabilities, CoordinateRelation, Properties};
 use crate::staging::{Builder, Immediate, LevelRef, StorageResolver};
 use crate::tensor::LevelStorage;
 
@@ -238,6 +238,13 @@ pub trait Level {
     /// one does: compiled kernels read it for [`Self::coordinate_view`].
     fn coordinate_array(&self) -> Option<u8> {
         None
+    }
+
+    /// How this level's positions and coordinates follow from those above
+    /// ([`CoordinateRelation`]): what lets a planner run many coordinates
+    /// at once.
+    fn coordinate_relation(&self) -> CoordinateRelation {
+        CoordinateRelation::Opaque
     }
 
     /// When `pos_iter(p)` is exactly `(pos[p], pos[p + 1])`, the `pos` array:

@@ -29,7 +29,7 @@ pub use error::{FormatError, Result};
 pub use format::{Format, FormatLevel, LevelFormat, LevelKind, Projection, Split, MAX_DIMENSION};
 pub use index::{CoordRun, IndexArray, IndexWidth};
 pub use level::{Footprint, Level, LevelCounts, PackInput, Packed, Segment};
-pub use properties::{Assembly, Capabilities, Iteration, Properties};
+pub use properties::{Assembly, Capabilities, CoordinateRelation, Iteration, Properties};
 pub use staging::{
     ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, LoopBody, LoopCond, LoopState, Param, StorageResolver,
 };

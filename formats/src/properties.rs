@@ -41,6 +41,25 @@ pub enum Iteration {
     CoordinatePosition,
 }
 
+/// How a level's positions and coordinates follow from those above it,
+/// for planners that compute many at once instead of one by one. Each
+/// level states its own; the planner never names a level format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CoordinateRelation {
+    /// Nothing a planner can compute ahead.
+    Opaque,
+    /// Below one parent, coordinate `c` is at position `parent · extent + c`
+    /// (dense, range): consecutive coordinates sit at consecutive positions.
+    Positional,
+    /// One child per parent, at the parent's position, whose coordinate is
+    /// the parent's coordinate plus an amount fixed by the levels above the
+    /// parent (DIA's columns: `j = i + offset[d]`).
+    ShiftedParent,
+    /// One child per parent, at the parent's position, its coordinate read
+    /// from the level's coordinate array (ELL's and COO's singletons).
+    Stored,
+}
+
 /// How an output level is assembled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Assembly {

@@ -60,7 +60,42 @@ pub struct StridedRun {
 
 impl fmt::Display for StridedRun {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "t{}[r{} + r * r{} + c]", self.operand, self.start, self.step)
+        write!(f, "t{}[r{} + r * r{}]", self.operand, self.start, self.step)
+    }
+}
+
+/// A factor of [`Op::StridedAxpy`] at row `r`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strided {
+    /// `values[start + r * step]`.
+    Run(StridedRun),
+    /// `values[base + coords[start + r * step]]`, `coords` the coordinate
+    /// array of level `level` (a stored column below each row).
+    Gather {
+        operand: u32,
+        base: IReg,
+        level: LevelRef,
+        start: IReg,
+        step: IReg,
+    },
+}
+
+impl fmt::Display for Strided {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Strided::Run(run) => write!(f, "{run}"),
+            Strided::Gather {
+                operand,
+                base,
+                level,
+                start,
+                step,
+            } => write!(
+                f,
+                "t{operand}[r{base} + coords t{}.l{}[r{start} + r * r{step}]]",
+                level.operand, level.level
+            ),
+        }
     }
 }
 
@@ -268,6 +303,15 @@ pub enum Op {
         len: RunLength,
         scale: FReg,
         factors: SmallVec<[StridedRun; 2]>,
+        out: StridedRun,
+    },
+    /// One product per row: for each `r < rows`, `out[out.start + r *
+    /// out.step] += scale * Π factors(r)`. The rows of a DIA diagonal, of an
+    /// ELL slot, in one op.
+    StridedAxpy {
+        rows: IReg,
+        scale: FReg,
+        factors: SmallVec<[Strided; 3]>,
         out: StridedRun,
     },
     /// Every row of a dense level at once: for each coordinate `c` in
@@ -527,6 +571,21 @@ impl fmt::Display for Op {
                     .collect();
                 write!(f, "f{acc} += dense dot for c < {len}: f{scale}{}", fs.join(""))
             }
+            Op::StridedAxpy {
+                rows,
+                scale,
+                factors,
+                out,
+            } => {
+                let fs: Vec<String> = factors.iter().map(|x| format!(" * {x}")).collect();
+                write!(
+                    f,
+                    "for r < r{rows}: out[r{} + r * r{}] += f{scale}{}",
+                    out.start,
+                    out.step,
+                    fs.join("")
+                )
+            }
             Op::DenseRowsDot {
                 rows,
                 len,
@@ -534,7 +593,10 @@ impl fmt::Display for Op {
                 factors,
                 out,
             } => {
-                let fs: Vec<String> = factors.iter().map(|x| format!(" * {x}")).collect();
+                let fs: Vec<String> = factors
+                    .iter()
+                    .map(|x| format!(" * t{}[r{} + r * r{} + c]", x.operand, x.start, x.step))
+                    .collect();
                 write!(
                     f,
                     "for r < {rows}: out[r{} + r * r{}] += dense dot for c < {len}: f{scale}{}",

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use tessera_formats::staging::{eval_cmp, eval_int_op};
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage, StorageResolver};
 
-use crate::bytecode::{FloatOp, Op, Program, Regs};
+use crate::bytecode::{FloatOp, IReg, Op, Program, Regs};
 use crate::runtime::output::OutputState;
 use crate::runtime::rows::Row;
 
@@ -239,6 +239,86 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     [] => 0.0,
                 };
                 fr[*acc as usize] += total;
+            }
+            Op::StridedAxpy {
+                rows,
+                scale,
+                factors,
+                out: out_run,
+            } => {
+                let rows = ir[*rows as usize].max(0) as usize;
+                let reg = |r: IReg| ir[r as usize] as usize;
+                let scale = fr[*scale as usize];
+                let (out_start, out_step) = (reg(out_run.start), reg(out_run.step));
+                let coords: SmallVec<[Option<&IndexArray>; 3]> = factors
+                    .iter()
+                    .map(|f| match f {
+                        crate::bytecode::Strided::Run(_) => None,
+                        crate::bytecode::Strided::Gather { level, .. } => {
+                            let storage = &bind.levels[level.operand as usize][level.level as usize];
+                            format_of(bind, *level).coordinate_view(storage)
+                        }
+                    })
+                    .collect();
+                let dst = out.dense_range_mut(out_start, if rows == 0 { 0 } else { (rows - 1) * out_step + 1 });
+                // The common shapes with unit steps (a diagonal times x, a
+                // slot's values times x gathered) as slice loops.
+                let unit = |run: &crate::bytecode::StridedRun| reg(run.step) == 1 || rows <= 1;
+                let run_slice = |run: &crate::bytecode::StridedRun| {
+                    let start = reg(run.start);
+                    &bind.values[run.operand as usize][start..start + rows]
+                };
+                use crate::bytecode::Strided;
+                match (factors.as_slice(), coords.as_slice()) {
+                    ([Strided::Run(a), Strided::Run(b)], _) if unit(a) && unit(b) && (out_step == 1 || rows <= 1) => {
+                        for ((d, &x), &y) in dst.iter_mut().zip(run_slice(a)).zip(run_slice(b)) {
+                            *d += scale * x * y;
+                        }
+                        pc += 1;
+                        continue;
+                    }
+                    (
+                        [Strided::Run(a), Strided::Gather {
+                            operand,
+                            base,
+                            start,
+                            step,
+                            ..
+                        }],
+                        [None, Some(idx)],
+                    ) if unit(a) && (reg(*step) == 1 || rows <= 1) && (out_step == 1 || rows <= 1) => {
+                        let (values, base, first) = (bind.values[*operand as usize], reg(*base), reg(*start));
+                        for (r, (d, &x)) in dst.iter_mut().zip(run_slice(a)).enumerate() {
+                            *d += scale * x * values[base + idx.get_usize(first + r)];
+                        }
+                        pc += 1;
+                        continue;
+                    }
+                    _ => {}
+                }
+                for r in 0..rows {
+                    let mut prod = scale;
+                    for (f, coords) in factors.iter().zip(&coords) {
+                        let value = match f {
+                            crate::bytecode::Strided::Run(run) => {
+                                bind.values[run.operand as usize][reg(run.start) + r * reg(run.step)]
+                            }
+                            crate::bytecode::Strided::Gather {
+                                operand,
+                                base,
+                                start,
+                                step,
+                                ..
+                            } => {
+                                let coords = coords.expect("the planner gathers through levels with coordinate arrays");
+                                let c = coords.get_usize(reg(*start) + r * reg(*step));
+                                bind.values[*operand as usize][reg(*base) + c]
+                            }
+                        };
+                        prod *= value;
+                    }
+                    dst[r * out_step] += prod;
+                }
             }
             Op::DenseRowsDot {
                 rows,

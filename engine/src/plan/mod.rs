@@ -500,7 +500,10 @@ impl<'a> Emitter<'a> {
         );
         let _ = writeln!(self.plan, "{line}");
 
-        if let Some(how) = self.structured_driver(&shape) {
+        let strided = "(all rows run as one block op: a product per row, positions stepping with the row)";
+        if !shape.universe && self.try_strided_axpy(var, body, &shape) {
+            let _ = writeln!(self.plan, "{pad}  {strided}");
+        } else if let Some(how) = self.structured_driver(&shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  ({})",
@@ -547,6 +550,8 @@ impl<'a> Emitter<'a> {
                 self.plan,
                 "{pad}  (inner products run as blocks of coordinates: {done})"
             );
+        } else if shape.universe && self.try_strided_axpy(var, body, &shape) {
+            let _ = writeln!(self.plan, "{pad}  {strided}");
         } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
             self.emit_driven_loop(var, body, &shape, &involved, depth);
         } else if self.merges_by_cases(&shape, body) {

@@ -6,10 +6,10 @@
 //! recovered variable (`i = i/b·b + i%b`) is affine in its parts.
 
 use smallvec::SmallVec;
-use tessera_formats::{IntOp, LevelKind, LevelRef};
+use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelKind, LevelRef};
 
 use super::{Emitter, LoopShape};
-use crate::bytecode::{IReg, Op, RunLength, StridedRun};
+use crate::bytecode::{IReg, Op, RunLength, Strided, StridedRun};
 use crate::cin::{Cin, CinExpr, LoopVar, Relation, Target};
 
 /// Where a coordinate of a loop variable comes from while a run's start is
@@ -229,5 +229,386 @@ fn reduction_of_product(body: &Cin) -> Option<(&LoopVar, &CinExpr)> {
             expr,
         } if t == temp && t2 == temp => Some((var, expr)),
         _ => None,
+    }
+}
+
+/// What defines the inner coordinate of a [`Op::StridedAxpy`] row: the
+/// one-child level below the row operand's level at the loop.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum InnerCoordinate {
+    /// The parent's coordinate shifted (DIA's column): positions located
+    /// at it move by a fixed step per row.
+    Shifted,
+    /// Stored (ELL's column): values located at it are gathered.
+    Stored,
+}
+
+impl Emitter<'_> {
+    /// One product per row ([`Op::StridedAxpy`]): a loop over a range
+    /// level's coordinates (DIA's rows below a diagonal) or over every
+    /// coordinate (ELL's rows in a slot) whose body adds a product into a
+    /// dense output, the product's operands reached through levels whose
+    /// positions follow the loop's coordinate ([`CoordinateRelation`]):
+    /// the loop's level is positional, the one below it (if any) has one
+    /// child per parent, and every other operand is dense.
+    pub(super) fn try_strided_axpy(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let Some(out) = self.output_operand() else {
+            return false;
+        };
+        if self.workspace.is_some() || self.chunk_of(var).is_some() {
+            return false;
+        }
+        let driver = match (shape.universe, shape.walked.as_slice()) {
+            (false, [d]) => {
+                let it = &shape.iterators[*d];
+                let range = it.format.capabilities().iteration == Iteration::CoordinateValue
+                    && it.format.coordinate_relation() == CoordinateRelation::Positional
+                    && it.format.unique;
+                if !range {
+                    return false;
+                }
+                Some(it.operand)
+            }
+            (true, []) => None,
+            _ => return false,
+        };
+        let Some((inner, expr)) = row_body(body) else {
+            return false;
+        };
+        let mut accesses = Vec::new();
+        let mut literal = 1.0;
+        if !product_parts(expr, &mut accesses, &mut literal) || accesses.is_empty() {
+            return false;
+        }
+        // The row operand: its level at the loop, then (with an inner
+        // loop) its one-child last level at the inner variable.
+        let mut row_operand = None;
+        let mut inner_kind = None;
+        for &a in &accesses {
+            let st = &self.states[a];
+            if st.done == st.level_vars.len() || st.level_vars[st.done] != *var {
+                continue;
+            }
+            let level = st.formats[st.done];
+            let positional = level.coordinate_relation() == CoordinateRelation::Positional;
+            let at_loop = match driver {
+                Some(d) => d == a,
+                None => level.kind == LevelKind::Dense,
+            };
+            let below = st.formats.get(st.done + 1).copied();
+            let child = match (inner, below) {
+                (Some(c), Some(f)) if st.done + 2 == st.level_vars.len() && st.level_vars[st.done + 1] == *c => {
+                    let p = f.properties();
+                    match f.coordinate_relation() {
+                        CoordinateRelation::ShiftedParent if p.branchless && p.unique => Some(InnerCoordinate::Shifted),
+                        CoordinateRelation::Stored if p.branchless && p.unique && f.coordinate_array().is_some() => {
+                            Some(InnerCoordinate::Stored)
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if positional && at_loop && child.is_some() && row_operand.is_none() {
+                row_operand = Some(a);
+                inner_kind = child;
+            }
+        }
+        // Without an inner loop the row operand's level at the loop holds
+        // the values; the dense-operand checks below cover it.
+        if inner.is_some() && row_operand.is_none() {
+            return false;
+        }
+        if driver.is_some() && driver != row_operand {
+            return false;
+        }
+        let mut fixed_values = Vec::new();
+        let mut located = Vec::new();
+        for &a in &accesses {
+            let st = &self.states[a];
+            if Some(a) == row_operand {
+                continue;
+            }
+            if st.done == st.level_vars.len() {
+                fixed_values.push(a);
+                continue;
+            }
+            let ok = match inner_kind {
+                // Gathered: located at the stored coordinate alone.
+                Some(InnerCoordinate::Stored) => {
+                    let last = st.level_vars.len() - 1;
+                    Some(&st.level_vars[last]) == inner
+                        && st.formats[last].kind == LevelKind::Dense
+                        && self.dense_and_known(a, &[], st.done..last)
+                }
+                _ => self.dense_and_known(
+                    a,
+                    &[Some(var), inner].into_iter().flatten().collect::<Vec<_>>(),
+                    st.done..st.level_vars.len(),
+                ),
+            };
+            if !ok {
+                return false;
+            }
+            located.push(a);
+        }
+        let out_loops: Vec<&LoopVar> = match inner_kind {
+            Some(InnerCoordinate::Stored) => vec![var],
+            _ => [Some(var), inner].into_iter().flatten().collect(),
+        };
+        let ost = &self.states[out];
+        if !self.dense_and_known(out, &out_loops, ost.done..ost.level_vars.len()) {
+            return false;
+        }
+
+        let presences: Vec<_> = accesses.iter().map(|&a| self.states[a].present).collect();
+        let skip = self.skip_unless_all(&presences);
+        let scale = self.product_of_values(&fixed_values);
+        if literal != 1.0 {
+            let l = self.freg();
+            self.ops.push(Op::FConst { dst: l, value: literal });
+            self.ops.push(Op::FBin {
+                op: crate::bytecode::FloatOp::Mul,
+                dst: scale,
+                a: l,
+                b: scale,
+            });
+        }
+        let (begin, end) = self.row_range(var, driver);
+        let rows = self.ireg();
+        self.ops.push(Op::IBin {
+            op: IntOp::Sub,
+            dst: rows,
+            a: end,
+            b: begin,
+        });
+        let (one, zero) = (self.iconst(1), self.iconst(0));
+        let second = self.ireg();
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: second,
+            a: begin,
+            b: one,
+        });
+        // The row operand's value positions (and inner coordinates) at the
+        // first two rows.
+        let mut factors: SmallVec<[Strided; 3]> = SmallVec::new();
+        let mut inner_at: Vec<IReg> = Vec::new();
+        let mut value_at: Vec<IReg> = Vec::new();
+        if let Some(r) = row_operand {
+            for c in [begin, second] {
+                let (pos, coord) = self.row_position(r, c, inner_kind == Some(InnerCoordinate::Shifted));
+                value_at.push(pos);
+                inner_at.extend(coord);
+            }
+            factors.push(Strided::Run(self.run_between(r, value_at[0], value_at[1])));
+        }
+        for &a in &located {
+            let factor = match (inner_kind, inner) {
+                (Some(InnerCoordinate::Stored), Some(c)) => {
+                    let base = self.locate_dense(a, &[(c.clone(), zero)]);
+                    let st = &self.states[row_operand.expect("a gather has a row operand")];
+                    let level = LevelRef::new(row_operand.expect("checked"), st.done + 1);
+                    let step = self.ireg();
+                    self.ops.push(Op::IBin {
+                        op: IntOp::Sub,
+                        dst: step,
+                        a: value_at[1],
+                        b: value_at[0],
+                    });
+                    Strided::Gather {
+                        operand: a as u32,
+                        base,
+                        level,
+                        start: value_at[0],
+                        step,
+                    }
+                }
+                _ => {
+                    let at = |k: usize| {
+                        let mut fixed = vec![(var.clone(), [begin, second][k])];
+                        if let Some(c) = inner {
+                            fixed.push((c.clone(), inner_at[k]));
+                        }
+                        fixed
+                    };
+                    let (first, next) = (self.locate_dense(a, &at(0)), self.locate_dense(a, &at(1)));
+                    Strided::Run(self.run_between(a, first, next))
+                }
+            };
+            factors.push(factor);
+        }
+        let out_at = |k: usize| {
+            let mut fixed = vec![(var.clone(), [begin, second][k])];
+            if let (Some(c), Some(InnerCoordinate::Shifted)) = (inner, inner_kind) {
+                fixed.push((c.clone(), inner_at[k]));
+            }
+            fixed
+        };
+        let (first, next) = (self.locate_dense(out, &out_at(0)), self.locate_dense(out, &out_at(1)));
+        let out_run = self.run_between(out, first, next);
+        self.ops.push(Op::StridedAxpy {
+            rows,
+            scale,
+            factors,
+            out: out_run,
+        });
+        self.patch(skip);
+        true
+    }
+
+    /// The loop's rows: a range level's computed coordinates, or every
+    /// coordinate.
+    fn row_range(&mut self, var: &LoopVar, driver: Option<usize>) -> (IReg, IReg) {
+        match driver {
+            Some(a) => {
+                let st = self.states[a].clone();
+                let (begin, end) = (self.ireg(), self.ireg());
+                let ancestors = self.ancestors(a, st.done);
+                self.ops.push(Op::CoordIter {
+                    level: LevelRef::new(a, st.done),
+                    ancestors,
+                    begin,
+                    end,
+                });
+                (begin, end)
+            }
+            None => {
+                let (begin, end) = (self.iconst(0), self.ireg());
+                let vi = self.var_index(var);
+                self.ops.push(Op::Dim { dst: end, var: vi });
+                (begin, end)
+            }
+        }
+    }
+
+    /// The row operand's value position at row coordinate `c`, and (when
+    /// `shifted`) the inner coordinate there.
+    fn row_position(&mut self, a: usize, c: IReg, shifted: bool) -> (IReg, Option<IReg>) {
+        let st = self.states[a].clone();
+        let level = LevelRef::new(a, st.done);
+        let ancestors = self.ancestors(a, st.done);
+        let (pos, found) = (self.ireg(), self.breg());
+        if st.formats[st.done].capabilities().iteration == Iteration::CoordinateValue
+            && !st.formats[st.done].capabilities().locate
+        {
+            self.ops.push(Op::CoordAccess {
+                level,
+                parent: st.parent_pos(),
+                ancestors: ancestors.clone(),
+                coord: c,
+                pos,
+                found,
+            });
+        } else {
+            self.ops.push(Op::Locate {
+                level,
+                parent: st.parent_pos(),
+                ancestors: ancestors.clone(),
+                coord: c,
+                pos,
+                found,
+            });
+        }
+        if st.done + 1 == st.level_vars.len() {
+            return (pos, None);
+        }
+        // The one child: its position is the first of its parent's.
+        let child = LevelRef::new(a, st.done + 1);
+        let (first, unused) = (self.ireg(), self.ireg());
+        self.ops.push(Op::PosIter {
+            level: child,
+            parent: pos,
+            begin: first,
+            end: unused,
+        });
+        if !shifted {
+            return (first, None);
+        }
+        let (coord, found) = (self.ireg(), self.breg());
+        let mut ancestors = ancestors;
+        ancestors.push(c);
+        self.ops.push(Op::PosAccess {
+            level: child,
+            pos: first,
+            ancestors,
+            coord,
+            found,
+        });
+        (first, Some(coord))
+    }
+
+    /// The run of operand `a`'s values from `first`, stepping to `next`.
+    fn run_between(&mut self, a: usize, first: IReg, next: IReg) -> StridedRun {
+        let step = self.ireg();
+        self.ops.push(Op::IBin {
+            op: IntOp::Sub,
+            dst: step,
+            a: next,
+            b: first,
+        });
+        StridedRun {
+            operand: a as u32,
+            start: first,
+            step,
+        }
+    }
+
+    /// Whether levels `levels` of operand `a` are dense, their variables
+    /// bound, among `loops`, or recovered from those.
+    fn dense_and_known(&self, a: usize, loops: &[&LoopVar], levels: std::ops::Range<usize>) -> bool {
+        let st = &self.states[a];
+        let known = |v: &LoopVar| self.var_regs.contains_key(v) || loops.contains(&v);
+        levels.clone().all(|k| {
+            let v = &st.level_vars[k];
+            st.formats[k].kind == LevelKind::Dense
+                && (known(v)
+                    || self
+                        .lowered
+                        .provenance
+                        .recovery(v)
+                        .is_some_and(|(outer, within, _)| known(&outer) && known(&within)))
+        })
+    }
+}
+
+/// The body of a row loop: `out += expr`, possibly through one inner loop
+/// (`forall c: out += expr`, or `out += t where t = forall c: t += expr`);
+/// the inner loop's variable and `expr`.
+fn row_body(body: &Cin) -> Option<(Option<&LoopVar>, &CinExpr)> {
+    match body {
+        Cin::Assign {
+            target: Target::Output,
+            expr,
+        } => Some((None, expr)),
+        Cin::Forall { var, body } => match body.as_ref() {
+            Cin::Assign {
+                target: Target::Output,
+                expr,
+            } => Some((Some(var), expr)),
+            _ => None,
+        },
+        _ => reduction_of_product(body).map(|(var, expr)| (Some(var), expr)),
+    }
+}
+
+/// Whether `expr` is a product of accesses and literals; collects the
+/// accesses and multiplies the literals into `literal`.
+fn product_parts(expr: &CinExpr, accesses: &mut Vec<usize>, literal: &mut f64) -> bool {
+    match expr {
+        CinExpr::Access(a) => {
+            accesses.push(*a);
+            true
+        }
+        CinExpr::Literal(v) => {
+            *literal *= v;
+            true
+        }
+        CinExpr::Binary {
+            op: crate::notation::BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => product_parts(lhs, accesses, literal) && product_parts(rhs, accesses, literal),
+        _ => false,
     }
 }

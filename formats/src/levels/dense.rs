@@ -3,7 +3,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::level::{checked_positions, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
-use crate::properties::{Assembly, Capabilities, Iteration, Properties};
+use crate::properties::{Assembly, Capabilities, CoordinateRelation, Iteration, Properties};
 use crate::staging::{Builder, LevelRef, Param};
 use crate::tensor::LevelStorage;
 
@@ -70,6 +70,11 @@ impl Level for Dense {
     fn insert_init<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
     fn insert_coord<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _pos: B::Int, _coord: B::Int) {}
     fn insert_finalize<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
+
+    fn coordinate_relation(&self) -> CoordinateRelation {
+        // `locate` is `parent · N + coord`.
+        CoordinateRelation::Positional
+    }
 
     fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {
         // Every coordinate below every parent, and no arrays.

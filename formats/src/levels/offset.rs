@@ -6,7 +6,7 @@
 use crate::error::{FormatError, Result};
 use crate::level::{Footprint, Level, LevelCounts, PackInput, Packed};
 use crate::levels::range::OFFSET;
-use crate::properties::{Capabilities, Iteration, Properties};
+use crate::properties::{Capabilities, CoordinateRelation, Iteration, Properties};
 use crate::staging::{Builder, LevelRef};
 use crate::tensor::LevelStorage;
 
@@ -51,6 +51,11 @@ impl Level for Offset {
         let coord = b.add(*row, offset);
         let found = b.bool_const(true);
         (coord, found)
+    }
+
+    fn coordinate_relation(&self) -> CoordinateRelation {
+        // The row above, shifted by its diagonal's offset.
+        CoordinateRelation::ShiftedParent
     }
 
     fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {

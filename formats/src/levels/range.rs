@@ -9,7 +9,7 @@
 use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
 use crate::level::{checked_positions, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
-use crate::properties::{Capabilities, Iteration, Properties};
+use crate::properties::{Capabilities, CoordinateRelation, Iteration, Properties};
 use crate::staging::{Builder, LevelRef, Param};
 use crate::tensor::LevelStorage;
 
@@ -72,6 +72,11 @@ impl Level for Range {
         let pos = b.add(base, coord);
         let found = b.bool_const(true);
         (pos, found)
+    }
+
+    fn coordinate_relation(&self) -> CoordinateRelation {
+        // `coord_access` is `parent · N + coord`.
+        CoordinateRelation::Positional
     }
 
     fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {

@@ -4,7 +4,7 @@
 use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
 use crate::level::{index_bytes, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
-use crate::properties::{Assembly, Capabilities, Iteration, Properties};
+use crate::properties::{Assembly, Capabilities, CoordinateRelation, Iteration, Properties};
 use crate::staging::{Builder, LevelRef};
 use crate::tensor::LevelStorage;
 
@@ -63,6 +63,10 @@ impl Level for Singleton {
         s.arrays
             .push(IndexArray::from_u64_with_bound(Vec::new(), extent as u64));
         s
+    }
+
+    fn coordinate_relation(&self) -> CoordinateRelation {
+        CoordinateRelation::Stored
     }
 
     fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {

@@ -20,7 +20,7 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::bytecode::{
-    AxpyFactor, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, StridedRun, ValueRun,
+    AxpyFactor, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, Strided, StridedRun, ValueRun,
 };
 use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param};
 
@@ -525,6 +525,12 @@ impl Translator<'_> {
                 len,
                 acc,
             } => self.dense_dot(clif, *scale, factors, *len, *acc),
+            Op::StridedAxpy {
+                rows,
+                scale,
+                factors,
+                out,
+            } => self.strided_axpy(clif, *rows, *scale, factors, *out),
             Op::DenseRowsDot {
                 rows,
                 len,
@@ -996,6 +1002,128 @@ impl Translator<'_> {
                 );
             }
         }
+    }
+
+    /// For each row `r < rows`: `out[out.start + r * out.step] += scale * Π
+    /// factors(r)`, a factor read at a stepping position or gathered
+    /// through a level's coordinates.
+    fn strided_axpy(&mut self, clif: &mut Clif<'_>, rows: u32, scale: u32, factors: &[Strided], out: StridedRun) {
+        /// A factor as the loop reads it.
+        enum Read {
+            /// Row 0's address and the step in bytes.
+            Run(Value, Value),
+            /// The values at the gathered coordinate 0, the coordinates,
+            /// the first coordinate's position and the step.
+            Gather(Value, tessera_formats::staging::ArrayRef, Value, Value),
+        }
+        let mut reads: SmallVec<[Read; 3]> = SmallVec::new();
+        for f in factors {
+            let read = match f {
+                Strided::Run(run) => {
+                    let Some(values) = self.values(clif, run.operand) else {
+                        return;
+                    };
+                    let (start, step) = (self.iget(clif, run.start), self.iget(clif, run.step));
+                    let bytes = clif.fb.ins().imul_imm_s(step, 8);
+                    Read::Run(clif.element(values, start, 8), bytes)
+                }
+                Strided::Gather {
+                    operand,
+                    base,
+                    level,
+                    start,
+                    step,
+                } => {
+                    let Some(format) = self.format(clif, *level) else {
+                        return;
+                    };
+                    let Some(coords) = format.coordinate_array().map(|slot| level.array(slot)) else {
+                        clif.fail(format!(
+                            "level {} of operand {} has no coordinate array",
+                            level.level, level.operand
+                        ));
+                        return;
+                    };
+                    let Some(values) = self.values(clif, *operand) else {
+                        return;
+                    };
+                    let base = self.iget(clif, *base);
+                    let (start, step) = (self.iget(clif, *start), self.iget(clif, *step));
+                    Read::Gather(clif.element(values, base, 8), coords, start, step)
+                }
+            };
+            reads.push(read);
+        }
+        let output = clif.slot(Slot::Output);
+        let (start, step) = (self.iget(clif, out.start), self.iget(clif, out.step));
+        let out_bytes = clif.fb.ins().imul_imm_s(step, 8);
+        let out_row = clif.element(output, start, 8);
+        let scale = self.fget(clif, scale);
+        let n = self.iget(clif, rows);
+        // Runs that all step by one value (a diagonal times x) take the
+        // vector loop of a dense row update; the others the loop below.
+        let mut steps: SmallVec<[Value; 4]> = reads
+            .iter()
+            .filter_map(|read| match read {
+                Read::Run(_, bytes) => Some(*bytes),
+                Read::Gather(..) => None,
+            })
+            .collect();
+        let done = clif.fb.create_block();
+        if steps.len() == reads.len() {
+            steps.push(out_bytes);
+            let mut unit = clif.bool_const(true);
+            for bytes in steps {
+                let one = clif.fb.ins().icmp_imm_s(IntCC::Equal, bytes, 8);
+                unit = clif.fb.ins().band(unit, one);
+            }
+            let (vector, scalar) = (clif.fb.create_block(), clif.fb.create_block());
+            clif.fb.ins().brif(unit, vector, &[], scalar, &[]);
+            clif.enter(vector);
+            let bases: SmallVec<[Value; 3]> = reads
+                .iter()
+                .map(|read| match read {
+                    Read::Run(base, _) => *base,
+                    Read::Gather(..) => unreachable!("only runs here"),
+                })
+                .collect();
+            axpy(clif, out_row, n, scale, &bases);
+            clif.fb.ins().jump(done, &[]);
+            clif.enter(scalar);
+        }
+        let zero = clif.int(0);
+        clif.loop_with(
+            &[zero],
+            &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
+            &mut |clif, s| {
+                let r = s[0];
+                let mut prod = scale;
+                for read in &reads {
+                    let addr = match *read {
+                        Read::Run(base, bytes) => {
+                            let shift = clif.fb.ins().imul(bytes, r);
+                            clif.fb.ins().iadd(base, shift)
+                        }
+                        Read::Gather(base, coords, start, step) => {
+                            let shift = clif.fb.ins().imul(step, r);
+                            let at = clif.fb.ins().iadd(start, shift);
+                            let c = clif.load(coords, at);
+                            clif.element(base, c, 8)
+                        }
+                    };
+                    let x = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+                    prod = clif.fb.ins().fmul(prod, x);
+                }
+                let shift = clif.fb.ins().imul(out_bytes, r);
+                let addr = clif.fb.ins().iadd(out_row, shift);
+                let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
+                let new = clif.fb.ins().fadd(old, prod);
+                clif.fb.ins().store(output_flags(), new, addr, 0);
+                smallvec::smallvec![clif.fb.ins().iadd_imm_s(r, 1)]
+            },
+        );
+        clif.fb.ins().jump(done, &[]);
+        clif.enter(done);
     }
 
     /// A run length as the translation uses it: the fixed length, if any,
