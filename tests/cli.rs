@@ -785,3 +785,29 @@ fn outputs_that_cannot_be_written_are_refused_before_reading() {
         &["order 3", ".tns"],
     );
 }
+
+/// DIA and ELL of a scattered matrix would store mostly zeros: packing
+/// refuses before allocating, naming the ratio and the limit; raising the
+/// limit lets it through.
+#[test]
+fn structured_formats_of_a_scattered_matrix_are_refused_naming_the_padding() {
+    let spmv = |format: &str| {
+        let mut cmd = tessera();
+        cmd.args([
+            "eval",
+            "y(i) = A(i,j) * x(j)",
+            "-g",
+            "A:3000x3000:0.001",
+            "-g",
+            "x:3000:1",
+        ])
+        .args(["-f", &format!("A:{format}")]);
+        cmd
+    };
+    assert_fails(
+        &mut spmv("dia"),
+        &["dia would store", "stored per entry", "TESSERA_PADDING_LIMIT"],
+    );
+    spmv("dia").env("TESSERA_PADDING_LIMIT", "100000").assert().success();
+    spmv("csr").assert().success();
+}

@@ -16,6 +16,7 @@ pub mod index;
 pub mod io;
 pub mod level;
 pub mod levels;
+pub mod padding;
 pub mod parts;
 pub mod properties;
 pub mod reorder;

@@ -669,6 +669,7 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<
     let extents: Vec<usize> = (0..nlevels)
         .map(|k| format.level_extent(k, list.shape()).unwrap_or_else(|| aux_extents[k]))
         .collect();
+    crate::padding::check_padding(&format, &extents, n)?;
     let perm = storage_order(&columns, &extents, n);
     let sorted: Vec<Vec<u64>> = columns
         .iter()
