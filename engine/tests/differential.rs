@@ -908,3 +908,76 @@ fn structured_inputs_the_statement_cannot_follow_are_converted_with_a_reason() {
         }
     }
 }
+
+/// Unordered COO keeps entries as given (unsorted, duplicates kept) and
+/// kernels walk it without converting it when no loop needs order: one
+/// tensor walked into a dense output. Elsewhere it is converted, and the
+/// plan says why.
+#[test]
+fn unordered_coo_is_walked_as_given_where_no_loop_needs_order() {
+    let native: [(&str, usize); 5] = [
+        ("y(i) = A(i,j) * x(j)", 1),
+        ("y(j) = A(i,j) * x(i)", 1),
+        ("C(i,k) = A(i,j) * B(j,k)", 2),
+        ("s = A(i,j)", 0),
+        ("C(i,j) = 2 * A(i,j) * B(i,j)", 2),
+    ];
+    let format = Format::coo_unordered(2);
+    let engine = suite_engine();
+    let mut rng = Rng::new(0xc00);
+    for (statement, order) in native {
+        let output = Format::dense(order);
+        let kernel = engine
+            .compile(
+                statement,
+                &[("A", format.clone()), ("B", Format::dense(2)), ("x", Format::dense(1))],
+                &output,
+            )
+            .unwrap();
+        assert!(!kernel.plan().contains("convert A"), "{statement}:\n{}", kernel.plan());
+        for shape in [[9, 7], [1, 5], [0, 3], [6, 6]] {
+            for kind in EntryKind::ALL {
+                let a = random_tensor(&mut rng, &shape, kind, &format).unwrap();
+                let columns = if statement.contains("B(j,k)") { 4 } else { shape[1] };
+                let b_shape = if statement.contains("B(j,k)") {
+                    [shape[1], columns]
+                } else {
+                    shape
+                };
+                let b = random_tensor(&mut rng, &b_shape, EntryKind::Random, &Format::dense(2)).unwrap();
+                let x_len = if statement.contains("x(i)") { shape[0] } else { shape[1] };
+                let x = random_tensor(&mut rng, &[x_len], EntryKind::Random, &Format::dense(1)).unwrap();
+                let inputs: Vec<(&str, &Tensor<f64>)> = [("A", &a), ("B", &b), ("x", &x)]
+                    .into_iter()
+                    .filter(|(name, _)| statement.contains(&format!("{name}(")))
+                    .collect();
+                check_statement(&engine, statement, &inputs, Some(&output), &[])
+                    .unwrap_or_else(|e| panic!("{statement}, A ucoo {shape:?} {kind:?}: {e}"));
+            }
+        }
+    }
+    for (statement, output, reason) in [
+        (
+            "C(i,j) = 2 * A(i,j)",
+            Format::csr(),
+            "a sparse output is assembled in order",
+        ),
+        (
+            "C(i,j) = A(i,j) + B(i,j)",
+            Format::dense(2),
+            "merges it with other terms",
+        ),
+    ] {
+        let kernel = engine
+            .compile(statement, &[("A", format.clone()), ("B", Format::dense(2))], &output)
+            .unwrap();
+        assert!(
+            kernel.plan().contains("convert A") && kernel.plan().contains(reason),
+            "{statement}: expected a conversion because {reason}:\n{}",
+            kernel.plan()
+        );
+        let a = random_tensor(&mut rng, &[6, 8], EntryKind::Duplicates, &format).unwrap();
+        let b = random_tensor(&mut rng, &[6, 8], EntryKind::Random, &Format::dense(2)).unwrap();
+        check_statement(&engine, statement, &[("A", &a), ("B", &b)], Some(&output), &[]).unwrap();
+    }
+}

@@ -418,6 +418,35 @@ impl Format {
             .collect();
         Self::per_mode(&levels, mode_order, "coo")
     }
+    /// Unordered coordinates: the entries as they were given (a file's
+    /// order), duplicates kept, every level without order or uniqueness.
+    /// Packing does not sort them, and kernels whose loops need no order
+    /// (one tensor walked, a dense output) read them as they are.
+    pub fn coo_unordered(order: usize) -> Format {
+        let levels: Vec<LevelFormat> = (0..order)
+            .map(|k| {
+                let base = if k == 0 {
+                    LevelFormat::compressed()
+                } else {
+                    LevelFormat::singleton()
+                };
+                base.non_unique().unordered()
+            })
+            .collect();
+        let modes: Vec<usize> = (0..order).collect();
+        Self::per_mode(&levels, &modes, "ucoo")
+    }
+    /// Whether the format stores entries as they are given: an unordered,
+    /// non-unique compressed level over unordered singletons (unordered
+    /// COO). Packing keeps their order and duplicates.
+    pub fn stores_as_given(&self) -> bool {
+        let levels = self.levels();
+        self.is_per_mode()
+            && !levels.is_empty()
+            && levels[0].level.kind == LevelKind::Compressed
+            && levels.iter().all(|l| !l.level.ordered && !l.level.unique)
+            && levels[1..].iter().all(|l| l.level.kind == LevelKind::Singleton)
+    }
     /// Compressed sparse fibers: every mode compressed.
     pub fn csf(order: usize) -> Format {
         Self::csf_ordered(&(0..order).collect::<Vec<_>>())

@@ -20,7 +20,7 @@
 //! Grammar:
 //! ```text
 //! spec   := named [':' order] | 'bcsr:' R 'x' C | levels [':' order]
-//! named  := dense | csr | csc | dcsr | dcsc | coo | csf | dia | ell | sv | hash
+//! named  := dense | csr | csc | dcsr | dcsc | coo | ucoo | csf | dia | ell | sv | hash
 //! levels := level (',' level)*
 //! level  := kind ['(' prop (',' prop)* ')']
 //! kind   := dense | compressed | singleton | range | offset | hashed
@@ -46,6 +46,7 @@ pub enum NamedFormat {
     Dcsr,
     Dcsc,
     Coo,
+    Ucoo,
     Csf,
     Dia,
     Ell,
@@ -54,13 +55,14 @@ pub enum NamedFormat {
 }
 
 impl NamedFormat {
-    const ALL: [(&'static str, NamedFormat); 11] = [
+    const ALL: [(&'static str, NamedFormat); 12] = [
         ("dense", NamedFormat::Dense),
         ("csr", NamedFormat::Csr),
         ("csc", NamedFormat::Csc),
         ("dcsr", NamedFormat::Dcsr),
         ("dcsc", NamedFormat::Dcsc),
         ("coo", NamedFormat::Coo),
+        ("ucoo", NamedFormat::Ucoo),
         ("csf", NamedFormat::Csf),
         ("dia", NamedFormat::Dia),
         ("ell", NamedFormat::Ell),
@@ -172,7 +174,9 @@ impl FormatSpec {
         match &self.spec {
             Spec::Named(_, Some(modes)) => Some(modes.len()),
             Spec::Named(named, None) => match named {
-                NamedFormat::Dense | NamedFormat::Coo | NamedFormat::Csf | NamedFormat::Hash => None,
+                NamedFormat::Dense | NamedFormat::Coo | NamedFormat::Ucoo | NamedFormat::Csf | NamedFormat::Hash => {
+                    None
+                }
                 NamedFormat::Sv => Some(1),
                 _ => Some(2),
             },
@@ -255,6 +259,8 @@ fn resolve_named(named: NamedFormat, mode_order: Option<&[usize]>, order: usize)
     Ok(match named {
         NamedFormat::Dense => Format::dense_ordered(modes),
         NamedFormat::Coo => Format::coo_ordered(modes),
+        NamedFormat::Ucoo if modes.iter().enumerate().all(|(k, &m)| k == m) => Format::coo_unordered(order),
+        NamedFormat::Ucoo => return Err("ucoo keeps the modes in their order: it takes no mode order".into()),
         NamedFormat::Csf => Format::csf_ordered(modes),
         NamedFormat::Csr => matrix("csr", order, Format::csr)?,
         NamedFormat::Csc => matrix("csc", order, Format::csc)?,

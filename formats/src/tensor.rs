@@ -652,8 +652,10 @@ fn find_levels(
 /// Packs a coordinate list into `format`.
 fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<V>> {
     format.check_shape(entries.shape())?;
+    // Unordered COO keeps the entries as given: no sort, duplicates kept.
+    let as_given = format.stores_as_given();
     let canonical;
-    let list = if entries.is_canonical() {
+    let list = if as_given || entries.is_canonical() {
         entries
     } else {
         let mut c = entries.clone();
@@ -670,7 +672,11 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<
         .map(|k| format.level_extent(k, list.shape()).unwrap_or_else(|| aux_extents[k]))
         .collect();
     crate::padding::check_padding(&format, &extents, n)?;
-    let perm = storage_order(&columns, &extents, n);
+    let perm = if as_given {
+        (0..n).collect()
+    } else {
+        storage_order(&columns, &extents, n)
+    };
     let sorted: Vec<Vec<u64>> = columns
         .iter()
         .map(|col| perm.iter().map(|&e| col[e]).collect())

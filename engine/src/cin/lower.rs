@@ -530,14 +530,18 @@ fn iteration_problem(format: &Format) -> Option<String> {
     for (k, l) in levels.iter().enumerate() {
         let level = &l.level;
         let caps = level.capabilities();
-        if !level.ordered && !caps.locate {
+        if !level.ordered && !caps.locate && !format.stores_as_given() {
             return Some(format!("level {k} is unordered and cannot locate"));
         }
-        if !level.unique {
+        // Unordered COO's last level repeats (duplicates kept), and its
+        // children chain without order: its loops only ever walk it alone
+        // ([`unordered_problem`]), into a dense output that sums repeats.
+        let repeats_as_given = k + 1 == levels.len() && format.stores_as_given();
+        if !(level.unique || repeats_as_given) {
             let child_chains = levels.get(k + 1).is_some_and(|c| {
                 let p = c.level.properties();
                 p.compact
-                    && p.ordered
+                    && (p.ordered || format.stores_as_given())
                     && c.level.capabilities().iteration == tessera_formats::Iteration::CoordinatePosition
             });
             if !child_chains {
@@ -561,6 +565,9 @@ fn structured_problem(
     nested_sums: bool,
 ) -> Option<String> {
     let op = &operands[k];
+    if op.format.stores_as_given() {
+        return unordered_problem(k, operands, output, root, nested_sums);
+    }
     if op.format.is_per_mode() {
         return None;
     }
@@ -605,6 +612,38 @@ fn structured_problem(
                         op.format
                     ));
                 }
+            }
+        }
+    }
+    None
+}
+
+/// Why operand `k`, stored as given (unordered COO), cannot be walked as it
+/// is, if it cannot. Its coordinates come in no order, so no loop may merge
+/// it with another tensor or append to a sparse output: it must be walked
+/// alone, into a dense output, the others locating its modes.
+fn unordered_problem(
+    k: usize,
+    operands: &[Operand],
+    output: &Format,
+    root: &CinExpr,
+    nested_sums: bool,
+) -> Option<String> {
+    let op = &operands[k];
+    if !output.is_dense() {
+        return Some("its entries come in no order, and a sparse output is assembled in order".into());
+    }
+    if nested_sums || !is_factor(root, k) {
+        return Some("its entries come in no order, and the statement merges it with other terms".into());
+    }
+    for other in operands.iter().filter(|o| o.id != op.id) {
+        for (l, v) in other.format.levels().iter().zip(other.level_vars()) {
+            if op.vars.contains(&v) && !l.level.capabilities().locate {
+                return Some(format!(
+                    "its entries come in no order, and {} walks {v} through its {} level beside it",
+                    other.name,
+                    l.level.name()
+                ));
             }
         }
     }

@@ -26,8 +26,17 @@ pub(super) struct OperandState {
 
 impl OperandState {
     pub fn new(op: &Operand, always: BReg, root: IReg) -> Self {
+        let mut formats: Vec<LevelFormat> = op.format.levels().iter().map(|l| l.level).collect();
+        if op.format.stores_as_given() {
+            // A coordinate repeated at the last level of entries kept as
+            // given is another entry, with its own value: loops visit each
+            // position, not runs of equal coordinates.
+            if let Some(last) = formats.last_mut() {
+                last.unique = true;
+            }
+        }
         OperandState {
-            formats: op.format.levels().iter().map(|l| l.level).collect(),
+            formats,
             level_vars: op.level_vars(),
             done: 0,
             positions: Vec::new(),
