@@ -62,7 +62,7 @@ const EVAL_HELP: &str = "\
 Statements are index notation: y(i) = A(i,j) * x(j), C(i,j) = A(i,j) + B(i,j),
 s = sum(i, x(i) * x(i)); indices on the right but not the left are summed.
 
-Formats (-f): dense, csr, csc, dcsr, dcsc, coo, csf, dia, ell, bcsr:RxC, sv, hash,
+Formats (-f): dense, csr, csc, dcsr, dcsc, coo, ucoo, csf, dia, ell, bcsr:RxC, sv, hash,
 or a level list such as dense,compressed or compressed(nonunique),singleton,
 optionally with a mode order: dense,compressed:1,0. Inputs default to CSR for a
 matrix, CSF for a higher-order tensor, dense for a dense file; the output is

@@ -34,7 +34,7 @@ Commands:
   :load NAME PATH               read a .mtx or .tns file
   :gen NAME DIMS DENSITY [SEED] random tensor, e.g. :gen A 1000x1000 0.01 7
   :format NAME FORMAT           store NAME in FORMAT (now, or when it is made):
-                                dense csr csc dcsr dcsc coo csf dia ell bcsr:RxC sv hash,
+                                dense csr csc dcsr dcsc coo ucoo csf dia ell bcsr:RxC sv hash,
                                 or levels such as dense,compressed:1,0
   :size VAR SIZE                size of an index variable no input fixes
   :threads [N|auto]             threads kernels may use (results are the same bits for any N)
