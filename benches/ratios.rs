@@ -16,8 +16,10 @@ mod common;
 use std::hint::black_box;
 use std::time::Instant;
 
-use common::{add_loop, kernel, on_threads, random_dense, rng, spgemm_loop, spmm_loop, spmv_loop, Csr};
-use tessera::formats::Format;
+use common::{
+    add_loop, block_matrix, kernel, laplacian2d, on_threads, random_dense, rng, spgemm_loop, spmm_loop, spmv_loop, Csr,
+};
+use tessera::formats::{Format, Tensor};
 use tessera::Inputs;
 
 /// One contender of a workload: its name and one run.
@@ -145,6 +147,55 @@ fn main() {
                 ("sprs", Box::new(|| drop(black_box(&sa + &sb)))),
             ],
         );
+    }
+    if wanted("structured") {
+        // SpMV on a 2-D 5-point Laplacian stored as CSR, DIA and ELL, and on
+        // a matrix of dense 4 x 4 blocks stored as CSR and BCSR: the
+        // structured formats iterated natively, against CSR on the same
+        // tier.
+        let stencil = laplacian2d(700);
+        let blocks = block_matrix(&mut rng(5), 100_000, 4, 0.0002);
+        for (name, entries, formats) in [
+            (
+                "stencil",
+                &stencil,
+                vec![("csr", Format::csr()), ("dia", Format::dia()), ("ell", Format::ell())],
+            ),
+            (
+                "blocks",
+                &blocks,
+                vec![("csr", Format::csr()), ("bcsr 4x4", Format::bcsr(4, 4).unwrap())],
+            ),
+        ] {
+            let x = random_dense(&mut rng(6), &[entries.shape()[1]]);
+            let tensors: Vec<(&str, Tensor<f64>)> = formats
+                .iter()
+                .map(|(n, f)| (*n, Tensor::pack(entries, f.clone()).expect("packs")))
+                .collect();
+            let inputs: Vec<Inputs<'_>> = tensors
+                .iter()
+                .map(|(_, t)| Inputs::new().with("A", t).with("x", &x))
+                .collect();
+            let kernels: Vec<_> = inputs
+                .iter()
+                .map(|i| kernel("y(i) = A(i,j) * x(j)", i, Format::dense(1)))
+                .collect();
+            let mut contenders: Vec<Contender<'_>> = Vec::new();
+            for (((label, _), input), (k, jit, interp)) in tensors.iter().zip(&inputs).zip(&kernels) {
+                let cranelift: &'static str = Box::leak(format!("{label} jit").into_boxed_str());
+                let interpreter: &'static str = Box::leak(format!("{label} interp").into_boxed_str());
+                contenders.push((cranelift, Box::new(move || drop(black_box(k.run_with(input, jit))))));
+                contenders.push((
+                    interpreter,
+                    Box::new(move || drop(black_box(k.run_with(input, interp)))),
+                ));
+            }
+            report(
+                &format!("structured spmv ({name}), {} nonzeros", entries.len()),
+                rounds,
+                contenders,
+            );
+        }
     }
     if wanted("spgemm") {
         let mut r = rng(4);

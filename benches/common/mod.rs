@@ -225,3 +225,54 @@ pub fn spgemm_loop(a: &Csr, b: &Csr) -> Csr {
 pub fn rng(seed: u64) -> SmallRng {
     SmallRng::seed_from_u64(seed)
 }
+
+/// The 5-point Laplacian of an `n x n` grid (order `n²`), as scipy's
+/// `kron(I, T) + kron(S, I)` builds it for `peer_ratio.py make laplacian2d`.
+pub fn laplacian2d(n: usize) -> tessera::formats::CoordinateList<f64> {
+    let m = n * n;
+    let mut entries = tessera::formats::CoordinateList::new(&[m, m]);
+    for r in 0..n {
+        for c in 0..n {
+            let i = r * n + c;
+            let mut push = |j: usize, v: f64| entries.push(&[i as u64, j as u64], v).expect("inside the grid");
+            if r > 0 {
+                push(i - n, -1.0);
+            }
+            if c > 0 {
+                push(i - 1, -1.0);
+            }
+            push(i, 4.0);
+            if c + 1 < n {
+                push(i + 1, -1.0);
+            }
+            if r + 1 < n {
+                push(i + n, -1.0);
+            }
+        }
+    }
+    entries
+}
+
+/// An `n x n` matrix of dense `b x b` blocks placed at random with the
+/// given density of blocks, as `peer_ratio.py make blocks` builds it.
+pub fn block_matrix(rng: &mut SmallRng, n: usize, b: usize, density: f64) -> tessera::formats::CoordinateList<f64> {
+    let nb = n / b;
+    let blocks = ((nb * nb) as f64 * density) as usize;
+    let mut entries = tessera::formats::CoordinateList::new(&[n, n]);
+    let mut seen = std::collections::HashSet::new();
+    while seen.len() < blocks {
+        let (bi, bj) = (rng.random_range(0..nb), rng.random_range(0..nb));
+        if !seen.insert((bi, bj)) {
+            continue;
+        }
+        for i in 0..b {
+            for j in 0..b {
+                let v = rng.random_range(-1.0..1.0);
+                entries
+                    .push(&[(bi * b + i) as u64, (bj * b + j) as u64], v)
+                    .expect("inside the matrix");
+            }
+        }
+    }
+    entries
+}
