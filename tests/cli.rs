@@ -810,4 +810,15 @@ fn structured_formats_of_a_scattered_matrix_are_refused_naming_the_padding() {
     );
     spmv("dia").env("TESSERA_PADDING_LIMIT", "100000").assert().success();
     spmv("csr").assert().success();
+    // `info` says which structured formats packing would refuse.
+    let out = tessera().args(["info", &four_elt()]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = |format: &str| {
+        text.lines()
+            .find(|l| l.starts_with(format))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(line("dia:").contains("packing refuses it"), "{text}");
+    assert!(!line("ell:").contains("packing refuses it"), "{text}");
 }

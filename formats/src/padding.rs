@@ -75,6 +75,17 @@ pub fn padded_values(format: &Format, extents: &[usize]) -> Option<u128> {
     Some(positions)
 }
 
+/// The padding limit, when storing `stored` values for `entries` entries
+/// exceeds it: what [`check_padding`] refuses.
+pub fn exceeded_limit(stored: u128, entries: u128) -> Option<f64> {
+    if stored < UNCHECKED_VALUES {
+        return None;
+    }
+    let ratio = stored as f64 / entries.max(1) as f64;
+    let (limit, _) = padding_limit();
+    (ratio > limit).then_some(limit)
+}
+
 /// Refuses packing `entries` into `format` (level extents `extents`) when
 /// it would store more than the padding limit allows. Per-mode formats are
 /// not checked: a dense format stores every component by design.
@@ -85,14 +96,11 @@ pub fn check_padding(format: &Format, extents: &[usize], entries: usize) -> Resu
     let Some(stored) = padded_values(format, extents) else {
         return Ok(());
     };
-    if stored < UNCHECKED_VALUES {
+    if exceeded_limit(stored, entries as u128).is_none() {
         return Ok(());
     }
     let ratio = stored as f64 / entries.max(1) as f64;
     let (limit, source) = padding_limit();
-    if ratio <= limit {
-        return Ok(());
-    }
     Err(FormatError::TooLarge(format!(
         "{format} would store {stored} values for {entries} entries: {ratio:.1} stored per entry, \
          mostly zero padding (the limit is {limit}, {source}); a scattered matrix suits csr or coo"

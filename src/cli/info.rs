@@ -307,7 +307,12 @@ impl std::fmt::Display for Padding {
             self.stored,
             self.padding,
             percent(self.share())
-        )
+        )?;
+        let entries = self.stored - self.padding;
+        match tessera_formats::padding::exceeded_limit(self.stored, entries) {
+            Some(limit) => write!(f, "; beyond the padding limit ({limit} per entry): packing refuses it"),
+            None => Ok(()),
+        }
     }
 }
 
