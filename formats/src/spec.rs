@@ -27,6 +27,8 @@
 //! prop   := nonunique | unique | unordered | ordered
 //! order  := mode (',' mode)*            level k stores mode order[k]
 //! ```
+//! A level list ending in `range,offset` stores a matrix by diagonals, its
+//! first level over the diagonals (`dense,range,offset` is DIA).
 //! `dense`, `coo` and `csf` take any order (and a mode order); the matrix
 //! formats take order 2, `sv` order 1, `hash` order 1 or 2. Errors name the
 //! part of the text at fault.
@@ -35,7 +37,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::error::FormatError;
-use crate::format::{Format, LevelFormat};
+use crate::format::{Format, FormatLevel, LevelFormat, LevelKind, Projection};
 
 /// The formats known by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,6 +183,7 @@ impl FormatSpec {
                 _ => Some(2),
             },
             Spec::Bcsr(..) => Some(2),
+            Spec::Levels(levels, _) if by_diagonals(levels) => Some(2),
             Spec::Levels(levels, _) => Some(levels.len()),
         }
     }
@@ -192,6 +195,20 @@ impl FormatSpec {
             Spec::Bcsr(r, c) => {
                 need_order("bcsr", 2, order)?;
                 Format::bcsr(*r, *c).map_err(|e| e.to_string())?
+            }
+            // The parser refuses a mode order of two modes for three levels.
+            Spec::Levels(levels, None) if by_diagonals(levels) && order == 2 => {
+                let (row, col) = (0, 1);
+                let level = |level, projection| FormatLevel { level, projection };
+                Format::new(
+                    2,
+                    vec![
+                        level(levels[0], Projection::Diagonal { row, col }),
+                        level(levels[1], Projection::mode(row)),
+                        level(levels[2], Projection::mode(col)),
+                    ],
+                )
+                .map_err(|e| format!("`{}` cannot store a matrix: {e}", self.text))?
             }
             Spec::Levels(levels, mode_order) => {
                 if levels.len() != order {
@@ -377,6 +394,13 @@ fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
     Ok(parts)
 }
 
+/// Whether a level list stores a matrix by diagonals: a level over the
+/// diagonals, then a range of rows and their offset columns (DIA is
+/// `dense,range,offset`). Its first level stores no mode.
+fn by_diagonals(levels: &[LevelFormat]) -> bool {
+    matches!(levels, [_, r, o] if r.kind == LevelKind::Range && o.kind == LevelKind::Offset)
+}
+
 /// One level `compressed(nonunique)`.
 fn parse_level(text: &str) -> Result<LevelFormat, String> {
     let text = text.trim();
@@ -464,6 +488,8 @@ mod tests {
         assert_eq!(resolve("dense", 3).unwrap(), Format::dense(3));
         assert_eq!(resolve("csf", 3).unwrap(), Format::csf(3));
         assert_eq!(resolve("coo", 2).unwrap(), Format::coo(2));
+        assert_eq!(resolve("dense,range,offset", 2).unwrap(), Format::dia());
+        assert_eq!("dense,range,offset".parse::<Format>().unwrap(), Format::dia());
         assert_eq!(resolve("sv", 1).unwrap(), Format::sparse_vector());
         assert_eq!(resolve("hash", 1).unwrap(), Format::hash_vector());
         assert_eq!(resolve("hash", 2).unwrap(), Format::hash_rows());
