@@ -95,3 +95,48 @@ concrete index notation:
 "#;
     assert_eq!(spmv_plan(Format::bcsr(4, 4).unwrap()), pinned(expected));
 }
+
+/// Blocks stored as a DCSR of dense 2 x 2 blocks (a composition no named
+/// format has): the same derived variables as BCSR, the block rows walked
+/// by a compressed level.
+#[test]
+fn blocked_dcsr_spmv_loops_over_stored_blocks() {
+    use tessera_formats::{FormatLevel, LevelFormat, Projection, Split};
+    let level = |level, mode, split| FormatLevel {
+        level,
+        projection: Projection::Mode { mode, split },
+    };
+    let blocked = Format::new(
+        2,
+        vec![
+            level(LevelFormat::compressed(), 0, Split::Outer(2)),
+            level(LevelFormat::compressed(), 1, Split::Outer(2)),
+            level(LevelFormat::dense(), 0, Split::Inner(2)),
+            level(LevelFormat::dense(), 1, Split::Inner(2)),
+        ],
+    )
+    .unwrap();
+    let expected = r#"
+loop order: i/2, j/2, i%2, j%2
+derived: i/2 = i / 2, the block of i (i = i/2·2 + i%2)
+derived: j/2 = j / 2, the block of j (j = j/2·2 + j%2)
+derived: i%2 = i % 2, the place of i in its block
+derived: j%2 = j % 2, the place of j in its block
+output y (dense): dense, accumulated in place
+parallel: the loop over i/2 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+forall i/2: iterate A.compressed; lattice {A.compressed}
+  forall j/2: iterate A.compressed; lattice {A.compressed}
+    forall i%2: every coordinate, locate A.dense; lattice {A.dense}
+      (all rows run as one block op: dense rows times dense runs)
+concrete index notation:
+  forall i/2
+    forall j/2
+      forall i%2
+        where t0 =
+            forall j%2
+              t0 += (A(i,j) * x(j))
+        in
+          y(i) += t0
+"#;
+    assert_eq!(spmv_plan(blocked), pinned(expected));
+}
