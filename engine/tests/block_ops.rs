@@ -123,7 +123,8 @@ fn structured_spmv_runs_as_block_ops_over_runs_and_matches_the_reference() {
     let statement = "y(i) = A(i,j) * x(j)";
     let engine = Engine::new();
     let mut rng = Rng::new(29);
-    let cases: [(Format, fn(&Op) -> bool); 3] = [
+    type IsBlockOp = fn(&Op) -> bool;
+    let cases: [(Format, IsBlockOp); 3] = [
         (Format::dia(), |op| matches!(op, Op::StridedAxpy { .. })),
         (Format::ell(), |op| matches!(op, Op::StridedAxpy { .. })),
         (Format::bcsr(3, 2).unwrap(), |op| matches!(op, Op::DenseRowsDot { .. })),
