@@ -284,7 +284,7 @@ pub enum Op {
         factors: SmallVec<[DotFactor; 2]>,
         acc: FReg,
     },
-    /// `acc += Σ_{c < len} scale * Π factors[c]`, each factor the values of
+    /// `acc += scale * Σ_{c < len} Π factors[c]`, each factor the values of
     /// an operand from position `start` on: an inner product of dense rows
     /// (SDDMM's rank loop, a row of a BCSR block times a piece of x). The
     /// sum runs from 0.0 in order and is then added to `acc`.
@@ -295,7 +295,7 @@ pub enum Op {
         acc: FReg,
     },
     /// Dense rows times dense runs: for each `r < rows`, `out[out.start +
-    /// r * out.step] += Σ_{c < len} scale * Π factors` with factor `f` read
+    /// r * out.step] += scale * Σ_{c < len} Π factors` with factor `f` read
     /// at `f.start + r * f.step + c`. A BCSR block times its piece of x,
     /// or a dense matrix times a vector, in one op.
     DenseRowsDot {

@@ -231,14 +231,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                         &bind.values[f.operand as usize][start..start + n]
                     })
                     .collect();
-                let total = match rows.as_slice() {
-                    [x, y] => x.iter().zip(*y).fold(0.0, |sum, (a, b)| sum + scale * a * b),
-                    [first, ..] => {
-                        (0..first.len()).fold(0.0, |sum, c| sum + rows.iter().fold(scale, |prod, row| prod * row[c]))
-                    }
-                    [] => 0.0,
-                };
-                fr[*acc as usize] += total;
+                fr[*acc as usize] += scale * dot_of_runs(&rows, n);
             }
             Op::StridedAxpy {
                 rows,
@@ -352,7 +345,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     let (out_start, out_step) = (at(out_run, 0), ir[out_run.step as usize] as usize);
                     for r in 0..rows {
                         let (x, y) = (&fv[r * fs..r * fs + n], &gv[r * gs..r * gs + n]);
-                        let total = x.iter().zip(y).fold(0.0, |sum, (a, b)| sum + scale * a * b);
+                        let total = scale * dot_of_runs(&[x, y], n);
                         out.dense_range_mut(out_start + r * out_step, 1)[0] += total;
                     }
                 } else {
@@ -364,7 +357,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                                 &bind.values[f.operand as usize][start..start + n]
                             })
                             .collect();
-                        let total = (0..n).fold(0.0, |sum, c| sum + runs.iter().fold(scale, |prod, run| prod * run[c]));
+                        let total = scale * dot_of_runs(&runs, n);
                         out.dense_range_mut(at(out_run, r), 1)[0] += total;
                     }
                 }
@@ -646,5 +639,18 @@ fn dot(coords: &IndexArray, begin: usize, own: &[f64], x: &[f64]) -> f64 {
             .zip(&v[begin..begin + n])
             .map(|(a, &c)| a * x[c as usize])
             .sum(),
+    }
+}
+
+/// `Σ_{c < n} Π runs[c]`, summed from 0.0 in order, each product taken in
+/// the runs' order: the inner product of [`Op::DenseDot`] and
+/// [`Op::DenseRowsDot`], before their scale.
+fn dot_of_runs(runs: &[&[f64]], n: usize) -> f64 {
+    match runs {
+        [x, y] => x[..n].iter().zip(&y[..n]).fold(0.0, |sum, (a, b)| sum + a * b),
+        [first, rest @ ..] => (0..n).fold(0.0, |sum, c| {
+            sum + rest.iter().fold(first[c], |prod, run| prod * run[c])
+        }),
+        [] => 0.0,
     }
 }

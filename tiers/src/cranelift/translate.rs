@@ -1369,20 +1369,24 @@ impl Row {
 /// left to right (the interpreter's order). Two elements at a time in
 /// `f64x2` vectors (the same IEEE operations, lane by lane), then the odd
 /// one.
-/// `Σ_{c < len} scale * Π bases[c]`, from 0.0 in order; unrolled when the
-/// length is fixed and at most 16 (a block's row).
+/// `scale * Σ_{c < len} Π bases[c]`, the sum from 0.0 in order and each
+/// product in the bases' order, as the interpreter computes it; unrolled
+/// when the length is fixed and at most 16 (a block's row).
 fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[Value], (fixed, n): (Option<u32>, Value)) -> Value {
     const MOST_UNROLLED: u32 = 16;
     let product = |clif: &mut Clif<'_>, at: &dyn Fn(&mut Clif<'_>, Value) -> (Value, i32)| {
-        let mut prod = scale;
+        let mut prod = None;
         for &base in bases {
             let (addr, offset) = at(clif, base);
             let x = clif.fb.ins().load(types::F64, input_flags(), addr, offset);
-            prod = clif.fb.ins().fmul(prod, x);
+            prod = Some(match prod {
+                None => x,
+                Some(p) => clif.fb.ins().fmul(p, x),
+            });
         }
-        prod
+        prod.unwrap_or_else(|| clif.fb.ins().f64const(1.0))
     };
-    match fixed {
+    let sum = match fixed {
         Some(len) if len <= MOST_UNROLLED => {
             let mut sum = clif.fb.ins().f64const(0.0);
             for c in 0..len {
@@ -1406,7 +1410,8 @@ fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[Value], (fixed, n): (Opti
             );
             state[1]
         }
-    }
+    };
+    clif.fb.ins().fmul(scale, sum)
 }
 
 fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value]) {
