@@ -295,14 +295,16 @@ pub enum Op {
         acc: FReg,
     },
     /// Dense rows times dense runs: for each `r < rows`, `out[out.start +
-    /// r * out.step] += scale * Σ_{c < len} Π factors` with factor `f` read
-    /// at `f.start + r * f.step + c`. A BCSR block times its piece of x,
-    /// or a dense matrix times a vector, in one op.
+    /// r * out.step] += scale * Σ_{c < len} Π factors · Π shared` with
+    /// factor `f` read at `f.start + r * f.step + c` and a shared run `s`
+    /// at `s.start + c` for every row. A BCSR block times its piece of x
+    /// (shared), or a dense matrix times a vector, in one op.
     DenseRowsDot {
         rows: RunLength,
         len: RunLength,
         scale: FReg,
         factors: SmallVec<[StridedRun; 2]>,
+        shared: SmallVec<[ValueRun; 1]>,
         out: StridedRun,
     },
     /// One product per row: for each `r < rows`, `out[out.start + r *
@@ -591,11 +593,13 @@ impl fmt::Display for Op {
                 len,
                 scale,
                 factors,
+                shared,
                 out,
             } => {
                 let fs: Vec<String> = factors
                     .iter()
                     .map(|x| format!(" * t{}[r{} + r * r{} + c]", x.operand, x.start, x.step))
+                    .chain(shared.iter().map(|x| format!(" * t{}[r{} + c]", x.operand, x.start)))
                     .collect();
                 write!(
                     f,

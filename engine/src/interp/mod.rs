@@ -318,6 +318,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 len,
                 scale,
                 factors,
+                shared,
                 out: out_run,
             } => {
                 let length = |l: &crate::bytecode::RunLength| match l {
@@ -329,23 +330,26 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let at = |run: &crate::bytecode::StridedRun, r: usize| {
                     ir[run.start as usize] as usize + r * ir[run.step as usize] as usize
                 };
-                if let [f, g] = factors.as_slice() {
-                    // The common shape (a block times x): each run's span
-                    // sliced once, the rows read from it.
-                    let span = |run: &crate::bytecode::StridedRun| {
-                        let (start, step) = (at(run, 0), ir[run.step as usize] as usize);
-                        let end = if rows == 0 {
-                            start
-                        } else {
-                            start + (rows - 1) * step + n
-                        };
-                        (&bind.values[run.operand as usize][start..end], step)
+                let shared: SmallVec<[&[f64]; 1]> = shared
+                    .iter()
+                    .map(|s| {
+                        let start = ir[s.start as usize] as usize;
+                        &bind.values[s.operand as usize][start..start + n]
+                    })
+                    .collect();
+                if let ([f], [x]) = (factors.as_slice(), shared.as_slice()) {
+                    // The common shape (a block times its piece of x): the
+                    // block's span sliced once, its rows read from it.
+                    let (start, step) = (at(f, 0), ir[f.step as usize] as usize);
+                    let end = if rows == 0 {
+                        start
+                    } else {
+                        start + (rows - 1) * step + n
                     };
-                    let ((fv, fs), (gv, gs)) = (span(f), span(g));
+                    let block = &bind.values[f.operand as usize][start..end];
                     let (out_start, out_step) = (at(out_run, 0), ir[out_run.step as usize] as usize);
                     for r in 0..rows {
-                        let (x, y) = (&fv[r * fs..r * fs + n], &gv[r * gs..r * gs + n]);
-                        let total = scale * dot_of_runs(&[x, y], n);
+                        let total = scale * dot_of_runs(&[&block[r * step..r * step + n], x], n);
                         out.dense_range_mut(out_start + r * out_step, 1)[0] += total;
                     }
                 } else {
@@ -356,6 +360,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                                 let start = at(f, r);
                                 &bind.values[f.operand as usize][start..start + n]
                             })
+                            .chain(shared.iter().copied())
                             .collect();
                         let total = scale * dot_of_runs(&runs, n);
                         out.dense_range_mut(at(out_run, r), 1)[0] += total;

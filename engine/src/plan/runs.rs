@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelKind, LevelRef};
 
 use super::{Emitter, LoopShape};
-use crate::bytecode::{IReg, Op, RunLength, Strided, StridedRun};
+use crate::bytecode::{IReg, Op, RunLength, Strided, StridedRun, ValueRun};
 use crate::cin::{Cin, CinExpr, LoopVar, Relation, Target};
 
 /// Where a coordinate of a loop variable comes from while a run's start is
@@ -57,8 +57,17 @@ impl Emitter<'_> {
         let scale = self.product_of_values(&fixed_values);
         let (zero, one) = (self.iconst(0), self.iconst(1));
         let mut factors: SmallVec<[StridedRun; 2]> = SmallVec::new();
+        let mut shared: SmallVec<[ValueRun; 1]> = SmallVec::new();
         for a in runs {
-            factors.push(self.strided_run(a, var, Some(inner), zero, one));
+            if self.depends_on(a, var) {
+                factors.push(self.strided_run(a, var, Some(inner), zero, one));
+            } else {
+                let start = self.locate_dense(a, &[(inner.clone(), zero)]);
+                shared.push(ValueRun {
+                    operand: a as u32,
+                    start,
+                });
+            }
         }
         let out = self.strided_run(out, var, None, zero, one);
         let rows = self.run_length(var);
@@ -68,6 +77,7 @@ impl Emitter<'_> {
             len,
             scale,
             factors,
+            shared,
             out,
         });
         self.patch(skip);
@@ -103,6 +113,20 @@ impl Emitter<'_> {
             let runs_along = involves_along(v);
             st.formats[k].kind == LevelKind::Dense && available && (runs_along == (along.is_some() && k + 1 == last))
         }) && st.done < last
+    }
+
+    /// Whether an unbound level of operand `a` is at `v` or at a variable
+    /// recovered from it.
+    fn depends_on(&self, a: usize, v: &LoopVar) -> bool {
+        let st = &self.states[a];
+        st.level_vars[st.done..].iter().any(|lv| {
+            lv == v
+                || self
+                    .lowered
+                    .provenance
+                    .recovery(lv)
+                    .is_some_and(|(outer, within, _)| outer == *v || within == *v)
+        })
     }
 
     /// The run of operand `a` per coordinate `r` of `rows`: located at

@@ -536,8 +536,9 @@ impl Translator<'_> {
                 len,
                 scale,
                 factors,
+                shared,
                 out,
-            } => self.dense_rows_dot(clif, (*rows, *len), *scale, factors, *out),
+            } => self.dense_rows_dot(clif, (*rows, *len), *scale, (factors, shared), *out),
             Op::RowsDot {
                 rows,
                 parent,
@@ -938,15 +939,16 @@ impl Translator<'_> {
         self.fset(clif, acc, new);
     }
 
-    /// For each row `r`: `out[out.start + r * out.step] += Σ_c scale * Π
-    /// factors`, factor `f` read from `f.start + r * f.step`; rows unrolled
-    /// when the whole block is small and fixed.
+    /// For each row `r`: `out[out.start + r * out.step] += scale * Σ_c Π
+    /// factors · Π shared`, factor `f` read from `f.start + r * f.step`, a
+    /// shared run the same for every row; rows unrolled when the whole
+    /// block is small and fixed, the shared values then loaded once.
     fn dense_rows_dot(
         &mut self,
         clif: &mut Clif<'_>,
         (rows, len): (RunLength, RunLength),
         scale: u32,
-        factors: &[StridedRun],
+        (factors, shared): (&[StridedRun], &[ValueRun]),
         out: StridedRun,
     ) {
         /// The most products a block is unrolled to (a 4 x 4 block has 16).
@@ -961,22 +963,21 @@ impl Translator<'_> {
             let bytes = clif.fb.ins().imul_imm_s(step, 8);
             runs.push((clif.element(values, start, 8), bytes));
         }
+        let mut shared_bases: SmallVec<[Value; 1]> = SmallVec::new();
+        for s in shared {
+            let Some(values) = self.values(clif, s.operand) else {
+                return;
+            };
+            let start = self.iget(clif, s.start);
+            shared_bases.push(clif.element(values, start, 8));
+        }
         let output = clif.slot(Slot::Output);
         let (start, step) = (self.iget(clif, out.start), self.iget(clif, out.step));
         let out_bytes = clif.fb.ins().imul_imm_s(step, 8);
         let out_row = clif.element(output, start, 8);
         let scale = self.fget(clif, scale);
         let len = self.run_length(clif, len);
-        let row = |clif: &mut Clif<'_>, offset: &dyn Fn(&mut Clif<'_>, Value) -> Value| {
-            let bases: SmallVec<[Value; 3]> = runs
-                .iter()
-                .map(|&(base, bytes)| {
-                    let shift = offset(clif, bytes);
-                    clif.fb.ins().iadd(base, shift)
-                })
-                .collect();
-            let total = run_dot(clif, scale, &bases, len);
-            let shift = offset(clif, out_bytes);
+        let add_to_row = |clif: &mut Clif<'_>, shift: Value, total: Value| {
             let addr = clif.fb.ins().iadd(out_row, shift);
             let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
             let new = clif.fb.ins().fadd(old, total);
@@ -984,19 +985,63 @@ impl Translator<'_> {
         };
         match (rows, len.0) {
             (RunLength::Fixed(r), Some(n)) if r * n <= MOST_UNROLLED => {
+                let load = |clif: &mut Clif<'_>, base: Value, c: u32| {
+                    clif.fb.ins().load(types::F64, input_flags(), base, 8 * c as i32)
+                };
+                let preloaded: SmallVec<[SmallVec<[Value; 16]>; 1]> = shared_bases
+                    .iter()
+                    .map(|&base| (0..n).map(|c| load(clif, base, c)).collect())
+                    .collect();
                 for k in 0..i64::from(r) {
-                    row(clif, &|clif, bytes| clif.fb.ins().imul_imm_s(bytes, k));
+                    let bases: SmallVec<[Value; 3]> = runs
+                        .iter()
+                        .map(|&(base, bytes)| {
+                            let shift = clif.fb.ins().imul_imm_s(bytes, k);
+                            clif.fb.ins().iadd(base, shift)
+                        })
+                        .collect();
+                    let mut sum = clif.fb.ins().f64const(0.0);
+                    for c in 0..n {
+                        let mut prod: Option<Value> = None;
+                        let values: SmallVec<[Value; 3]> = bases
+                            .iter()
+                            .map(|&base| load(clif, base, c))
+                            .chain(preloaded.iter().map(|p| p[c as usize]))
+                            .collect();
+                        for x in values {
+                            prod = Some(match prod {
+                                None => x,
+                                Some(p) => clif.fb.ins().fmul(p, x),
+                            });
+                        }
+                        let prod = prod.unwrap_or_else(|| clif.fb.ins().f64const(1.0));
+                        sum = clif.fb.ins().fadd(sum, prod);
+                    }
+                    let total = clif.fb.ins().fmul(scale, sum);
+                    let shift = clif.fb.ins().imul_imm_s(out_bytes, k);
+                    add_to_row(clif, shift, total);
                 }
             }
             _ => {
-                let (_, r) = self.run_length(clif, rows);
+                // Shared runs are runs that step by nothing.
                 let zero = clif.int(0);
+                runs.extend(shared_bases.iter().map(|&base| (base, zero)));
+                let (_, r) = self.run_length(clif, rows);
                 clif.loop_with(
                     &[zero],
                     &mut |clif, s| clif.compare(Cmp::Lt, s[0], r),
                     &mut |clif, s| {
                         let k = s[0];
-                        row(clif, &|clif, bytes| clif.fb.ins().imul(bytes, k));
+                        let bases: SmallVec<[Value; 3]> = runs
+                            .iter()
+                            .map(|&(base, bytes)| {
+                                let shift = clif.fb.ins().imul(bytes, k);
+                                clif.fb.ins().iadd(base, shift)
+                            })
+                            .collect();
+                        let total = run_dot(clif, scale, &bases, len);
+                        let shift = clif.fb.ins().imul(out_bytes, k);
+                        add_to_row(clif, shift, total);
                         smallvec::smallvec![clif.fb.ins().iadd_imm_s(k, 1)]
                     },
                 );
