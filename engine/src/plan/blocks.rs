@@ -310,36 +310,10 @@ impl Emitter<'_> {
         let Some(out) = self.output_operand() else {
             return false;
         };
-        let Cin::Where {
-            temp,
-            producer,
-            consumer,
-        } = body
-        else {
+        let Some((inner, expr)) = super::runs::reduction_of_product(body) else {
             return false;
         };
-        let Cin::Assign {
-            target: Target::Output,
-            expr: CinExpr::Temp(t),
-        } = consumer.as_ref()
-        else {
-            return false;
-        };
-        let Cin::Forall {
-            var: inner,
-            body: inner_body,
-        } = producer.as_ref()
-        else {
-            return false;
-        };
-        let Cin::Assign {
-            target: Target::Temp(t2),
-            expr,
-        } = inner_body.as_ref()
-        else {
-            return false;
-        };
-        if t != temp || t2 != temp || !shape.universe || !shape.walked.is_empty() {
+        if !shape.universe || !shape.walked.is_empty() {
             return false;
         }
         let mut factors_ops = Vec::new();

@@ -442,22 +442,44 @@ impl Emitter<'_> {
             found,
         });
         // An unlabelled position (an empty bucket) holds no coordinate.
-        let skip = self.jump_unless(found);
         // The loop runs only when the operand is present (its bounds are
         // empty otherwise) and the body only at labelled positions.
-        self.states[it.operand].bind(cursor, None, self.true_reg);
-        self.hoist_value(it.operand);
+        let step = LoopStep {
+            counter: cursor,
+            one,
+            top,
+            exit,
+        };
+        self.body_then_step((it.operand, cursor, coord), found, (shape, involved), body, depth, step);
+    }
+
+    /// The body of a loop driven by one level of `operand`: that level
+    /// bound at `pos` (the loop's coordinate `coord`), the located levels
+    /// bound, the body run unless `found` fails; then `step` advances and
+    /// loops.
+    pub(super) fn body_then_step(
+        &mut self,
+        (operand, pos, coord): (usize, IReg, IReg),
+        found: BReg,
+        (shape, involved): (&LoopShape, &BTreeSet<usize>),
+        body: &Cin,
+        depth: usize,
+        step: LoopStep,
+    ) {
+        let skip = self.jump_unless(found);
+        self.states[operand].bind(pos, None, self.true_reg);
+        self.hoist_value(operand);
         self.bind_located(shape, involved, coord);
         self.stmt(body, depth + 1);
         self.patch(skip);
         self.ops.push(Op::IBin {
             op: IntOp::Add,
-            dst: cursor,
-            a: cursor,
-            b: one,
+            dst: step.counter,
+            a: step.counter,
+            b: step.one,
         });
-        self.ops.push(Op::Jump { to: top });
-        self.patch(exit);
+        self.ops.push(Op::Jump { to: step.top });
+        self.patch(step.exit);
     }
 
     /// Loads an input's value as soon as all its levels are bound and it is
@@ -682,4 +704,13 @@ impl Emitter<'_> {
         self.states[a].bind(pos, None, present);
         self.hoist_value(a);
     }
+}
+
+/// How a loop moves on: `counter += one`, back to `top`; `exit` is the
+/// jump out of it, patched after the loop.
+pub(super) struct LoopStep {
+    pub counter: IReg,
+    pub one: IReg,
+    pub top: usize,
+    pub exit: usize,
 }

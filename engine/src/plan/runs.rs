@@ -228,7 +228,7 @@ impl Emitter<'_> {
 
 /// `out += t where t = forall inner: t += expr`: the inner loop's variable
 /// and `expr`.
-fn reduction_of_product(body: &Cin) -> Option<(&LoopVar, &CinExpr)> {
+pub(super) fn reduction_of_product(body: &Cin) -> Option<(&LoopVar, &CinExpr)> {
     let Cin::Where {
         temp,
         producer,

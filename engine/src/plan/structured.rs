@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use tessera_formats::{Cmp, IntOp, Iteration, Level, LevelRef};
+use tessera_formats::{Cmp, Iteration, Level, LevelRef};
 
 use super::{Emitter, IterInfo, LoopShape};
 use crate::bytecode::Op;
@@ -96,20 +96,13 @@ impl Emitter<'_> {
             pos,
             found,
         });
-        let missing = self.jump_unless(found);
-        self.states[it.operand].bind(pos, None, self.true_reg);
-        self.hoist_value(it.operand);
-        self.bind_located(shape, involved, coord);
-        self.stmt(body, depth + 1);
-        self.patch(missing);
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: coord,
-            a: coord,
-            b: one,
-        });
-        self.ops.push(Op::Jump { to: top });
-        self.patch(exit);
+        let step = super::loops::LoopStep {
+            counter: coord,
+            one,
+            top,
+            exit,
+        };
+        self.body_then_step((it.operand, pos, coord), found, (shape, involved), body, depth, step);
     }
 
     /// The one child of the parent position: no loop, the body once (when
