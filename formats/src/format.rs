@@ -422,6 +422,17 @@ impl Format {
     /// order), duplicates kept, every level without order or uniqueness.
     /// Packing does not sort them, and kernels whose loops need no order
     /// (one tensor walked, a dense output) read them as they are.
+    ///
+    /// ```
+    /// use tessera_formats::{CoordinateList, Format, Tensor};
+    /// let mut entries = CoordinateList::new(&[2, 2]);
+    /// entries.push(&[1, 0], 1.0).unwrap();
+    /// entries.push(&[0, 1], 2.0).unwrap();
+    /// entries.push(&[1, 0], 3.0).unwrap();
+    /// let a = Tensor::pack(&entries, Format::coo_unordered(2)).unwrap();
+    /// assert_eq!(a.values(), &[1.0, 2.0, 3.0]); // as given
+    /// assert!(a.format().stores_as_given());
+    /// ```
     pub fn coo_unordered(order: usize) -> Format {
         let levels: Vec<LevelFormat> = (0..order)
             .map(|k| {

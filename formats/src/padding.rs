@@ -63,6 +63,12 @@ pub fn padding_limit() -> (f64, &'static str) {
 /// when every level stores all its positions (dense, range) or one per
 /// parent (offset, singleton); `None` for formats whose size depends on
 /// the entries (compressed, hashed levels).
+///
+/// ```
+/// use tessera_formats::{padding::padded_values, Format};
+/// // 3 diagonals of a 1000 x 1000 matrix.
+/// assert_eq!(padded_values(&Format::dia(), &[3, 1000, 1000]), Some(3000));
+/// ```
 pub fn padded_values(format: &Format, extents: &[usize]) -> Option<u128> {
     let mut positions: u128 = 1;
     for (l, &extent) in format.levels().iter().zip(extents) {
@@ -77,6 +83,12 @@ pub fn padded_values(format: &Format, extents: &[usize]) -> Option<u128> {
 
 /// The padding limit, when storing `stored` values for `entries` entries
 /// exceeds it: what [`check_padding`] refuses.
+///
+/// ```
+/// use tessera_formats::padding::exceeded_limit;
+/// assert!(exceeded_limit(1 << 30, 1000).is_some());
+/// assert!(exceeded_limit(1000, 1).is_none()); // small stores pad freely
+/// ```
 pub fn exceeded_limit(stored: u128, entries: u128) -> Option<f64> {
     if stored < UNCHECKED_VALUES {
         return None;
@@ -89,6 +101,13 @@ pub fn exceeded_limit(stored: u128, entries: u128) -> Option<f64> {
 /// Refuses packing `entries` into `format` (level extents `extents`) when
 /// it would store more than the padding limit allows. Per-mode formats are
 /// not checked: a dense format stores every component by design.
+///
+/// ```
+/// use tessera_formats::{padding::check_padding, Format};
+/// let rows = 1 << 20;
+/// assert!(check_padding(&Format::dia(), &[1000, rows, rows], 5 * rows).is_err());
+/// assert!(check_padding(&Format::dia(), &[5, rows, rows], 5 * rows).is_ok());
+/// ```
 pub fn check_padding(format: &Format, extents: &[usize], entries: usize) -> Result<()> {
     if format.is_per_mode() {
         return Ok(());

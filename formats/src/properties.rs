@@ -44,6 +44,12 @@ pub enum Iteration {
 /// How a level's positions and coordinates follow from those above it,
 /// for planners that compute many at once instead of one by one. Each
 /// level states its own; the planner never names a level format.
+///
+/// ```
+/// use tessera_formats::{CoordinateRelation, Level, LevelFormat};
+/// assert_eq!(LevelFormat::offset().coordinate_relation(), CoordinateRelation::ShiftedParent);
+/// assert_eq!(LevelFormat::compressed().coordinate_relation(), CoordinateRelation::Opaque);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CoordinateRelation {
     /// Nothing a planner can compute ahead.

@@ -64,6 +64,23 @@ fn within(of: &LoopVar, block: usize) -> Relation {
 /// The derived variables of one statement: which statement variables are
 /// split into blocks (and by how much), and which levels have variables of
 /// their own.
+///
+/// ```
+/// use tessera_engine::cin::{LoopVar, Operand, Provenance};
+/// use tessera_engine::notation::IndexVar;
+/// use tessera_formats::Format;
+/// let v = |name: &str| LoopVar::Index(IndexVar::new(name));
+/// let a = Operand {
+///     name: "A".into(),
+///     id: 0,
+///     vars: vec![v("i"), v("j")],
+///     format: Format::bcsr(4, 4).unwrap(),
+///     converted_from: None,
+/// };
+/// let p = Provenance::of(&[a]).unwrap();
+/// let parts: Vec<String> = p.expand(&v("i")).iter().map(|x| x.to_string()).collect();
+/// assert_eq!(parts, ["i/4", "i%4"]);
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Provenance {
     /// Statement variables iterated as blocks, with the block size.
