@@ -116,8 +116,8 @@ fn sddmm_rank_loops_are_one_dense_dot_and_match_the_reference() {
 
 /// Structured SpMV runs as block ops over runs of values: a DIA diagonal
 /// or an ELL slot as one `StridedAxpy` (x read at stepping positions, or
-/// gathered through the slot's columns), a BCSR block as one
-/// `DenseRowsDot`; and the results stay the reference's.
+/// gathered through the slot's columns), a BCSR block row as one
+/// `BlockRowsDot`; and the results stay the reference's.
 #[test]
 fn structured_spmv_runs_as_block_ops_over_runs_and_matches_the_reference() {
     let statement = "y(i) = A(i,j) * x(j)";
@@ -127,7 +127,7 @@ fn structured_spmv_runs_as_block_ops_over_runs_and_matches_the_reference() {
     let cases: [(Format, IsBlockOp); 3] = [
         (Format::dia(), |op| matches!(op, Op::StridedAxpy { .. })),
         (Format::ell(), |op| matches!(op, Op::StridedAxpy { .. })),
-        (Format::bcsr(3, 2).unwrap(), |op| matches!(op, Op::DenseRowsDot { .. })),
+        (Format::bcsr(3, 2).unwrap(), |op| matches!(op, Op::BlockRowsDot { .. })),
     ];
     for (format, is_block) in cases {
         let kernel = engine

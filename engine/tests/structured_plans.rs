@@ -81,8 +81,7 @@ output y (dense): dense, accumulated in place
 parallel: the loop over i/4 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
 forall i/4: every coordinate, locate A.dense; lattice {A.dense}
   forall j/4: iterate A.compressed; lattice {A.compressed}
-    forall i%4: every coordinate, locate A.dense; lattice {A.dense}
-      (all rows run as one block op: dense rows times dense runs)
+    (all stored blocks run as one block op: dense rows times dense runs per block)
 concrete index notation:
   forall i/4
     forall j/4
@@ -126,8 +125,7 @@ output y (dense): dense, accumulated in place
 parallel: the loop over i/2 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
 forall i/2: iterate A.compressed; lattice {A.compressed}
   forall j/2: iterate A.compressed; lattice {A.compressed}
-    forall i%2: every coordinate, locate A.dense; lattice {A.dense}
-      (all rows run as one block op: dense rows times dense runs)
+    (all stored blocks run as one block op: dense rows times dense runs per block)
 concrete index notation:
   forall i/2
     forall j/2

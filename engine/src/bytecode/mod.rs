@@ -64,6 +64,28 @@ impl fmt::Display for StridedRun {
     }
 }
 
+/// A run of [`Op::BlockRowsDot`]: for the driver's position `p` and
+/// coordinate `c`, row `r` starts at `start + p * pos_step + c * coord_step
+/// + r * row_step`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockRun {
+    pub operand: u32,
+    pub start: IReg,
+    pub row_step: IReg,
+    pub pos_step: IReg,
+    pub coord_step: IReg,
+}
+
+impl fmt::Display for BlockRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "t{}[r{} + p * r{} + c * r{} + r * r{} + k]",
+            self.operand, self.start, self.pos_step, self.coord_step, self.row_step
+        )
+    }
+}
+
 /// A factor of [`Op::StridedAxpy`] at row `r`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strided {
@@ -305,6 +327,21 @@ pub enum Op {
         scale: FReg,
         factors: SmallVec<[StridedRun; 2]>,
         shared: SmallVec<[ValueRun; 1]>,
+        out: StridedRun,
+    },
+    /// [`Op::DenseRowsDot`] for each stored position `p` in `begin..end` of
+    /// the `driver` level (its coordinate `c`): a run starts at `start +
+    /// p * pos_step + c * coord_step`. A BCSR block row (its stored blocks
+    /// times x) in one op.
+    BlockRowsDot {
+        driver: LevelRef,
+        begin: IReg,
+        end: IReg,
+        rows: RunLength,
+        len: RunLength,
+        scale: FReg,
+        factors: SmallVec<[BlockRun; 2]>,
+        shared: SmallVec<[BlockRun; 1]>,
         out: StridedRun,
     },
     /// One product per row: for each `r < rows`, `out[out.start + r *
@@ -572,6 +609,28 @@ impl fmt::Display for Op {
                     .map(|x| format!(" * t{}[r{} + c]", x.operand, x.start))
                     .collect();
                 write!(f, "f{acc} += dense dot for c < {len}: f{scale}{}", fs.join(""))
+            }
+            Op::BlockRowsDot {
+                driver,
+                begin,
+                end,
+                rows,
+                len,
+                scale,
+                factors,
+                shared,
+                out,
+            } => {
+                let fs: Vec<String> = factors.iter().chain(shared).map(|x| format!(" * {x}")).collect();
+                write!(
+                    f,
+                    "for p in r{begin}..r{end} of {} (c its coordinate), r < {rows}: out[r{} + r * r{}] += \
+                     dense dot for k < {len}: f{scale}{}",
+                    lv(driver),
+                    out.start,
+                    out.step,
+                    fs.join("")
+                )
             }
             Op::StridedAxpy {
                 rows,

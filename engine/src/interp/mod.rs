@@ -313,6 +313,64 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     dst[r * out_step] += prod;
                 }
             }
+            Op::BlockRowsDot {
+                driver,
+                begin,
+                end,
+                rows,
+                len,
+                scale,
+                factors,
+                shared,
+                out: out_run,
+            } => {
+                let length = |l: &crate::bytecode::RunLength| match l {
+                    crate::bytecode::RunLength::Fixed(n) => *n as usize,
+                    crate::bytecode::RunLength::In(r) => ir[*r as usize].max(0) as usize,
+                };
+                let (rows, n) = (length(rows), length(len));
+                let scale = fr[*scale as usize];
+                let reg = |r: IReg| ir[r as usize];
+                let storage = &bind.levels[driver.operand as usize][driver.level as usize];
+                let Some(coords) = format_of(bind, *driver).coordinate_view(storage) else {
+                    unreachable!("the planner only walks blocks of levels with a coordinate array")
+                };
+                let (out_start, out_step) = (reg(out_run.start) as usize, reg(out_run.step) as usize);
+                let start_at = |run: &crate::bytecode::BlockRun, p: i64, c: i64| {
+                    (reg(run.start) + p * reg(run.pos_step) + c * reg(run.coord_step)) as usize
+                };
+                let span = if rows == 0 { 0 } else { (rows - 1) * out_step + 1 };
+                let dst = out.dense_range_mut(out_start, span);
+                for p in reg(*begin)..reg(*end) {
+                    let c = coords.get(p as usize);
+                    if let ([f], [x]) = (factors.as_slice(), shared.as_slice()) {
+                        // The common shape: one block times its piece of x.
+                        let (block, step) = (start_at(f, p, c), reg(f.row_step) as usize);
+                        let x_start = start_at(x, p, c);
+                        let x = &bind.values[x.operand as usize][x_start..x_start + n];
+                        let values = bind.values[f.operand as usize];
+                        for r in 0..rows {
+                            let row = &values[block + r * step..block + r * step + n];
+                            dst[r * out_step] += scale * dot_of_runs(&[row, x], n);
+                        }
+                    } else {
+                        for r in 0..rows {
+                            let runs: SmallVec<[&[f64]; 3]> = factors
+                                .iter()
+                                .map(|f| {
+                                    let start = start_at(f, p, c) + r * reg(f.row_step) as usize;
+                                    &bind.values[f.operand as usize][start..start + n]
+                                })
+                                .chain(shared.iter().map(|s| {
+                                    let start = start_at(s, p, c);
+                                    &bind.values[s.operand as usize][start..start + n]
+                                }))
+                                .collect();
+                            dst[r * out_step] += scale * dot_of_runs(&runs, n);
+                        }
+                    }
+                }
+            }
             Op::DenseRowsDot {
                 rows,
                 len,

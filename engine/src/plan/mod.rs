@@ -12,6 +12,7 @@
 //! to hold or not at emission time are folded, so code for operands known to
 //! be present reads no flags. A readable plan is recorded on the way.
 
+mod block_rows;
 mod blocks;
 mod chunks;
 mod expr;
@@ -513,6 +514,11 @@ impl<'a> Emitter<'a> {
                 }
             );
             self.emit_structured_loop(how, var, body, &shape, &involved, depth);
+        } else if self.try_block_rows_dot(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (all stored blocks run as one block op: dense rows times dense runs per block)"
+            );
         } else if self.try_row_axpy(var, body, &shape) {
             let _ = writeln!(
                 self.plan,

@@ -88,7 +88,7 @@ impl Emitter<'_> {
     /// is bound, one of `loops`, or recovered from those; with `along`,
     /// whether the last level runs along it (its variable is `along` or
     /// recovered with `along` as the place in a block) and no other does.
-    fn walks_dense_levels(&self, a: usize, loops: &[&LoopVar], along: Option<&LoopVar>) -> bool {
+    pub(super) fn walks_dense_levels(&self, a: usize, loops: &[&LoopVar], along: Option<&LoopVar>) -> bool {
         let st = &self.states[a];
         let known = |v: &LoopVar| self.var_regs.contains_key(v) || loops.contains(&v);
         let involves_along = |v: &LoopVar| {
@@ -117,7 +117,7 @@ impl Emitter<'_> {
 
     /// Whether an unbound level of operand `a` is at `v` or at a variable
     /// recovered from it.
-    fn depends_on(&self, a: usize, v: &LoopVar) -> bool {
+    pub(super) fn depends_on(&self, a: usize, v: &LoopVar) -> bool {
         let st = &self.states[a];
         st.level_vars[st.done..].iter().any(|lv| {
             lv == v
@@ -156,7 +156,7 @@ impl Emitter<'_> {
 
     /// The position of operand `a`'s value with its unbound (dense) levels
     /// located at their variables' coordinates, `fixed` overriding loops.
-    fn locate_dense(&mut self, a: usize, fixed: Fixed<'_>) -> IReg {
+    pub(super) fn locate_dense(&mut self, a: usize, fixed: Fixed<'_>) -> IReg {
         let st = self.states[a].clone();
         let mut parent = st.parent_pos();
         let mut coords: Vec<IReg> = Vec::new();
@@ -563,7 +563,7 @@ impl Emitter<'_> {
     }
 
     /// The run of operand `a`'s values from `first`, stepping to `next`.
-    fn run_between(&mut self, a: usize, first: IReg, next: IReg) -> StridedRun {
+    pub(super) fn run_between(&mut self, a: usize, first: IReg, next: IReg) -> StridedRun {
         let step = self.ireg();
         self.ops.push(Op::IBin {
             op: IntOp::Sub,

@@ -20,7 +20,7 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::bytecode::{
-    AxpyFactor, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, Strided, StridedRun, ValueRun,
+    AxpyFactor, BlockRun, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, Strided, StridedRun, ValueRun,
 };
 use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param};
 
@@ -539,6 +539,24 @@ impl Translator<'_> {
                 shared,
                 out,
             } => self.dense_rows_dot(clif, (*rows, *len), *scale, (factors, shared), *out),
+            Op::BlockRowsDot {
+                driver,
+                begin,
+                end,
+                rows,
+                len,
+                scale,
+                factors,
+                shared,
+                out,
+            } => self.block_rows_dot(
+                clif,
+                (*driver, *begin, *end),
+                (*rows, *len),
+                *scale,
+                (factors, shared),
+                *out,
+            ),
             Op::RowsDot {
                 rows,
                 parent,
@@ -941,8 +959,7 @@ impl Translator<'_> {
 
     /// For each row `r`: `out[out.start + r * out.step] += scale * Σ_c Π
     /// factors · Π shared`, factor `f` read from `f.start + r * f.step`, a
-    /// shared run the same for every row; rows unrolled when the whole
-    /// block is small and fixed, the shared values then loaded once.
+    /// shared run the same for every row ([`rows_dot`]).
     fn dense_rows_dot(
         &mut self,
         clif: &mut Clif<'_>,
@@ -951,8 +968,6 @@ impl Translator<'_> {
         (factors, shared): (&[StridedRun], &[ValueRun]),
         out: StridedRun,
     ) {
-        /// The most products a block is unrolled to (a 4 x 4 block has 16).
-        const MOST_UNROLLED: u32 = 64;
         // Per run: the address of its row 0 and its step in bytes.
         let mut runs: SmallVec<[(Value, Value); 3]> = SmallVec::new();
         for f in factors {
@@ -971,82 +986,87 @@ impl Translator<'_> {
             let start = self.iget(clif, s.start);
             shared_bases.push(clif.element(values, start, 8));
         }
+        let Some(out) = self.output_run(clif, out) else {
+            return;
+        };
+        let scale = self.fget(clif, scale);
+        let (rows, len) = (self.run_length(clif, rows), self.run_length(clif, len));
+        rows_dot(clif, (rows, len), scale, (&runs, &shared_bases), out);
+    }
+
+    /// [`Self::dense_rows_dot`] for each stored position `p` of `driver`
+    /// in `begin..end`, its coordinate `c` read from the level's
+    /// coordinates: a run starts at `start + p * pos_step + c * coord_step`.
+    #[allow(clippy::too_many_arguments)]
+    fn block_rows_dot(
+        &mut self,
+        clif: &mut Clif<'_>,
+        (driver, begin, end): (LevelRef, u32, u32),
+        (rows, len): (RunLength, RunLength),
+        scale: u32,
+        (factors, shared): (&[BlockRun], &[BlockRun]),
+        out: StridedRun,
+    ) {
+        let Some(format) = self.format(clif, driver) else {
+            return;
+        };
+        let Some(coords) = format.coordinate_array().map(|slot| driver.array(slot)) else {
+            clif.fail(format!(
+                "level {} of operand {} has no coordinate array",
+                driver.level, driver.operand
+            ));
+            return;
+        };
+        // Per run: its values at `start`, the byte steps per position,
+        // per coordinate and per row.
+        let mut parts: SmallVec<[(Value, [Value; 3]); 3]> = SmallVec::new();
+        for run in factors.iter().chain(shared) {
+            let Some(values) = self.values(clif, run.operand) else {
+                return;
+            };
+            let start = self.iget(clif, run.start);
+            let base = clif.element(values, start, 8);
+            let mut steps = [base; 3];
+            for (k, r) in [run.pos_step, run.coord_step, run.row_step].into_iter().enumerate() {
+                let step = self.iget(clif, r);
+                steps[k] = clif.fb.ins().imul_imm_s(step, 8);
+            }
+            parts.push((base, steps));
+        }
+        let Some(out) = self.output_run(clif, out) else {
+            return;
+        };
+        let scale = self.fget(clif, scale);
+        let (rows, len) = (self.run_length(clif, rows), self.run_length(clif, len));
+        let (b, e) = (self.iget(clif, begin), self.iget(clif, end));
+        let factor_count = factors.len();
+        clif.loop_with(&[b], &mut |clif, s| clif.compare(Cmp::Lt, s[0], e), &mut |clif, s| {
+            let p = s[0];
+            let c = clif.load(coords, p);
+            let mut runs: SmallVec<[(Value, Value); 3]> = SmallVec::new();
+            let mut shared_bases: SmallVec<[Value; 1]> = SmallVec::new();
+            for (k, &(base, [pos_bytes, coord_bytes, row_bytes])) in parts.iter().enumerate() {
+                let by_pos = clif.fb.ins().imul(pos_bytes, p);
+                let by_coord = clif.fb.ins().imul(coord_bytes, c);
+                let shift = clif.fb.ins().iadd(by_pos, by_coord);
+                let at = clif.fb.ins().iadd(base, shift);
+                if k < factor_count {
+                    runs.push((at, row_bytes));
+                } else {
+                    shared_bases.push(at);
+                }
+            }
+            rows_dot(clif, (rows, len), scale, (&runs, &shared_bases), out);
+            smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
+        });
+    }
+
+    /// A dense output's run: the address of its row 0 and its step in bytes.
+    fn output_run(&mut self, clif: &mut Clif<'_>, out: StridedRun) -> Option<(Value, Value)> {
         let output = clif.slot(Slot::Output);
         let (start, step) = (self.iget(clif, out.start), self.iget(clif, out.step));
         let out_bytes = clif.fb.ins().imul_imm_s(step, 8);
-        let out_row = clif.element(output, start, 8);
-        let scale = self.fget(clif, scale);
-        let len = self.run_length(clif, len);
-        let add_to_row = |clif: &mut Clif<'_>, shift: Value, total: Value| {
-            let addr = clif.fb.ins().iadd(out_row, shift);
-            let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
-            let new = clif.fb.ins().fadd(old, total);
-            clif.fb.ins().store(output_flags(), new, addr, 0);
-        };
-        match (rows, len.0) {
-            (RunLength::Fixed(r), Some(n)) if r * n <= MOST_UNROLLED => {
-                let load = |clif: &mut Clif<'_>, base: Value, c: u32| {
-                    clif.fb.ins().load(types::F64, input_flags(), base, 8 * c as i32)
-                };
-                let preloaded: SmallVec<[SmallVec<[Value; 16]>; 1]> = shared_bases
-                    .iter()
-                    .map(|&base| (0..n).map(|c| load(clif, base, c)).collect())
-                    .collect();
-                for k in 0..i64::from(r) {
-                    let bases: SmallVec<[Value; 3]> = runs
-                        .iter()
-                        .map(|&(base, bytes)| {
-                            let shift = clif.fb.ins().imul_imm_s(bytes, k);
-                            clif.fb.ins().iadd(base, shift)
-                        })
-                        .collect();
-                    let mut sum = clif.fb.ins().f64const(0.0);
-                    for c in 0..n {
-                        let mut prod: Option<Value> = None;
-                        let values: SmallVec<[Value; 3]> = bases
-                            .iter()
-                            .map(|&base| load(clif, base, c))
-                            .chain(preloaded.iter().map(|p| p[c as usize]))
-                            .collect();
-                        for x in values {
-                            prod = Some(match prod {
-                                None => x,
-                                Some(p) => clif.fb.ins().fmul(p, x),
-                            });
-                        }
-                        let prod = prod.unwrap_or_else(|| clif.fb.ins().f64const(1.0));
-                        sum = clif.fb.ins().fadd(sum, prod);
-                    }
-                    let total = clif.fb.ins().fmul(scale, sum);
-                    let shift = clif.fb.ins().imul_imm_s(out_bytes, k);
-                    add_to_row(clif, shift, total);
-                }
-            }
-            _ => {
-                // Shared runs are runs that step by nothing.
-                let zero = clif.int(0);
-                runs.extend(shared_bases.iter().map(|&base| (base, zero)));
-                let (_, r) = self.run_length(clif, rows);
-                clif.loop_with(
-                    &[zero],
-                    &mut |clif, s| clif.compare(Cmp::Lt, s[0], r),
-                    &mut |clif, s| {
-                        let k = s[0];
-                        let bases: SmallVec<[Value; 3]> = runs
-                            .iter()
-                            .map(|&(base, bytes)| {
-                                let shift = clif.fb.ins().imul(bytes, k);
-                                clif.fb.ins().iadd(base, shift)
-                            })
-                            .collect();
-                        let total = run_dot(clif, scale, &bases, len);
-                        let shift = clif.fb.ins().imul(out_bytes, k);
-                        add_to_row(clif, shift, total);
-                        smallvec::smallvec![clif.fb.ins().iadd_imm_s(k, 1)]
-                    },
-                );
-            }
-        }
+        Some((clif.element(output, start, 8), out_bytes))
     }
 
     /// For each row `r < rows`: `out[out.start + r * out.step] += scale * Π
@@ -1414,6 +1434,91 @@ impl Row {
 /// left to right (the interpreter's order). Two elements at a time in
 /// `f64x2` vectors (the same IEEE operations, lane by lane), then the odd
 /// one.
+/// For each row `r`: `out[r] += scale * Σ_c Π runs(r)[c] · Π shared[c]`,
+/// a run's row `r` at its base plus `r` steps (bytes), the output's row at
+/// its base plus `r` steps; rows unrolled when the whole block is small
+/// and fixed, the shared values then loaded once.
+fn rows_dot(
+    clif: &mut Clif<'_>,
+    (rows, len): ((Option<u32>, Value), (Option<u32>, Value)),
+    scale: Value,
+    (runs, shared): (&[(Value, Value)], &[Value]),
+    (out_row, out_bytes): (Value, Value),
+) {
+    /// The most products a block is unrolled to (a 4 x 4 block has 16).
+    const MOST_UNROLLED: u32 = 64;
+    let add_to_row = |clif: &mut Clif<'_>, shift: Value, total: Value| {
+        let addr = clif.fb.ins().iadd(out_row, shift);
+        let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
+        let new = clif.fb.ins().fadd(old, total);
+        clif.fb.ins().store(output_flags(), new, addr, 0);
+    };
+    match (rows.0, len.0) {
+        (Some(r), Some(n)) if r * n <= MOST_UNROLLED => {
+            let load = |clif: &mut Clif<'_>, base: Value, c: u32| {
+                clif.fb.ins().load(types::F64, input_flags(), base, 8 * c as i32)
+            };
+            let preloaded: SmallVec<[SmallVec<[Value; 16]>; 1]> = shared
+                .iter()
+                .map(|&base| (0..n).map(|c| load(clif, base, c)).collect())
+                .collect();
+            for k in 0..i64::from(r) {
+                let bases: SmallVec<[Value; 3]> = runs
+                    .iter()
+                    .map(|&(base, bytes)| {
+                        let shift = clif.fb.ins().imul_imm_s(bytes, k);
+                        clif.fb.ins().iadd(base, shift)
+                    })
+                    .collect();
+                let mut sum = clif.fb.ins().f64const(0.0);
+                for c in 0..n {
+                    let values: SmallVec<[Value; 3]> = bases
+                        .iter()
+                        .map(|&base| load(clif, base, c))
+                        .chain(preloaded.iter().map(|p| p[c as usize]))
+                        .collect();
+                    let mut prod: Option<Value> = None;
+                    for x in values {
+                        prod = Some(match prod {
+                            None => x,
+                            Some(p) => clif.fb.ins().fmul(p, x),
+                        });
+                    }
+                    let prod = prod.unwrap_or_else(|| clif.fb.ins().f64const(1.0));
+                    sum = clif.fb.ins().fadd(sum, prod);
+                }
+                let total = clif.fb.ins().fmul(scale, sum);
+                let shift = clif.fb.ins().imul_imm_s(out_bytes, k);
+                add_to_row(clif, shift, total);
+            }
+        }
+        _ => {
+            // Shared runs are runs that step by nothing.
+            let zero = clif.int(0);
+            let mut all: SmallVec<[(Value, Value); 4]> = runs.iter().copied().collect();
+            all.extend(shared.iter().map(|&base| (base, zero)));
+            clif.loop_with(
+                &[zero],
+                &mut |clif, s| clif.compare(Cmp::Lt, s[0], rows.1),
+                &mut |clif, s| {
+                    let k = s[0];
+                    let bases: SmallVec<[Value; 4]> = all
+                        .iter()
+                        .map(|&(base, bytes)| {
+                            let shift = clif.fb.ins().imul(bytes, k);
+                            clif.fb.ins().iadd(base, shift)
+                        })
+                        .collect();
+                    let total = run_dot(clif, scale, &bases, len);
+                    let shift = clif.fb.ins().imul(out_bytes, k);
+                    add_to_row(clif, shift, total);
+                    smallvec::smallvec![clif.fb.ins().iadd_imm_s(k, 1)]
+                },
+            );
+        }
+    }
+}
+
 /// `scale * Σ_{c < len} Π bases[c]`, the sum from 0.0 in order and each
 /// product in the bases' order, as the interpreter computes it; unrolled
 /// when the length is fixed and at most 16 (a block's row).
