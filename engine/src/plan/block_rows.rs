@@ -26,7 +26,10 @@ impl Emitter<'_> {
         let driver = shape.iterators[shape.walked[0]].clone();
         let props = driver.format.properties();
         let dst = &self.states[driver.operand];
-        if !props.unique || dst.parent_run_end().is_some() || driver.format.coordinate_array().is_none() {
+        // Every position labelled (compact), once (unique), with its
+        // coordinate in an array the op reads.
+        let labelled = props.compact && props.unique && driver.format.coordinate_array().is_some();
+        if !labelled || dst.parent_run_end().is_some() {
             return false;
         }
         let Cin::Forall {
