@@ -144,7 +144,7 @@ impl Emitter<'_> {
     }
 
     /// `a - b` in a new register.
-    fn difference(&mut self, a: IReg, b: IReg) -> IReg {
+    pub(super) fn difference(&mut self, a: IReg, b: IReg) -> IReg {
         let dst = self.ireg();
         self.ops.push(Op::IBin {
             op: IntOp::Sub,

@@ -431,15 +431,11 @@ impl Emitter<'_> {
             let factor = match (inner_kind, inner) {
                 (Some(InnerCoordinate::Stored), Some(c)) => {
                     let base = self.locate_dense(a, &[(c.clone(), zero)]);
-                    let st = &self.states[row_operand.expect("a gather has a row operand")];
-                    let level = LevelRef::new(row_operand.expect("checked"), st.done + 1);
-                    let step = self.ireg();
-                    self.ops.push(Op::IBin {
-                        op: IntOp::Sub,
-                        dst: step,
-                        a: value_at[1],
-                        b: value_at[0],
-                    });
+                    // A stored inner coordinate comes from the row operand's
+                    // one-child level, whose positions the gather steps through.
+                    let r = row_operand.expect("a stored inner coordinate has a row operand");
+                    let level = LevelRef::new(r, self.states[r].done + 1);
+                    let step = self.difference(value_at[1], value_at[0]);
                     Strided::Gather {
                         operand: a as u32,
                         base,
@@ -564,17 +560,10 @@ impl Emitter<'_> {
 
     /// The run of operand `a`'s values from `first`, stepping to `next`.
     pub(super) fn run_between(&mut self, a: usize, first: IReg, next: IReg) -> StridedRun {
-        let step = self.ireg();
-        self.ops.push(Op::IBin {
-            op: IntOp::Sub,
-            dst: step,
-            a: next,
-            b: first,
-        });
         StridedRun {
             operand: a as u32,
             start: first,
-            step,
+            step: self.difference(next, first),
         }
     }
 
