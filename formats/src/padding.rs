@@ -12,7 +12,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{FormatError, Result};
-use crate::format::{Format, LevelKind};
+use crate::format::Format;
+use crate::level::{Level, LevelCounts};
 
 /// Stored values per entry beyond which packing refuses a large tensor.
 pub const DEFAULT_PADDING_LIMIT: f64 = 32.0;
@@ -59,24 +60,27 @@ pub fn padding_limit() -> (f64, &'static str) {
     }
 }
 
-/// The values `format` stores for a tensor whose levels have `extents`,
-/// when every level stores all its positions (dense, range) or one per
-/// parent (offset, singleton); `None` for formats whose size depends on
-/// the entries (compressed, hashed levels).
+/// The values `format` stores for `entries` entries when its levels have
+/// `extents`, counted by each level's [`Level::footprint`] from the counts
+/// a packer knows before it starts; `None` when a level's size depends on
+/// the entries' distinct coordinates (compressed, hashed levels).
 ///
 /// ```
 /// use tessera_formats::{padding::padded_values, Format};
 /// // 3 diagonals of a 1000 x 1000 matrix.
-/// assert_eq!(padded_values(&Format::dia(), &[3, 1000, 1000]), Some(3000));
+/// assert_eq!(padded_values(&Format::dia(), &[3, 1000, 1000], 2998), Some(3000));
 /// ```
-pub fn padded_values(format: &Format, extents: &[usize]) -> Option<u128> {
+pub fn padded_values(format: &Format, extents: &[usize], entries: usize) -> Option<u128> {
     let mut positions: u128 = 1;
     for (l, &extent) in format.levels().iter().zip(extents) {
-        match l.level.kind {
-            LevelKind::Dense | LevelKind::Range => positions = positions.saturating_mul(extent as u128),
-            LevelKind::Offset | LevelKind::Singleton => {}
-            LevelKind::Compressed | LevelKind::Hashed => return None,
-        }
+        let counts = LevelCounts {
+            parents: positions,
+            extent: extent as u128,
+            distinct: None,
+            entries: entries as u128,
+            widest: None,
+        };
+        positions = l.level.footprint(&counts)?.positions;
     }
     Some(positions)
 }
@@ -112,7 +116,7 @@ pub fn check_padding(format: &Format, extents: &[usize], entries: usize) -> Resu
     if format.is_per_mode() {
         return Ok(());
     }
-    let Some(stored) = padded_values(format, extents) else {
+    let Some(stored) = padded_values(format, extents, entries) else {
         return Ok(());
     };
     if exceeded_limit(stored, entries as u128).is_none() {
@@ -133,9 +137,9 @@ mod tests {
     #[test]
     fn padded_formats_count_their_positions() {
         // DIA of 3 diagonals over 1000 rows; ELL of 4 slots over 1000 rows.
-        assert_eq!(padded_values(&Format::dia(), &[3, 1000, 1000]), Some(3000));
-        assert_eq!(padded_values(&Format::ell(), &[4, 1000, 1000]), Some(4000));
-        assert_eq!(padded_values(&Format::csr(), &[1000, 1000]), None);
+        assert_eq!(padded_values(&Format::dia(), &[3, 1000, 1000], 2000), Some(3000));
+        assert_eq!(padded_values(&Format::ell(), &[4, 1000, 1000], 2000), Some(4000));
+        assert_eq!(padded_values(&Format::csr(), &[1000, 1000], 2000), None);
     }
 
     #[test]

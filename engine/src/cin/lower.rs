@@ -594,28 +594,37 @@ fn structured_problem(
     let has_own = level_vars
         .iter()
         .any(|v| matches!(v.relation(), Some(Relation::Own { .. })));
-    for v in &op.vars {
-        let split = level_vars
+    let derived: Vec<&LoopVar> = op
+        .vars
+        .iter()
+        .filter(|v| {
+            has_own
+                || level_vars
+                    .iter()
+                    .any(|lv| matches!(lv.relation(), Some(Relation::Blocks { of, .. }) if of.as_ref() == *v))
+        })
+        .collect();
+    walker_beside(op, operands, &derived).map(|(other, level, v)| {
+        format!(
+            "{other} walks {v} through its {level} level, which loops over {}'s {} levels cannot follow",
+            op.name, op.format
+        )
+    })
+}
+
+/// The first other operand that walks one of `vars` (through a level that
+/// cannot locate) rather than locating it: its name, the level's name and
+/// the variable.
+fn walker_beside(op: &Operand, operands: &[Operand], vars: &[&LoopVar]) -> Option<(String, &'static str, LoopVar)> {
+    operands.iter().filter(|o| o.id != op.id).find_map(|other| {
+        other
+            .format
+            .levels()
             .iter()
-            .any(|lv| matches!(lv.relation(), Some(Relation::Blocks { of, .. }) if of.as_ref() == v));
-        if !(has_own || split) {
-            continue;
-        }
-        for other in operands.iter().filter(|o| o.id != op.id) {
-            for (l, ov) in other.format.levels().iter().zip(other.level_vars()) {
-                if ov == *v && !l.level.capabilities().locate {
-                    return Some(format!(
-                        "{} walks {v} through its {} level, which loops over {}'s {} levels cannot follow",
-                        other.name,
-                        l.level.name(),
-                        op.name,
-                        op.format
-                    ));
-                }
-            }
-        }
-    }
-    None
+            .zip(other.level_vars())
+            .find(|(l, v)| vars.contains(&v) && !l.level.capabilities().locate)
+            .map(|(l, v)| (other.name.clone(), l.level.name(), v))
+    })
 }
 
 /// Why operand `k`, stored as given (unordered COO), cannot be walked as it
@@ -636,18 +645,10 @@ fn unordered_problem(
     if nested_sums || !is_factor(root, k) {
         return Some("its entries come in no order, and the statement merges it with other terms".into());
     }
-    for other in operands.iter().filter(|o| o.id != op.id) {
-        for (l, v) in other.format.levels().iter().zip(other.level_vars()) {
-            if op.vars.contains(&v) && !l.level.capabilities().locate {
-                return Some(format!(
-                    "its entries come in no order, and {} walks {v} through its {} level beside it",
-                    other.name,
-                    l.level.name()
-                ));
-            }
-        }
-    }
-    None
+    let vars: Vec<&LoopVar> = op.vars.iter().collect();
+    walker_beside(op, operands, &vars).map(|(other, level, v)| {
+        format!("its entries come in no order, and {other} walks {v} through its {level} level beside it")
+    })
 }
 
 /// Whether access `k` is a factor of `expr`: `expr` is zero wherever the

@@ -220,10 +220,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 acc,
             } => {
                 let scale = fr[*scale as usize];
-                let n = match len {
-                    crate::bytecode::RunLength::Fixed(n) => *n as usize,
-                    crate::bytecode::RunLength::In(r) => ir[*r as usize].max(0) as usize,
-                };
+                let n = run_length(&ir, len);
                 let rows: SmallVec<[&[f64]; 2]> = factors
                     .iter()
                     .map(|f| {
@@ -324,51 +321,32 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 shared,
                 out: out_run,
             } => {
-                let length = |l: &crate::bytecode::RunLength| match l {
-                    crate::bytecode::RunLength::Fixed(n) => *n as usize,
-                    crate::bytecode::RunLength::In(r) => ir[*r as usize].max(0) as usize,
-                };
-                let (rows, n) = (length(rows), length(len));
-                let scale = fr[*scale as usize];
+                let (rows, n) = (run_length(&ir, rows), run_length(&ir, len));
+                if rows == 0 {
+                    pc += 1;
+                    continue;
+                }
                 let reg = |r: IReg| ir[r as usize];
                 let storage = &bind.levels[driver.operand as usize][driver.level as usize];
                 let Some(coords) = format_of(bind, *driver).coordinate_view(storage) else {
                     unreachable!("the planner only walks blocks of levels with a coordinate array")
                 };
-                let (out_start, out_step) = (reg(out_run.start) as usize, reg(out_run.step) as usize);
-                let start_at = |run: &crate::bytecode::BlockRun, p: i64, c: i64| {
-                    (reg(run.start) + p * reg(run.pos_step) + c * reg(run.coord_step)) as usize
+                let out_step = reg(out_run.step) as usize;
+                let dst = out.dense_range_mut(reg(out_run.start) as usize, rows_span(rows, out_step, 1));
+                let block = RowsDot {
+                    rows,
+                    n,
+                    scale: fr[*scale as usize],
                 };
-                let span = if rows == 0 { 0 } else { (rows - 1) * out_step + 1 };
-                let dst = out.dense_range_mut(out_start, span);
                 for p in reg(*begin)..reg(*end) {
                     let c = coords.get(p as usize);
-                    if let ([f], [x]) = (factors.as_slice(), shared.as_slice()) {
-                        // The common shape: one block times its piece of x.
-                        let (block, step) = (start_at(f, p, c), reg(f.row_step) as usize);
-                        let x_start = start_at(x, p, c);
-                        let x = &bind.values[x.operand as usize][x_start..x_start + n];
-                        let values = bind.values[f.operand as usize];
-                        for r in 0..rows {
-                            let row = &values[block + r * step..block + r * step + n];
-                            dst[r * out_step] += scale * dot_of_runs(&[row, x], n);
-                        }
-                    } else {
-                        for r in 0..rows {
-                            let runs: SmallVec<[&[f64]; 3]> = factors
-                                .iter()
-                                .map(|f| {
-                                    let start = start_at(f, p, c) + r * reg(f.row_step) as usize;
-                                    &bind.values[f.operand as usize][start..start + n]
-                                })
-                                .chain(shared.iter().map(|s| {
-                                    let start = start_at(s, p, c);
-                                    &bind.values[s.operand as usize][start..start + n]
-                                }))
-                                .collect();
-                            dst[r * out_step] += scale * dot_of_runs(&runs, n);
-                        }
-                    }
+                    let from = |run: &crate::bytecode::BlockRun| {
+                        let start = (reg(run.start) + p * reg(run.pos_step) + c * reg(run.coord_step)) as usize;
+                        (&bind.values[run.operand as usize][start..], reg(run.row_step) as usize)
+                    };
+                    let runs: SmallVec<[(&[f64], usize); 2]> = factors.iter().map(from).collect();
+                    let shared: SmallVec<[&[f64]; 1]> = shared.iter().map(|s| from(s).0).collect();
+                    block.add_into(dst, out_step, &runs, &shared);
                 }
             }
             Op::DenseRowsDot {
@@ -379,51 +357,28 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 shared,
                 out: out_run,
             } => {
-                let length = |l: &crate::bytecode::RunLength| match l {
-                    crate::bytecode::RunLength::Fixed(n) => *n as usize,
-                    crate::bytecode::RunLength::In(r) => ir[*r as usize].max(0) as usize,
-                };
-                let (rows, n) = (length(rows), length(len));
-                let scale = fr[*scale as usize];
-                let at = |run: &crate::bytecode::StridedRun, r: usize| {
-                    ir[run.start as usize] as usize + r * ir[run.step as usize] as usize
-                };
+                let (rows, n) = (run_length(&ir, rows), run_length(&ir, len));
+                if rows == 0 {
+                    pc += 1;
+                    continue;
+                }
+                let reg = |r: IReg| ir[r as usize] as usize;
+                let runs: SmallVec<[(&[f64], usize); 2]> = factors
+                    .iter()
+                    .map(|f| (&bind.values[f.operand as usize][reg(f.start)..], reg(f.step)))
+                    .collect();
                 let shared: SmallVec<[&[f64]; 1]> = shared
                     .iter()
-                    .map(|s| {
-                        let start = ir[s.start as usize] as usize;
-                        &bind.values[s.operand as usize][start..start + n]
-                    })
+                    .map(|s| &bind.values[s.operand as usize][reg(s.start)..])
                     .collect();
-                if let ([f], [x]) = (factors.as_slice(), shared.as_slice()) {
-                    // The common shape (a block times its piece of x): the
-                    // block's span sliced once, its rows read from it.
-                    let (start, step) = (at(f, 0), ir[f.step as usize] as usize);
-                    let end = if rows == 0 {
-                        start
-                    } else {
-                        start + (rows - 1) * step + n
-                    };
-                    let block = &bind.values[f.operand as usize][start..end];
-                    let (out_start, out_step) = (at(out_run, 0), ir[out_run.step as usize] as usize);
-                    for r in 0..rows {
-                        let total = scale * dot_of_runs(&[&block[r * step..r * step + n], x], n);
-                        out.dense_range_mut(out_start + r * out_step, 1)[0] += total;
-                    }
-                } else {
-                    for r in 0..rows {
-                        let runs: SmallVec<[&[f64]; 3]> = factors
-                            .iter()
-                            .map(|f| {
-                                let start = at(f, r);
-                                &bind.values[f.operand as usize][start..start + n]
-                            })
-                            .chain(shared.iter().copied())
-                            .collect();
-                        let total = scale * dot_of_runs(&runs, n);
-                        out.dense_range_mut(at(out_run, r), 1)[0] += total;
-                    }
-                }
+                let out_step = reg(out_run.step);
+                let dst = out.dense_range_mut(reg(out_run.start), rows_span(rows, out_step, 1));
+                let block = RowsDot {
+                    rows,
+                    n,
+                    scale: fr[*scale as usize],
+                };
+                block.add_into(dst, out_step, &runs, &shared);
             }
             Op::RowsDot {
                 rows,
@@ -715,5 +670,56 @@ fn dot_of_runs(runs: &[&[f64]], n: usize) -> f64 {
             sum + rest.iter().fold(first[c], |prod, run| prod * run[c])
         }),
         [] => 0.0,
+    }
+}
+
+/// A run length's value in this run.
+fn run_length(ir: &[i64], len: &crate::bytecode::RunLength) -> usize {
+    match len {
+        crate::bytecode::RunLength::Fixed(n) => *n as usize,
+        crate::bytecode::RunLength::In(r) => ir[*r as usize].max(0) as usize,
+    }
+}
+
+/// The values `rows` rows `step` apart, each `n` long, span.
+fn rows_span(rows: usize, step: usize, n: usize) -> usize {
+    if rows == 0 {
+        0
+    } else {
+        (rows - 1) * step + n
+    }
+}
+
+/// Dense rows times dense runs, shared by [`Op::DenseRowsDot`] and each
+/// block of [`Op::BlockRowsDot`].
+struct RowsDot {
+    rows: usize,
+    n: usize,
+    scale: f64,
+}
+
+impl RowsDot {
+    /// For each row `r`: `dst[r * out_step] += scale * Σ_c Π runs · Π
+    /// shared`, run `(values, step)` read from `values[r * step..]` and a
+    /// shared run the same for every row.
+    fn add_into(&self, dst: &mut [f64], out_step: usize, runs: &[(&[f64], usize)], shared: &[&[f64]]) {
+        let n = self.n;
+        if let ([(values, step)], [x]) = (runs, shared) {
+            // The common shape: a block times its piece of x.
+            let x = &x[..n];
+            for r in 0..self.rows {
+                let row = &values[r * step..r * step + n];
+                dst[r * out_step] += self.scale * dot_of_runs(&[row, x], n);
+            }
+            return;
+        }
+        for r in 0..self.rows {
+            let rows: SmallVec<[&[f64]; 3]> = runs
+                .iter()
+                .map(|(values, step)| &values[r * step..r * step + n])
+                .chain(shared.iter().map(|x| &x[..n]))
+                .collect();
+            dst[r * out_step] += self.scale * dot_of_runs(&rows, n);
+        }
     }
 }

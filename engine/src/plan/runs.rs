@@ -6,7 +6,7 @@
 //! recovered variable (`i = i/b·b + i%b`) is affine in its parts.
 
 use smallvec::SmallVec;
-use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelKind, LevelRef};
+use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelFormat, LevelRef};
 
 use super::{Emitter, LoopShape};
 use crate::bytecode::{IReg, Op, RunLength, Strided, StridedRun, ValueRun};
@@ -111,7 +111,7 @@ impl Emitter<'_> {
                     .recovery(v)
                     .is_some_and(|(outer, within, _)| known(&outer) && known(&within));
             let runs_along = involves_along(v);
-            st.formats[k].kind == LevelKind::Dense && available && (runs_along == (along.is_some() && k + 1 == last))
+            locates_by_position(st.formats[k]) && available && (runs_along == (along.is_some() && k + 1 == last))
         }) && st.done < last
     }
 
@@ -256,6 +256,13 @@ pub(super) fn reduction_of_product(body: &Cin) -> Option<(&LoopVar, &CinExpr)> {
     }
 }
 
+/// Whether a level locates a coordinate at `parent · extent + coordinate`
+/// (a dense level): its positions are affine in its parent's position and
+/// its coordinate, what every run here relies on.
+fn locates_by_position(level: LevelFormat) -> bool {
+    level.capabilities().locate && level.coordinate_relation() == CoordinateRelation::Positional
+}
+
 /// What defines the inner coordinate of a [`Op::StridedAxpy`] row: the
 /// one-child level below the row operand's level at the loop.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -317,7 +324,7 @@ impl Emitter<'_> {
             let positional = level.coordinate_relation() == CoordinateRelation::Positional;
             let at_loop = match driver {
                 Some(d) => d == a,
-                None => level.kind == LevelKind::Dense,
+                None => locates_by_position(level),
             };
             let below = st.formats.get(st.done + 1).copied();
             let child = match (inner, below) {
@@ -362,7 +369,7 @@ impl Emitter<'_> {
                 Some(InnerCoordinate::Stored) => {
                     let last = st.level_vars.len() - 1;
                     Some(&st.level_vars[last]) == inner
-                        && st.formats[last].kind == LevelKind::Dense
+                        && locates_by_position(st.formats[last])
                         && self.dense_and_known(a, &[], st.done..last)
                 }
                 _ => self.dense_and_known(
@@ -574,7 +581,7 @@ impl Emitter<'_> {
         let known = |v: &LoopVar| self.var_regs.contains_key(v) || loops.contains(&v);
         levels.clone().all(|k| {
             let v = &st.level_vars[k];
-            st.formats[k].kind == LevelKind::Dense
+            locates_by_position(st.formats[k])
                 && (known(v)
                     || self
                         .lowered

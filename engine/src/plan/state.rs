@@ -27,13 +27,11 @@ pub(super) struct OperandState {
 impl OperandState {
     pub fn new(op: &Operand, always: BReg, root: IReg) -> Self {
         let mut formats: Vec<LevelFormat> = op.format.levels().iter().map(|l| l.level).collect();
-        if op.format.stores_as_given() {
-            // A coordinate repeated at the last level of entries kept as
-            // given is another entry, with its own value: loops visit each
-            // position, not runs of equal coordinates.
-            if let Some(last) = formats.last_mut() {
-                last.unique = true;
-            }
+        // A coordinate repeated at the last level is another entry with its
+        // own value, and there are no children to chain below it: loops
+        // visit each position, not runs of equal coordinates.
+        if let Some(last) = formats.last_mut() {
+            last.unique = true;
         }
         OperandState {
             formats,

@@ -667,14 +667,7 @@ impl Translator<'_> {
         let mut words: Vec<Value> = Vec::with_capacity(9 + prefix.len());
         let mut code = op.code();
         for (k, (level, begin, end)) in rows.into_iter().enumerate() {
-            let Some(format) = self.format(clif, level) else {
-                return;
-            };
-            let Some(coords) = format.coordinate_array().map(|slot| level.array(slot)) else {
-                clif.fail(format!(
-                    "level {} of operand {} has no coordinate array",
-                    level.level, level.operand
-                ));
+            let Some(coords) = self.coordinates(clif, level) else {
                 return;
             };
             let Some(width) = clif.width(coords) else {
@@ -986,9 +979,7 @@ impl Translator<'_> {
             let start = self.iget(clif, s.start);
             shared_bases.push(clif.element(values, start, 8));
         }
-        let Some(out) = self.output_run(clif, out) else {
-            return;
-        };
+        let out = self.output_run(clif, out);
         let scale = self.fget(clif, scale);
         let (rows, len) = (self.run_length(clif, rows), self.run_length(clif, len));
         rows_dot(clif, (rows, len), scale, (&runs, &shared_bases), out);
@@ -1007,14 +998,7 @@ impl Translator<'_> {
         (factors, shared): (&[BlockRun], &[BlockRun]),
         out: StridedRun,
     ) {
-        let Some(format) = self.format(clif, driver) else {
-            return;
-        };
-        let Some(coords) = format.coordinate_array().map(|slot| driver.array(slot)) else {
-            clif.fail(format!(
-                "level {} of operand {} has no coordinate array",
-                driver.level, driver.operand
-            ));
+        let Some(coords) = self.coordinates(clif, driver) else {
             return;
         };
         // Per run: its values at `start`, the byte steps per position,
@@ -1033,9 +1017,7 @@ impl Translator<'_> {
             }
             parts.push((base, steps));
         }
-        let Some(out) = self.output_run(clif, out) else {
-            return;
-        };
+        let out = self.output_run(clif, out);
         let scale = self.fget(clif, scale);
         let (rows, len) = (self.run_length(clif, rows), self.run_length(clif, len));
         let (b, e) = (self.iget(clif, begin), self.iget(clif, end));
@@ -1061,12 +1043,26 @@ impl Translator<'_> {
         });
     }
 
+    /// The array of a level's coordinates (one per position), or a
+    /// failure naming the level when it has none.
+    fn coordinates(&self, clif: &mut Clif<'_>, level: LevelRef) -> Option<tessera_formats::staging::ArrayRef> {
+        let format = self.format(clif, level)?;
+        let coords = format.coordinate_array().map(|slot| level.array(slot));
+        if coords.is_none() {
+            clif.fail(format!(
+                "level {} of operand {} has no coordinate array",
+                level.level, level.operand
+            ));
+        }
+        coords
+    }
+
     /// A dense output's run: the address of its row 0 and its step in bytes.
-    fn output_run(&mut self, clif: &mut Clif<'_>, out: StridedRun) -> Option<(Value, Value)> {
+    fn output_run(&mut self, clif: &mut Clif<'_>, out: StridedRun) -> (Value, Value) {
         let output = clif.slot(Slot::Output);
         let (start, step) = (self.iget(clif, out.start), self.iget(clif, out.step));
         let out_bytes = clif.fb.ins().imul_imm_s(step, 8);
-        Some((clif.element(output, start, 8), out_bytes))
+        (clif.element(output, start, 8), out_bytes)
     }
 
     /// For each row `r < rows`: `out[out.start + r * out.step] += scale * Π
@@ -1099,14 +1095,7 @@ impl Translator<'_> {
                     start,
                     step,
                 } => {
-                    let Some(format) = self.format(clif, *level) else {
-                        return;
-                    };
-                    let Some(coords) = format.coordinate_array().map(|slot| level.array(slot)) else {
-                        clif.fail(format!(
-                            "level {} of operand {} has no coordinate array",
-                            level.level, level.operand
-                        ));
+                    let Some(coords) = self.coordinates(clif, *level) else {
                         return;
                     };
                     let Some(values) = self.values(clif, *operand) else {
@@ -1119,10 +1108,7 @@ impl Translator<'_> {
             };
             reads.push(read);
         }
-        let output = clif.slot(Slot::Output);
-        let (start, step) = (self.iget(clif, out.start), self.iget(clif, out.step));
-        let out_bytes = clif.fb.ins().imul_imm_s(step, 8);
-        let out_row = clif.element(output, start, 8);
+        let (out_row, out_bytes) = self.output_run(clif, out);
         let scale = self.fget(clif, scale);
         let n = self.iget(clif, rows);
         // Runs that all step by one value (a diagonal times x) take the
