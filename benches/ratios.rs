@@ -17,7 +17,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use common::{
-    add_loop, block_matrix, kernel, laplacian2d, on_threads, random_dense, rng, spgemm_loop, spmm_loop, spmv_loop, Csr,
+    add_loop, bcsr_spmv_loop, block_matrix, dia_spmv_loop, kernel, laplacian2d, on_threads, random_dense, rng,
+    spgemm_loop, spmm_loop, spmv_loop, Csr,
 };
 use tessera::formats::{Format, Tensor};
 use tessera::Inputs;
@@ -189,6 +190,51 @@ fn main() {
                     interpreter,
                     Box::new(move || drop(black_box(k.run_with(input, interp)))),
                 ));
+            }
+            // The hand-written loops over the same storage, the baseline of
+            // each structured format.
+            let xv = x.values();
+            // A baseline that computes something else measures nothing.
+            let agrees = |label: &str, by_hand: Vec<f64>| {
+                let k = tensors
+                    .iter()
+                    .position(|(l, _)| *l == label)
+                    .expect("a tensor of that label");
+                let (kernel, jit, _) = &kernels[k];
+                let y = kernel.run_with(&inputs[k], jit).expect("the kernel runs");
+                let close = y
+                    .values()
+                    .iter()
+                    .zip(&by_hand)
+                    .all(|(a, b)| (a - b).abs() <= 1e-9 * (1.0 + b.abs()));
+                assert!(
+                    close && y.values().len() == by_hand.len(),
+                    "{label}: the hand-written loop disagrees"
+                );
+            };
+            for (label, t) in &tensors {
+                let (rows, cols) = (t.shape()[0], t.shape()[1]);
+                if *label == "dia" {
+                    let offsets: Vec<i64> = (0..t.level(1).arrays[0].len())
+                        .map(|d| t.level(1).arrays[0].get(d))
+                        .collect();
+                    contenders.push((
+                        "dia by hand",
+                        Box::new(move || drop(black_box(dia_spmv_loop(&offsets, t.values(), rows, cols, xv))))
+                            as Box<dyn FnMut()>,
+                    ));
+                } else if label.starts_with("bcsr") {
+                    let array = |k: usize| -> Vec<usize> {
+                        let a = &t.level(1).arrays[k];
+                        (0..a.len()).map(|p| a.get(p) as usize).collect()
+                    };
+                    let (pos, crd) = (array(0), array(1));
+                    agrees(label, bcsr_spmv_loop(&pos, &crd, t.values(), 4, xv));
+                    contenders.push((
+                        "bcsr by hand",
+                        Box::new(move || drop(black_box(bcsr_spmv_loop(&pos, &crd, t.values(), 4, xv)))),
+                    ));
+                }
             }
             report(
                 &format!("structured spmv ({name}), {} nonzeros", entries.len()),

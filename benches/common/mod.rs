@@ -276,3 +276,38 @@ pub fn block_matrix(rng: &mut SmallRng, n: usize, b: usize, density: f64) -> tes
     }
     entries
 }
+
+/// The hand-written DIA product: for each diagonal, the rows it covers,
+/// `y[i] += values[d * rows + i] * x[i + offset]` (DIA's layout in tessera:
+/// one row-long run of values per diagonal).
+pub fn dia_spmv_loop(offsets: &[i64], values: &[f64], rows: usize, cols: usize, x: &[f64]) -> Vec<f64> {
+    let mut y = vec![0.0; rows];
+    for (d, &offset) in offsets.iter().enumerate() {
+        let first = (-offset).max(0) as usize;
+        let last = (rows as i64).min(cols as i64 - offset).max(first as i64) as usize;
+        let diagonal = &values[d * rows + first..d * rows + last];
+        let xs = &x[(first as i64 + offset) as usize..(last as i64 + offset) as usize];
+        for ((yi, &a), &xj) in y[first..last].iter_mut().zip(diagonal).zip(xs) {
+            *yi += a * xj;
+        }
+    }
+    y
+}
+
+/// The hand-written BCSR product with `b x b` blocks: `pos`/`crd` over
+/// block rows and block columns, each block's values row-major.
+pub fn bcsr_spmv_loop(pos: &[usize], crd: &[usize], values: &[f64], b: usize, x: &[f64]) -> Vec<f64> {
+    let block_rows = pos.len() - 1;
+    let mut y = vec![0.0; block_rows * b];
+    for ib in 0..block_rows {
+        let out = &mut y[ib * b..ib * b + b];
+        for p in pos[ib]..pos[ib + 1] {
+            let block = &values[p * b * b..(p + 1) * b * b];
+            let xs = &x[crd[p] * b..crd[p] * b + b];
+            for (r, yr) in out.iter_mut().enumerate() {
+                *yr += block[r * b..r * b + b].iter().zip(xs).map(|(a, v)| a * v).sum::<f64>();
+            }
+        }
+    }
+    y
+}

@@ -338,14 +338,19 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     n,
                     scale: fr[*scale as usize],
                 };
+                let from = |run: &crate::bytecode::BlockRun, p: i64, c: i64| {
+                    let start = (reg(run.start) + p * reg(run.pos_step) + c * reg(run.coord_step)) as usize;
+                    (&bind.values[run.operand as usize][start..], reg(run.row_step) as usize)
+                };
                 for p in reg(*begin)..reg(*end) {
                     let c = coords.get(p as usize);
-                    let from = |run: &crate::bytecode::BlockRun| {
-                        let start = (reg(run.start) + p * reg(run.pos_step) + c * reg(run.coord_step)) as usize;
-                        (&bind.values[run.operand as usize][start..], reg(run.row_step) as usize)
-                    };
-                    let runs: SmallVec<[(&[f64], usize); 2]> = factors.iter().map(from).collect();
-                    let shared: SmallVec<[&[f64]; 1]> = shared.iter().map(|s| from(s).0).collect();
+                    if let ([f], [x]) = (factors.as_slice(), shared.as_slice()) {
+                        // The common shape, without collecting its runs.
+                        block.add_into(dst, out_step, &[from(f, p, c)], &[from(x, p, c).0]);
+                        continue;
+                    }
+                    let runs: SmallVec<[(&[f64], usize); 2]> = factors.iter().map(|f| from(f, p, c)).collect();
+                    let shared: SmallVec<[&[f64]; 1]> = shared.iter().map(|s| from(s, p, c).0).collect();
                     block.add_into(dst, out_step, &runs, &shared);
                 }
             }
@@ -702,6 +707,7 @@ impl RowsDot {
     /// For each row `r`: `dst[r * out_step] += scale * Σ_c Π runs · Π
     /// shared`, run `(values, step)` read from `values[r * step..]` and a
     /// shared run the same for every row.
+    #[inline]
     fn add_into(&self, dst: &mut [f64], out_step: usize, runs: &[(&[f64], usize)], shared: &[&[f64]]) {
         let n = self.n;
         if let ([(values, step)], [x]) = (runs, shared) {
