@@ -556,6 +556,39 @@ fn transpose_and_scaling_match_reference() {
     ]);
 }
 
+/// The statements the default schedule rules change: a sparse vector an
+/// intersection would walk again per row (made dense), and products over
+/// a transposed access into sparse outputs (led by the output's first
+/// variable, the inputs transposed).
+#[test]
+fn default_schedule_rules_match_reference() {
+    let sparse = || vec![Format::csr(), Format::dcsr(), Format::coo(2), Format::csc()];
+    run(&[
+        case(
+            "C(i,j) = A(k,i) * B(k,j)",
+            vec![op("A", sparse()), op("B", sparse())],
+            vec![Format::csr(), Format::dcsr(), Format::coo(2), Format::dense(2)],
+        ),
+        case(
+            "C(i,j) = A(i,j) * x(j)",
+            vec![
+                op("A", sparse()),
+                op("x", vec![Format::sparse_vector(), Format::coo(1)]),
+            ],
+            vec![Format::csr(), Format::dense(2)],
+        ),
+        case(
+            "y(i) = A(i,j) * x(j) + z(i)",
+            vec![
+                op("A", vec![Format::csr(), Format::dcsr()]),
+                op("x", vec![Format::sparse_vector()]),
+                op("z", vectors()),
+            ],
+            vec![Format::dense(1), Format::sparse_vector()],
+        ),
+    ]);
+}
+
 #[test]
 fn residual_and_affine_spmv_match_reference() {
     let a = || {

@@ -183,9 +183,9 @@ fn what_cannot_be_split_says_why_and_runs_whole() {
             "holds its coordinates in no order",
         ),
         (
-            "C(j,i) = A(i,j)",
+            "C(i,j) = A(i,j)",
             vec![("A", Format::csr())],
-            Format::csr(),
+            hashed_rows(),
             "runs on one thread",
         ),
     ] {

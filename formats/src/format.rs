@@ -357,7 +357,21 @@ impl Format {
                 projection: Projection::mode(mode),
             })
             .collect();
-        Format::new(mode_order.len(), levels)
+        let format = Format::new(mode_order.len(), levels)?;
+        // A reordered matrix is shown by the name users know it by.
+        let dense = LevelFormat::dense();
+        let compressed = LevelFormat::compressed();
+        let known = match (levels_of(&format).as_slice(), mode_order) {
+            ([a, b], [0, 1]) if *a == dense && *b == compressed => Some("csr"),
+            ([a, b], [1, 0]) if *a == dense && *b == compressed => Some("csc"),
+            ([a, b], [0, 1]) if *a == compressed && *b == compressed => Some("dcsr"),
+            ([a, b], [1, 0]) if *a == compressed && *b == compressed => Some("dcsc"),
+            _ => None,
+        };
+        Ok(match known {
+            Some(name) => format.named(name),
+            None => format,
+        })
     }
 
     fn named(mut self, name: &str) -> Format {
@@ -786,4 +800,8 @@ impl fmt::Display for Format {
         }
         Ok(())
     }
+}
+
+fn levels_of(format: &Format) -> Vec<LevelFormat> {
+    format.levels.iter().map(|l| l.level).collect()
 }

@@ -15,6 +15,7 @@ use std::collections::BTreeSet;
 
 use tessera_formats::{Format, Level, LevelFormat, LevelKind};
 
+use super::defaults::{is_factor, output_lead, rescanned_vector, Scope};
 use super::derived::{Provenance, Relation};
 use super::order::{choose_order, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
@@ -120,6 +121,7 @@ pub fn lower(
     // split them, and levels that store no mode add their own, which are
     // summed. An operand whose levels the order cannot follow is converted
     // and the variables derived again.
+    let top_loops: Vec<LoopVar> = free.iter().chain(top_vars.iter()).cloned().collect();
     let (provenance, order, summed) = loop {
         let provenance = lowerer.provenance(&mut notes);
         let mut summed = provenance.expand_all(&stmt_summed);
@@ -130,14 +132,34 @@ pub fn lower(
                 priority.push(v.clone());
             }
         }
-        match lowerer.order(&priority, &output, &provenance, &mut notes)? {
-            Ok(order) => break (provenance, order, summed),
-            Err(structured) => lowerer.convert(
-                structured,
-                "its levels cannot follow the loop order the other tensors need".into(),
+        let order = match lowerer.order(&priority, &output, &provenance, None, &mut notes)? {
+            Ok(order) => order,
+            Err(structured) => {
+                lowerer.convert(
+                    structured,
+                    "its levels cannot follow the loop order the other tensors need".into(),
+                    &mut notes,
+                );
+                continue;
+            }
+        };
+        if let Some(k) = rescanned_vector(&lowerer.operands, &lowerer.scopes(&body, &top_loops), &order) {
+            lowerer.convert_to(
+                k,
+                Format::dense(1),
+                "an intersection would walk it again for every coordinate of an outer loop; dense, it is located"
+                    .into(),
                 &mut notes,
-            ),
+            );
+            continue;
         }
+        let top = provenance.expand_all(&top_loops);
+        let appended = streamable(output_format) && !output_format.is_dense();
+        let order = match output_lead(&output, appended, &top, &order) {
+            Some(lead) => lowerer.led_order(&priority, &output, &provenance, &lead, order, &mut notes)?,
+            None => order,
+        };
+        break (provenance, order, summed);
     };
     let position = |v: &LoopVar| order.iter().position(|o| o == v).expect("ordered variable");
 
@@ -419,14 +441,64 @@ impl Lowerer<'_> {
 
     /// Converts operand `k` to the per-mode format of its order, saying why.
     fn convert(&mut self, k: usize, reason: String, notes: &mut Vec<String>) {
+        let target = natural_per_mode(&self.operands[k].format);
+        self.convert_to(k, target, reason, notes);
+    }
+
+    /// Converts operand `k` to `target`, saying why.
+    fn convert_to(&mut self, k: usize, target: Format, reason: String, notes: &mut Vec<String>) {
         let op = &mut self.operands[k];
-        let target = natural_per_mode(&op.format);
         notes.push(format!(
             "convert {} from {} to {}: {}",
             op.name, op.format, target, reason
         ));
         op.converted_from = Some((op.format.clone(), reason));
         op.format = target;
+    }
+
+    /// The order led by `lead`, converting inputs that cannot follow it, in
+    /// place of `order`; `order` itself (and nothing converted) when no
+    /// order can start at `lead`.
+    fn led_order(
+        &mut self,
+        priority: &[LoopVar],
+        output: &Operand,
+        provenance: &Provenance,
+        lead: &LoopVar,
+        order: Vec<LoopVar>,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<LoopVar>> {
+        let operands = self.operands.clone();
+        let noted = notes.len();
+        match self.order(priority, output, provenance, Some(lead), notes) {
+            Ok(Ok(led)) => {
+                notes.push(format!(
+                    "loop order starts at {lead}, as output {} does: in the order {} the whole result would be collected and sorted",
+                    output.name,
+                    order.iter().map(LoopVar::name).collect::<Vec<_>>().join(",")
+                ));
+                Ok(led)
+            }
+            _ => {
+                self.operands = operands;
+                notes.truncate(noted);
+                Ok(order)
+            }
+        }
+    }
+
+    /// The scopes of the statement: the body at the root, enclosed by the
+    /// loops of `top`, and each temporary's, enclosed by its free variables.
+    fn scopes<'a>(&'a self, root: &'a CinExpr, top: &[LoopVar]) -> Vec<Scope<'a>> {
+        let mut scopes = vec![Scope {
+            body: root,
+            enclosing: top.iter().cloned().collect(),
+        }];
+        scopes.extend(self.temps.iter().map(|t| Scope {
+            body: &t.body,
+            enclosing: t.free.clone(),
+        }));
+        scopes
     }
 
     /// The derived variables of the operands, converting any whose blocks
@@ -453,6 +525,7 @@ impl Lowerer<'_> {
         priority: &[LoopVar],
         output: &Operand,
         provenance: &Provenance,
+        lead: Option<&LoopVar>,
         notes: &mut Vec<String>,
     ) -> Result<std::result::Result<Vec<LoopVar>, usize>> {
         let mut fixed: Edges = Vec::new();
@@ -463,7 +536,15 @@ impl Lowerer<'_> {
                 }
             }
         }
-        let fixed = provenance.expand_edges(&fixed);
+        let mut fixed = provenance.expand_edges(&fixed);
+        if let Some(lead) = lead {
+            fixed.extend(
+                priority
+                    .iter()
+                    .filter(|v| *v != lead)
+                    .map(|v| (lead.clone(), v.clone())),
+            );
+        }
         let mut reorder: Vec<bool> = vec![false; self.operands.len()];
         loop {
             let hard: Vec<Edges> = self
@@ -649,22 +730,6 @@ fn unordered_problem(
     walker_beside(op, operands, &vars).map(|(other, level, v)| {
         format!("its entries come in no order, and {other} walks {v} through its {level} level beside it")
     })
-}
-
-/// Whether access `k` is a factor of `expr`: `expr` is zero wherever the
-/// access is (a product or negation of it; a quotient is not, as division
-/// keeps its dense meaning).
-fn is_factor(expr: &CinExpr, k: usize) -> bool {
-    match expr {
-        CinExpr::Access(a) => *a == k,
-        CinExpr::Neg(e) => is_factor(e, k),
-        CinExpr::Binary {
-            op: BinaryOp::Mul,
-            lhs,
-            rhs,
-        } => is_factor(lhs, k) || is_factor(rhs, k),
-        _ => false,
-    }
 }
 
 /// The per-mode format an unsupported format is converted to: dense stays

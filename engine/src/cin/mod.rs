@@ -8,6 +8,7 @@
 //! [`LoopVar`]s: a statement's own variables, or variables derived from
 //! them ([`Relation`]) that loops over structured levels run over.
 
+mod defaults;
 mod derived;
 mod lower;
 mod order;

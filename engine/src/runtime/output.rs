@@ -761,8 +761,13 @@ impl Workspace {
         }
     }
 
+    /// The key of `coords` in a dense or hashed store. A wide store keys by
+    /// the coordinates themselves, and its key wraps unused.
     fn key(&self, coords: &[i64]) -> u64 {
-        coords.iter().zip(&self.strides).map(|(&c, &s)| c as u64 * s).sum()
+        coords
+            .iter()
+            .zip(&self.strides)
+            .fold(0u64, |key, (&c, &s)| key.wrapping_add((c as u64).wrapping_mul(s)))
     }
 
     pub fn accumulate(&mut self, coords: &[i64], value: f64) {

@@ -1,0 +1,96 @@
+//! The default schedule rules, as the plan reports them: a sparse vector an
+//! intersection would walk again for every row is made dense once per run,
+//! and a product over a transposed access into a sparse output follows the
+//! output's order, transposing an input once, instead of sorting the whole
+//! result. (`differential.rs` checks the values on both tiers.)
+
+use tessera_engine::Engine;
+use tessera_formats::Format;
+
+fn plan(statement: &str, inputs: &[(&str, Format)], output: Format) -> String {
+    Engine::new()
+        .compile(statement, inputs, &output)
+        .unwrap()
+        .plan()
+        .to_string()
+}
+
+const DENSE_X: &str =
+    "convert x from sv to dense: an intersection would walk it again for every coordinate of an outer loop";
+
+#[test]
+fn a_sparse_vector_merged_with_every_row_is_made_dense_once() {
+    for output in [Format::dense(1), Format::sparse_vector()] {
+        let plan = plan(
+            "y(i) = A(i,j) * x(j)",
+            &[("A", Format::csr()), ("x", Format::sparse_vector())],
+            output,
+        );
+        assert!(plan.contains(DENSE_X), "{plan}");
+        assert!(!plan.contains("merge A.compressed, x.compressed"), "{plan}");
+    }
+    let plan = plan(
+        "C(i,j) = A(i,j) * x(j)",
+        &[("A", Format::dcsr()), ("x", Format::sparse_vector())],
+        Format::csr(),
+    );
+    assert!(plan.contains(DENSE_X), "{plan}");
+}
+
+#[test]
+fn vectors_walked_once_or_by_a_union_stay_as_they_are() {
+    for (statement, inputs) in [
+        // Nothing encloses the dot product's loop.
+        (
+            "a = x(j) * z(j)",
+            vec![("x", Format::sparse_vector()), ("z", Format::sparse_vector())],
+        ),
+        // A union visits every entry of x for each row whatever x's format.
+        (
+            "y(i) = A(i,j) + x(j)",
+            vec![("A", Format::csr()), ("x", Format::sparse_vector())],
+        ),
+        // The vector drives the rows of a located matrix: nothing merges.
+        (
+            "y(i) = A(i,j) * x(j)",
+            vec![("A", Format::dense(2)), ("x", Format::sparse_vector())],
+        ),
+    ] {
+        let output = if statement.starts_with("a ") {
+            Format::dense(0)
+        } else {
+            Format::dense(1)
+        };
+        let plan = plan(statement, &inputs, output);
+        assert!(!plan.contains("convert"), "{statement}:\n{plan}");
+    }
+}
+
+#[test]
+fn a_transposed_product_into_a_sparse_output_follows_the_output() {
+    let plan = plan("C(i,j) = A(k,i) * A(k,j)", &[("A", Format::csr())], Format::csr());
+    for line in [
+        "loop order: i, k, j",
+        "convert A from csr to csc: its levels do not follow the loop order i,k,j",
+        "loop order starts at i, as output C does: in the order k,i,j the whole result would be collected and sorted",
+        "workspace over (j), sorted and assembled into C after",
+        "parallel: the loop over i splits into chunks",
+        "conversions are made once per input tensor and reused while it is unchanged",
+    ] {
+        assert!(plan.contains(line), "missing `{line}`:\n{plan}");
+    }
+}
+
+#[test]
+fn transposed_products_into_dense_or_vector_outputs_keep_the_storage_order() {
+    // A dense output takes scattered results as they come; a vector's
+    // workspace is one dense row: neither sorts the whole result.
+    for (statement, output) in [
+        ("C(i,j) = A(k,i) * A(k,j)", Format::dense(2)),
+        ("y(i) = A(k,i) * x(k)", Format::sparse_vector()),
+    ] {
+        let plan = plan(statement, &[("A", Format::csr()), ("x", Format::dense(1))], output);
+        assert!(plan.contains("loop order: k, i"), "{statement}:\n{plan}");
+        assert!(!plan.contains("convert"), "{statement}:\n{plan}");
+    }
+}
