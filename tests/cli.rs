@@ -822,3 +822,36 @@ fn structured_formats_of_a_scattered_matrix_are_refused_naming_the_padding() {
     assert!(line("dia:").contains("packing refuses it"), "{text}");
     assert!(!line("ell:").contains("packing refuses it"), "{text}");
 }
+
+/// `-s` schedules the statement: the plan shows it, the result is the
+/// unscheduled one, and a command that cannot apply is refused with its
+/// column in the schedule.
+#[test]
+fn eval_schedule_shows_in_the_plan_and_keeps_the_result() {
+    let run = |extra: &[&str]| {
+        let out = tessera()
+            .args(["eval", "y(i) = A(i,j) * x(j)", "-g", "x:15606:1.0:7", "-i"])
+            .arg(format!("A:{}", four_elt()))
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let schedule = "reorder(i, j); parallelize(i, cpu_threads, no_races)";
+    assert_eq!(run(&["-s", schedule]), run(&[]), "the schedule changed the result");
+    let plan = run(&["-s", schedule, "--print", "plan"]);
+    assert!(plan.contains(&format!("schedule: {schedule}\n")), "{plan}");
+    assert_fails(
+        tessera()
+            .args(["eval", "y(i) = A(i,j) * x(j)", "-g", "x:15606:1.0:7", "-i"])
+            .arg(format!("A:{}", four_elt()))
+            .args(["-s", "reorder(i, j); parallelize(j, cpu_threads, no_races)"]),
+        &["schedule, column 16: only the outermost loop runs in parallel, and the loops nest i, j"],
+    );
+    tessera()
+        .args(["eval", "s = A(i) * A(i)", "-g", "A:5:1", "-s", "reorder(i,,j)"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("schedule, column 11: an argument is missing"));
+}

@@ -47,6 +47,32 @@ fn in_the_repl_threads_are_set_shown_and_used() {
         ));
 }
 
+/// `:schedule` sets, shows and clears the schedule later statements are
+/// compiled with; their plans show it.
+#[test]
+fn in_the_repl_a_schedule_is_set_shown_used_and_cleared() {
+    tessera()
+        .arg("repl")
+        .write_stdin(
+            ":schedule\n:schedule reorder(i, j)\n:schedule\n:gen A 20x20 0.5 1\n:gen x 20 1 2\n:plan y(i) = A(i,j) * x(j)\n:schedule none\n:schedule\n",
+        )
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(
+            "statements use the default schedule\nschedule: reorder(i, j)\n",
+        ))
+        .stdout(predicate::str::contains("\nschedule: reorder(i, j)\nloop order: i, j\n"))
+        .stdout(predicate::str::ends_with("statements use the default schedule\n"));
+    tessera()
+        .arg("repl")
+        .write_stdin(":schedule reorder(i)\n")
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(
+            "line 1: :schedule: schedule, column 1: reorder takes two variables or more",
+        ));
+}
+
 /// Ctrl-C (SIGINT) while a statement runs interrupts that statement, and
 /// the session goes on with its tensors and the lines after it.
 #[test]

@@ -9,6 +9,12 @@ pub enum EngineError {
     #[error("column {column}: {message}")]
     Syntax { column: usize, message: String },
 
+    /// A schedule whose text does not parse, or whose command cannot apply
+    /// to the statement. `column` is 1-based, in the schedule's text (0 for
+    /// a schedule built in Rust).
+    #[error("schedule, column {column}: {message}")]
+    Schedule { column: usize, message: String },
+
     /// A tensor named in the statement was not given.
     #[error("column {column}: unknown tensor {name}")]
     UnknownTensor { name: String, column: usize },

@@ -28,6 +28,7 @@ pub mod plan;
 pub mod reference;
 pub mod reorder;
 pub mod runtime;
+pub mod schedule;
 pub mod testing;
 
 pub use error::{EngineError, Result};

@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use super::engine::Tier;
 use super::format_spec::FormatSpec;
 use super::generate::GenSpec;
+use tessera_engine::schedule::Schedule;
 use tessera_formats::reorder::Method;
 
 const ABOUT: &str = "Sparse tensor algebra from the command line: type a statement, get a result";
@@ -97,6 +98,15 @@ pub struct TensorArgs {
     /// same bits for any number
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
+
+    /// Schedule of the statement's loops, commands separated by `;`: reorder(i, k, j);
+    /// parallelize(i, cpu_threads, no_races|atomics|temporary|ignore_races)
+    #[arg(short = 's', long, value_name = "COMMANDS", value_parser = parse_schedule)]
+    pub schedule: Option<Schedule>,
+}
+
+fn parse_schedule(text: &str) -> Result<Schedule, String> {
+    text.parse().map_err(|e: tessera_engine::EngineError| e.to_string())
 }
 
 /// What `--print` shows.

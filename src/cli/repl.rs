@@ -15,6 +15,7 @@ use std::process::ExitCode;
 
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
+use tessera_engine::schedule::Schedule;
 
 use super::args::{is_identifier, parse_count, PrintWhat, ReplArgs};
 use super::error::{CliError, Result};
@@ -38,6 +39,7 @@ Commands:
                                 or levels such as dense,compressed:1,0
   :size VAR SIZE                size of an index variable no input fixes
   :threads [N|auto]             threads kernels may use (results are the same bits for any N)
+  :schedule [COMMANDS|none]     schedule of later statements, e.g. reorder(i, k, j); parallelize(i, cpu_threads, no_races)
   :print NAME [N|all]           summary and the first N (10) nonzeros
   :list                         the tensors, formats and sizes of the session
   :save NAME PATH               write NAME to a .mtx or .tns file
@@ -229,6 +231,17 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
                 session.set_threads(Some(n));
             }
             _ => return Err(usage(":threads N|auto")),
+        },
+        "schedule" => match rest.trim() {
+            "" if session.schedule().is_empty() => writeln!(out, "statements use the default schedule")?,
+            "" => writeln!(out, "schedule: {}", session.schedule())?,
+            "none" => session.set_schedule(Schedule::new()),
+            text => {
+                let schedule: Schedule = text
+                    .parse()
+                    .map_err(|e: tessera_engine::EngineError| CliError::bad(":schedule", e.to_string()))?;
+                session.set_schedule(schedule);
+            }
         },
         "size" => {
             let [var, size] = words[..] else {

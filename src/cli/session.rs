@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use tessera_engine::notation::{check, parse_statement, AssignOp, Statement};
 use tessera_engine::runtime::{default_output, CancelToken};
+use tessera_engine::schedule::Schedule;
 use tessera_engine::{default_output_format, Engine, EngineError, EvalOptions, Inputs, Kernel};
 use tessera_formats::{Format, Tensor};
 
@@ -39,6 +40,8 @@ pub struct Session {
     threads: Option<usize>,
     /// Cancelled to interrupt the running statement (Ctrl-C in the REPL).
     cancel: CancelToken,
+    /// The schedule statements are compiled with.
+    schedule: Schedule,
     tensors: BTreeMap<String, Named>,
     formats: BTreeMap<String, FormatSpec>,
     sizes: BTreeMap<String, usize>,
@@ -141,6 +144,7 @@ impl Session {
             tier,
             threads: None,
             cancel: CancelToken::new(),
+            schedule: Schedule::new(),
             tensors: BTreeMap::new(),
             formats: BTreeMap::new(),
             sizes: BTreeMap::new(),
@@ -161,6 +165,16 @@ impl Session {
     /// The threads kernels may use, when set.
     pub fn threads(&self) -> Option<usize> {
         self.threads
+    }
+
+    /// Sets the schedule later statements are compiled with.
+    pub fn set_schedule(&mut self, schedule: Schedule) {
+        self.schedule = schedule;
+    }
+
+    /// The schedule statements are compiled with.
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
     }
 
     /// The token that interrupts the running statement when cancelled; it
@@ -305,6 +319,7 @@ impl Session {
                 format!(" ({})", self.front.missing_tensor(name))
             }
             EngineError::UnknownSize { var } => format!(" ({})", self.front.missing_size(var)),
+            EngineError::Schedule { .. } => format!(" (schedule `{}`)", self.schedule),
             _ => String::new(),
         };
         CliError::Statement {
@@ -357,13 +372,14 @@ impl Session {
         let order = statement.lhs.indices.len();
         let (output, output_why, fallback) = self.choose_output(&statement, &formats)?;
         let start = Instant::now();
-        let (kernel, output_why) = match self.engine.compile(text, &formats, &output) {
+        let compile = |output: &Format| self.engine.compile_scheduled(text, &formats, output, &self.schedule);
+        let (kernel, output_why) = match compile(&output) {
             Ok(kernel) => (kernel, output_why),
             // A format chosen by default that the engine cannot produce
             // here: the engine's own default for sparse results instead.
             Err(_) if fallback => {
                 let output = default_output_format(order, false);
-                let kernel = self.engine.compile(text, &formats, &output).map_err(err)?;
+                let kernel = compile(&output).map_err(err)?;
                 (kernel, format!("{output_why} could not be assembled; {output} instead"))
             }
             Err(e) => return Err(err(e)),
@@ -508,6 +524,9 @@ pub fn parse(text: &str) -> Result<Statement> {
 pub fn from_args(args: &TensorArgs, front: Front) -> Result<Session> {
     let mut session = Session::new(args.tier, front)?;
     session.set_threads(args.threads.map(|t| t as usize));
+    if let Some(schedule) = &args.schedule {
+        session.set_schedule(schedule.clone());
+    }
     let mut seen: Vec<&str> = Vec::new();
     for f in &args.formats {
         if seen.contains(&f.name.as_str()) {

@@ -11,6 +11,9 @@
 #[path = "../../engine/tests/differential.rs"]
 mod suite;
 
+#[path = "../../engine/tests/schedules.rs"]
+mod schedules;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

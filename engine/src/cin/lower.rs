@@ -17,10 +17,12 @@ use tessera_formats::{Format, Level, LevelFormat, LevelKind};
 
 use super::defaults::{is_factor, output_lead, rescanned_vector, Scope};
 use super::derived::{Provenance, Relation};
-use super::order::{choose_order, Edges};
+use super::order::{choose_order, satisfiable, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Statement};
+use crate::schedule::apply::reorder_edges;
+use crate::schedule::Schedule;
 
 /// How the output is assembled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,14 +64,18 @@ struct Lowerer<'a> {
     input_format: &'a dyn Fn(&str) -> Option<Format>,
     operands: Operands,
     temps: Vec<Temp>,
+    /// The schedule's `reorder` edges and the column of its command.
+    reorder: (Edges, usize),
 }
 
 /// Lowers a checked statement. `input_format` gives the format of each
-/// input by name; `output_format` is the output's.
+/// input by name; `output_format` is the output's; `schedule`'s `reorder`
+/// commands constrain the loop order.
 pub fn lower(
     stmt: &Statement,
     input_format: &dyn Fn(&str) -> Option<Format>,
     output_format: &Format,
+    schedule: &Schedule,
 ) -> Result<Lowered> {
     let lhs = &stmt.lhs;
     if output_format.order() != lhs.indices.len() {
@@ -94,10 +100,12 @@ pub fn lower(
         rhs,
     });
     let free: Vec<LoopVar> = lhs.indices.iter().cloned().map(LoopVar::Index).collect();
+    let (user_edges, reorder_column) = reorder_edges(schedule, &stmt_vars(&explicit))?;
     let mut lowerer = Lowerer {
         input_format,
         operands: Vec::new(),
         temps: Vec::new(),
+        reorder: (user_edges, reorder_column),
     };
     let (top_vars, body) = peel(hoist(explicit.rhs.clone()));
     let (body, root_temps) = lowerer.expr(&body)?;
@@ -155,7 +163,8 @@ pub fn lower(
         }
         let top = provenance.expand_all(&top_loops);
         let appended = streamable(output_format) && !output_format.is_dense();
-        let order = match output_lead(&output, appended, &top, &order) {
+        let user_ordered = !lowerer.reorder.0.is_empty();
+        let order = match output_lead(&output, appended && !user_ordered, &top, &order) {
             Some(lead) => lowerer.led_order(&priority, &output, &provenance, &lead, order, &mut notes)?,
             None => order,
         };
@@ -456,6 +465,49 @@ impl Lowerer<'_> {
         op.format = target;
     }
 
+    /// The refusal of a `reorder` that moves a sum out of its scope.
+    fn out_of_scope(&self) -> EngineError {
+        let user = &self.reorder.0;
+        let ahead = |a: &LoopVar, b: &LoopVar| user.iter().any(|(x, y)| x == a && y == b);
+        let reversed = self.temps.iter().find_map(|t| {
+            t.free
+                .iter()
+                .find_map(|f| t.vars.iter().find(|v| ahead(v, f)).map(|v| (v.clone(), f.clone())))
+        });
+        let message = match reversed {
+            Some((summed, free)) => format!(
+                "reorder puts the sum over {summed} outside the loop over {free}, which its terms depend on: the sum would leave its scope"
+            ),
+            None => "reorder moves a sum out of its scope (the loops over its terms' variables)".into(),
+        };
+        EngineError::Schedule {
+            column: self.reorder.1,
+            message,
+        }
+    }
+
+    /// The refusal of a `reorder` that operand `k`'s storage cannot follow.
+    fn storage_conflict(&self, k: usize) -> EngineError {
+        let op = &self.operands[k];
+        let user = &self.reorder.0;
+        let later = |a: &LoopVar, b: &LoopVar| user.iter().any(|(x, y)| x == b && y == a);
+        let broken = hard_edges(op).into_iter().find(|(a, b)| later(a, b));
+        let message = match broken {
+            Some((a, b)) => format!(
+                "{} ({}) is walked {a} before {b}, and reorder puts {b} first: convert {} to a format that stores {b} first",
+                op.name, op.format, op.name
+            ),
+            None => format!(
+                "{} ({}) cannot be walked in this order without a conversion",
+                op.name, op.format
+            ),
+        };
+        EngineError::Schedule {
+            column: self.reorder.1,
+            message,
+        }
+    }
+
     /// The order led by `lead`, converting inputs that cannot follow it, in
     /// place of `order`; `order` itself (and nothing converted) when no
     /// order can start at `lead`.
@@ -537,6 +589,13 @@ impl Lowerer<'_> {
             }
         }
         let mut fixed = provenance.expand_edges(&fixed);
+        let unscheduled = fixed.clone();
+        if !self.reorder.0.is_empty() {
+            fixed.extend(provenance.expand_edges(&self.reorder.0));
+            if !satisfiable(priority, &fixed) {
+                return Err(self.out_of_scope());
+            }
+        }
         if let Some(lead) = lead {
             fixed.extend(
                 priority
@@ -587,6 +646,11 @@ impl Lowerer<'_> {
                         }
                     }
                     return Ok(Ok(order));
+                }
+                Err(problem)
+                    if !self.reorder.0.is_empty() && choose_order(priority, &unscheduled, &hard, &[]).is_ok() =>
+                {
+                    return Err(self.storage_conflict(problem.operand));
                 }
                 Err(problem) if !self.operands[problem.operand].format.is_per_mode() => {
                     return Ok(Err(problem.operand));

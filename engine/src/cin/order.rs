@@ -63,6 +63,18 @@ pub fn choose_order(
     Ok(order.into_iter().map(|i| priority[i].clone()).collect())
 }
 
+/// Whether some order of `vars` satisfies every edge.
+pub fn satisfiable(vars: &[LoopVar], edges: &Edges) -> bool {
+    let index = |v: &LoopVar| vars.iter().position(|p| p == v);
+    let mut indexed = BTreeSet::new();
+    for (a, b) in edges {
+        if let (Some(a), Some(b)) = (index(a), index(b)) {
+            indexed.insert((a, b));
+        }
+    }
+    topological(vars.len(), &indexed).is_some()
+}
+
 /// Kahn's algorithm, smallest available index first; `None` on a cycle.
 fn topological(n: usize, edges: &BTreeSet<(usize, usize)>) -> Option<Vec<usize>> {
     let mut indegree = vec![0usize; n];

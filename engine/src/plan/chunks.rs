@@ -25,7 +25,7 @@ pub(super) struct ChunkRange {
 }
 
 /// How `lowered` splits into chunks, or why it runs whole.
-pub(super) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunking), String> {
+pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunking), String> {
     let var = match &lowered.cin {
         Cin::Forall { var, .. } => var,
         // A full reduction: each chunk's run adds its part of the sum into

@@ -65,6 +65,8 @@ impl IterInfo {
 
 /// Emits a lowered statement, or refuses one whose loop would merge its
 /// iterators in more than [`MAX_POINTS`] lattice points.
+pub(crate) use chunks::chunking;
+
 pub fn emit(lowered: &Lowered) -> Result<Planned> {
     let mut e = Emitter::new(lowered);
     let chunking = chunks::chunking(lowered);

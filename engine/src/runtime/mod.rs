@@ -40,9 +40,11 @@ use crate::error::{EngineError, Result};
 use crate::interp::{self, Bindings};
 use crate::notation::{check, parse_statement, Statement};
 use crate::plan::emit;
+use crate::schedule::apply::check_parallel;
+use crate::schedule::Schedule;
 pub use defaults::default_output;
 use output::{dense_levels, Assembler, OutputSizes, OutputState, Workspace};
-use parallel::Joined;
+use parallel::{default_threads, Joined};
 pub use parallel::{CancelToken, Parallelism, CHUNK_WORK, PARALLEL_FROM};
 pub use promotion::KernelStats;
 use promotion::Tiering;
@@ -98,6 +100,8 @@ pub struct EvalOptions {
     pub chunk_work: Option<u64>,
     /// Stops the run between chunks when cancelled ([`CancelToken`]).
     pub cancel: Option<CancelToken>,
+    /// The kernel's schedule ([`Schedule`]); empty: the planner's defaults.
+    pub schedule: Schedule,
 }
 
 /// The output format used when none is given: dense when every input is
@@ -123,7 +127,7 @@ struct KernelKey {
     /// 3x3 share level formats and differ only in their projections.
     inputs: Vec<(String, Vec<FormatLevel>)>,
     output: Vec<FormatLevel>,
-    /// The schedule's text (empty: the default schedule, the only one yet).
+    /// The schedule's canonical text (empty: the planner's defaults).
     schedule: String,
     value_type: &'static str,
 }
@@ -286,15 +290,50 @@ impl Engine {
             Some(f) => f.clone(),
             None => default_output(&stmt, &formats).0,
         };
-        self.compile_statement(&stmt, &formats, &output)
+        self.compile_statement(&stmt, &formats, &output, &options.schedule)
     }
 
     /// Compiles `statement` for inputs in `formats` (by name) and an output
     /// in `output`; the kernel runs on any tensors in those formats.
     pub fn compile(&self, statement: &str, formats: &[(&str, Format)], output: &Format) -> Result<Arc<Kernel>> {
+        self.compile_scheduled(statement, formats, output, &Schedule::new())
+    }
+
+    /// [`compile`](Self::compile) with a schedule: its commands transform
+    /// the loops, and one that would change the result, or that the
+    /// tensors' storage cannot follow without a conversion, is refused.
+    ///
+    /// ```
+    /// use tessera_engine::schedule::{RaceStrategy, Schedule};
+    /// use tessera_engine::Engine;
+    /// use tessera_formats::Format;
+    ///
+    /// let engine = Engine::new();
+    /// let formats = [("A", Format::csr()), ("x", Format::dense(1))];
+    /// let schedule = Schedule::new().parallelize("i", RaceStrategy::NoRaces);
+    /// let kernel = engine
+    ///     .compile_scheduled("y(i) = A(i,j) * x(j)", &formats, &Format::dense(1), &schedule)
+    ///     .unwrap();
+    /// assert!(kernel.plan().contains("schedule: parallelize(i, cpu_threads, no_races)"));
+    ///
+    /// // Chunks of j would all add into the same y(i).
+    /// let racy = Schedule::new().parallelize("j", RaceStrategy::NoRaces);
+    /// let formats = [("A", Format::csc()), ("x", Format::dense(1))];
+    /// let Err(err) = engine.compile_scheduled("y(i) = A(i,j) * x(j)", &formats, &Format::dense(1), &racy) else {
+    ///     panic!("a racy schedule was accepted");
+    /// };
+    /// assert!(err.to_string().contains("no_races would race"), "{err}");
+    /// ```
+    pub fn compile_scheduled(
+        &self,
+        statement: &str,
+        formats: &[(&str, Format)],
+        output: &Format,
+        schedule: &Schedule,
+    ) -> Result<Arc<Kernel>> {
         let stmt = parse_statement(statement)?;
         let formats: Vec<(String, Format)> = formats.iter().map(|(n, f)| (n.to_string(), f.clone())).collect();
-        self.compile_statement(&stmt, &formats, output)
+        self.compile_statement(&stmt, &formats, output, schedule)
     }
 
     fn compile_statement(
@@ -302,18 +341,19 @@ impl Engine {
         stmt: &Statement,
         formats: &[(String, Format)],
         output: &Format,
+        schedule: &Schedule,
     ) -> Result<Arc<Kernel>> {
         let key = KernelKey {
             statement: stmt.to_string(),
             inputs: formats.iter().map(|(n, f)| (n.clone(), f.levels().to_vec())).collect(),
             output: output.levels().to_vec(),
-            schedule: String::new(),
+            schedule: schedule.to_string(),
             value_type: "f64",
         };
         if let Some(k) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(k.clone());
         }
-        let kernel = Arc::new(Kernel::compile(stmt, formats, output, self.tiers.clone())?);
+        let kernel = Arc::new(Kernel::compile(stmt, formats, output, schedule, self.tiers.clone())?);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         // Another thread may have compiled the same kernel meanwhile: keep one.
         Ok(cache.entry(key).or_insert(kernel).clone())
@@ -367,6 +407,8 @@ enum Route {
 /// threads at once.
 pub struct Kernel {
     statement: Statement,
+    /// The schedule parallelizes the outer loop: every core at any size.
+    every_core: bool,
     lowered: Lowered,
     program: Arc<Program>,
     plan: String,
@@ -389,9 +431,16 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    fn compile(stmt: &Statement, formats: &[(String, Format)], output: &Format, tiers: Arc<TierSet>) -> Result<Kernel> {
+    fn compile(
+        stmt: &Statement,
+        formats: &[(String, Format)],
+        output: &Format,
+        schedule: &Schedule,
+        tiers: Arc<TierSet>,
+    ) -> Result<Kernel> {
         let lookup = |name: &str| formats.iter().find(|(n, _)| n == name).map(|(_, f)| f.clone());
-        let lowered = lower(stmt, &lookup, output)?;
+        let lowered = lower(stmt, &lookup, output, schedule)?;
+        let parallel = check_parallel(schedule, &lowered)?;
         let planned = emit(&lowered)?;
         let cin = CinPrinter {
             cin: &lowered.cin,
@@ -404,7 +453,18 @@ impl Kernel {
         } else {
             ""
         };
-        let plan = format!("{}{reuse}concrete index notation:\n{}", planned.plan, indent(&cin));
+        let mut scheduled = String::new();
+        if !schedule.is_empty() {
+            scheduled = format!("schedule: {schedule}\n");
+        }
+        if let Some(note) = &parallel {
+            scheduled.push_str(&format!("{note}\n"));
+        }
+        let plan = format!(
+            "{scheduled}{}{reuse}concrete index notation:\n{}",
+            planned.plan,
+            indent(&cin)
+        );
         let operand_formats: Vec<Vec<LevelFormat>> = lowered
             .operands
             .iter()
@@ -418,6 +478,7 @@ impl Kernel {
             .any(crate::bytecode::Op::accumulates_into_workspace);
         Ok(Kernel {
             statement: stmt.clone(),
+            every_core: parallel.is_some(),
             accumulates,
             fills_in: planned.fills_in,
             last_output: Mutex::new(None),
@@ -493,7 +554,11 @@ impl Kernel {
 
     fn parallelism(&self, options: &EvalOptions) -> Parallelism {
         Parallelism {
-            threads: options.threads.or(self.tiers.threads).map(|t| t.max(1)),
+            threads: options
+                .threads
+                .or(self.tiers.threads)
+                .or_else(|| self.every_core.then(default_threads))
+                .map(|t| t.max(1)),
             chunk_work: options.chunk_work.unwrap_or(CHUNK_WORK).max(1),
             cancel: options.cancel.clone(),
         }

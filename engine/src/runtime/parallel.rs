@@ -257,7 +257,7 @@ fn total_work(bind: &Bindings<'_>) -> u64 {
 }
 
 /// The number of cores, as rayon counts them.
-fn default_threads() -> usize {
+pub(crate) fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 

@@ -41,6 +41,7 @@ use tessera_formats::{Format, Tensor};
 use crate::notation::parse_statement;
 use crate::reference::{evaluate, DenseResult};
 use crate::runtime::{Engine, EvalOptions, Inputs};
+use crate::schedule::Schedule;
 
 /// The seeds a randomized suite runs: `default`, or the range `first..end`
 /// given in the environment variable `var` (to rerun or extend a run).
@@ -172,6 +173,21 @@ pub fn check_statement_with(
     sizes: &[(&str, usize)],
     tol: Tolerance,
 ) -> Result<(), String> {
+    check_scheduled(engine, statement, inputs, output_format, sizes, tol, &Schedule::new())
+}
+
+/// [`check_statement_with`] for the kernel compiled with `schedule`: its
+/// result must match the dense reference, whatever the schedule, and give
+/// the same bits on any number of threads.
+pub fn check_scheduled(
+    engine: &Engine,
+    statement: &str,
+    inputs: &[(&str, &Tensor<f64>)],
+    output_format: Option<&Format>,
+    sizes: &[(&str, usize)],
+    tol: Tolerance,
+    schedule: &Schedule,
+) -> Result<(), String> {
     let fail = |what: String| {
         Err(format!(
             "{}\n  {what}",
@@ -193,6 +209,7 @@ pub fn check_statement_with(
     let options = EvalOptions {
         output_format: output_format.cloned(),
         sizes: sizes.iter().map(|(v, n)| (v.to_string(), *n)).collect(),
+        schedule: schedule.clone(),
         ..EvalOptions::default()
     };
     let eval = |options: &EvalOptions| {

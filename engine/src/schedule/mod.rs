@@ -1,0 +1,174 @@
+//! Schedules: commands that transform a statement's concrete index
+//! notation without changing its result (paper `001_*`, with TACO's names
+//! and argument order).
+//!
+//! A schedule is written as commands separated by `;`:
+//! `reorder(i, k, j); parallelize(i, cpu_threads, no_races)`. The lowering
+//! applies each command to the loops it builds and refuses, with the
+//! command's column, one that would change the result or that the tensors'
+//! storage cannot follow without a conversion.
+//!
+//! Commands run today: `reorder` and `parallelize`. The others of the paper
+//! (`split`, `divide`, `pos`, `fuse`, `precompute`, `unroll`, `bound`) parse
+//! and are refused with that reason, never ignored.
+
+pub(crate) mod apply;
+mod parse;
+
+use std::fmt;
+
+pub use parse::parse_schedule;
+
+/// A schedule: its commands in the order they apply.
+///
+/// ```
+/// use tessera_engine::schedule::{RaceStrategy, Schedule};
+///
+/// let typed = Schedule::new()
+///     .reorder(&["i", "k", "j"])
+///     .parallelize("i", RaceStrategy::NoRaces);
+/// let parsed: Schedule = "reorder(i,k,j); parallelize(i, cpu_threads, no_races)".parse().unwrap();
+/// assert_eq!(typed.to_string(), parsed.to_string());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Schedule {
+    commands: Vec<Placed>,
+}
+
+/// A command and the 1-based column of the schedule text it starts at (0
+/// for commands built in Rust).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placed {
+    pub command: Command,
+    pub column: usize,
+}
+
+/// One scheduling command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Loops over these variables nest in this order.
+    Reorder(Vec<String>),
+    /// The loop over `var` runs its chunks on every core, its output kept
+    /// free of races by `races`.
+    Parallelize { var: String, races: RaceStrategy },
+    /// A command of the paper that tessera does not run yet: its name and
+    /// its arguments' text.
+    Unsupported { name: String, args: Vec<String> },
+}
+
+/// How a parallel loop keeps threads from writing the same output
+/// component at once (the paper's output race strategies).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RaceStrategy {
+    /// The loop must be one whose chunks write disjoint parts of the
+    /// output; refused otherwise.
+    NoRaces,
+    /// Threads may add into the same components. tessera gives each chunk
+    /// its own partial output and adds the partials in chunk order, which
+    /// is what atomics would compute, in the same bits for any number of
+    /// threads.
+    Atomics,
+    /// Each thread accumulates into a temporary of its own, added up after.
+    Temporary,
+    /// The caller asserts there are no races. Chunks that would add into
+    /// one component still get partials, so the result stays right.
+    IgnoreRaces,
+}
+
+impl RaceStrategy {
+    /// The name in the schedule text.
+    pub fn name(self) -> &'static str {
+        match self {
+            RaceStrategy::NoRaces => "no_races",
+            RaceStrategy::Atomics => "atomics",
+            RaceStrategy::Temporary => "temporary",
+            RaceStrategy::IgnoreRaces => "ignore_races",
+        }
+    }
+
+    /// Every strategy, in the order the text lists them.
+    pub const ALL: [RaceStrategy; 4] = [
+        RaceStrategy::NoRaces,
+        RaceStrategy::Atomics,
+        RaceStrategy::Temporary,
+        RaceStrategy::IgnoreRaces,
+    ];
+}
+
+impl Schedule {
+    /// The empty schedule: the planner's defaults.
+    pub fn new() -> Schedule {
+        Schedule::default()
+    }
+
+    /// Adds `reorder(vars...)`.
+    #[must_use]
+    pub fn reorder(mut self, vars: &[&str]) -> Schedule {
+        self.push(Command::Reorder(vars.iter().map(|v| v.to_string()).collect()));
+        self
+    }
+
+    /// Adds `parallelize(var, cpu_threads, races)`.
+    #[must_use]
+    pub fn parallelize(mut self, var: &str, races: RaceStrategy) -> Schedule {
+        self.push(Command::Parallelize {
+            var: var.to_string(),
+            races,
+        });
+        self
+    }
+
+    fn push(&mut self, command: Command) {
+        self.commands.push(Placed { command, column: 0 });
+    }
+
+    /// The commands, in order.
+    pub fn commands(&self) -> &[Placed] {
+        &self.commands
+    }
+
+    /// Whether the schedule has no command.
+    pub fn is_empty(&self) -> bool {
+        self.commands.is_empty()
+    }
+
+    /// The `parallelize` command, if any (the last one wins).
+    pub fn parallel(&self) -> Option<(&str, RaceStrategy, usize)> {
+        self.commands.iter().rev().find_map(|p| match &p.command {
+            Command::Parallelize { var, races } => Some((var.as_str(), *races, p.column)),
+            _ => None,
+        })
+    }
+}
+
+impl std::str::FromStr for Schedule {
+    type Err = crate::EngineError;
+    fn from_str(text: &str) -> crate::Result<Schedule> {
+        parse_schedule(text)
+    }
+}
+
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Command::Reorder(vars) => write!(f, "reorder({})", vars.join(", ")),
+            Command::Parallelize { var, races } => {
+                write!(f, "parallelize({var}, cpu_threads, {})", races.name())
+            }
+            Command::Unsupported { name, args } => write!(f, "{name}({})", args.join(", ")),
+        }
+    }
+}
+
+/// The canonical text: commands separated by `; `. Kernels are cached by it.
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (k, p) in self.commands.iter().enumerate() {
+            if k > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{}", p.command)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,283 @@
+//! The schedule's text: `name(arg, ...)` commands separated by `;`, every
+//! error pointing at its column.
+
+use super::{Command, Placed, RaceStrategy, Schedule};
+use crate::error::{EngineError, Result};
+
+/// The commands of the paper, with the arguments each takes.
+const COMMANDS: [(&str, &str); 9] = [
+    ("reorder", "reorder(i, j, ...)"),
+    ("split", "split(i, i0, i1, factor)"),
+    ("divide", "divide(i, i0, i1, parts)"),
+    ("pos", "pos(i, ipos, A)"),
+    ("fuse", "fuse(i, j, f)"),
+    ("precompute", "precompute(expr, i, iw, w)"),
+    ("unroll", "unroll(i, factor)"),
+    ("bound", "bound(i, ib, size, kind)"),
+    (
+        "parallelize",
+        "parallelize(i, cpu_threads, no_races|atomics|temporary|ignore_races)",
+    ),
+];
+
+/// Parses a schedule's text (see [`Schedule`]).
+///
+/// ```
+/// use tessera_engine::schedule::parse_schedule;
+///
+/// let err = parse_schedule("reorder(i, j); splt(i, i0, i1, 8)").unwrap_err();
+/// assert_eq!(err.to_string(), "schedule, column 16: unknown command splt (did you mean split?)");
+/// ```
+pub fn parse_schedule(text: &str) -> Result<Schedule> {
+    let mut schedule = Schedule::new();
+    let mut start = 0;
+    for piece in text.split(';') {
+        let column = start + piece.len() - piece.trim_start().len() + 1;
+        start += piece.len() + 1;
+        if piece.trim().is_empty() {
+            continue;
+        }
+        let command = command(piece.trim(), column)?;
+        schedule.commands.push(Placed { command, column });
+    }
+    Ok(schedule)
+}
+
+fn error(column: usize, message: String) -> EngineError {
+    EngineError::Schedule { column, message }
+}
+
+/// One argument's text and its column.
+struct Arg<'a> {
+    text: &'a str,
+    column: usize,
+}
+
+fn command(text: &str, column: usize) -> Result<Command> {
+    let open = text.find('(').ok_or_else(|| {
+        error(
+            column,
+            format!("expected a command such as split(i, i0, i1, 32), found `{text}`"),
+        )
+    })?;
+    let name = text[..open].trim_end();
+    let Some((_, usage)) = COMMANDS.iter().find(|(n, _)| *n == name) else {
+        let nearest = COMMANDS
+            .iter()
+            .map(|(n, _)| (edit_distance(n, name), *n))
+            .min()
+            .filter(|(d, _)| *d <= 2)
+            .map(|(_, n)| format!(" (did you mean {n}?)"))
+            .unwrap_or_else(|| {
+                let names: Vec<&str> = COMMANDS.iter().map(|(n, _)| *n).collect();
+                format!(" (commands: {})", names.join(", "))
+            });
+        return Err(error(column, format!("unknown command {name}{nearest}")));
+    };
+    if !text.ends_with(')') {
+        return Err(error(
+            column + text.len(),
+            format!("expected `)` closing {name}'s arguments"),
+        ));
+    }
+    let args = arguments(&text[open + 1..text.len() - 1], column + open + 1)?;
+    let count = |n: usize| {
+        if args.len() == n {
+            Ok(())
+        } else {
+            Err(error(column, format!("{name} takes {n} arguments: {usage}")))
+        }
+    };
+    Ok(match name {
+        "reorder" => {
+            if args.len() < 2 {
+                return Err(error(column, format!("reorder takes two variables or more: {usage}")));
+            }
+            let mut vars: Vec<String> = Vec::new();
+            for a in &args {
+                let v = variable(a)?;
+                if vars.contains(&v) {
+                    return Err(error(a.column, format!("{v} appears twice in reorder")));
+                }
+                vars.push(v);
+            }
+            Command::Reorder(vars)
+        }
+        "parallelize" => {
+            count(3)?;
+            let var = variable(&args[0])?;
+            if args[1].text != "cpu_threads" {
+                return Err(error(
+                    args[1].column,
+                    format!(
+                        "unknown parallel unit {}: cpu_threads is the one unit of the CPU tiers",
+                        args[1].text
+                    ),
+                ));
+            }
+            let races = RaceStrategy::ALL
+                .into_iter()
+                .find(|r| r.name() == args[2].text)
+                .ok_or_else(|| {
+                    let names: Vec<&str> = RaceStrategy::ALL.iter().map(|r| r.name()).collect();
+                    error(
+                        args[2].column,
+                        format!(
+                            "unknown output race strategy {} (strategies: {})",
+                            args[2].text,
+                            names.join(", ")
+                        ),
+                    )
+                })?;
+            Command::Parallelize { var, races }
+        }
+        _ => {
+            let expected = usage.matches(',').count() + 1;
+            count(expected)?;
+            if matches!(name, "split" | "divide" | "unroll") {
+                let factor = args.last().expect("counted");
+                match factor.text.parse::<u64>() {
+                    Ok(0) => return Err(error(factor.column, format!("a {name} factor of 0"))),
+                    Ok(_) => {}
+                    Err(_) => {
+                        return Err(error(
+                            factor.column,
+                            format!("{name}'s factor must be a positive integer, found `{}`", factor.text),
+                        ))
+                    }
+                }
+            }
+            Command::Unsupported {
+                name: name.to_string(),
+                args: args.iter().map(|a| a.text.to_string()).collect(),
+            }
+        }
+    })
+}
+
+/// Splits `text` at the commas outside parentheses.
+fn arguments<'a>(text: &'a str, column: usize) -> Result<Vec<Arg<'a>>> {
+    let mut args = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    let push = |from: usize, to: usize, args: &mut Vec<Arg<'a>>| -> Result<()> {
+        let raw = &text[from..to];
+        let lead = raw.len() - raw.trim_start().len();
+        let arg = Arg {
+            text: raw.trim(),
+            column: column + from + lead,
+        };
+        if arg.text.is_empty() {
+            return Err(error(column + from, "an argument is missing".into()));
+        }
+        args.push(arg);
+        Ok(())
+    };
+    for (k, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => return Err(error(column + k, "unbalanced `)`".into())),
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                push(start, k, &mut args)?;
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 {
+        return Err(error(column + text.len(), "expected `)`".into()));
+    }
+    if !text.trim().is_empty() || start > 0 {
+        push(start, text.len(), &mut args)?;
+    }
+    Ok(args)
+}
+
+fn variable(arg: &Arg<'_>) -> Result<String> {
+    let ok = arg
+        .text
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && arg.text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if ok {
+        Ok(arg.text.to_string())
+    } else {
+        Err(error(
+            arg.column,
+            format!("expected an index variable, found `{}`", arg.text),
+        ))
+    }
+}
+
+/// Levenshtein distance, for suggesting the nearest command.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (diagonal + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(text: &str) -> String {
+        parse_schedule(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn commands_parse_with_their_columns_and_print_canonically() {
+        let s = parse_schedule(" reorder(i,k , j);parallelize(i, cpu_threads, temporary);").unwrap();
+        assert_eq!(s.commands().len(), 2);
+        assert_eq!(s.commands()[0].column, 2);
+        assert_eq!(s.commands()[1].column, 19);
+        assert_eq!(
+            s.to_string(),
+            "reorder(i, k, j); parallelize(i, cpu_threads, temporary)"
+        );
+        assert_eq!(s.parallel(), Some(("i", RaceStrategy::Temporary, 19)));
+        assert!(parse_schedule("  ").unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_malformed_command_is_refused_at_its_column() {
+        for (text, message) in [
+            ("reorder(i)", "schedule, column 1: reorder takes two variables or more: reorder(i, j, ...)"),
+            ("reorder(i, i)", "schedule, column 12: i appears twice in reorder"),
+            ("reorder(i, 2j)", "schedule, column 12: expected an index variable, found `2j`"),
+            ("reorder(i,,j)", "schedule, column 11: an argument is missing"),
+            ("reorder(i, j", "schedule, column 13: expected `)` closing reorder's arguments"),
+            ("split(i, i0, i1, 0)", "schedule, column 18: a split factor of 0"),
+            ("split(i, i0, i1, x)", "schedule, column 18: split's factor must be a positive integer, found `x`"),
+            ("unroll(i)", "schedule, column 1: unroll takes 2 arguments: unroll(i, factor)"),
+            ("x; rorder(i, j)", "schedule, column 1: expected a command such as split(i, i0, i1, 32), found `x`"),
+            ("reorder(i, j); rorder(i, j)", "schedule, column 16: unknown command rorder (did you mean reorder?)"),
+            ("tile(i, 4)", "schedule, column 1: unknown command tile (commands: reorder, split, divide, pos, fuse, precompute, unroll, bound, parallelize)"),
+            ("parallelize(i, gpu_block, no_races)", "schedule, column 16: unknown parallel unit gpu_block: cpu_threads is the one unit of the CPU tiers"),
+            ("parallelize(i, cpu_threads, maybe)", "schedule, column 29: unknown output race strategy maybe (strategies: no_races, atomics, temporary, ignore_races)"),
+        ] {
+            assert_eq!(refusal(text), message, "{text}");
+        }
+    }
+
+    #[test]
+    fn precompute_keeps_its_expression_argument_whole() {
+        let s = parse_schedule("precompute(A(i,j) * x(j), j, jw, w)").unwrap();
+        match &s.commands()[0].command {
+            Command::Unsupported { name, args } => {
+                assert_eq!(name, "precompute");
+                assert_eq!(args, &["A(i,j) * x(j)", "j", "jw", "w"]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! Scheduled statements: each command alone and in combinations, over
+//! several formats and every awkward kind of contents, against the dense
+//! reference (and so against the unscheduled kernel, which the other
+//! suites hold to it), on any number of threads; and every refusal with
+//! its message. The Cranelift tier runs the same table
+//! (`tiers/tests/engine_suite.rs` includes this file).
+
+use tessera_engine::schedule::Schedule;
+use tessera_engine::testing::{check_scheduled, random_tensor, EntryKind, Rng, Tolerance};
+use tessera_engine::{Engine, EngineError};
+use tessera_formats::{Format, Tensor};
+
+/// The engine the table runs on; the compiled tiers' suites include this
+/// file and give their own `suite_engine` at their crate root.
+#[allow(dead_code)]
+pub(crate) fn suite_engine() -> Engine {
+    Engine::new()
+}
+
+/// A scheduled kernel of the table.
+struct Case {
+    statement: &'static str,
+    /// Each operand's name, index variables and format choices.
+    operands: Vec<(&'static str, &'static str, Vec<Format>)>,
+    outputs: Vec<Format>,
+    schedules: &'static [&'static str],
+}
+
+fn case(
+    statement: &'static str,
+    operands: Vec<(&'static str, &'static str, Vec<Format>)>,
+    outputs: Vec<Format>,
+    schedules: &'static [&'static str],
+) -> Case {
+    Case {
+        statement,
+        operands,
+        outputs,
+        schedules,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let rows = || vec![Format::csr(), Format::dcsr(), Format::coo(2)];
+    let dense = |order| vec![Format::dense(order)];
+    vec![
+        case(
+            "y(i) = A(i,j) * x(j)",
+            vec![
+                ("A", "ij", rows()),
+                ("x", "j", vec![Format::dense(1), Format::sparse_vector()]),
+            ],
+            vec![Format::dense(1), Format::sparse_vector()],
+            &[
+                "reorder(i, j)",
+                "parallelize(i, cpu_threads, no_races)",
+                "reorder(i, j); parallelize(i, cpu_threads, no_races)",
+                "parallelize(i, cpu_threads, ignore_races)",
+            ],
+        ),
+        case(
+            "y(i) = A(i,j) * x(j)",
+            vec![("A", "ij", vec![Format::csc(), Format::dcsc()]), ("x", "j", dense(1))],
+            vec![Format::dense(1)],
+            &[
+                "parallelize(j, cpu_threads, atomics)",
+                "parallelize(j, cpu_threads, temporary)",
+                "reorder(j, i); parallelize(j, cpu_threads, ignore_races)",
+            ],
+        ),
+        case(
+            "C(i,j) = A(i,k) * B(k,j)",
+            vec![("A", "ik", rows()), ("B", "kj", vec![Format::csr(), Format::dense(2)])],
+            vec![Format::csr(), Format::dense(2)],
+            &[
+                "reorder(i, k, j)",
+                "reorder(i, k, j); parallelize(i, cpu_threads, no_races)",
+            ],
+        ),
+        case(
+            "C(i,j) = A(i,k) * B(k,j)",
+            vec![("A", "ik", vec![Format::csr()]), ("B", "kj", dense(2))],
+            vec![Format::dense(2)],
+            &[
+                "reorder(i, j, k)",
+                "reorder(i, j, k); parallelize(i, cpu_threads, no_races)",
+            ],
+        ),
+        case(
+            "C(i,j) = A(i,k) * B(k,j)",
+            vec![("A", "ik", vec![Format::csc()]), ("B", "kj", vec![Format::csr()])],
+            vec![Format::dense(2)],
+            &["reorder(k, i, j); parallelize(k, cpu_threads, temporary)"],
+        ),
+        case(
+            "A(i,j) = B(i,j) * C(i,k) * D(k,j)",
+            vec![("B", "ij", rows()), ("C", "ik", dense(2)), ("D", "kj", dense(2))],
+            vec![Format::csr()],
+            &["reorder(i, j, k); parallelize(i, cpu_threads, no_races)"],
+        ),
+        case(
+            "A(i,j) = B(i,j,k) * c(k)",
+            vec![("B", "ijk", vec![Format::csf(3)]), ("c", "k", dense(1))],
+            vec![Format::csr(), Format::dense(2)],
+            &["reorder(i, j, k); parallelize(i, cpu_threads, no_races)"],
+        ),
+        case(
+            "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+            vec![
+                ("B", "ikl", vec![Format::csf(3)]),
+                ("C", "kj", dense(2)),
+                ("D", "lj", dense(2)),
+            ],
+            vec![Format::dense(2)],
+            &[
+                "reorder(i, k, l, j); parallelize(i, cpu_threads, no_races)",
+                "parallelize(i, cpu_threads, no_races)",
+            ],
+        ),
+        case(
+            "C(i,j) = A(i,j) + B(i,j)",
+            vec![("A", "ij", rows()), ("B", "ij", vec![Format::csr()])],
+            vec![Format::csr(), Format::dense(2)],
+            &["parallelize(i, cpu_threads, no_races)"],
+        ),
+    ]
+}
+
+fn run(cases: &[Case]) {
+    let engine = crate::suite_engine();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (c, case) in cases.iter().enumerate() {
+        let mut combos: Vec<Vec<&Format>> = vec![Vec::new()];
+        for (_, _, formats) in &case.operands {
+            combos = combos
+                .into_iter()
+                .flat_map(|prefix| {
+                    formats.iter().map(move |f| {
+                        let mut p = prefix.clone();
+                        p.push(f);
+                        p
+                    })
+                })
+                .collect();
+        }
+        for (k, formats) in combos.iter().enumerate() {
+            for output in &case.outputs {
+                for text in case.schedules {
+                    let schedule: Schedule = text.parse().expect("the table's schedules parse");
+                    for t in 0..4u64 {
+                        let seed = ((c as u64) << 32) | ((k as u64) << 16) | t;
+                        let mut rng = Rng::new(seed);
+                        let mut sizes: Vec<(char, usize)> = Vec::new();
+                        let mut size = |v: char, rng: &mut Rng| match sizes.iter().find(|(s, _)| *s == v) {
+                            Some(&(_, n)) => n,
+                            None => {
+                                let n = if t == 0 { rng.range(20, 40) } else { rng.range(1, 9) };
+                                sizes.push((v, n));
+                                n
+                            }
+                        };
+                        let mut tensors: Vec<(&str, Tensor<f64>)> = Vec::new();
+                        for (o, ((name, vars, _), format)) in case.operands.iter().zip(formats).enumerate() {
+                            let shape: Vec<usize> = vars.chars().map(|v| size(v, &mut rng)).collect();
+                            let kind = EntryKind::ALL[(t as usize + 3 * o) % EntryKind::ALL.len()];
+                            let tensor = random_tensor(&mut rng, &shape, kind, format).expect("random tensor");
+                            tensors.push((name, tensor));
+                        }
+                        let inputs: Vec<(&str, &Tensor<f64>)> = tensors.iter().map(|(n, t)| (*n, t)).collect();
+                        match check_scheduled(
+                            &engine,
+                            case.statement,
+                            &inputs,
+                            Some(output),
+                            &[],
+                            Tolerance::default(),
+                            &schedule,
+                        ) {
+                            Ok(()) => checked += 1,
+                            Err(e) => failures.push(format!("`{text}`, seed {seed:#x}: {e}")),
+                        }
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{checked} scheduled checks");
+    assert!(checked > 300, "only {checked} checks ran");
+    assert!(
+        failures.is_empty(),
+        "{} scheduled checks differ:\n{}",
+        failures.len(),
+        failures.iter().take(20).cloned().collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn scheduled_kernels_match_the_reference_on_any_number_of_threads() {
+    run(&cases());
+}
+
+/// The refusal `schedule` meets on `statement` over `inputs`.
+fn refusal(statement: &str, inputs: &[(&str, Format)], output: Format, schedule: &str) -> String {
+    let schedule: Schedule = match schedule.parse() {
+        Ok(s) => s,
+        Err(e) => return e.to_string(),
+    };
+    match crate::suite_engine().compile_scheduled(statement, inputs, &output, &schedule) {
+        Ok(kernel) => panic!("`{schedule}` on {statement} was accepted:\n{}", kernel.plan()),
+        Err(e @ EngineError::Schedule { .. }) => e.to_string(),
+        Err(other) => panic!("`{schedule}` on {statement}: not a schedule error: {other}"),
+    }
+}
+
+fn hashed_rows() -> Format {
+    use tessera_formats::LevelFormat;
+    Format::from_levels(&[LevelFormat::hashed(), LevelFormat::compressed()], &[0, 1]).unwrap()
+}
+
+#[test]
+fn every_refusal_says_why() {
+    let spmv = "y(i) = A(i,j) * x(j)";
+    let csr = || vec![("A", Format::csr()), ("x", Format::dense(1))];
+    let csc = || vec![("A", Format::csc()), ("x", Format::dense(1))];
+    for (statement, inputs, output, schedule, message) in [
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "reorder(i, k)",
+            "schedule, column 1: reorder names k, which the statement does not use (its variables: i, j)",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "parallelize(i, cpu_threads, no_races); reorder(j, i)",
+            "schedule, column 40: A (csr) is walked i before j, and reorder puts j first: convert A to a format that stores j first",
+        ),
+        (
+            "y(i) = A(i,j) * x(j) + b(i)",
+            vec![("A", Format::csc()), ("x", Format::dense(1)), ("b", Format::dense(1))],
+            Format::dense(1),
+            "reorder(j, i)",
+            "schedule, column 1: reorder puts the sum over j outside the loop over i, which its terms depend on: the sum would leave its scope",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "parallelize(k, cpu_threads, no_races)",
+            "schedule, column 1: parallelize names k, which the statement does not loop over (its loops: i, j)",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "parallelize(j, cpu_threads, temporary)",
+            "schedule, column 1: only the outermost loop runs in parallel, and the loops nest i, j: reorder(j, ...) first",
+        ),
+        (
+            spmv,
+            csc(),
+            Format::dense(1),
+            "parallelize(j, cpu_threads, no_races)",
+            "schedule, column 1: chunks of the loop over j all add into the same components of y: no_races would race; use temporary or atomics",
+        ),
+        (
+            spmv,
+            vec![("A", hashed_rows()), ("x", Format::dense(1))],
+            Format::dense(1),
+            "parallelize(i, cpu_threads, no_races)",
+            "schedule, column 1: the loop over i cannot run in parallel: A's first level (hashed) holds its coordinates in no order",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "reorder(i, j); split(i, i0, i1, 16)",
+            "schedule, column 16: split is not run by tessera yet (the commands run today: reorder, parallelize)",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "split(i, i0, i1, 0)",
+            "schedule, column 18: a split factor of 0",
+        ),
+    ] {
+        assert_eq!(refusal(statement, &inputs, output, schedule), message, "{schedule}");
+    }
+}
+
+#[test]
+fn the_plan_shows_the_schedule_and_kernels_are_cached_by_it() {
+    let engine = crate::suite_engine();
+    let formats = [("A", Format::csr()), ("x", Format::dense(1))];
+    let output = Format::dense(1);
+    let statement = "y(i) = A(i,j) * x(j)";
+    let plain = engine.compile(statement, &formats, &output).unwrap();
+    let schedule: Schedule = "parallelize(i, cpu_threads, no_races)".parse().unwrap();
+    let scheduled = engine
+        .compile_scheduled(statement, &formats, &output, &schedule)
+        .unwrap();
+    assert!(
+        !std::sync::Arc::ptr_eq(&plain, &scheduled),
+        "the schedule is part of the kernel's key"
+    );
+    let again = engine
+        .compile_scheduled(statement, &formats, &output, &schedule)
+        .unwrap();
+    assert!(std::sync::Arc::ptr_eq(&scheduled, &again), "one kernel per schedule");
+    let plan = scheduled.plan();
+    assert!(
+        plan.contains("schedule: parallelize(i, cpu_threads, no_races)\n"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("parallelize(i, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output"),
+        "{plan}"
+    );
+    assert!(!plain.plan().contains("schedule:"), "{}", plain.plan());
+}
