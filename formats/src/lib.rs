@@ -24,6 +24,7 @@ pub mod spec;
 pub mod staging;
 pub mod tensor;
 pub mod value;
+pub mod walk;
 
 pub use coordinates::{CoordinateList, MAX_ENTRIES, MAX_POSITIONS};
 pub use error::{FormatError, Result};
@@ -36,3 +37,4 @@ pub use staging::{
 };
 pub use tensor::{FirstNonzeros, LevelStorage, Tensor, TensorLevels, Version};
 pub use value::Value;
+pub use walk::{Coords, Entries};
