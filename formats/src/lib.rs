@@ -19,6 +19,7 @@ pub mod levels;
 pub mod padding;
 pub mod parts;
 pub mod properties;
+pub mod raw;
 pub mod reorder;
 pub mod spec;
 pub mod staging;
@@ -32,6 +33,7 @@ pub use format::{Format, FormatLevel, LevelFormat, LevelKind, Projection, Split,
 pub use index::{CoordRun, IndexArray, IndexWidth};
 pub use level::{Footprint, Level, LevelCounts, PackInput, Packed, Segment};
 pub use properties::{Assembly, Capabilities, CoordinateRelation, Iteration, Properties};
+pub use raw::{CompressedArrays, Compression};
 pub use staging::{
     ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, LoopBody, LoopCond, LoopState, Param, StorageResolver,
 };
