@@ -13,6 +13,7 @@ pub mod coordinates;
 pub mod error;
 pub mod format;
 pub mod index;
+pub mod interop;
 pub mod io;
 pub mod level;
 pub mod levels;

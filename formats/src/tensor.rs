@@ -418,8 +418,7 @@ impl<V: Value> Tensor<V> {
     pub fn to_dense_vec(&self) -> Result<Vec<V>> {
         let n = checked_product(&self.shape)?;
         let mut out = vec![V::zero(); n];
-        let list = self.stored_entries();
-        for (c, v) in list.iter() {
+        for (c, v) in self.entries() {
             let mut flat = 0usize;
             for (&ci, &d) in c.iter().zip(&self.shape) {
                 flat = flat * d + ci as usize;
