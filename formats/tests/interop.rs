@@ -2,6 +2,7 @@
 //! round trips give back the same matrix or array, every component reads
 //! as the other crate reads it, and awkward shapes (empty, 1 x 1, views,
 //! non-standard memory layouts) convert.
+#![cfg(any(feature = "sprs", feature = "ndarray"))]
 
 use tessera_formats::{Format, Tensor};
 
