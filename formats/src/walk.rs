@@ -123,6 +123,7 @@ pub type Coords = SmallVec<[u64; 4]>;
 
 /// The stored entries of a tensor, in storage order: see
 /// [`Tensor::entries`].
+#[must_use = "iterators are lazy and do nothing unless consumed"]
 pub struct Entries<'a, V> {
     tensor: &'a Tensor<V>,
     walk: Option<Walk<'a>>,

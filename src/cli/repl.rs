@@ -52,6 +52,7 @@ Commands:
   :help                         this text
   :quit                         leave (or end of input, Ctrl-D)
 A tensor's name alone prints it; help and quit work without the colon.
+In a terminal, Tab completes commands, tensor names and file paths.
 Lines starting with # are comments.";
 
 /// What to do after a line.
