@@ -93,6 +93,11 @@ impl IndexArray {
 
     /// All elements as `u64`, for code that is not on a hot path (unsigned
     /// arrays, or signed ones known to be non-negative).
+    ///
+    /// ```
+    /// use tessera_formats::IndexArray;
+    /// assert_eq!(IndexArray::from_u64(vec![3, 1]).to_u64_vec(), vec![3, 1]);
+    /// ```
     pub fn to_u64_vec(&self) -> Vec<u64> {
         match self {
             IndexArray::U32(v) => v.iter().map(|&x| u64::from(x)).collect(),

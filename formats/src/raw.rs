@@ -18,6 +18,12 @@ use crate::tensor::{LevelStorage, Tensor};
 use crate::value::Value;
 
 /// Which mode of a matrix is compressed: rows (CSR) or columns (CSC).
+///
+/// ```
+/// use tessera_formats::{Compression, Format};
+/// assert_eq!(Compression::Columns.format(), Format::csc());
+/// assert_eq!((Compression::Rows.layout(), Compression::Columns.major_mode()), ("CSR", 1));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Compression {
     /// Compressed sparse rows: `indptr` runs over rows, `indices` are columns.
@@ -126,6 +132,13 @@ impl<V: Value> Tensor<V> {
 
     /// [`from_csr`](Self::from_csr) or [`from_csc`](Self::from_csc), as
     /// `compression` says.
+    ///
+    /// ```
+    /// use tessera_formats::{Compression, Tensor};
+    /// let a = Tensor::from_compressed(Compression::Columns, [3, 1], &[0u32, 2], &[2u32, 0], &[1.0, 2.0]).unwrap();
+    /// let back = a.to_compressed(Compression::Columns).unwrap();
+    /// assert_eq!((back.indices, back.data), (vec![0, 2], vec![2.0, 1.0])); // sorted
+    /// ```
     pub fn from_compressed<I>(
         compression: Compression,
         shape: [usize; 2],
@@ -233,6 +246,13 @@ impl<V: Value> Tensor<V> {
 
     /// [`to_csr`](Self::to_csr) or [`to_csc`](Self::to_csc), as
     /// `compression` says.
+    ///
+    /// ```
+    /// use tessera_formats::{Compression, Tensor};
+    /// let a = Tensor::from_dense(&[1, 2], vec![0.0, 5.0]).unwrap();
+    /// let rows = a.to_compressed(Compression::Rows).unwrap();
+    /// assert_eq!((rows.indptr, rows.indices, rows.data), (vec![0, 1], vec![1], vec![5.0]));
+    /// ```
     pub fn to_compressed(&self, compression: Compression) -> Result<CompressedArrays<V>> {
         let &[rows, cols] = self.shape() else {
             return Err(FormatError::Shape(format!(

@@ -118,7 +118,15 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// The coordinates of one stored entry: inline up to order 4.
+/// The coordinates of one stored entry, as [`Tensor::entries`] gives them:
+/// inline up to order 4 (no allocation per entry); it derefs to `&[u64]`.
+///
+/// ```
+/// use tessera_formats::Tensor;
+/// let a = Tensor::from_csr([2, 2], &[0, 0, 1], &[1], &[4.0]).unwrap();
+/// let (coords, value) = a.entries().next().unwrap();
+/// assert_eq!((&coords[..], value), (&[1u64, 1][..], 4.0));
+/// ```
 pub type Coords = SmallVec<[u64; 4]>;
 
 /// The stored entries of a tensor, in storage order: see
