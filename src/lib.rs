@@ -6,6 +6,12 @@
 //! builds an [`Engine`] with every compiled tier of this build registered,
 //! so hot kernels are promoted to native code.
 //!
+//! Cargo features: `cli` (default) builds the `tessera` command and its
+//! dependencies (clap, rustyline, indicatif, ctrlc, png); an application
+//! embedding the library turns it off with `default-features = false`
+//! (`examples/embed.rs`). `sprs` and `ndarray` add conversions between
+//! [`formats::Tensor`] and those crates' matrices and arrays.
+//!
 //! ```
 //! use tessera::formats::{CoordinateList, Format, Tensor};
 //! use tessera::{EvalOptions, Inputs, TierChoice};

@@ -364,7 +364,7 @@ fn repl_from_a_pipe_loads_evaluates_and_reuses_results() {
         .stdout(predicate::str::contains("x: 4 vector, dense, 4 stored, 3 nonzeros"))
         .stdout(predicate::str::contains("y: 3 vector, dense, 3 stored, 3 nonzeros"))
         .stdout(predicate::str::contains("  z(0) = 2\n  z(1) = 3\n  z(2) = 13\n"))
-        .stdout(predicate::str::contains("\n18\n"))
+        .stdout(predicate::str::contains("\ns = 18\n"))
         .stdout(predicate::str::contains("R: 30 x 20 matrix, csr, 150 stored"))
         .stdout(predicate::str::contains(
             "w: dense, 3 (output, dense by default: every input is dense)",

@@ -112,3 +112,134 @@ fn in_the_repl_an_interrupt_stops_the_statement_and_keeps_the_session() {
     assert!(rest.starts_with("A: 30000 x 30000, csr"), "the session keeps A: {rest}");
     assert!(!rest.contains("C:"), "C was not computed: {rest}");
 }
+
+fn scratch(test: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("repl")
+        .join(test);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A scalar result is printed with its name, so piped output says which
+/// number is which: after a statement, as a bare name and by `:print`.
+#[test]
+fn in_the_repl_scalars_are_printed_with_their_name() {
+    let dir = scratch("scalars");
+    let a = dir.join("a.mtx");
+    std::fs::write(
+        &a,
+        "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n2 1 2.0\n",
+    )
+    .unwrap();
+    // s = 1² + 2² = 5; t = 1 + 2 = 3.
+    tessera()
+        .arg("repl")
+        .write_stdin(format!(
+            ":load A {}\ns = A(i,j) * A(i,j)\nt = sum(i, sum(j, A(i,j)))\ns\n:print t\n",
+            a.display()
+        ))
+        .assert()
+        .success()
+        .stdout("A: 2 x 2 matrix, csr, 2 stored, 2 nonzeros (density 50%)\ns = 5\nt = 3\ns = 5\nt = 3\n");
+}
+
+/// What a pseudo-terminal shows, read as it comes.
+struct Terminal {
+    input: std::process::ChildStdin,
+    output: std::sync::mpsc::Receiver<Vec<u8>>,
+    seen: String,
+    from: usize,
+}
+
+impl Terminal {
+    fn write(&mut self, keys: &str) {
+        use std::io::Write;
+        self.input.write_all(keys.as_bytes()).unwrap();
+        self.input.flush().unwrap();
+    }
+    /// Waits (up to a minute) until `text` appears after what was last
+    /// waited for.
+    fn wait_for(&mut self, text: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            if let Some(at) = self.seen[self.from..].find(text) {
+                self.from += at + text.len();
+                return;
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.output.recv_timeout(left) {
+                Ok(bytes) => self.seen.push_str(&String::from_utf8_lossy(&bytes)),
+                Err(_) => panic!("`{text}` never appeared; the terminal shows:\n{}", self.seen),
+            }
+        }
+    }
+}
+
+/// In a terminal (a pseudo-terminal made by util-linux `script`), Tab
+/// completes a command, a tensor name of the session and a file path,
+/// and the completed lines run.
+#[test]
+fn in_a_terminal_tab_completes_commands_names_and_paths() {
+    use std::process::{Command as Process, Stdio};
+    if Process::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` command to make a pseudo-terminal with");
+        return;
+    }
+    let dir = scratch("completion");
+    std::fs::write(
+        dir.join("matrix_one.mtx"),
+        "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 2 3.0\n",
+    )
+    .unwrap();
+    let binary = assert_cmd::cargo::cargo_bin!("tessera").display().to_string();
+    let mut child = Process::new("script")
+        .args(["-qfec", &format!("{binary} repl"), "/dev/null"])
+        .env("HOME", &dir)
+        .env("TERM", "xterm")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("script starts");
+    let mut stdout = child.stdout.take().expect("piped");
+    let (send, output) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 4096];
+        while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buffer) {
+            if send.send(buffer[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut terminal = Terminal {
+        input: child.stdin.take().expect("piped"),
+        output,
+        seen: String::new(),
+        from: 0,
+    };
+    terminal.wait_for("tessera> ");
+    terminal.write(":gen Alpha 3x3 0.5 1\n");
+    terminal.wait_for("Alpha: 3 x 3 matrix");
+    terminal.wait_for("tessera> ");
+    // A command, then a name.
+    terminal.write(":pr\tAl\t\n");
+    terminal.wait_for(":print Alpha");
+    terminal.wait_for("Alpha: 3 x 3 matrix");
+    terminal.wait_for("  Alpha(");
+    terminal.wait_for("tessera> ");
+    // A path.
+    terminal.write(&format!(":load Beta {}/matrix_o\t\n", dir.display()));
+    terminal.wait_for(&format!(":load Beta {}/matrix_one.mtx", dir.display()));
+    terminal.wait_for("Beta: 2 x 2 matrix, csr, 1 stored");
+    terminal.wait_for("tessera> ");
+    // A bare name, completed, shows the tensor.
+    terminal.write("Be\t\n");
+    terminal.wait_for("tessera> Beta");
+    terminal.wait_for("  Beta(0,1) = 3");
+    terminal.wait_for("tessera> ");
+    terminal.write(":quit\n");
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{}", terminal.seen);
+}

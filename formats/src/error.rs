@@ -31,6 +31,12 @@ pub enum FormatError {
         size: usize,
     },
 
+    /// Raw arrays handed over by a caller (CSR or CSC arrays, another
+    /// crate's matrix) that do not describe a tensor: which layout, and the
+    /// first array element at fault.
+    #[error("invalid {layout} arrays: {reason}")]
+    Arrays { layout: &'static str, reason: String },
+
     /// A request that would need more memory than tessera will allocate.
     #[error("refusing to allocate: {0}")]
     TooLarge(String),

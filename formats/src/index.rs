@@ -91,6 +91,21 @@ impl IndexArray {
         self.get(i) as usize
     }
 
+    /// All elements as `u64`, for code that is not on a hot path (unsigned
+    /// arrays, or signed ones known to be non-negative).
+    ///
+    /// ```
+    /// use tessera_formats::IndexArray;
+    /// assert_eq!(IndexArray::from_u64(vec![3, 1]).to_u64_vec(), vec![3, 1]);
+    /// ```
+    pub fn to_u64_vec(&self) -> Vec<u64> {
+        match self {
+            IndexArray::U32(v) => v.iter().map(|&x| u64::from(x)).collect(),
+            IndexArray::U64(v) => v.clone(),
+            IndexArray::I64(v) => v.iter().map(|&x| x as u64).collect(),
+        }
+    }
+
     /// All elements as `i64`, for code that is not on a hot path.
     pub fn to_i64_vec(&self) -> Vec<i64> {
         (0..self.len()).map(|i| self.get(i)).collect()

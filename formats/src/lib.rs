@@ -13,17 +13,20 @@ pub mod coordinates;
 pub mod error;
 pub mod format;
 pub mod index;
+pub mod interop;
 pub mod io;
 pub mod level;
 pub mod levels;
 pub mod padding;
 pub mod parts;
 pub mod properties;
+pub mod raw;
 pub mod reorder;
 pub mod spec;
 pub mod staging;
 pub mod tensor;
 pub mod value;
+pub mod walk;
 
 pub use coordinates::{CoordinateList, MAX_ENTRIES, MAX_POSITIONS};
 pub use error::{FormatError, Result};
@@ -31,8 +34,10 @@ pub use format::{Format, FormatLevel, LevelFormat, LevelKind, Projection, Split,
 pub use index::{CoordRun, IndexArray, IndexWidth};
 pub use level::{Footprint, Level, LevelCounts, PackInput, Packed, Segment};
 pub use properties::{Assembly, Capabilities, CoordinateRelation, Iteration, Properties};
+pub use raw::{CompressedArrays, Compression};
 pub use staging::{
     ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, LoopBody, LoopCond, LoopState, Param, StorageResolver,
 };
 pub use tensor::{FirstNonzeros, LevelStorage, Tensor, TensorLevels, Version};
 pub use value::Value;
+pub use walk::{Coords, Entries};

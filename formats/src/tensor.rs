@@ -13,6 +13,7 @@ use crate::index::IndexArray;
 use crate::level::{Level, PackInput, Segment};
 use crate::staging::{Immediate, LevelRef, StorageResolver};
 use crate::value::Value;
+use crate::walk::{Entries, Walk};
 
 /// The data of one level: the extent of its coordinates, its index arrays
 /// (which ones, in which slots, is the level format's business) and scalar
@@ -232,21 +233,46 @@ impl<V: Value> Tensor<V> {
             visit(&[], 0);
             return;
         }
-        let mut b = Immediate::new(TensorLevels(&self.levels));
-        let mut ancestors = Vec::with_capacity(n);
-        walk_levels(
-            &self.format,
-            &mut b,
-            0,
-            0,
-            n - 1,
-            &mut ancestors,
-            &mut |k, coords, pos| {
-                if k == n - 1 {
-                    visit(coords, pos as usize);
-                }
-            },
-        );
+        let mut walk = Walk::new(&self.format, &self.levels, n - 1);
+        while let Some((k, pos)) = walk.advance() {
+            if k == n - 1 {
+                visit(walk.coords(), pos as usize);
+            }
+        }
+    }
+
+    /// The stored entries, coordinates and value, in storage order (the
+    /// format's iteration order: row by row for CSR, column by column for
+    /// CSC, diagonal by diagonal for DIA), without building a list.
+    ///
+    /// What counts as stored:
+    /// - in a per-mode format (CSR, CSC, COO, CSF, dense, hash maps, level
+    ///   lists) every value the storage holds, explicit zeros included: a
+    ///   dense tensor gives every component, COO and unordered COO each
+    ///   stored duplicate (not summed; [`to_coordinates`](Self::to_coordinates)
+    ///   sums them);
+    /// - in a structured format (DIA, ELL, BCSR: a level that stores a
+    ///   diagonal, a slot or part of a mode), the nonzero values only: the
+    ///   zeros such a format stores are padding of its band, slots or blocks,
+    ///   and an explicit zero stored there cannot be told from padding.
+    ///
+    /// A scalar gives one entry with no coordinates.
+    ///
+    /// ```
+    /// use tessera_formats::{CoordinateList, Format, Tensor};
+    /// let mut entries = CoordinateList::new(&[3, 3]);
+    /// entries.push(&[2, 0], 1.0).unwrap();
+    /// entries.push(&[0, 2], 2.0).unwrap();
+    /// let a = Tensor::pack(&entries, Format::csc()).unwrap();
+    /// let stored: Vec<(Vec<u64>, f64)> = a.entries().map(|(c, v)| (c.to_vec(), v)).collect();
+    /// assert_eq!(stored, vec![(vec![2, 0], 1.0), (vec![0, 2], 2.0)]); // column by column
+    /// // ELL pads the short rows with zeros; they are not entries.
+    /// let ell = a.convert(&Format::ell()).unwrap();
+    /// assert_eq!(ell.stored(), 3);
+    /// assert_eq!(ell.entries().count(), 2);
+    /// ```
+    pub fn entries(&self) -> Entries<'_, V> {
+        Entries::new(self)
     }
 
     /// The component at `coords` (zero where nothing is stored; stored
@@ -392,8 +418,7 @@ impl<V: Value> Tensor<V> {
     pub fn to_dense_vec(&self) -> Result<Vec<V>> {
         let n = checked_product(&self.shape)?;
         let mut out = vec![V::zero(); n];
-        let list = self.stored_entries();
-        for (c, v) in list.iter() {
+        for (c, v) in self.entries() {
             let mut flat = 0usize;
             for (&ci, &d) in c.iter().zip(&self.shape) {
                 flat = flat * d + ci as usize;
@@ -502,21 +527,19 @@ fn check_chains(format: &Format, levels: &[LevelStorage]) -> Result<()> {
     let Some(deepest) = needs.iter().rposition(|&b| b) else {
         return Ok(());
     };
-    let mut b = Immediate::new(TensorLevels(levels));
     let mut prefixes: Vec<Option<Vec<i64>>> = vec![None; n];
-    let mut failure = None;
-    let mut ancestors = Vec::new();
     // Walk the levels down to the deepest one that needs checking.
-    let mut visit = |k: usize, coords: &[i64], _pos: i64| {
-        if failure.is_some() || !needs[k] {
-            return;
+    let mut walk = Walk::new(format, levels, deepest);
+    while let Some((k, _)) = walk.advance() {
+        if !needs[k] {
+            continue;
         }
-        let current = &coords[..=k];
+        let current = walk.coords();
         if let Some(prev) = &prefixes[k] {
             let unique = format.level(k).unique;
             if prev.as_slice() > current || (unique && prev.as_slice() == current) {
                 let what = if prev.as_slice() > current { "ordered" } else { "unique" };
-                failure = Some(FormatError::level(
+                return Err(FormatError::level(
                     k,
                     format.level(k).name(),
                     format!("declared {what}, but coordinates {current:?} follow {prev:?} below a non-unique level"),
@@ -524,52 +547,8 @@ fn check_chains(format: &Format, levels: &[LevelStorage]) -> Result<()> {
             }
         }
         prefixes[k] = Some(current.to_vec());
-    };
-    walk_levels(format, &mut b, 0, 0, deepest, &mut ancestors, &mut visit);
-    failure.map_or(Ok(()), Err)
-}
-
-/// Visits every labeled position of levels `k..=last` below `parent`, in
-/// iteration order, with the coordinates down to it and its position.
-fn walk_levels(
-    format: &Format,
-    b: &mut Immediate<TensorLevels<'_>>,
-    k: usize,
-    parent: i64,
-    last: usize,
-    ancestors: &mut Vec<i64>,
-    visit: &mut dyn FnMut(usize, &[i64], i64),
-) {
-    let level = format.level(k);
-    let lv = LevelRef::new(0, k);
-    let mut child = |b: &mut Immediate<TensorLevels<'_>>, i: i64, pos: i64, ancestors: &mut Vec<i64>| {
-        ancestors.push(i);
-        visit(k, ancestors, pos);
-        if k < last {
-            walk_levels(format, b, k + 1, pos, last, ancestors, visit);
-        }
-        ancestors.pop();
-    };
-    match level.capabilities().iteration {
-        crate::properties::Iteration::CoordinateValue => {
-            let (begin, end) = level.coord_iter(b, lv, ancestors);
-            for i in begin..end {
-                let (pos, found) = level.coord_access(b, lv, parent, ancestors, i);
-                if found {
-                    child(b, i, pos, ancestors);
-                }
-            }
-        }
-        crate::properties::Iteration::CoordinatePosition => {
-            let (begin, end) = level.pos_iter(b, lv, parent);
-            for p in begin..end {
-                let (i, found) = level.pos_access(b, lv, p, ancestors);
-                if found {
-                    child(b, i, p, ancestors);
-                }
-            }
-        }
     }
+    Ok(())
 }
 
 /// The storage coordinate each level must have for the component at

@@ -10,9 +10,10 @@
 //! [`generate`] (`-g`), [`files`] (reading and writing by extension),
 //! [`session`] (named tensors and statements), [`listing`] (`--print`),
 //! [`summary`] (result summaries), [`engine`] (tiers), [`progress`]
-//! (spinners), and one module per subcommand.
+//! (spinners), [`complete`] (Tab in the REPL), and one module per subcommand.
 
 pub mod args;
+pub mod complete;
 pub mod convert;
 pub mod engine;
 pub mod error;

@@ -4,7 +4,8 @@
 //! printed, its result kept as a tensor for later lines), a command
 //! (`:load`, `:gen`, `:format`, `:plan`, `:time`, … — see [`HELP`]), a
 //! comment (`# …`) or blank. From a terminal, lines are edited with
-//! rustyline and kept in a history file; from a pipe, lines are read as
+//! rustyline (Tab completes commands, the session's tensor names and file
+//! paths: [`super::complete`]) and kept in a history file; from a pipe, lines are read as
 //! they come, without prompts, so sessions can be scripted. An error is
 //! reported (with its line number, from a pipe) and the session goes on;
 //! a piped session with errors exits non-zero at its end.
@@ -14,10 +15,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use rustyline::error::ReadlineError;
-use rustyline::DefaultEditor;
+use rustyline::history::DefaultHistory;
+use rustyline::Editor;
 use tessera_engine::schedule::Schedule;
 
 use super::args::{is_identifier, parse_count, PrintWhat, ReplArgs};
+use super::complete::ReplHelper;
 use super::error::{CliError, Result};
 use super::eval::timing_line;
 use super::files;
@@ -25,7 +28,7 @@ use super::format_spec::FormatSpec;
 use super::generate::{shape_text, GenSpec};
 use super::listing::write_listing;
 use super::session::{from_args, Front, Session};
-use super::summary::{write_summary, SHOWN_NONZEROS};
+use super::summary::{write_named, SHOWN_NONZEROS};
 
 /// The commands, as `:help` prints them.
 pub const HELP: &str = "\
@@ -51,6 +54,7 @@ Commands:
   :help                         this text
   :quit                         leave (or end of input, Ctrl-D)
 A tensor's name alone prints it; help and quit work without the colon.
+In a terminal, Tab completes commands, tensor names and file paths.
 Lines starting with # are comments.";
 
 /// What to do after a line.
@@ -99,7 +103,8 @@ fn piped(session: &mut Session, out: &mut dyn Write) -> Result<ExitCode> {
 
 /// Lines from a terminal, with editing and history.
 fn interactive(session: &mut Session, out: &mut dyn Write) -> Result<()> {
-    let mut editor = DefaultEditor::new().map_err(|e| CliError::Editor(e.to_string()))?;
+    let mut editor: Editor<ReplHelper, DefaultHistory> = Editor::new().map_err(|e| CliError::Editor(e.to_string()))?;
+    editor.set_helper(Some(ReplHelper::default()));
     let history = history_path();
     if let Some(path) = &history {
         // No history yet is the usual first run.
@@ -113,6 +118,10 @@ fn interactive(session: &mut Session, out: &mut dyn Write) -> Result<()> {
     )?;
     out.flush()?;
     loop {
+        // Tab completes the names of the session as it is now.
+        if let Some(helper) = editor.helper_mut() {
+            helper.names = session.tensors().map(|(name, _)| name.to_string()).collect();
+        }
         match editor.readline("tessera> ") {
             Ok(line) => {
                 if !line.trim().is_empty() {
@@ -157,7 +166,7 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
         // A tensor's name alone shows it, as `:print`; the words people
         // type for help and leaving work without the colon.
         if let Some(named) = session.get(line) {
-            write_summary(out, line, &named.tensor, SHOWN_NONZEROS)?;
+            write_named(out, line, &named.tensor, SHOWN_NONZEROS)?;
             return Ok(Flow::Continue);
         }
         return match line {
@@ -261,7 +270,7 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
             let named = session
                 .get(name)
                 .ok_or_else(|| CliError::bad(&context, format!("no tensor {name}")))?;
-            write_summary(out, name, &named.tensor, limit)?;
+            write_named(out, name, &named.tensor, limit)?;
         }
         "list" | "ls" | "tensors" => list(session, out)?,
         "save" => {
@@ -321,7 +330,7 @@ fn evaluate(session: &mut Session, statement: &str, times: Option<usize>, out: &
         None => (session.run(&prepared)?, None),
     };
     let name = prepared.output_name().to_string();
-    write_summary(out, &name, &result, SHOWN_NONZEROS)?;
+    write_named(out, &name, &result, SHOWN_NONZEROS)?;
     if let Some(timing) = timing {
         writeln!(out, "{}", timing_line(&timing))?;
     }
@@ -344,7 +353,7 @@ fn tensor_name<'a>(name: &'a str, context: &str) -> Result<&'a str> {
 /// The one-line summary of a tensor just made.
 fn header(session: &Session, name: &str, out: &mut dyn Write) -> Result<()> {
     if let Some(named) = session.get(name) {
-        write_summary(out, name, &named.tensor, 0)?;
+        write_named(out, name, &named.tensor, 0)?;
     }
     Ok(())
 }

@@ -59,6 +59,16 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limi
     Ok(())
 }
 
+/// [`write_summary`], with a scalar named: `s = 18`, so that a session's
+/// output says which result each number is, also when it is piped into a
+/// file or another program.
+pub fn write_named(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limit: usize) -> io::Result<()> {
+    if tensor.order() == 0 {
+        return writeln!(out, "{name} = {}", scalar_text(scalar_value(tensor)));
+    }
+    write_summary(out, name, tensor, limit)
+}
+
 /// A scalar result in full precision (it reads back to the same bits), in
 /// scientific notation when very small or very large: `1e-30`, not thirty
 /// zeros.

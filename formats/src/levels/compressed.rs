@@ -20,6 +20,33 @@ pub struct Compressed {
     pub full: bool,
 }
 
+impl Compressed {
+    /// The storage of a compressed level from its arrays: `pos` (one entry
+    /// per parent position plus one) and `idx` (the coordinates), for
+    /// coordinates in `0..extent`. [`crate::Tensor::from_parts`] validates
+    /// it.
+    ///
+    /// ```
+    /// use tessera_formats::levels::compressed::Compressed;
+    /// use tessera_formats::IndexArray;
+    /// let s = Compressed::storage(4, IndexArray::from_u64(vec![0, 1]), IndexArray::from_u64(vec![3]));
+    /// assert_eq!(Compressed::arrays(&s).map(|(_, idx)| idx.get(0)), Some(3));
+    /// ```
+    pub fn storage(extent: usize, pos: IndexArray, idx: IndexArray) -> LevelStorage {
+        LevelStorage {
+            extent,
+            arrays: smallvec::smallvec![pos, idx],
+            params: smallvec::SmallVec::new(),
+        }
+    }
+
+    /// The `pos` and `idx` arrays of a compressed level's storage, when it
+    /// has them.
+    pub fn arrays(storage: &LevelStorage) -> Option<(&IndexArray, &IndexArray)> {
+        Some((storage.arrays.get(POS as usize)?, storage.arrays.get(IDX as usize)?))
+    }
+}
+
 impl Level for Compressed {
     fn name(&self) -> &'static str {
         "compressed"
