@@ -60,6 +60,27 @@ fn cases() -> Vec<Case> {
         ),
         case(
             "y(i) = A(i,j) * x(j)",
+            vec![("A", "ij", vec![Format::csr()]), ("x", "j", vec![Format::dense(1), Format::sparse_vector()])],
+            vec![Format::dense(1)],
+            &[
+                "split(i, i0, i1, 4)",
+                "split(i, i0, i1, 3); parallelize(i0, cpu_threads, no_races)",
+                "split(i, i0, i1, 32); reorder(i0, i1, j); parallelize(i0, cpu_threads, no_races)",
+            ],
+        ),
+        case(
+            "y(i) = A(i,j) * x(j)",
+            vec![("A", "ij", dense(2)), ("x", "j", dense(1))],
+            vec![Format::dense(1)],
+            &[
+                "split(j, j0, j1, 4)",
+                "split(j, j0, j1, 5); reorder(j0, i, j1)",
+                "split(i, i0, i1, 2); split(j, j0, j1, 3); reorder(i0, j0, i1, j1)",
+                "split(j, j0, j1, 4); reorder(j0, i, j1); parallelize(j0, cpu_threads, temporary)",
+            ],
+        ),
+        case(
+            "y(i) = A(i,j) * x(j)",
             vec![("A", "ij", vec![Format::csc(), Format::dcsc()]), ("x", "j", dense(1))],
             vec![Format::dense(1)],
             &[
@@ -84,6 +105,8 @@ fn cases() -> Vec<Case> {
             &[
                 "reorder(i, j, k)",
                 "reorder(i, j, k); parallelize(i, cpu_threads, no_races)",
+                "split(j, j0, j1, 4); reorder(i, j0, k, j1)",
+                "split(i, i0, i1, 8); split(j, j0, j1, 4); reorder(i0, j0, i1, k, j1); parallelize(i0, cpu_threads, no_races)",
             ],
         ),
         case(
@@ -97,6 +120,15 @@ fn cases() -> Vec<Case> {
             vec![("B", "ij", rows()), ("C", "ik", dense(2)), ("D", "kj", dense(2))],
             vec![Format::csr()],
             &["reorder(i, j, k); parallelize(i, cpu_threads, no_races)"],
+        ),
+        case(
+            "A(i,j) = B(i,j) * C(i,k) * D(k,j)",
+            vec![("B", "ij", vec![Format::csr()]), ("C", "ik", dense(2)), ("D", "kj", dense(2))],
+            vec![Format::csr(), Format::dense(2)],
+            &[
+                "split(i, i0, i1, 4); parallelize(i0, cpu_threads, no_races)",
+                "split(i, i0, i1, 16); reorder(i0, i1, j, k); parallelize(i0, cpu_threads, no_races)",
+            ],
         ),
         case(
             "A(i,j) = B(i,j,k) * c(k)",
@@ -277,8 +309,57 @@ fn every_refusal_says_why() {
             spmv,
             csr(),
             Format::dense(1),
-            "reorder(i, j); split(i, i0, i1, 16)",
-            "schedule, column 16: split is not run by tessera yet (the commands run today: reorder, parallelize)",
+            "reorder(i, j); pos(i, ipos, A)",
+            "schedule, column 16: pos is not run by tessera yet (the commands run today: reorder, split, parallelize)",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "split(j, j0, j1, 4)",
+            "schedule, column 1: A (csr) walks j through its compressed level, which cannot locate a coordinate: split needs every level at j to locate it",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::sparse_vector(),
+            "split(i, i0, i1, 4)",
+            "schedule, column 1: y (sv) walks i through its compressed level, which cannot locate a coordinate: split needs every level at i to locate it",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "split(i, i0, i1, 4); reorder(i, j)",
+            "schedule, column 22: i is split into i0 and i1: reorder those",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "split(i, j, i1, 4)",
+            "schedule, column 1: split names j, which is already a variable",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "split(q, q0, q1, 4)",
+            "schedule, column 1: split names q, which is not a variable of the statement (its variables: i, j); a split variable is not split again yet",
+        ),
+        (
+            spmv,
+            vec![("A", Format::bcsr(4, 4).unwrap()), ("x", Format::dense(1))],
+            Format::dense(1),
+            "split(i, i0, i1, 4)",
+            "schedule, column 1: the tensors' levels already split i into blocks of 4",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "split(i, i0, i1, 4); parallelize(i1, cpu_threads, no_races)",
+            "schedule, column 22: only the outermost loop runs in parallel, and the loops nest i0, i1, j: reorder(i1, ...) first",
         ),
         (
             spmv,

@@ -440,6 +440,20 @@ pub struct Chunking {
     pub drivers: Vec<LevelRef>,
     /// What the chunks' outputs are.
     pub output: ChunkOutput,
+    /// The rows of the output's first mode each coordinate of the chunked
+    /// variable holds.
+    pub rows: ChunkRows,
+}
+
+/// The output rows below a coordinate of the chunked variable: one, or a
+/// block of them when the variable runs over blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkRows {
+    /// Rows per coordinate.
+    pub block: u32,
+    /// The dimension ([`Program::vars`] index) the last block is cut at,
+    /// when a schedule's split may leave it short.
+    pub cut_at: Option<u32>,
 }
 
 /// How the chunks of a parallel run make one output.

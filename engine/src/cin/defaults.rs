@@ -16,7 +16,7 @@ use std::collections::BTreeSet;
 
 use tessera_formats::Level;
 
-use super::{CinExpr, LoopVar, Operand};
+use super::{CinExpr, LoopVar, Operand, Provenance};
 use crate::notation::BinaryOp;
 
 /// A scope of the statement: an expression whose accesses are walked by
@@ -84,11 +84,19 @@ pub(super) fn is_factor(expr: &CinExpr, k: usize) -> bool {
 /// otherwise be collected whole in a workspace: the output's first level
 /// variable, if the loops of `top` (the statement's loops outside any
 /// `where`) do not start with it.
-pub(super) fn output_lead(output: &Operand, appended: bool, top: &[LoopVar], order: &[LoopVar]) -> Option<LoopVar> {
+pub(super) fn output_lead(
+    output: &Operand,
+    provenance: &Provenance,
+    appended: bool,
+    top: &[LoopVar],
+    order: &[LoopVar],
+) -> Option<LoopVar> {
     let level_vars = output.level_vars();
     if !appended || level_vars.len() < 2 {
         return None;
     }
+    // A split first variable leads by its blocks.
+    let lead = provenance.expand(&level_vars[0]).swap_remove(0);
     let first = order.iter().find(|v| top.contains(v))?;
-    (*first != level_vars[0]).then(|| level_vars[0].clone())
+    (*first != lead).then_some(lead)
 }

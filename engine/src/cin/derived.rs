@@ -85,6 +85,9 @@ fn within(of: &LoopVar, block: usize) -> Relation {
 pub struct Provenance {
     /// Statement variables iterated as blocks, with the block size.
     split: BTreeMap<LoopVar, usize>,
+    /// The names a schedule's `split` gives a variable's blocks and its
+    /// place in them (levels' splits are named `i/b` and `i%b`).
+    named: BTreeMap<LoopVar, (String, String)>,
     /// Variables of levels that store no mode, in operand order.
     own: Vec<LoopVar>,
 }
@@ -117,16 +120,57 @@ impl Provenance {
         Ok(p)
     }
 
+    /// Splits `v` into blocks of `block` named `outer`, and its place in
+    /// them named `inner`, as a schedule's `split` asks. Refused (with the
+    /// block size) when a level already splits `v`.
+    pub fn split_by_schedule(&mut self, v: &LoopVar, outer: &str, inner: &str, block: usize) -> Result<(), usize> {
+        if let Some(&b) = self.split.get(v) {
+            return Err(b);
+        }
+        self.split.insert(v.clone(), block);
+        self.named.insert(v.clone(), (outer.to_string(), inner.to_string()));
+        Ok(())
+    }
+
+    /// The statement variables a schedule splits, whose last block is cut
+    /// at their dimension.
+    pub fn scheduled(&self) -> impl Iterator<Item = &LoopVar> {
+        self.named.keys()
+    }
+
+    /// Whether a schedule splits `v`.
+    pub fn is_scheduled(&self, v: &LoopVar) -> bool {
+        self.named.contains_key(v)
+    }
+
     /// The variables loops run over in place of `v`: its blocks and its
     /// place in them when it is split, itself otherwise.
     pub fn expand(&self, v: &LoopVar) -> Vec<LoopVar> {
         match self.split.get(v) {
             Some(&block) => {
-                let (outer, inner) = split_vars(v, block);
+                let (outer, inner) = self.parts(v, block);
                 vec![outer, inner]
             }
             None => vec![v.clone()],
         }
+    }
+
+    /// The loop variables of `v`'s blocks and of its place in them.
+    fn parts(&self, v: &LoopVar, block: usize) -> (LoopVar, LoopVar) {
+        let (outer, inner) = match self.named.get(v) {
+            Some((outer, inner)) => (outer.clone(), inner.clone()),
+            None => (format!("{v}/{block}"), format!("{v}%{block}")),
+        };
+        (
+            LoopVar::Derived {
+                name: outer,
+                relation: blocks(v, block),
+            },
+            LoopVar::Derived {
+                name: inner,
+                relation: within(v, block),
+            },
+        )
     }
 
     /// Each of `vars` expanded ([`Self::expand`]), in order.
@@ -163,7 +207,7 @@ impl Provenance {
     /// block)` with `v = blocks·block + within`.
     pub fn recovery(&self, v: &LoopVar) -> Option<(LoopVar, LoopVar, usize)> {
         let &block = self.split.get(v)?;
-        let (outer, inner) = split_vars(v, block);
+        let (outer, inner) = self.parts(v, block);
         Some((outer, inner, block))
     }
 
@@ -178,19 +222,6 @@ impl Provenance {
             Some(Relation::WithinBlock { block, .. }) => *block,
         }
     }
-}
-
-fn split_vars(v: &LoopVar, block: usize) -> (LoopVar, LoopVar) {
-    (
-        LoopVar::Derived {
-            name: format!("{v}/{block}"),
-            relation: blocks(v, block),
-        },
-        LoopVar::Derived {
-            name: format!("{v}%{block}"),
-            relation: within(v, block),
-        },
-    )
 }
 
 #[cfg(test)]

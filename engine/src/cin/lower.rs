@@ -21,7 +21,7 @@ use super::order::{choose_order, satisfiable, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Statement};
-use crate::schedule::apply::reorder_edges;
+use crate::schedule::apply::{apply_splits, refuse_unsupported, reorder_edges};
 use crate::schedule::Schedule;
 
 /// How the output is assembled.
@@ -100,12 +100,13 @@ pub fn lower(
         rhs,
     });
     let free: Vec<LoopVar> = lhs.indices.iter().cloned().map(LoopVar::Index).collect();
-    let (user_edges, reorder_column) = reorder_edges(schedule, &stmt_vars(&explicit))?;
+    refuse_unsupported(schedule)?;
+    let statement_vars = stmt_vars(&explicit);
     let mut lowerer = Lowerer {
         input_format,
         operands: Vec::new(),
         temps: Vec::new(),
-        reorder: (user_edges, reorder_column),
+        reorder: (Vec::new(), 0),
     };
     let (top_vars, body) = peel(hoist(explicit.rhs.clone()));
     let (body, root_temps) = lowerer.expr(&body)?;
@@ -131,7 +132,9 @@ pub fn lower(
     // and the variables derived again.
     let top_loops: Vec<LoopVar> = free.iter().chain(top_vars.iter()).cloned().collect();
     let (provenance, order, summed) = loop {
-        let provenance = lowerer.provenance(&mut notes);
+        let mut provenance = lowerer.provenance(&mut notes);
+        apply_splits(schedule, &mut provenance, &lowerer.operands, &output, &statement_vars)?;
+        lowerer.reorder = reorder_edges(schedule, &statement_vars, &provenance)?;
         let mut summed = provenance.expand_all(&stmt_summed);
         summed.extend(provenance.own().iter().cloned());
         let mut priority = provenance.expand_all(&free);
@@ -164,7 +167,7 @@ pub fn lower(
         let top = provenance.expand_all(&top_loops);
         let appended = streamable(output_format) && !output_format.is_dense();
         let user_ordered = !lowerer.reorder.0.is_empty();
-        let order = match output_lead(&output, appended && !user_ordered, &top, &order) {
+        let order = match output_lead(&output, &provenance, appended && !user_ordered, &top, &order) {
             Some(lead) => lowerer.led_order(&priority, &output, &provenance, &lead, order, &mut notes)?,
             None => order,
         };
@@ -184,19 +187,30 @@ pub fn lower(
     } else {
         OutputAssembly::Packed
     };
-    // Output variables that arrive in the output's order, outermost first.
-    let workspace_from = match assembly {
+    // Where a workspace starts, if one is needed: the depth of the loops
+    // before it, and the output levels whose variables those loops bind.
+    let workspace_from: Option<(usize, usize)> = match assembly {
         OutputAssembly::Dense => None,
         OutputAssembly::Packed => {
             notes.push(format!(
                 "output {} in {}: collected in a workspace and packed at the end",
                 lhs.tensor, output_format
             ));
-            Some(0)
+            Some((0, 0))
         }
         OutputAssembly::Append => {
             let level_vars = output.level_vars();
-            let in_order = chain.iter().zip(&level_vars).take_while(|(c, l)| c == l).count();
+            // Levels whose variables lead the loops, in order (a split
+            // variable by its blocks, then its place in them).
+            let (mut at, mut in_order) = (0, 0);
+            for v in &level_vars {
+                let parts = provenance.expand(v);
+                if !chain[at..].starts_with(&parts) {
+                    break;
+                }
+                at += parts.len();
+                in_order += 1;
+            }
             if in_order == level_vars.len() {
                 None
             } else {
@@ -206,14 +220,14 @@ pub fn lower(
                     lhs.tensor,
                     rest.join(",")
                 ));
-                Some(in_order)
+                Some((at, in_order))
             }
         }
     };
     // A packed output's workspace holds whole coordinates in mode order (the
     // order of the coordinate list it is packed from); structured formats
     // have no per-level variables at all.
-    let workspace_vars = workspace_from.map(|q| match assembly {
+    let workspace_vars = workspace_from.map(|(_, q)| match assembly {
         OutputAssembly::Packed => output.vars.clone(),
         _ => output.level_vars()[q..].to_vec(),
     });
@@ -236,7 +250,7 @@ pub fn lower(
         &root_temps,
         &BTreeSet::new(),
         body,
-        workspace_from.map(|q| (q, workspace_vars.clone().unwrap_or_default())),
+        workspace_from.map(|(depth, _)| (depth, workspace_vars.clone().unwrap_or_default())),
         reduce_from,
         &mut next_temp,
     );

@@ -379,6 +379,7 @@ impl Emitter<'_> {
                 let (first, last) = (self.iconst(0), self.ireg());
                 let vi = self.var_index(var);
                 self.ops.push(Op::Dim { dst: last, var: vi });
+                self.cut_last_block(var, last);
                 (first, last)
             }
         };
@@ -488,8 +489,9 @@ impl Emitter<'_> {
         let vi = self.var_index(var);
         let (zero, n) = (self.iconst(0), self.ireg());
         self.ops.push(Op::Dim { dst: n, var: vi });
+        self.cut_last_block(var, n);
         let len = match block {
-            Some((_, b)) => RunLength::Fixed(b as u32),
+            Some(_) => self.run_length(var),
             None => RunLength::In(n),
         };
         self.ops.push(Op::DenseDot {

@@ -12,7 +12,7 @@
 use tessera_formats::{Cmp, IntOp, Level, LevelKind, LevelRef};
 
 use super::{Emitter, IterInfo};
-use crate::bytecode::{ChunkOutput, Chunking, IReg, Op};
+use crate::bytecode::{ChunkOutput, ChunkRows, Chunking, IReg, Op};
 use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, TempId};
 use crate::notation::BinaryOp;
 
@@ -100,12 +100,23 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         OutputAssembly::Packed => return Err(format!("the output {} is packed from a workspace", out.name)),
     };
     let index = lowered.order.iter().position(|v| v == var).expect("ordered") as u32;
+    let rows = match var.relation() {
+        Some(Relation::Blocks { of, block }) => ChunkRows {
+            block: *block as u32,
+            cut_at: lowered.provenance.is_scheduled(of).then(|| {
+                let scheduled = lowered.provenance.scheduled().position(|s| s == of.as_ref());
+                (lowered.order.len() + scheduled.expect("a scheduled split")) as u32
+            }),
+        },
+        _ => ChunkRows { block: 1, cut_at: None },
+    };
     Ok((
         var.clone(),
         Chunking {
             var: index,
             drivers,
             output,
+            rows,
         },
     ))
 }

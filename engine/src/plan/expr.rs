@@ -3,7 +3,7 @@
 
 use super::Emitter;
 use crate::bytecode::{BReg, FReg, FloatOp, Op, Regs};
-use crate::cin::{CinExpr, OutputAssembly, Target, TempId};
+use crate::cin::{CinExpr, LoopVar, OutputAssembly, Target, TempId};
 use crate::notation::BinaryOp;
 
 impl Emitter<'_> {
@@ -36,14 +36,16 @@ impl Emitter<'_> {
                 {
                     self.fills_in = true;
                 }
-                if let Some(ws) = &self.workspace {
-                    let coords: Regs = ws.iter().map(|v| self.var_regs[v]).collect();
+                // A split variable's coordinate is recovered from its blocks.
+                let bound = |e: &mut Self, v: &LoopVar| e.coordinate_of(v).expect("the output's variables are bound");
+                if let Some(ws) = self.workspace.clone() {
+                    let coords: Regs = ws.iter().map(|v| bound(self, v)).collect();
                     self.ops.push(Op::WorkspaceAccum { coords, value });
                 } else if let Some(o) = self.output_operand() {
                     let pos = self.states[o].position();
                     self.ops.push(Op::AccumOutput { pos, value });
                 } else {
-                    let coords: Regs = out.level_vars().iter().map(|v| self.var_regs[v]).collect();
+                    let coords: Regs = out.level_vars().iter().map(|v| bound(self, v)).collect();
                     self.ops.push(Op::Append { coords, value });
                 }
             }

@@ -8,7 +8,7 @@ use tessera_formats::{Cmp, IntOp, Level, LevelRef};
 
 use super::{Emitter, IterInfo, LoopShape};
 use crate::bytecode::{BReg, IReg, Op, Regs};
-use crate::cin::{Cin, LoopVar};
+use crate::cin::{Cin, LoopVar, Relation};
 
 impl Emitter<'_> {
     /// Position bounds of an iterator below its parent (empty when the
@@ -83,6 +83,43 @@ impl Emitter<'_> {
         Some(c)
     }
 
+    /// Cuts `d`, the extent of a loop over the place in a block of a
+    /// variable a schedule splits, at that variable's dimension: the last
+    /// block may hold fewer coordinates (`d = min(d, n - blocks·b)`).
+    pub(super) fn cut_last_block(&mut self, var: &LoopVar, d: IReg) {
+        let Some(Relation::WithinBlock { of, block }) = var.relation() else {
+            return;
+        };
+        if !self.lowered.provenance.is_scheduled(of) {
+            return;
+        }
+        let (outer, _, _) = self.lowered.provenance.recovery(of).expect("a split variable");
+        let Some(&outer) = self.var_regs.get(&outer) else {
+            return;
+        };
+        let (n, start, scale) = (self.ireg(), self.ireg(), self.iconst(*block as i64));
+        let vi = self.var_index(of);
+        self.ops.push(Op::Dim { dst: n, var: vi });
+        self.ops.push(Op::IBin {
+            op: IntOp::Mul,
+            dst: start,
+            a: outer,
+            b: scale,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Sub,
+            dst: n,
+            a: n,
+            b: start,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Min,
+            dst: d,
+            a: d,
+            b: n,
+        });
+    }
+
     pub(super) fn ancestors(&mut self, operand: usize, level: usize) -> Regs {
         let vars = self.states[operand].level_vars[..level].to_vec();
         vars.iter()
@@ -116,6 +153,7 @@ impl Emitter<'_> {
             let d = self.ireg();
             let vi = self.var_index(var);
             self.ops.push(Op::Dim { dst: d, var: vi });
+            self.cut_last_block(var, d);
             match self.chunk_of(var) {
                 Some((begin, end)) => {
                     self.ops.push(Op::IMove { dst: coord, src: begin });

@@ -167,7 +167,13 @@ fn describe(relation: &Relation, lowered: &Lowered) -> String {
             )
         }
         Relation::Blocks { of, block } => {
-            format!("{of} / {block}, the block of {of} ({of} = {of}/{block}·{block} + {of}%{block})")
+            let (outer, inner, _) = lowered.provenance.recovery(of).expect("a split variable");
+            let cut = if lowered.provenance.is_scheduled(of) {
+                ", the last block cut at its dimension"
+            } else {
+                ""
+            };
+            format!("{of} / {block}, the block of {of} ({of} = {outer}·{block} + {inner}{cut})")
         }
         Relation::WithinBlock { of, block } => format!("{of} % {block}, the place of {of} in its block"),
     }
@@ -319,10 +325,13 @@ impl<'a> Emitter<'a> {
             _ => unreachable!("only jumps are patched"),
         }
     }
+    /// `v`'s place in the run's dimensions: the loops', then the split
+    /// variables' (see the runtime).
     fn var_index(&self, v: &LoopVar) -> u32 {
         self.lowered
             .order
             .iter()
+            .chain(self.lowered.provenance.scheduled())
             .position(|o| o == v)
             .expect("every loop variable is ordered") as u32
     }
@@ -366,13 +375,20 @@ impl<'a> Emitter<'a> {
                 let saved = self.workspace.replace(vars.clone());
                 self.stmt(body, depth + 1);
                 self.workspace = saved;
-                let prefix: Regs = self
+                let outside: Vec<LoopVar> = self
                     .lowered
                     .output
                     .vars
                     .iter()
                     .filter(|v| !vars.contains(v))
-                    .map(|v| self.var_regs[v])
+                    .cloned()
+                    .collect();
+                let prefix: Regs = outside
+                    .iter()
+                    .map(|v| {
+                        self.coordinate_of(v)
+                            .expect("the loops outside the workspace are bound")
+                    })
                     .collect();
                 let prefix = self.output_level_order(prefix, vars);
                 self.ops.push(Op::WorkspaceFlush { prefix });
@@ -382,16 +398,23 @@ impl<'a> Emitter<'a> {
     }
 
     /// The prefix coordinates in the output's level order.
-    fn output_level_order(&self, prefix: Regs, ws: &[LoopVar]) -> Regs {
+    fn output_level_order(&mut self, prefix: Regs, ws: &[LoopVar]) -> Regs {
         if self.lowered.assembly == OutputAssembly::Packed {
             return prefix;
         }
-        self.lowered
+        let outside: Vec<LoopVar> = self
+            .lowered
             .output
             .level_vars()
-            .iter()
+            .into_iter()
             .filter(|v| !ws.contains(v))
-            .map(|v| self.var_regs[v])
+            .collect();
+        outside
+            .iter()
+            .map(|v| {
+                self.coordinate_of(v)
+                    .expect("the loops outside the workspace are bound")
+            })
             .collect()
     }
 

@@ -213,15 +213,18 @@ impl Emitter<'_> {
     }
 
     /// How many coordinates a loop over `v` runs through: a block's size
-    /// when `v` is a place in a block (known when planning), its size in
-    /// the run otherwise.
+    /// when `v` is a place in a level's block (known when planning), its
+    /// size in the run otherwise (a schedule's last block cut short).
     pub(super) fn run_length(&mut self, v: &LoopVar) -> RunLength {
-        if let Some(Relation::WithinBlock { block, .. }) = v.relation() {
-            return RunLength::Fixed(*block as u32);
+        if let Some(Relation::WithinBlock { block, of }) = v.relation() {
+            if !self.lowered.provenance.is_scheduled(of) {
+                return RunLength::Fixed(*block as u32);
+            }
         }
         let n = self.ireg();
         let vi = self.var_index(v);
         self.ops.push(Op::Dim { dst: n, var: vi });
+        self.cut_last_block(v, n);
         RunLength::In(n)
     }
 }
@@ -504,6 +507,7 @@ impl Emitter<'_> {
                 let (begin, end) = (self.iconst(0), self.ireg());
                 let vi = self.var_index(var);
                 self.ops.push(Op::Dim { dst: end, var: vi });
+                self.cut_last_block(var, end);
                 (begin, end)
             }
         }

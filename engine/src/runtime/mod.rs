@@ -787,10 +787,13 @@ impl Kernel {
         // from the sizes and levels it comes from.
         let size_of = |v: &str| index_sizes.get(v).unwrap_or(0);
         let level_extent = |operand: usize, level: usize| tensors[operand].level(level).extent;
+        // The loops' extents, then those of the variables a schedule
+        // splits, whose last block ends at their dimension.
         let dims: Vec<i64> = self
             .lowered
             .order
             .iter()
+            .chain(self.lowered.provenance.scheduled())
             .map(|v| crate::cin::Provenance::extent(v, &size_of, &level_extent) as i64)
             .collect();
 

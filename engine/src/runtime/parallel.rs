@@ -175,8 +175,12 @@ pub(crate) fn run(
                 OutputState::Dense { values, .. } => values,
                 _ => unreachable!("dense rows are a dense output"),
             };
-            let row = values.len() / dim.max(1) as usize;
-            let cuts: Vec<usize> = ranges[1..].iter().map(|r| r.start as usize * row).collect();
+            let rows = output_rows(chunking, bind, dim);
+            let row = values.len() / rows.max(1) as usize;
+            let cuts: Vec<usize> = ranges[1..]
+                .iter()
+                .map(|r| first_row(chunking, r.start, rows) as usize * row)
+                .collect();
             let windows = DenseWindow::split(values, &cuts);
             let items: Vec<_> = ranges.iter().zip(windows).collect();
             map_in_order(threads, items, cancel, |(range, window)| {
@@ -225,7 +229,9 @@ pub(crate) fn run(
                     let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
                     reused.unwrap_or_else(|| Workspace::new(e))
                 });
-                let rows = range.start as usize..range.end as usize;
+                let total = output_rows(chunking, bind, dim);
+                let rows =
+                    first_row(chunking, range.start, total) as usize..first_row(chunking, range.end, total) as usize;
                 let mut assembler = Assembler::part(format.clone(), &shape, rows);
                 if let Some(share) = &share {
                     assembler.reserve(share);
@@ -249,6 +255,20 @@ pub(crate) fn run(
             Ok(Joined::Tensor(joined))
         }
     }
+}
+
+/// The rows of the output's first mode, when the chunked variable has
+/// `dim` coordinates.
+fn output_rows(chunking: &Chunking, bind: &Bindings<'_>, dim: i64) -> i64 {
+    match chunking.rows.cut_at {
+        Some(var) => bind.dims[var as usize],
+        None => dim * chunking.rows.block as i64,
+    }
+}
+
+/// The first output row of the chunked variable's coordinate `c`.
+fn first_row(chunking: &Chunking, c: i64, rows: i64) -> i64 {
+    (c * chunking.rows.block as i64).min(rows)
 }
 
 /// The stored values of every operand: the run's work in units.

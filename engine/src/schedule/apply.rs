@@ -1,52 +1,133 @@
-//! What the lowering asks of a schedule: the order constraints of
-//! `reorder`, the checks of `parallelize` against the planned loops, and
-//! the refusal of commands tessera does not run yet.
+//! What the lowering asks of a schedule: the derived variables of
+//! `split`, the order constraints of `reorder`, the checks of
+//! `parallelize` against the planned loops, and the refusal of commands
+//! tessera does not run yet.
+
+use tessera_formats::Level;
 
 use super::{Command, RaceStrategy, Schedule};
 use crate::bytecode::ChunkOutput;
-use crate::cin::{LoopVar, Lowered};
+use crate::cin::{LoopVar, Lowered, Operand, Provenance};
 use crate::error::{EngineError, Result};
 use crate::notation::IndexVar;
 
+/// Refuses the commands of the paper tessera does not run yet.
+pub(crate) fn refuse_unsupported(schedule: &Schedule) -> Result<()> {
+    for placed in schedule.commands() {
+        if let Command::Unsupported { name, .. } = &placed.command {
+            return Err(EngineError::Schedule {
+                column: placed.column,
+                message: format!(
+                    "{name} is not run by tessera yet (the commands run today: reorder, split, parallelize)"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Splits the variables the schedule's `split` commands name. Every level
+/// at a split variable must locate it: no loop walks the variable itself
+/// any more, only its blocks and its place in them.
+pub(crate) fn apply_splits(
+    schedule: &Schedule,
+    provenance: &mut Provenance,
+    operands: &[Operand],
+    output: &Operand,
+    statement_vars: &[LoopVar],
+) -> Result<()> {
+    let mut names: Vec<&str> = statement_vars.iter().map(LoopVar::name).collect();
+    for placed in schedule.commands() {
+        let Command::Split {
+            var,
+            outer,
+            inner,
+            factor,
+        } = &placed.command
+        else {
+            continue;
+        };
+        let refuse = |message: String| EngineError::Schedule {
+            column: placed.column,
+            message,
+        };
+        let v = LoopVar::Index(IndexVar::new(var));
+        if !statement_vars.contains(&v) {
+            return Err(refuse(format!(
+                "split names {var}, which is not a variable of the statement (its variables: {}); a split variable is not split again yet",
+                statement_vars.iter().map(LoopVar::name).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        for new in [outer, inner] {
+            if names.contains(&new.as_str()) {
+                return Err(refuse(format!("split names {new}, which is already a variable")));
+            }
+        }
+        names.extend([outer.as_str(), inner.as_str()]);
+        for op in operands.iter().chain(std::iter::once(output)) {
+            let walker = op
+                .format
+                .levels()
+                .iter()
+                .zip(op.level_vars())
+                .find(|(l, lv)| *lv == v && !l.level.capabilities().locate);
+            if let Some((level, _)) = walker {
+                return Err(refuse(format!(
+                    "{} ({}) walks {var} through its {} level, which cannot locate a coordinate: split needs every level at {var} to locate it",
+                    op.name,
+                    op.format,
+                    level.level.name()
+                )));
+            }
+        }
+        if let Err(block) = provenance.split_by_schedule(&v, outer, inner, *factor) {
+            return Err(refuse(format!(
+                "the tensors' levels already split {var} into blocks of {block}"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The loops `reorder` commands nest, as `before -> after` edges between
-/// consecutive variables, and the column of the last `reorder`. Refuses a
-/// command of the paper tessera does not run yet, and a variable the
-/// statement does not use.
+/// consecutive variables, and the column of the last `reorder`. A name is
+/// a statement variable or a variable a `split` made.
 pub(crate) fn reorder_edges(
     schedule: &Schedule,
     statement_vars: &[LoopVar],
+    provenance: &Provenance,
 ) -> Result<(Vec<(LoopVar, LoopVar)>, usize)> {
+    let loops: Vec<LoopVar> = provenance.expand_all(statement_vars);
     let mut edges = Vec::new();
     let mut column = 0;
     for placed in schedule.commands() {
-        match &placed.command {
-            Command::Reorder(vars) => {
-                let mut loops = Vec::new();
-                for v in vars {
-                    let var = LoopVar::Index(IndexVar::new(v));
-                    if !statement_vars.contains(&var) {
-                        let names: Vec<&str> = statement_vars.iter().map(LoopVar::name).collect();
-                        return Err(EngineError::Schedule {
-                            column: placed.column,
-                            message: format!(
-                                "reorder names {v}, which the statement does not use (its variables: {})",
-                                names.join(", ")
-                            ),
-                        });
-                    }
-                    loops.push(var);
-                }
-                edges.extend(loops.windows(2).map(|w| (w[0].clone(), w[1].clone())));
-                column = placed.column;
+        let Command::Reorder(vars) = &placed.command else {
+            continue;
+        };
+        let refuse = |message: String| EngineError::Schedule {
+            column: placed.column,
+            message,
+        };
+        let mut ordered = Vec::new();
+        for v in vars {
+            if let Some(split) = statement_vars.iter().find(|s| s.name() == v && !loops.contains(s)) {
+                let parts: Vec<String> = provenance.expand(split).iter().map(|p| p.to_string()).collect();
+                return Err(refuse(format!(
+                    "{v} is split into {}: reorder those",
+                    parts.join(" and ")
+                )));
             }
-            Command::Parallelize { .. } => {}
-            Command::Unsupported { name, .. } => {
-                return Err(EngineError::Schedule {
-                    column: placed.column,
-                    message: format!("{name} is not run by tessera yet (the commands run today: reorder, parallelize)"),
-                })
-            }
+            let Some(var) = loops.iter().find(|l| l.name() == v) else {
+                let names: Vec<&str> = loops.iter().map(LoopVar::name).collect();
+                return Err(refuse(format!(
+                    "reorder names {v}, which the statement does not use (its variables: {})",
+                    names.join(", ")
+                )));
+            };
+            ordered.push(var.clone());
         }
+        edges.extend(ordered.windows(2).map(|w| (w[0].clone(), w[1].clone())));
+        column = placed.column;
     }
     Ok((edges, column))
 }

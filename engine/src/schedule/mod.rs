@@ -8,9 +8,9 @@
 //! command's column, one that would change the result or that the tensors'
 //! storage cannot follow without a conversion.
 //!
-//! Commands run today: `reorder` and `parallelize`. The others of the paper
-//! (`split`, `divide`, `pos`, `fuse`, `precompute`, `unroll`, `bound`) parse
-//! and are refused with that reason, never ignored.
+//! Commands run today: `reorder`, `split` and `parallelize`. The others of
+//! the paper (`divide`, `pos`, `fuse`, `precompute`, `unroll`, `bound`)
+//! parse and are refused with that reason, never ignored.
 
 pub(crate) mod apply;
 mod parse;
@@ -48,6 +48,16 @@ pub struct Placed {
 pub enum Command {
     /// Loops over these variables nest in this order.
     Reorder(Vec<String>),
+    /// The loop over `var` becomes a loop over `outer` (its blocks of
+    /// `factor` coordinates) around a loop over `inner` (the place in the
+    /// block): `var = outer·factor + inner`, the last block cut at the
+    /// dimension.
+    Split {
+        var: String,
+        outer: String,
+        inner: String,
+        factor: usize,
+    },
     /// The loop over `var` runs its chunks on every core, its output kept
     /// free of races by `races`.
     Parallelize { var: String, races: RaceStrategy },
@@ -108,6 +118,18 @@ impl Schedule {
         self
     }
 
+    /// Adds `split(var, outer, inner, factor)`.
+    #[must_use]
+    pub fn split(mut self, var: &str, outer: &str, inner: &str, factor: usize) -> Schedule {
+        self.push(Command::Split {
+            var: var.to_string(),
+            outer: outer.to_string(),
+            inner: inner.to_string(),
+            factor,
+        });
+        self
+    }
+
     /// Adds `parallelize(var, cpu_threads, races)`.
     #[must_use]
     pub fn parallelize(mut self, var: &str, races: RaceStrategy) -> Schedule {
@@ -152,6 +174,12 @@ impl fmt::Display for Command {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Command::Reorder(vars) => write!(f, "reorder({})", vars.join(", ")),
+            Command::Split {
+                var,
+                outer,
+                inner,
+                factor,
+            } => write!(f, "split({var}, {outer}, {inner}, {factor})"),
             Command::Parallelize { var, races } => {
                 write!(f, "parallelize({var}, cpu_threads, {})", races.name())
             }

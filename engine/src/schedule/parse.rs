@@ -131,21 +131,28 @@ fn command(text: &str, column: usize) -> Result<Command> {
                 })?;
             Command::Parallelize { var, races }
         }
+        "split" => {
+            count(4)?;
+            let names = [variable(&args[0])?, variable(&args[1])?, variable(&args[2])?];
+            if names[1] == names[2] || names.contains(&names[0]) && (names[1] == names[0] || names[2] == names[0]) {
+                return Err(error(
+                    args[1].column,
+                    "split needs two new names, distinct from the variable split".into(),
+                ));
+            }
+            let [var, outer, inner] = names;
+            Command::Split {
+                var,
+                outer,
+                inner,
+                factor: factor(&args[3], name)?,
+            }
+        }
         _ => {
             let expected = usage.matches(',').count() + 1;
             count(expected)?;
-            if matches!(name, "split" | "divide" | "unroll") {
-                let factor = args.last().expect("counted");
-                match factor.text.parse::<u64>() {
-                    Ok(0) => return Err(error(factor.column, format!("a {name} factor of 0"))),
-                    Ok(_) => {}
-                    Err(_) => {
-                        return Err(error(
-                            factor.column,
-                            format!("{name}'s factor must be a positive integer, found `{}`", factor.text),
-                        ))
-                    }
-                }
+            if matches!(name, "divide" | "unroll") {
+                factor(args.last().expect("counted"), name)?;
             }
             Command::Unsupported {
                 name: name.to_string(),
@@ -191,6 +198,21 @@ fn arguments<'a>(text: &'a str, column: usize) -> Result<Vec<Arg<'a>>> {
         push(start, text.len(), &mut args)?;
     }
     Ok(args)
+}
+
+/// A positive factor of `command`.
+fn factor(arg: &Arg<'_>, command: &str) -> Result<usize> {
+    match arg.text.parse::<usize>() {
+        Ok(0) => Err(error(arg.column, format!("a {command} factor of 0"))),
+        Ok(n) if n <= u32::MAX as usize => Ok(n),
+        _ => Err(error(
+            arg.column,
+            format!(
+                "{command}'s factor must be a positive integer below 2^32, found `{}`",
+                arg.text
+            ),
+        )),
+    }
 }
 
 fn variable(arg: &Arg<'_>) -> Result<String> {
@@ -257,7 +279,8 @@ mod tests {
             ("reorder(i,,j)", "schedule, column 11: an argument is missing"),
             ("reorder(i, j", "schedule, column 13: expected `)` closing reorder's arguments"),
             ("split(i, i0, i1, 0)", "schedule, column 18: a split factor of 0"),
-            ("split(i, i0, i1, x)", "schedule, column 18: split's factor must be a positive integer, found `x`"),
+            ("split(i, i0, i1, x)", "schedule, column 18: split's factor must be a positive integer below 2^32, found `x`"),
+            ("split(i, i0, i0, 4)", "schedule, column 10: split needs two new names, distinct from the variable split"),
             ("unroll(i)", "schedule, column 1: unroll takes 2 arguments: unroll(i, factor)"),
             ("x; rorder(i, j)", "schedule, column 1: expected a command such as split(i, i0, i1, 32), found `x`"),
             ("reorder(i, j); rorder(i, j)", "schedule, column 16: unknown command rorder (did you mean reorder?)"),
