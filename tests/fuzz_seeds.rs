@@ -8,6 +8,8 @@
 //!   byte-driven decoder and from the testing module's seeded generators;
 //! - `pack`: raw storage, mutated storage and coordinate lists → a valid
 //!   tensor or an error, valid tensors through kernels on every tier;
+//! - `schedule`: random schedules of random statements, refused with a
+//!   schedule error or the reference's result on every tier;
 //! - `parse_statement`, `read_mtx`, `read_tns`: the corpus files, and four
 //!   fixed mutations of each (a bit flipped, truncated, a byte replaced, a
 //!   tail repeated).
@@ -104,6 +106,25 @@ fn seeded_random_statements_agree_with_the_reference_on_every_tier() {
         .map(|seed| (format!("generator seed {seed}"), input(seed, 1)))
         .collect();
     check_all("differential", &cases, fuzz::differential::check);
+}
+
+#[test]
+fn random_schedules_are_refused_or_keep_the_result_on_every_tier() {
+    let mut cases = corpus_cases("schedule");
+    cases.extend(seeds().map(|seed| (format!("schedule seed {seed}"), input(seed.wrapping_add(1 << 32), 1))));
+    check_all("schedule", &cases, fuzz::schedule::check);
+    // The property must not hold by refusing: many schedules run (most
+    // refusals are meant: splits of variables a compressed level walks,
+    // unknown names, commands tessera does not run; about 17% run).
+    let ran = cases
+        .iter()
+        .filter(|(_, bytes)| fuzz::schedule::run(bytes) == Ok(fuzz::schedule::Outcome::Ran))
+        .count();
+    assert!(
+        ran * 8 >= cases.len(),
+        "only {ran} of {} scheduled cases ran",
+        cases.len()
+    );
 }
 
 #[test]

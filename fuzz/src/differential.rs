@@ -160,12 +160,12 @@ pub fn check_case(case: &Case) -> Result<(), String> {
 /// whose merge lattice would exceed `lattice::MAX_POINTS` (eleven or more
 /// sparse terms added in one loop) is refused rather than planned for
 /// minutes.
-fn is_documented_refusal(e: &EngineError) -> bool {
+pub fn is_documented_refusal(e: &EngineError) -> bool {
     matches!(e, EngineError::Unsupported(reason) if reason.contains("lattice points"))
 }
 
 /// The result is in the requested format, valid, and the reference's value.
-fn check_result(result: &Tensor<f64>, reference: &DenseResult, output: Option<&Format>) -> Result<(), String> {
+pub fn check_result(result: &Tensor<f64>, reference: &DenseResult, output: Option<&Format>) -> Result<(), String> {
     if let Some(f) = output {
         if result.format().levels() != f.levels() {
             return Err(format!("the result is stored as {}, not {f}", result.format()));

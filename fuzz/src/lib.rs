@@ -13,12 +13,15 @@
 //! - [`differential`]: a statement on every tier against the dense reference.
 //! - [`pack`]: raw level arrays and coordinates → a valid tensor or an error;
 //!   valid tensors then run through kernels on every tier.
+//! - [`schedule`]: random schedules of random statements: refused with a
+//!   schedule error, or the reference's result on every tier.
 //! - [`text`]: the statement parser and the Matrix Market / FROSTT readers
 //!   on arbitrary bytes.
 
 pub mod differential;
 pub mod generate;
 pub mod pack;
+pub mod schedule;
 pub mod source;
 pub mod text;
 

@@ -21,7 +21,7 @@ use super::order::{choose_order, satisfiable, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Statement};
-use crate::schedule::apply::{apply_splits, refuse_unsupported, reorder_edges};
+use crate::schedule::apply::{apply_splits, check_split_levels, refuse_unsupported, reorder_edges};
 use crate::schedule::Schedule;
 
 /// How the output is assembled.
@@ -173,6 +173,7 @@ pub fn lower(
         };
         break (provenance, order, summed);
     };
+    check_split_levels(schedule, &lowerer.operands, &output)?;
     let position = |v: &LoopVar| order.iter().position(|o| o == v).expect("ordered variable");
 
     let mut chain: Vec<LoopVar> = provenance.expand_all(free.iter().chain(top_vars.iter()));

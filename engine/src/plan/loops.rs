@@ -83,27 +83,61 @@ impl Emitter<'_> {
         Some(c)
     }
 
-    /// Cuts `d`, the extent of a loop over the place in a block of a
-    /// variable a schedule splits, at that variable's dimension: the last
-    /// block may hold fewer coordinates (`d = min(d, n - blocks·b)`).
+    /// Cuts `d`, the extent of a loop over a variable a schedule's split
+    /// made, where the split variable's last block is short: a loop over
+    /// the place in a block inside its block's loop runs to
+    /// `min(b, n - blocks·b)`; a loop over the blocks inside the place's
+    /// loop skips the last block when the place lies past its end.
     pub(super) fn cut_last_block(&mut self, var: &LoopVar, d: IReg) {
-        let Some(Relation::WithinBlock { of, block }) = var.relation() else {
-            return;
+        let (of, block, within) = match var.relation() {
+            Some(Relation::WithinBlock { of, block }) => (of, *block, true),
+            Some(Relation::Blocks { of, block }) => (of, *block, false),
+            _ => return,
         };
         if !self.lowered.provenance.is_scheduled(of) {
             return;
         }
-        let (outer, _, _) = self.lowered.provenance.recovery(of).expect("a split variable");
-        let Some(&outer) = self.var_regs.get(&outer) else {
+        let (outer, inner, _) = self.lowered.provenance.recovery(of).expect("a split variable");
+        let other = if within { outer } else { inner };
+        let Some(&other) = self.var_regs.get(&other) else {
             return;
         };
-        let (n, start, scale) = (self.ireg(), self.ireg(), self.iconst(*block as i64));
+        let (n, start, scale) = (self.ireg(), self.ireg(), self.iconst(block as i64));
         let vi = self.var_index(of);
         self.ops.push(Op::Dim { dst: n, var: vi });
+        if within {
+            self.ops.push(Op::IBin {
+                op: IntOp::Mul,
+                dst: start,
+                a: other,
+                b: scale,
+            });
+            self.ops.push(Op::IBin {
+                op: IntOp::Sub,
+                dst: n,
+                a: n,
+                b: start,
+            });
+            self.ops.push(Op::IBin {
+                op: IntOp::Min,
+                dst: d,
+                a: d,
+                b: n,
+            });
+            return;
+        }
+        // The last block starts at (d - 1)·b and holds n - (d - 1)·b places.
+        let (one, last, fewer, inside) = (self.iconst(1), self.ireg(), self.ireg(), self.breg());
+        self.ops.push(Op::IBin {
+            op: IntOp::Sub,
+            dst: last,
+            a: d,
+            b: one,
+        });
         self.ops.push(Op::IBin {
             op: IntOp::Mul,
             dst: start,
-            a: outer,
+            a: last,
             b: scale,
         });
         self.ops.push(Op::IBin {
@@ -112,11 +146,23 @@ impl Emitter<'_> {
             a: n,
             b: start,
         });
-        self.ops.push(Op::IBin {
-            op: IntOp::Min,
-            dst: d,
-            a: d,
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: inside,
+            a: other,
             b: n,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Sub,
+            dst: fewer,
+            a: d,
+            b: one,
+        });
+        self.ops.push(Op::ISelect {
+            dst: d,
+            cond: inside,
+            a: d,
+            b: fewer,
         });
     }
 

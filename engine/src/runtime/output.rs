@@ -101,6 +101,10 @@ impl OutputState {
 
     /// A dense output's values at positions `start..start + len`.
     pub fn dense_range_mut(&mut self, start: usize, len: usize) -> &mut [f64] {
+        // An empty run (a loop cut to no rows) may start past the end.
+        if len == 0 {
+            return &mut [];
+        }
         match self {
             OutputState::Dense { values, .. } => &mut values[start..start + len],
             OutputState::Window(window) => window.range_mut(start, len),

@@ -64,6 +64,27 @@ pub(crate) fn apply_splits(
             }
         }
         names.extend([outer.as_str(), inner.as_str()]);
+        check_split_levels(schedule, operands, output)?;
+        if let Err(block) = provenance.split_by_schedule(&v, outer, inner, *factor) {
+            return Err(refuse(format!(
+                "the tensors' levels already split {var} into blocks of {block}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a split of a variable that some level walks without locating
+/// it: no loop walks the variable itself once it is split. Checked when
+/// the split applies, and again once the lowering has converted the
+/// tensors the loop order needed (a conversion may move the variable to
+/// such a level).
+pub(crate) fn check_split_levels(schedule: &Schedule, operands: &[Operand], output: &Operand) -> Result<()> {
+    for placed in schedule.commands() {
+        let Command::Split { var, .. } = &placed.command else {
+            continue;
+        };
+        let v = LoopVar::Index(IndexVar::new(var));
         for op in operands.iter().chain(std::iter::once(output)) {
             let walker = op
                 .format
@@ -72,18 +93,20 @@ pub(crate) fn apply_splits(
                 .zip(op.level_vars())
                 .find(|(l, lv)| *lv == v && !l.level.capabilities().locate);
             if let Some((level, _)) = walker {
-                return Err(refuse(format!(
-                    "{} ({}) walks {var} through its {} level, which cannot locate a coordinate: split needs every level at {var} to locate it",
-                    op.name,
-                    op.format,
-                    level.level.name()
-                )));
+                let converted = match &op.converted_from {
+                    Some((from, _)) => format!(", converted from {from} for the loop order,"),
+                    None => String::new(),
+                };
+                return Err(EngineError::Schedule {
+                    column: placed.column,
+                    message: format!(
+                        "{} ({}){converted} walks {var} through its {} level, which cannot locate a coordinate: split needs every level at {var} to locate it",
+                        op.name,
+                        op.format,
+                        level.level.name()
+                    ),
+                });
             }
-        }
-        if let Err(block) = provenance.split_by_schedule(&v, outer, inner, *factor) {
-            return Err(refuse(format!(
-                "the tensors' levels already split {var} into blocks of {block}"
-            )));
         }
     }
     Ok(())

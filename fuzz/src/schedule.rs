@@ -1,0 +1,184 @@
+//! The `schedule` property: a random schedule of a random statement either
+//! is refused with a schedule error (never a panic, never another kind of
+//! error the unscheduled statement does not meet), or gives, on every tier,
+//! the dense reference's result in the requested format, with the same
+//! bits on one thread and on three.
+//!
+//! The statement and tensors come from the differential target's seeded
+//! generators; the schedule is drawn from the same bytes: legal-looking
+//! commands over the statement's variables (`reorder`, `split`,
+//! `parallelize`), commands on unknown variables, factors of 0, commands
+//! tessera does not run, and fragments of text.
+
+use tessera::engine::notation::parse_statement;
+use tessera::engine::reference::evaluate;
+use tessera::engine::schedule::Schedule;
+use tessera::engine::testing::{same_bits, Rng};
+use tessera::{EngineError, EvalOptions, Inputs, TierChoice};
+
+use super::differential::{check_result, describe, is_documented_refusal, seeded};
+use super::source::Source;
+
+/// What a scheduled case came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Refused with a schedule error (or the engine's documented refusal).
+    Refused,
+    /// Ran on every tier with the reference's result.
+    Ran,
+}
+
+/// Checks the scheduled case `data` decodes to.
+pub fn check(data: &[u8]) -> Result<(), String> {
+    run(data).map(|_| ())
+}
+
+/// Checks the scheduled case `data` decodes to, saying how it ended.
+pub fn run(data: &[u8]) -> Result<Outcome, String> {
+    let mut rng = Rng::from_bytes(Source::new(data).rest());
+    // A statement with loops to schedule (scalars of scalars have none).
+    let (case, stmt) = loop {
+        let case = seeded(&mut rng)?;
+        let stmt = parse_statement(&case.text).map_err(|e| format!("`{}` does not parse: {e}", case.text))?;
+        if !stmt.index_vars().is_empty() || rng.percent(5) {
+            break (case, stmt);
+        }
+    };
+    let vars: Vec<String> = stmt.index_vars().iter().map(|v| v.0.clone()).collect();
+    let text = random_schedule(&mut rng, &vars);
+    let fail = |what: String| Err(format!("{}\n  schedule `{text}`\n  {what}", describe(&case)));
+    let schedule: Schedule = match super::catch("the schedule parser", || text.parse::<Schedule>()) {
+        Ok(Ok(s)) => s,
+        Ok(Err(e @ EngineError::Schedule { .. })) => {
+            report(&text, &e);
+            return Ok(Outcome::Refused);
+        }
+        Ok(Err(e)) => return fail(format!("the parser fails with a non-schedule error: {e}")),
+        Err(e) => return fail(e),
+    };
+    let inputs = case.inputs();
+    let sizes = case.size_refs();
+    let reference = match super::catch("the reference", || evaluate(&stmt, &inputs, &sizes)) {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return fail(format!("the reference refuses it: {e}")),
+        Err(e) => return fail(e),
+    };
+    let mut engine_inputs = Inputs::new();
+    for (name, t) in &inputs {
+        engine_inputs.insert(name, t);
+    }
+    let engine = tessera::engine();
+    let mut refusal: Option<EngineError> = None;
+    for tier in engine.tier_names() {
+        let options = EvalOptions {
+            output_format: case.output.clone(),
+            sizes: case.sizes.clone(),
+            tier: TierChoice::Named(tier.clone()),
+            schedule: schedule.clone(),
+            ..EvalOptions::default()
+        };
+        let run = |threads: Option<usize>| {
+            let options = EvalOptions {
+                threads,
+                chunk_work: threads.map(|_| 2),
+                ..options.clone()
+            };
+            super::catch(&format!("tier {tier}"), || {
+                engine.eval_with(&case.text, &engine_inputs, &options)
+            })
+        };
+        let result = match run(None) {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) if matches!(e, EngineError::Schedule { .. }) || is_documented_refusal(&e) => {
+                if refusal.as_ref().is_some_and(|r| *r != e) {
+                    return fail(format!("tiers refuse it differently: {e}"));
+                }
+                report(&text, &e);
+                refusal = Some(e);
+                continue;
+            }
+            Ok(Err(e)) => return fail(format!("tier {tier} fails with a non-schedule error: {e}")),
+            Err(e) => return fail(e),
+        };
+        if let Err(e) = check_result(&result, &reference, case.output.as_ref()) {
+            return fail(format!("tier {tier}: {e}"));
+        }
+        match (run(Some(1)), run(Some(3))) {
+            (Ok(Ok(one)), Ok(Ok(three))) if same_bits(&one, &three) => {}
+            (Ok(Ok(_)), Ok(Ok(_))) => return fail(format!("tier {tier}: 3 threads give other bits than one")),
+            (Err(e), _) | (_, Err(e)) => return fail(e),
+            (Ok(Err(e)), _) | (_, Ok(Err(e))) => return fail(format!("tier {tier} in chunks fails: {e}")),
+        }
+        if refusal.is_some() {
+            return fail(format!("tier {tier} runs what another tier refused"));
+        }
+    }
+    Ok(if refusal.is_some() {
+        Outcome::Refused
+    } else {
+        Outcome::Ran
+    })
+}
+
+/// Prints a refusal when `TESSERA_VERBOSE` is set.
+fn report(schedule: &str, e: &EngineError) {
+    if std::env::var_os("TESSERA_VERBOSE").is_some() {
+        eprintln!("schedule `{schedule}` refused: {e}");
+    }
+}
+
+/// A schedule of one or two commands over `vars`, legal or not.
+pub fn random_schedule(rng: &mut Rng, vars: &[String]) -> String {
+    let mut loops: Vec<String> = vars.to_vec();
+    let mut commands = Vec::new();
+    let pick = |rng: &mut Rng, names: &[String]| -> String {
+        if names.is_empty() || rng.percent(8) {
+            "q".to_string()
+        } else {
+            rng.pick(names).clone()
+        }
+    };
+    for n in 0..rng.range(1, 3) {
+        let command = match rng.below(20) {
+            0..=5 if loops.len() >= 2 => {
+                let mut order = loops.clone();
+                if rng.percent(50) {
+                    rng.shuffle(&mut order);
+                }
+                order.truncate(rng.range(2, order.len() + 1));
+                format!("reorder({})", order.join(", "))
+            }
+            0..=11 => {
+                let var = pick(rng, vars);
+                let (outer, inner) = (format!("{var}{n}o"), format!("{var}{n}i"));
+                let factor = if rng.percent(5) { 0 } else { rng.range(1, 9) };
+                if let Some(at) = loops.iter().position(|l| *l == var) {
+                    loops.splice(at..=at, [outer.clone(), inner.clone()]);
+                }
+                format!("split({var}, {outer}, {inner}, {factor})")
+            }
+            12..=17 => {
+                let strategy = rng.pick(&["no_races", "atomics", "temporary", "ignore_races"]);
+                let var = if rng.percent(60) && !loops.is_empty() {
+                    loops[0].clone()
+                } else {
+                    pick(rng, &loops)
+                };
+                format!("parallelize({var}, cpu_threads, {strategy})")
+            }
+            18 => format!(
+                "{}({}, 4)",
+                rng.pick(&["unroll", "bound", "divide", "fuse"]),
+                pick(rng, vars)
+            ),
+            _ => {
+                let len = rng.range(1, 16);
+                (0..len)
+                    .map(|_| *rng.pick(&['(', ')', ',', ';', ' ', 'i', 'j', 'k', '0', '4', 'r', 's']))
+                    .collect()
+            }
+        };
+        commands.push(command);
+    }
+    commands.join("; ")
+}
