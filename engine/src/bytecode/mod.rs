@@ -447,13 +447,17 @@ pub struct Chunking {
 
 /// The output rows below a coordinate of the chunked variable: one, or a
 /// block of them when the variable runs over blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkRows {
     /// Rows per coordinate.
     pub block: u32,
     /// The dimension ([`Program::vars`] index) the last block is cut at,
     /// when a schedule's split may leave it short.
     pub cut_at: Option<u32>,
+    /// Levels (level 0 of inputs) whose coordinates are the rows, when the
+    /// chunked variable is their blocks: the positions below them measure
+    /// each block's work.
+    pub drivers: Vec<LevelRef>,
 }
 
 /// How the chunks of a parallel run make one output.

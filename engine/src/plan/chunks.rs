@@ -107,8 +107,13 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
                 let scheduled = lowered.provenance.scheduled().position(|s| s == of.as_ref());
                 (lowered.order.len() + scheduled.expect("a scheduled split")) as u32
             }),
+            drivers: row_drivers(lowered, of),
         },
-        _ => ChunkRows { block: 1, cut_at: None },
+        _ => ChunkRows {
+            block: 1,
+            cut_at: None,
+            drivers: Vec::new(),
+        },
     };
     Ok((
         var.clone(),
@@ -119,6 +124,18 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
             rows,
         },
     ))
+}
+
+/// The dense first levels whose coordinates are `rows`, a variable split
+/// into the blocks the outer loop runs over.
+fn row_drivers(lowered: &Lowered, rows: &LoopVar) -> Vec<LevelRef> {
+    lowered
+        .operands
+        .iter()
+        .enumerate()
+        .filter(|(_, op)| op.level_vars().first() == Some(rows) && op.format.levels()[0].level.kind == LevelKind::Dense)
+        .map(|(k, _)| LevelRef::new(k, 0))
+        .collect()
 }
 
 /// Whether `expr` is `temp` times factors without it: a sum of parts in

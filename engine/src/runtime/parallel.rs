@@ -358,14 +358,26 @@ fn pool(threads: usize) -> Arc<rayon::ThreadPool> {
 /// The chunks of the outer loop's coordinates `0..dim`: consecutive,
 /// covering every coordinate, each with about `unit` units of work.
 pub(crate) fn chunk_ranges(chunking: &Chunking, bind: &Bindings<'_>, dim: i64, unit: u64) -> Vec<Range<i64>> {
-    let driver = chunking
-        .drivers
-        .iter()
-        .copied()
-        .max_by_key(|d| bind.values[d.operand as usize].len());
-    let cuts = match driver {
-        Some(driver) => driver_cuts(bind, driver, dim, unit),
-        None => {
+    let largest = |levels: &[LevelRef]| {
+        levels
+            .iter()
+            .copied()
+            .max_by_key(|d| bind.values[d.operand as usize].len())
+    };
+    let cuts = match (largest(&chunking.drivers), largest(&chunking.rows.drivers)) {
+        (Some(driver), _) => driver_cuts(bind, driver, dim, unit),
+        // Cuts between rows, moved to the block holding the row.
+        (None, Some(driver)) => {
+            let rows = output_rows(chunking, bind, dim);
+            let block = i64::from(chunking.rows.block);
+            let mut cuts: Vec<i64> = driver_cuts(bind, driver, rows, unit)
+                .into_iter()
+                .map(|row| row / block)
+                .collect();
+            cuts.dedup();
+            cuts
+        }
+        (None, None) => {
             // No input stores the outer loop: spread the work evenly.
             let per_row = (total_work(bind) / dim.max(1) as u64).max(1);
             let rows = (unit / per_row).max(1) as i64;
