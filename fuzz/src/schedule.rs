@@ -6,7 +6,7 @@
 //!
 //! The statement and tensors come from the differential target's seeded
 //! generators; the schedule is drawn from the same bytes: legal-looking
-//! commands over the statement's variables (`reorder`, `split`,
+//! commands over the statement's variables (`reorder`, `split`, `divide`,
 //! `parallelize`), commands on unknown variables, factors of 0, commands
 //! tessera does not run, and fragments of text.
 
@@ -155,7 +155,8 @@ pub fn random_schedule(rng: &mut Rng, vars: &[String]) -> String {
                 if let Some(at) = loops.iter().position(|l| *l == var) {
                     loops.splice(at..=at, [outer.clone(), inner.clone()]);
                 }
-                format!("split({var}, {outer}, {inner}, {factor})")
+                let command = if rng.percent(30) { "divide" } else { "split" };
+                format!("{command}({var}, {outer}, {inner}, {factor})")
             }
             12..=17 => {
                 let strategy = rng.pick(&["no_races", "atomics", "temporary", "ignore_races"]);

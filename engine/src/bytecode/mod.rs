@@ -449,8 +449,11 @@ pub struct Chunking {
 /// block of them when the variable runs over blocks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkRows {
-    /// Rows per coordinate.
+    /// Rows per coordinate, when known while planning.
     pub block: u32,
+    /// The dimension ([`Program::vars`] index) holding the rows per
+    /// coordinate when only the run knows them (a schedule's `divide`).
+    pub block_at: Option<u32>,
     /// The dimension ([`Program::vars`] index) the last block is cut at,
     /// when a schedule's split may leave it short.
     pub cut_at: Option<u32>,

@@ -23,9 +23,37 @@ pub enum Relation {
     /// level's extent, and loops over it sum: each stored entry has one.
     Own { operand: usize, level: usize },
     /// `of / block`: the block holding `of`'s coordinate.
-    Blocks { of: Box<LoopVar>, block: usize },
+    Blocks { of: Box<LoopVar>, block: Blocking },
     /// `of % block`: the place of `of`'s coordinate in its block.
-    WithinBlock { of: Box<LoopVar>, block: usize },
+    WithinBlock { of: Box<LoopVar>, block: Blocking },
+}
+
+/// How a variable is cut into blocks: blocks of a size known when
+/// planning (a level's blocks, a schedule's `split`), or a number of
+/// blocks, whose size `⌈n / parts⌉` is known at run time (`divide`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Blocking {
+    Size(usize),
+    Parts(usize),
+}
+
+impl Blocking {
+    /// The block size for a variable of `n` coordinates (at least 1).
+    pub fn size(self, n: usize) -> usize {
+        match self {
+            Blocking::Size(b) => b,
+            Blocking::Parts(p) => n.div_ceil(p).max(1),
+        }
+    }
+}
+
+impl std::fmt::Display for Blocking {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Blocking::Size(b) => write!(f, "{b}"),
+            Blocking::Parts(p) => write!(f, "⌈n/{p}⌉"),
+        }
+    }
 }
 
 /// The loop variable of level `level` of `op`, whose projection is given.
@@ -36,8 +64,8 @@ pub(super) fn level_var(op: &Operand, level: usize, projection: Projection) -> L
             let of = &op.vars[mode];
             match split {
                 Split::Whole => of.clone(),
-                Split::Outer(block) => derived(format!("{of}/{block}"), blocks(of, block)),
-                Split::Inner(block) => derived(format!("{of}%{block}"), within(of, block)),
+                Split::Outer(block) => derived(format!("{of}/{block}"), blocks(of, Blocking::Size(block))),
+                Split::Inner(block) => derived(format!("{of}%{block}"), within(of, Blocking::Size(block))),
             }
         }
         Projection::Diagonal { .. } => {
@@ -47,14 +75,14 @@ pub(super) fn level_var(op: &Operand, level: usize, projection: Projection) -> L
     }
 }
 
-fn blocks(of: &LoopVar, block: usize) -> Relation {
+fn blocks(of: &LoopVar, block: Blocking) -> Relation {
     Relation::Blocks {
         of: Box::new(of.clone()),
         block,
     }
 }
 
-fn within(of: &LoopVar, block: usize) -> Relation {
+fn within(of: &LoopVar, block: Blocking) -> Relation {
     Relation::WithinBlock {
         of: Box::new(of.clone()),
         block,
@@ -84,7 +112,7 @@ fn within(of: &LoopVar, block: usize) -> Relation {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Provenance {
     /// Statement variables iterated as blocks, with the block size.
-    split: BTreeMap<LoopVar, usize>,
+    split: BTreeMap<LoopVar, Blocking>,
     /// The names a schedule's `split` gives a variable's blocks and its
     /// place in them (levels' splits are named `i/b` and `i%b`).
     named: BTreeMap<LoopVar, (String, String)>,
@@ -123,7 +151,13 @@ impl Provenance {
     /// Splits `v` into blocks of `block` named `outer`, and its place in
     /// them named `inner`, as a schedule's `split` asks. Refused (with the
     /// block size) when a level already splits `v`.
-    pub fn split_by_schedule(&mut self, v: &LoopVar, outer: &str, inner: &str, block: usize) -> Result<(), usize> {
+    pub fn split_by_schedule(
+        &mut self,
+        v: &LoopVar,
+        outer: &str,
+        inner: &str,
+        block: Blocking,
+    ) -> Result<(), Blocking> {
         if let Some(&b) = self.split.get(v) {
             return Err(b);
         }
@@ -136,6 +170,11 @@ impl Provenance {
     /// at their dimension.
     pub fn scheduled(&self) -> impl Iterator<Item = &LoopVar> {
         self.named.keys()
+    }
+
+    /// How `v` is cut into blocks, if it is.
+    pub fn blocking(&self, v: &LoopVar) -> Option<Blocking> {
+        self.split.get(v).copied()
     }
 
     /// Whether a schedule splits `v`.
@@ -156,7 +195,7 @@ impl Provenance {
     }
 
     /// The loop variables of `v`'s blocks and of its place in them.
-    fn parts(&self, v: &LoopVar, block: usize) -> (LoopVar, LoopVar) {
+    fn parts(&self, v: &LoopVar, block: Blocking) -> (LoopVar, LoopVar) {
         let (outer, inner) = match self.named.get(v) {
             Some((outer, inner)) => (outer.clone(), inner.clone()),
             None => (format!("{v}/{block}"), format!("{v}%{block}")),
@@ -205,7 +244,7 @@ impl Provenance {
 
     /// How to recover a split statement variable: `(blocks, within,
     /// block)` with `v = blocks·block + within`.
-    pub fn recovery(&self, v: &LoopVar) -> Option<(LoopVar, LoopVar, usize)> {
+    pub fn recovery(&self, v: &LoopVar) -> Option<(LoopVar, LoopVar, Blocking)> {
         let &block = self.split.get(v)?;
         let (outer, inner) = self.parts(v, block);
         Some((outer, inner, block))
@@ -218,8 +257,11 @@ impl Provenance {
         match v.relation() {
             None => size_of(v.name()),
             Some(Relation::Own { operand, level }) => level_extent(*operand, *level),
-            Some(Relation::Blocks { of, block }) => Provenance::extent(of, size_of, level_extent).div_ceil(*block),
-            Some(Relation::WithinBlock { block, .. }) => *block,
+            Some(Relation::Blocks { of, block }) => {
+                let n = Provenance::extent(of, size_of, level_extent);
+                n.div_ceil(block.size(n))
+            }
+            Some(Relation::WithinBlock { of, block }) => block.size(Provenance::extent(of, size_of, level_extent)),
         }
     }
 }
@@ -248,7 +290,7 @@ mod tests {
         let p = Provenance::of(&[a]).unwrap();
         let i = LoopVar::Index(IndexVar::new("i"));
         let (outer, inner, block) = p.recovery(&i).unwrap();
-        assert_eq!((outer.name(), inner.name(), block), ("i/4", "i%4", 4));
+        assert_eq!((outer.name(), inner.name(), block), ("i/4", "i%4", Blocking::Size(4)));
         let size = |_: &str| 10;
         let level = |_: usize, _: usize| unreachable!();
         assert_eq!(Provenance::extent(&outer, &size, &level), 3);

@@ -230,7 +230,9 @@ impl Emitter<'_> {
             presences.push(st.present);
             fixed.push(a);
         }
-        let prefix = ws[..ws.len() - 1].iter().map(|v| self.var_regs[v]).collect();
+        let Some(prefix) = ws[..ws.len() - 1].iter().map(|v| self.coordinate_of(v)).collect() else {
+            return false;
+        };
         let skip = self.skip_unless_all(&presences);
         let scale = self.product_of_values(&fixed);
         let (begin, end) = self.bounds(&driver);
@@ -460,7 +462,8 @@ impl Emitter<'_> {
                 Some(v) => {
                     let (outer, _, _) = self.lowered.provenance.recovery(&v).expect("a recovered variable");
                     let outer = self.coordinate_of(&outer).expect("its blocks' loop runs outside");
-                    let (b, first) = (self.iconst(block.as_ref().map_or(1, |(_, b)| *b as i64)), self.ireg());
+                    let (of, blocking) = block.clone().expect("a recovered run is in a block");
+                    let (b, first) = (self.block_size(&of, blocking), self.ireg());
                     self.ops.push(Op::IBin {
                         op: tessera_formats::IntOp::Mul,
                         dst: first,

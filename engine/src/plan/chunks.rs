@@ -13,7 +13,7 @@ use tessera_formats::{Cmp, IntOp, Level, LevelKind, LevelRef};
 
 use super::{Emitter, IterInfo};
 use crate::bytecode::{ChunkOutput, ChunkRows, Chunking, IReg, Op};
-use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, TempId};
+use crate::cin::{Blocking, Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, TempId};
 use crate::notation::BinaryOp;
 
 /// The outermost loop variable and the registers of the run's range of it.
@@ -101,16 +101,27 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
     };
     let index = lowered.order.iter().position(|v| v == var).expect("ordered") as u32;
     let rows = match var.relation() {
-        Some(Relation::Blocks { of, block }) => ChunkRows {
-            block: *block as u32,
-            cut_at: lowered.provenance.is_scheduled(of).then(|| {
-                let scheduled = lowered.provenance.scheduled().position(|s| s == of.as_ref());
-                (lowered.order.len() + scheduled.expect("a scheduled split")) as u32
-            }),
-            drivers: row_drivers(lowered, of),
-        },
+        Some(Relation::Blocks { of, block }) => {
+            let provenance = &lowered.provenance;
+            let scheduled = provenance.scheduled().position(|s| s == of.as_ref());
+            let split_dims = lowered.order.len() as u32;
+            let splits = provenance.scheduled().count() as u32;
+            ChunkRows {
+                block: match block {
+                    Blocking::Size(b) => *b as u32,
+                    Blocking::Parts(_) => 0,
+                },
+                block_at: match block {
+                    Blocking::Size(_) => None,
+                    Blocking::Parts(_) => scheduled.map(|k| split_dims + splits + k as u32),
+                },
+                cut_at: scheduled.map(|k| split_dims + k as u32),
+                drivers: row_drivers(lowered, of),
+            }
+        }
         _ => ChunkRows {
             block: 1,
+            block_at: None,
             cut_at: None,
             drivers: Vec::new(),
         },

@@ -8,7 +8,7 @@ use tessera_formats::{Cmp, IntOp, Level, LevelRef};
 
 use super::{Emitter, IterInfo, LoopShape};
 use crate::bytecode::{BReg, IReg, Op, Regs};
-use crate::cin::{Cin, LoopVar, Relation};
+use crate::cin::{Blocking, Cin, LoopVar, Relation};
 
 impl Emitter<'_> {
     /// Position bounds of an iterator below its parent (empty when the
@@ -67,7 +67,7 @@ impl Emitter<'_> {
         }
         let (outer, inner, block) = self.lowered.provenance.recovery(v)?;
         let (&outer, &inner) = (self.var_regs.get(&outer)?, self.var_regs.get(&inner)?);
-        let (scale, c) = (self.iconst(block as i64), self.ireg());
+        let (scale, c) = (self.block_size(v, block), self.ireg());
         self.ops.push(Op::IBin {
             op: IntOp::Mul,
             dst: c,
@@ -81,6 +81,26 @@ impl Emitter<'_> {
             b: inner,
         });
         Some(c)
+    }
+
+    /// The size of the blocks `of` is cut into: a constant, or (for a
+    /// schedule's `divide`) the run's, which the runtime puts after the
+    /// split variables' dimensions.
+    pub(super) fn block_size(&mut self, of: &LoopVar, block: Blocking) -> IReg {
+        match block {
+            Blocking::Size(b) => self.iconst(b as i64),
+            Blocking::Parts(_) => {
+                let provenance = &self.lowered.provenance;
+                let k = provenance
+                    .scheduled()
+                    .position(|s| s == of)
+                    .expect("a divided variable");
+                let index = (self.lowered.order.len() + provenance.scheduled().count() + k) as u32;
+                let size = self.ireg();
+                self.ops.push(Op::Dim { dst: size, var: index });
+                size
+            }
+        }
     }
 
     /// Cuts `d`, the extent of a loop over a variable a schedule's split
@@ -102,7 +122,7 @@ impl Emitter<'_> {
         let Some(&other) = self.var_regs.get(&other) else {
             return;
         };
-        let (n, start, scale) = (self.ireg(), self.ireg(), self.iconst(block as i64));
+        let (n, start, scale) = (self.ireg(), self.ireg(), self.block_size(of, block));
         let vi = self.var_index(of);
         self.ops.push(Op::Dim { dst: n, var: vi });
         if within {

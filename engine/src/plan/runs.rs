@@ -10,7 +10,7 @@ use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelFormat, 
 
 use super::{Emitter, LoopShape};
 use crate::bytecode::{IReg, Op, RunLength, Strided, StridedRun, ValueRun};
-use crate::cin::{Cin, CinExpr, LoopVar, Relation, Target};
+use crate::cin::{Blocking, Cin, CinExpr, LoopVar, Relation, Target};
 
 /// Where a coordinate of a loop variable comes from while a run's start is
 /// located: the loops being replaced are at given coordinates.
@@ -196,7 +196,7 @@ impl Emitter<'_> {
             self.coordinate_with(&outer, fixed),
             self.coordinate_with(&within, fixed),
         );
-        let (b, c) = (self.iconst(block as i64), self.ireg());
+        let (b, c) = (self.block_size(v, block), self.ireg());
         self.ops.push(Op::IBin {
             op: IntOp::Mul,
             dst: c,
@@ -216,7 +216,11 @@ impl Emitter<'_> {
     /// when `v` is a place in a level's block (known when planning), its
     /// size in the run otherwise (a schedule's last block cut short).
     pub(super) fn run_length(&mut self, v: &LoopVar) -> RunLength {
-        if let Some(Relation::WithinBlock { block, of }) = v.relation() {
+        if let Some(Relation::WithinBlock {
+            block: Blocking::Size(block),
+            of,
+        }) = v.relation()
+        {
             if !self.lowered.provenance.is_scheduled(of) {
                 return RunLength::Fixed(*block as u32);
             }

@@ -788,14 +788,21 @@ impl Kernel {
         let size_of = |v: &str| index_sizes.get(v).unwrap_or(0);
         let level_extent = |operand: usize, level: usize| tensors[operand].level(level).extent;
         // The loops' extents, then those of the variables a schedule
-        // splits, whose last block ends at their dimension.
-        let dims: Vec<i64> = self
+        // splits (their last block ends there), then those variables'
+        // block sizes (`divide`'s are known only now).
+        let provenance = &self.lowered.provenance;
+        let extent = |v: &crate::cin::LoopVar| crate::cin::Provenance::extent(v, &size_of, &level_extent);
+        let mut dims: Vec<i64> = self
             .lowered
             .order
             .iter()
-            .chain(self.lowered.provenance.scheduled())
-            .map(|v| crate::cin::Provenance::extent(v, &size_of, &level_extent) as i64)
+            .chain(provenance.scheduled())
+            .map(|v| extent(v) as i64)
             .collect();
+        dims.extend(provenance.scheduled().map(|v| {
+            let blocking = provenance.blocking(v).expect("a scheduled split");
+            blocking.size(extent(v)) as i64
+        }));
 
         let out_format = self.lowered.output.format.clone();
         out_format.check_shape(&out_shape)?;

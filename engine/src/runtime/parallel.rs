@@ -179,7 +179,7 @@ pub(crate) fn run(
             let row = values.len() / rows.max(1) as usize;
             let cuts: Vec<usize> = ranges[1..]
                 .iter()
-                .map(|r| first_row(chunking, r.start, rows) as usize * row)
+                .map(|r| first_row(chunking, bind, r.start, rows) as usize * row)
                 .collect();
             let windows = DenseWindow::split(values, &cuts);
             let items: Vec<_> = ranges.iter().zip(windows).collect();
@@ -230,8 +230,8 @@ pub(crate) fn run(
                     reused.unwrap_or_else(|| Workspace::new(e))
                 });
                 let total = output_rows(chunking, bind, dim);
-                let rows =
-                    first_row(chunking, range.start, total) as usize..first_row(chunking, range.end, total) as usize;
+                let rows = first_row(chunking, bind, range.start, total) as usize
+                    ..first_row(chunking, bind, range.end, total) as usize;
                 let mut assembler = Assembler::part(format.clone(), &shape, rows);
                 if let Some(share) = &share {
                     assembler.reserve(share);
@@ -262,13 +262,21 @@ pub(crate) fn run(
 fn output_rows(chunking: &Chunking, bind: &Bindings<'_>, dim: i64) -> i64 {
     match chunking.rows.cut_at {
         Some(var) => bind.dims[var as usize],
-        None => dim * chunking.rows.block as i64,
+        None => dim * rows_per_coordinate(chunking, bind),
+    }
+}
+
+/// The output rows below one coordinate of the chunked variable.
+fn rows_per_coordinate(chunking: &Chunking, bind: &Bindings<'_>) -> i64 {
+    match chunking.rows.block_at {
+        Some(var) => bind.dims[var as usize],
+        None => i64::from(chunking.rows.block),
     }
 }
 
 /// The first output row of the chunked variable's coordinate `c`.
-fn first_row(chunking: &Chunking, c: i64, rows: i64) -> i64 {
-    (c * chunking.rows.block as i64).min(rows)
+fn first_row(chunking: &Chunking, bind: &Bindings<'_>, c: i64, rows: i64) -> i64 {
+    (c * rows_per_coordinate(chunking, bind)).min(rows)
 }
 
 /// The stored values of every operand: the run's work in units.
@@ -369,7 +377,7 @@ pub(crate) fn chunk_ranges(chunking: &Chunking, bind: &Bindings<'_>, dim: i64, u
         // Cuts between rows, moved to the block holding the row.
         (None, Some(driver)) => {
             let rows = output_rows(chunking, bind, dim);
-            let block = i64::from(chunking.rows.block);
+            let block = rows_per_coordinate(chunking, bind).max(1);
             let mut cuts: Vec<i64> = driver_cuts(bind, driver, rows, unit)
                 .into_iter()
                 .map(|row| row / block)

@@ -7,7 +7,7 @@ use tessera_formats::Level;
 
 use super::{Command, RaceStrategy, Schedule};
 use crate::bytecode::ChunkOutput;
-use crate::cin::{LoopVar, Lowered, Operand, Provenance};
+use crate::cin::{Blocking, LoopVar, Lowered, Operand, Provenance};
 use crate::error::{EngineError, Result};
 use crate::notation::IndexVar;
 
@@ -18,7 +18,7 @@ pub(crate) fn refuse_unsupported(schedule: &Schedule) -> Result<()> {
             return Err(EngineError::Schedule {
                 column: placed.column,
                 message: format!(
-                    "{name} is not run by tessera yet (the commands run today: reorder, split, parallelize)"
+                    "{name} is not run by tessera yet (the commands run today: reorder, split, divide, parallelize)"
                 ),
             });
         }
@@ -38,14 +38,25 @@ pub(crate) fn apply_splits(
 ) -> Result<()> {
     let mut names: Vec<&str> = statement_vars.iter().map(LoopVar::name).collect();
     for placed in schedule.commands() {
-        let Command::Split {
-            var,
-            outer,
-            inner,
-            factor,
-        } = &placed.command
-        else {
-            continue;
+        let (var, outer, inner, blocking) = match &placed.command {
+            Command::Split {
+                var,
+                outer,
+                inner,
+                factor,
+            } => (var, outer, inner, Blocking::Size(*factor)),
+            Command::Divide {
+                var,
+                outer,
+                inner,
+                parts,
+            } => (var, outer, inner, Blocking::Parts(*parts)),
+            _ => continue,
+        };
+        let command = if matches!(blocking, Blocking::Size(_)) {
+            "split"
+        } else {
+            "divide"
         };
         let refuse = |message: String| EngineError::Schedule {
             column: placed.column,
@@ -54,18 +65,18 @@ pub(crate) fn apply_splits(
         let v = LoopVar::Index(IndexVar::new(var));
         if !statement_vars.contains(&v) {
             return Err(refuse(format!(
-                "split names {var}, which is not a variable of the statement (its variables: {}); a split variable is not split again yet",
+                "{command} names {var}, which is not a variable of the statement (its variables: {}); a split variable is not split again yet",
                 statement_vars.iter().map(LoopVar::name).collect::<Vec<_>>().join(", ")
             )));
         }
         for new in [outer, inner] {
             if names.contains(&new.as_str()) {
-                return Err(refuse(format!("split names {new}, which is already a variable")));
+                return Err(refuse(format!("{command} names {new}, which is already a variable")));
             }
         }
         names.extend([outer.as_str(), inner.as_str()]);
         check_split_levels(schedule, operands, output)?;
-        if let Err(block) = provenance.split_by_schedule(&v, outer, inner, *factor) {
+        if let Err(block) = provenance.split_by_schedule(&v, outer, inner, blocking) {
             return Err(refuse(format!(
                 "the tensors' levels already split {var} into blocks of {block}"
             )));
@@ -81,8 +92,9 @@ pub(crate) fn apply_splits(
 /// such a level).
 pub(crate) fn check_split_levels(schedule: &Schedule, operands: &[Operand], output: &Operand) -> Result<()> {
     for placed in schedule.commands() {
-        let Command::Split { var, .. } = &placed.command else {
-            continue;
+        let var = match &placed.command {
+            Command::Split { var, .. } | Command::Divide { var, .. } => var,
+            _ => continue,
         };
         let v = LoopVar::Index(IndexVar::new(var));
         for op in operands.iter().chain(std::iter::once(output)) {
@@ -100,7 +112,7 @@ pub(crate) fn check_split_levels(schedule: &Schedule, operands: &[Operand], outp
                 return Err(EngineError::Schedule {
                     column: placed.column,
                     message: format!(
-                        "{} ({}){converted} walks {var} through its {} level, which cannot locate a coordinate: split needs every level at {var} to locate it",
+                        "{} ({}){converted} walks {var} through its {} level, which cannot locate a coordinate: a split needs every level at {var} to locate it",
                         op.name,
                         op.format,
                         level.level.name()

@@ -8,8 +8,8 @@
 //! command's column, one that would change the result or that the tensors'
 //! storage cannot follow without a conversion.
 //!
-//! Commands run today: `reorder`, `split` and `parallelize`. The others of
-//! the paper (`divide`, `pos`, `fuse`, `precompute`, `unroll`, `bound`)
+//! Commands run today: `reorder`, `split`, `divide` and `parallelize`. The
+//! others of the paper (`pos`, `fuse`, `precompute`, `unroll`, `bound`)
 //! parse and are refused with that reason, never ignored.
 
 pub(crate) mod apply;
@@ -57,6 +57,14 @@ pub enum Command {
         outer: String,
         inner: String,
         factor: usize,
+    },
+    /// The loop over `var` becomes `parts` blocks (`outer`) of `⌈n /
+    /// parts⌉` coordinates (`inner`), the block size known at run time.
+    Divide {
+        var: String,
+        outer: String,
+        inner: String,
+        parts: usize,
     },
     /// The loop over `var` runs its chunks on every core, its output kept
     /// free of races by `races`.
@@ -130,6 +138,18 @@ impl Schedule {
         self
     }
 
+    /// Adds `divide(var, outer, inner, parts)`.
+    #[must_use]
+    pub fn divide(mut self, var: &str, outer: &str, inner: &str, parts: usize) -> Schedule {
+        self.push(Command::Divide {
+            var: var.to_string(),
+            outer: outer.to_string(),
+            inner: inner.to_string(),
+            parts,
+        });
+        self
+    }
+
     /// Adds `parallelize(var, cpu_threads, races)`.
     #[must_use]
     pub fn parallelize(mut self, var: &str, races: RaceStrategy) -> Schedule {
@@ -180,6 +200,12 @@ impl fmt::Display for Command {
                 inner,
                 factor,
             } => write!(f, "split({var}, {outer}, {inner}, {factor})"),
+            Command::Divide {
+                var,
+                outer,
+                inner,
+                parts,
+            } => write!(f, "divide({var}, {outer}, {inner}, {parts})"),
             Command::Parallelize { var, races } => {
                 write!(f, "parallelize({var}, cpu_threads, {})", races.name())
             }

@@ -131,27 +131,36 @@ fn command(text: &str, column: usize) -> Result<Command> {
                 })?;
             Command::Parallelize { var, races }
         }
-        "split" => {
+        "split" | "divide" => {
             count(4)?;
             let names = [variable(&args[0])?, variable(&args[1])?, variable(&args[2])?];
-            if names[1] == names[2] || names.contains(&names[0]) && (names[1] == names[0] || names[2] == names[0]) {
+            if names[1] == names[2] || names[1] == names[0] || names[2] == names[0] {
                 return Err(error(
                     args[1].column,
-                    "split needs two new names, distinct from the variable split".into(),
+                    format!("{name} needs two new names, distinct from the variable it cuts"),
                 ));
             }
             let [var, outer, inner] = names;
-            Command::Split {
-                var,
-                outer,
-                inner,
-                factor: factor(&args[3], name)?,
+            let factor = factor(&args[3], name)?;
+            match name {
+                "split" => Command::Split {
+                    var,
+                    outer,
+                    inner,
+                    factor,
+                },
+                _ => Command::Divide {
+                    var,
+                    outer,
+                    inner,
+                    parts: factor,
+                },
             }
         }
         _ => {
             let expected = usage.matches(',').count() + 1;
             count(expected)?;
-            if matches!(name, "divide" | "unroll") {
+            if name == "unroll" {
                 factor(args.last().expect("counted"), name)?;
             }
             Command::Unsupported {
@@ -280,7 +289,12 @@ mod tests {
             ("reorder(i, j", "schedule, column 13: expected `)` closing reorder's arguments"),
             ("split(i, i0, i1, 0)", "schedule, column 18: a split factor of 0"),
             ("split(i, i0, i1, x)", "schedule, column 18: split's factor must be a positive integer below 2^32, found `x`"),
-            ("split(i, i0, i0, 4)", "schedule, column 10: split needs two new names, distinct from the variable split"),
+            ("split(i, i0, i0, 4)", "schedule, column 10: split needs two new names, distinct from the variable it cuts"),
+            (
+                "divide(i, i, i1, 4)",
+                "schedule, column 11: divide needs two new names, distinct from the variable it cuts",
+            ),
+            ("divide(i, i0, i1, 0)", "schedule, column 19: a divide factor of 0"),
             ("unroll(i)", "schedule, column 1: unroll takes 2 arguments: unroll(i, factor)"),
             ("x; rorder(i, j)", "schedule, column 1: expected a command such as split(i, i0, i1, 32), found `x`"),
             ("reorder(i, j); rorder(i, j)", "schedule, column 16: unknown command rorder (did you mean reorder?)"),
