@@ -826,13 +826,13 @@ fn natural_per_mode(format: &Format) -> Format {
 }
 
 /// The same level formats with modes reordered to follow `order` (a split
-/// variable where its blocks are).
+/// variable where its place in a block is: both its loops bind it).
 fn reordered(op: &Operand, order: &[LoopVar], provenance: &Provenance) -> Format {
     let mut modes: Vec<usize> = (0..op.vars.len()).collect();
     modes.sort_by_key(|&m| {
         provenance
             .expand(&op.vars[m])
-            .first()
+            .last()
             .and_then(|v| order.iter().position(|o| o == v))
     });
     let kinds: Vec<LevelFormat> = op.format.levels().iter().map(|l| l.level).collect();
