@@ -1,8 +1,10 @@
-//! The default schedule rules, as the plan reports them: a sparse vector an
-//! intersection would walk again for every row is made dense once per run,
-//! and a product over a transposed access into a sparse output follows the
-//! output's order, transposing an input once, instead of sorting the whole
-//! result. (`differential.rs` checks the values on both tiers.)
+//! The default schedule rules, as the plan reports them: a level an
+//! intersection would walk again for every row is made dense or moved to
+//! the top once per run (a sparse `x` in SpMV, B in CSC, DCSR or DCSC in
+//! SpGEMM), and a product over a transposed access into a sparse output
+//! follows the output's order, transposing an input once, instead of
+//! sorting the whole result. (`differential.rs` checks the values on both
+//! tiers.)
 
 use tessera_engine::Engine;
 use tessera_formats::Format;
@@ -92,5 +94,37 @@ fn transposed_products_into_dense_or_vector_outputs_keep_the_storage_order() {
         let plan = plan(statement, &[("A", Format::csr()), ("x", Format::dense(1))], output);
         assert!(plan.contains("loop order: k, i"), "{statement}:\n{plan}");
         assert!(!plan.contains("convert"), "{statement}:\n{plan}");
+    }
+}
+
+#[test]
+fn an_inner_product_spgemm_becomes_gustavsons() {
+    for (b, conversions) in [
+        (
+            Format::csc(),
+            vec!["convert B from csc to csr: an intersection would walk its fibres again for every coordinate of an outer loop; this order walks them once"],
+        ),
+        (
+            Format::dcsr(),
+            vec!["convert B from dcsr to csr: an intersection would walk it again for every coordinate of an outer loop; dense, it is located"],
+        ),
+        (
+            Format::dcsc(),
+            vec![
+                "convert B from dcsc to dcsr: an intersection would walk its fibres again",
+                "convert B from dcsr to csr: an intersection would walk it again",
+            ],
+        ),
+    ] {
+        let plan = plan(
+            "C(i,j) = A(i,k) * B(k,j)",
+            &[("A", Format::csr()), ("B", b.clone())],
+            Format::csr(),
+        );
+        assert!(plan.contains("loop order: i, k, j\n"), "{b}:\n{plan}");
+        for line in conversions {
+            assert!(plan.contains(line), "{b}: missing `{line}`:\n{plan}");
+        }
+        assert!(!plan.contains("convert A"), "{b}:\n{plan}");
     }
 }

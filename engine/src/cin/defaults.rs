@@ -2,10 +2,12 @@
 //! would make a plan blow up, the lowering converts a tensor once per run
 //! (cached between runs) instead.
 //!
-//! - A sparse vector that an intersection would walk again for every
-//!   coordinate of an enclosing loop it is not indexed by (SpMV with a
-//!   sparse `x` merges every row with the whole vector) is made dense, so
-//!   the other tensor drives and locates it.
+//! - A level that an intersection would walk again for every coordinate
+//!   of an enclosing loop its tensor is not indexed by (SpMV with a sparse
+//!   `x` merges every row with the whole vector; an inner-product SpGEMM
+//!   merges every row with every column of a CSC operand) is made dense
+//!   when it is the first (the other tensor then drives and locates it),
+//!   or moved to the top (CSC becomes CSR, and SpGEMM runs Gustavson's).
 //! - A statement whose order would start at a variable other than the
 //!   sparse output's first (`C(i,j) = A(k,i) * A(k,j)`, AᵀA) would collect
 //!   the whole result in a workspace and sort it; the order is led by the
@@ -14,7 +16,7 @@
 
 use std::collections::BTreeSet;
 
-use tessera_formats::Level;
+use tessera_formats::{Format, Level, LevelFormat, LevelKind};
 
 use super::{CinExpr, LoopVar, Operand, Provenance};
 use crate::notation::BinaryOp;
@@ -26,41 +28,97 @@ pub(super) struct Scope<'a> {
     pub enclosing: BTreeSet<LoopVar>,
 }
 
-/// The first sparse vector an intersection walks again for every
-/// coordinate of an enclosing loop over a variable it is not indexed by.
-pub(super) fn rescanned_vector(operands: &[Operand], scopes: &[Scope<'_>], order: &[LoopVar]) -> Option<usize> {
+/// The first level an intersection walks again for every coordinate of an
+/// enclosing loop over a variable its tensor is not indexed by: the
+/// operand and the level. (SpMV with a sparse `x` merges every row with
+/// the whole vector; an inner-product SpGEMM with B in CSC merges every row
+/// of A with every column of B.)
+///
+/// When several are, the one walked again under the outermost loop: in an
+/// inner product `A(i,k) * B(k,j)` over `i, j, k`, B's columns are walked
+/// again for every `i` and A's rows for every `j`; converting B gives
+/// Gustavson's order, converting A an outer product.
+pub(super) fn rescanned(operands: &[Operand], scopes: &[Scope<'_>], order: &[LoopVar]) -> Option<(usize, usize)> {
     let position = |v: &LoopVar| order.iter().position(|o| o == v);
-    scopes.iter().find_map(|scope| {
+    let mut found: Vec<(usize, usize, usize)> = Vec::new();
+    for scope in scopes {
         let mut direct = Vec::new();
         scope.body.operands(&mut direct);
-        direct.iter().copied().find(|&k| {
+        for &k in &direct {
             let op = &operands[k];
             let format = &op.format;
-            if format.order() != 1
-                || !format.is_per_mode()
-                || format.stores_as_given()
-                || format.levels()[0].level.capabilities().locate
-                || !is_factor(scope.body, k)
-            {
-                return false;
+            if !format.is_per_mode() || format.stores_as_given() || !is_factor(scope.body, k) {
+                continue;
             }
-            let walked = &op.level_vars()[0];
-            let enclosed = scope
-                .enclosing
-                .iter()
-                .any(|u| u != walked && position(u) < position(walked));
-            let merged_beside = direct.iter().any(|&other| {
-                other != k
-                    && is_factor(scope.body, other)
-                    && operands[other]
-                        .level_vars()
-                        .iter()
-                        .zip(operands[other].format.levels())
-                        .any(|(v, l)| v == walked && !l.level.capabilities().locate)
-            });
-            enclosed && merged_beside
+            let vars = op.level_vars();
+            for (level, (l, walked)) in format.levels().iter().zip(&vars).enumerate() {
+                if l.level.capabilities().locate || position(walked).is_none() {
+                    continue;
+                }
+                let outermost = scope
+                    .enclosing
+                    .iter()
+                    .filter(|u| !vars.contains(u) && position(u) < position(walked))
+                    .filter_map(position)
+                    .min();
+                let merged_beside = direct.iter().any(|&other| {
+                    other != k
+                        && is_factor(scope.body, other)
+                        && operands[other]
+                            .level_vars()
+                            .iter()
+                            .zip(operands[other].format.levels())
+                            .any(|(v, l)| v == walked && !l.level.capabilities().locate)
+                });
+                if let (Some(outermost), true) = (outermost, merged_beside) {
+                    found.push((outermost, k, level));
+                }
+            }
+        }
+    }
+    found.into_iter().min().map(|(_, k, level)| (k, level))
+}
+
+/// The format that stops `format`'s level `level` from being walked
+/// again per outer coordinate: a first level made dense, so the other
+/// tensor drives and locates it (a sparse vector becomes dense, DCSR
+/// becomes CSR); a lower level moved to the top, so its loop runs outside
+/// the loops over the levels above it (CSC becomes CSR).
+///
+/// Levels other than unique, ordered dense and compressed ones (COO's
+/// repeated coordinates and singletons) become compressed: they only chain
+/// in their own order.
+pub(super) fn unscanned(format: &Format, level: usize) -> Format {
+    let plain = format
+        .levels()
+        .iter()
+        .all(|l| matches!(l.level.kind, LevelKind::Dense | LevelKind::Compressed) && l.level.unique && l.level.ordered);
+    let kinds: Vec<LevelFormat> = format
+        .levels()
+        .iter()
+        .map(|l| match l.level.kind {
+            _ if plain => l.level,
+            LevelKind::Dense => LevelFormat::dense(),
+            _ => LevelFormat::compressed(),
         })
-    })
+        .collect();
+    let modes: Vec<usize> = format
+        .levels()
+        .iter()
+        .map(|l| l.projection.mode_index().expect("a per-mode level"))
+        .collect();
+    if level == 0 {
+        if format.order() == 1 {
+            return Format::dense(1);
+        }
+        let mut kinds = kinds;
+        kinds[0] = LevelFormat::dense();
+        return Format::from_levels(&kinds, &modes).expect("the same modes");
+    }
+    let mut moved = modes.clone();
+    let mode = moved.remove(level);
+    moved.insert(0, mode);
+    Format::from_levels(&kinds, &moved).expect("the same modes")
 }
 
 /// Whether access `k` is a factor of `expr`: `expr` is zero wherever the

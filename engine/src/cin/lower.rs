@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 
 use tessera_formats::{Format, Level, LevelFormat, LevelKind};
 
-use super::defaults::{is_factor, output_lead, rescanned_vector, Scope};
+use super::defaults::{is_factor, output_lead, rescanned, unscanned, Scope};
 use super::derived::{Provenance, Relation};
 use super::order::{choose_order, satisfiable, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
@@ -131,6 +131,7 @@ pub fn lower(
     // summed. An operand whose levels the order cannot follow is converted
     // and the variables derived again.
     let top_loops: Vec<LoopVar> = free.iter().chain(top_vars.iter()).cloned().collect();
+    let mut unscanned_operands: Vec<usize> = Vec::new();
     let (provenance, order, summed) = loop {
         let mut provenance = lowerer.provenance(&mut notes);
         apply_splits(schedule, &mut provenance, &lowerer.operands, &output, &statement_vars)?;
@@ -154,14 +155,20 @@ pub fn lower(
                 continue;
             }
         };
-        if let Some(k) = rescanned_vector(&lowerer.operands, &lowerer.scopes(&body, &top_loops), &order) {
-            lowerer.convert_to(
-                k,
-                Format::dense(1),
+        // A tensor is converted for this once per level at most (DCSC
+        // becomes DCSR, then CSR), so conversions cannot undo each other.
+        let rescan = rescanned(&lowerer.operands, &lowerer.scopes(&body, &top_loops), &order).filter(|(k, _)| {
+            unscanned_operands.iter().filter(|c| *c == k).count() < lowerer.operands[*k].format.levels().len()
+        });
+        if let Some((k, level)) = rescan {
+            let target = unscanned(&lowerer.operands[k].format, level);
+            let reason = if level == 0 {
                 "an intersection would walk it again for every coordinate of an outer loop; dense, it is located"
-                    .into(),
-                &mut notes,
-            );
+            } else {
+                "an intersection would walk its fibres again for every coordinate of an outer loop; this order walks them once"
+            };
+            lowerer.convert_to(k, target, reason.into(), &mut notes);
+            unscanned_operands.push(k);
             continue;
         }
         let top = provenance.expand_all(&top_loops);
@@ -476,7 +483,7 @@ impl Lowerer<'_> {
             "convert {} from {} to {}: {}",
             op.name, op.format, target, reason
         ));
-        op.converted_from = Some((op.format.clone(), reason));
+        op.converted_from.get_or_insert((op.format.clone(), reason));
         op.format = target;
     }
 
