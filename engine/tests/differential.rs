@@ -745,7 +745,23 @@ fn structured_and_hashed_outputs_match_reference() {
 /// Minimal forms of bugs the random suite found; each names the bug.
 #[test]
 fn regressions_found_by_the_random_suite_match_reference() {
+    let hashed_rows_of_3 = || {
+        use tessera_formats::LevelFormat;
+        let (h, c) = (LevelFormat::hashed(), LevelFormat::compressed());
+        Format::from_levels(&[h, c, c], &[2, 0, 1]).expect("three levels")
+    };
     run(&[
+        // A DIA factor whose rows meet a difference of hashed tensors: the
+        // merge over its rows had several points, and walked its range
+        // level by position (it has none); it is converted now.
+        case(
+            "a = B(i,k) * sum(j, -(C(j,l,i) - C(j,l,i)))",
+            vec![
+                op("B", vec![Format::dia(), Format::ell()]),
+                op("C", vec![hashed_rows_of_3()]),
+            ],
+            vec![Format::dense(0)],
+        ),
         // A sum over `l` nested in a sum over `k` below the root: the outer
         // temporary counted `l` as free, the loop-order search met a cycle
         // of its own constraints and retried forever.

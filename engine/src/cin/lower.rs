@@ -753,6 +753,19 @@ fn structured_problem(
     if nested_sums {
         return Some("structured levels are iterated natively in statements whose sums are all outermost".into());
     }
+    // A tensor sharing its modes inside a sum or difference (`B * (C - D)`)
+    // would merge with its levels in more than one lattice point.
+    let shares = |o: &Operand| o.vars.iter().any(|v| op.vars.contains(v));
+    if let Some(other) = operands
+        .iter()
+        .enumerate()
+        .find(|(j, o)| *j != k && shares(o) && !is_factor(root, *j))
+    {
+        return Some(format!(
+            "{} meets it inside a sum or difference, which loops over {}'s levels cannot merge",
+            other.1.name, op.name
+        ));
+    }
     let distinct: BTreeSet<&LoopVar> = op.vars.iter().collect();
     if distinct.len() != op.vars.len() {
         return Some("one variable indexes two of its modes".into());
