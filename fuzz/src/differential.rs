@@ -13,7 +13,7 @@
 //! remaining bytes — the same cases as the engine's `random_statements`
 //! suite draws from its seeds.
 
-use tessera::engine::notation::parse_statement;
+use tessera::engine::notation::{parse_statement, Statement};
 use tessera::engine::reference::{evaluate, DenseResult};
 use tessera::engine::testing::{
     compare, output_formats, random_format, random_statement, random_tensor, EntryKind, Rng, StatementConfig, Tolerance,
@@ -76,17 +76,11 @@ pub fn check_case(case: &Case) -> Result<(), String> {
         Ok(s) => s,
         Err(e) => return fail(format!("the statement does not parse: {e}")),
     };
-    let inputs = case.inputs();
-    let sizes = case.size_refs();
-    let reference = match super::catch("the reference", || evaluate(&stmt, &inputs, &sizes)) {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return fail(format!("the reference refuses it: {e}")),
+    let reference = match reference(case, &stmt) {
+        Ok(r) => r,
         Err(e) => return fail(e),
     };
-    let mut engine_inputs = Inputs::new();
-    for (name, t) in &inputs {
-        engine_inputs.insert(name, t);
-    }
+    let engine_inputs = engine_inputs(case);
     // A fresh engine per case: its kernel cache (and the JIT's code) is
     // freed with it.
     let engine = tessera::engine();
@@ -154,6 +148,25 @@ pub fn check_case(case: &Case) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The dense reference's result of `case`, or why it has none.
+pub fn reference(case: &Case, stmt: &Statement) -> Result<DenseResult, String> {
+    let (inputs, sizes) = (case.inputs(), case.size_refs());
+    match super::catch("the reference", || evaluate(stmt, &inputs, &sizes)) {
+        Ok(Ok(r)) => Ok(r),
+        Ok(Err(e)) => Err(format!("the reference refuses it: {e}")),
+        Err(e) => Err(e),
+    }
+}
+
+/// The case's tensors, by name, as the engine takes them.
+pub fn engine_inputs(case: &Case) -> Inputs<'_> {
+    let mut inputs = Inputs::new();
+    for (name, t) in &case.tensors {
+        inputs.insert(name, t);
+    }
+    inputs
 }
 
 /// Whether the engine may refuse a well-formed statement this way: a loop

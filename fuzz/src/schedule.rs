@@ -11,12 +11,11 @@
 //! tessera does not run, and fragments of text.
 
 use tessera::engine::notation::parse_statement;
-use tessera::engine::reference::evaluate;
 use tessera::engine::schedule::Schedule;
 use tessera::engine::testing::{same_bits, Rng};
-use tessera::{EngineError, EvalOptions, Inputs, TierChoice};
+use tessera::{EngineError, EvalOptions, TierChoice};
 
-use super::differential::{check_result, describe, is_documented_refusal, seeded};
+use super::differential::{check_result, describe, engine_inputs, is_documented_refusal, reference, seeded};
 use super::source::Source;
 
 /// What a scheduled case came to.
@@ -56,17 +55,11 @@ pub fn run(data: &[u8]) -> Result<Outcome, String> {
         Ok(Err(e)) => return fail(format!("the parser fails with a non-schedule error: {e}")),
         Err(e) => return fail(e),
     };
-    let inputs = case.inputs();
-    let sizes = case.size_refs();
-    let reference = match super::catch("the reference", || evaluate(&stmt, &inputs, &sizes)) {
-        Ok(Ok(r)) => r,
-        Ok(Err(e)) => return fail(format!("the reference refuses it: {e}")),
+    let reference = match reference(&case, &stmt) {
+        Ok(r) => r,
         Err(e) => return fail(e),
     };
-    let mut engine_inputs = Inputs::new();
-    for (name, t) in &inputs {
-        engine_inputs.insert(name, t);
-    }
+    let engine_inputs = engine_inputs(&case);
     let engine = tessera::engine();
     let mut refusal: Option<EngineError> = None;
     for tier in engine.tier_names() {

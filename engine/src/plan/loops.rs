@@ -126,64 +126,34 @@ impl Emitter<'_> {
         let vi = self.var_index(of);
         self.ops.push(Op::Dim { dst: n, var: vi });
         if within {
-            self.ops.push(Op::IBin {
-                op: IntOp::Mul,
-                dst: start,
-                a: other,
-                b: scale,
-            });
-            self.ops.push(Op::IBin {
-                op: IntOp::Sub,
-                dst: n,
-                a: n,
-                b: start,
-            });
-            self.ops.push(Op::IBin {
-                op: IntOp::Min,
-                dst: d,
-                a: d,
-                b: n,
-            });
+            self.int_op(IntOp::Mul, start, other, scale);
+            self.int_op(IntOp::Sub, n, n, start);
+            self.int_op(IntOp::Min, d, d, n);
             return;
         }
         // The last block starts at (d - 1)·b and holds n - (d - 1)·b places.
         let (one, last, fewer, inside) = (self.iconst(1), self.ireg(), self.ireg(), self.breg());
-        self.ops.push(Op::IBin {
-            op: IntOp::Sub,
-            dst: last,
-            a: d,
-            b: one,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Mul,
-            dst: start,
-            a: last,
-            b: scale,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Sub,
-            dst: n,
-            a: n,
-            b: start,
-        });
+        self.int_op(IntOp::Sub, last, d, one);
+        self.int_op(IntOp::Mul, start, last, scale);
+        self.int_op(IntOp::Sub, n, n, start);
         self.ops.push(Op::ICmp {
             op: Cmp::Lt,
             dst: inside,
             a: other,
             b: n,
         });
-        self.ops.push(Op::IBin {
-            op: IntOp::Sub,
-            dst: fewer,
-            a: d,
-            b: one,
-        });
+        self.int_op(IntOp::Sub, fewer, d, one);
         self.ops.push(Op::ISelect {
             dst: d,
             cond: inside,
             a: d,
             b: fewer,
         });
+    }
+
+    /// `dst = a op b`.
+    fn int_op(&mut self, op: IntOp, dst: IReg, a: IReg, b: IReg) {
+        self.ops.push(Op::IBin { op, dst, a, b });
     }
 
     pub(super) fn ancestors(&mut self, operand: usize, level: usize) -> Regs {
