@@ -102,6 +102,7 @@ fn cases() -> Vec<Case> {
             &[
                 "reorder(i, k, j)",
                 "reorder(i, k, j); parallelize(i, cpu_threads, no_races)",
+                "reorder(i, k, j); precompute(A(i,k) * B(k,j), j, j, w); parallelize(i, cpu_threads, no_races)",
             ],
         ),
         case(
@@ -159,7 +160,17 @@ fn cases() -> Vec<Case> {
             "C(i,j) = A(i,j) + B(i,j)",
             vec![("A", "ij", rows()), ("B", "ij", vec![Format::csr()])],
             vec![Format::csr(), Format::dense(2)],
-            &["parallelize(i, cpu_threads, no_races)"],
+            &[
+                "parallelize(i, cpu_threads, no_races)",
+                "precompute(A(i,j) + B(i,j), j, j, w); parallelize(i, cpu_threads, no_races)",
+                "precompute(A(i,j) + B(i,j), i, i, w)",
+            ],
+        ),
+        case(
+            "y(i) = A(i,j) * x(j)",
+            vec![("A", "ij", rows()), ("x", "j", dense(1))],
+            vec![Format::dense(1)],
+            &["precompute(A(i,j) * x(j), i, i, w)"],
         ),
     ]
 }
@@ -316,7 +327,42 @@ fn every_refusal_says_why() {
             csr(),
             Format::dense(1),
             "reorder(i, j); pos(i, ipos, A)",
-            "schedule, column 16: pos is not run by tessera yet (the commands run today: reorder, split, divide, parallelize)",
+            "schedule, column 16: pos is not run by tessera yet (the commands run today: reorder, split, divide, parallelize, precompute)",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "precompute(A(i,j), i, i, w)",
+            "schedule, column 1: precompute of a part of the right-hand side (A(i,j)) is not run yet: tessera precomputes the whole of it, A(i,j) * x(j)",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "precompute(A(i,j) * x(j), i, iw, w)",
+            "schedule, column 1: precompute renames i to iw, which tessera does not run yet: write precompute(A(i,j) * x(j), i, i, w)",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "precompute(A(i,j) * x(j), j, j, w)",
+            "schedule, column 1: precompute over j, which is not a level of the output y (dense)",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "precompute(A(i,j) * x(j), i, i, x)",
+            "schedule, column 1: precompute names its workspace x, a tensor of the statement",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "precompute(A(i,j) * , i, i, w)",
+            "schedule, column 1: precompute's expression `A(i,j) *` does not parse: expected an operand (a number, a tensor access, sum(...) or '('), found end of input",
         ),
         (
             spmv,

@@ -7,8 +7,9 @@
 //! The statement and tensors come from the differential target's seeded
 //! generators; the schedule is drawn from the same bytes: legal-looking
 //! commands over the statement's variables (`reorder`, `split`, `divide`,
-//! `parallelize`), commands on unknown variables, factors of 0, commands
-//! tessera does not run, and fragments of text.
+//! `parallelize`, `precompute` of the right-hand side), commands on
+//! unknown variables, factors of 0, commands tessera does not run, and
+//! fragments of text.
 
 use tessera::engine::notation::parse_statement;
 use tessera::engine::schedule::Schedule;
@@ -44,7 +45,7 @@ pub fn run(data: &[u8]) -> Result<Outcome, String> {
         }
     };
     let vars: Vec<String> = stmt.index_vars().iter().map(|v| v.0.clone()).collect();
-    let text = random_schedule(&mut rng, &vars);
+    let text = random_schedule(&mut rng, &vars, &stmt.rhs.to_string());
     let fail = |what: String| Err(format!("{}\n  schedule `{text}`\n  {what}", describe(&case)));
     let schedule: Schedule = match super::catch("the schedule parser", || text.parse::<Schedule>()) {
         Ok(Ok(s)) => s,
@@ -121,7 +122,7 @@ fn report(schedule: &str, e: &EngineError) {
 }
 
 /// A schedule of one or two commands over `vars`, legal or not.
-pub fn random_schedule(rng: &mut Rng, vars: &[String]) -> String {
+pub fn random_schedule(rng: &mut Rng, vars: &[String], rhs: &str) -> String {
     let mut loops: Vec<String> = vars.to_vec();
     let mut commands = Vec::new();
     let pick = |rng: &mut Rng, names: &[String]| -> String {
@@ -160,11 +161,20 @@ pub fn random_schedule(rng: &mut Rng, vars: &[String]) -> String {
                 };
                 format!("parallelize({var}, cpu_threads, {strategy})")
             }
-            18 => format!(
+            18 if rng.percent(50) => format!(
                 "{}({}, 4)",
-                rng.pick(&["unroll", "bound", "divide", "fuse"]),
+                rng.pick(&["unroll", "bound", "pos", "fuse"]),
                 pick(rng, vars)
             ),
+            18 => {
+                let var = pick(rng, vars);
+                let renamed = if rng.percent(10) {
+                    format!("{var}w")
+                } else {
+                    var.clone()
+                };
+                format!("precompute({rhs}, {var}, {renamed}, w)")
+            }
             _ => {
                 let len = rng.range(1, 16);
                 (0..len)

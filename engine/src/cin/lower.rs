@@ -21,7 +21,7 @@ use super::order::{choose_order, satisfiable, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Statement};
-use crate::schedule::apply::{apply_splits, check_split_levels, refuse_unsupported, reorder_edges};
+use crate::schedule::apply::{apply_splits, check_split_levels, precompute_level, refuse_unsupported, reorder_edges};
 use crate::schedule::Schedule;
 
 /// How the output is assembled.
@@ -229,6 +229,37 @@ pub fn lower(
                     rest.join(",")
                 ));
                 Some((at, in_order))
+            }
+        }
+    };
+    let workspace_from = match precompute_level(schedule, stmt, &output)? {
+        None => workspace_from,
+        Some((level, command)) => {
+            let level_vars = output.level_vars();
+            let rest: Vec<&str> = level_vars[level..].iter().map(LoopVar::name).collect();
+            match (assembly, workspace_from) {
+                (OutputAssembly::Dense, _) => {
+                    notes.push(format!(
+                        "{command}: the output is dense, so results accumulate in place, as in a dense workspace"
+                    ));
+                    None
+                }
+                (_, Some((depth, q))) if q <= level => {
+                    notes.push(format!(
+                        "{command}: the workspace the plan makes already collects ({})",
+                        rest.join(",")
+                    ));
+                    Some((depth, q))
+                }
+                _ => {
+                    notes.push(format!(
+                        "{command}: results for ({}) are collected in a workspace and assembled into {} from it",
+                        rest.join(","),
+                        lhs.tensor
+                    ));
+                    let depth = provenance.expand_all(&level_vars[..level]).len();
+                    Some((depth, level))
+                }
             }
         }
     };

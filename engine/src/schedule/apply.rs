@@ -9,7 +9,7 @@ use super::{Command, RaceStrategy, Schedule};
 use crate::bytecode::ChunkOutput;
 use crate::cin::{Blocking, LoopVar, Lowered, Operand, Provenance};
 use crate::error::{EngineError, Result};
-use crate::notation::IndexVar;
+use crate::notation::{parse_statement, IndexVar, Statement};
 
 /// Refuses the commands of the paper tessera does not run yet.
 pub(crate) fn refuse_unsupported(schedule: &Schedule) -> Result<()> {
@@ -18,7 +18,7 @@ pub(crate) fn refuse_unsupported(schedule: &Schedule) -> Result<()> {
             return Err(EngineError::Schedule {
                 column: placed.column,
                 message: format!(
-                    "{name} is not run by tessera yet (the commands run today: reorder, split, divide, parallelize)"
+                    "{name} is not run by tessera yet (the commands run today: reorder, split, divide, parallelize, precompute)"
                 ),
             });
         }
@@ -122,6 +122,68 @@ pub(crate) fn check_split_levels(schedule: &Schedule, operands: &[Operand], outp
         }
     }
     Ok(())
+}
+
+/// The output level a `precompute` collects in a workspace: the level of
+/// its variable, and the command's text and column. tessera precomputes the
+/// whole right-hand side over a variable of the output, keeping the
+/// variable's name; anything else is refused with the reason.
+pub(crate) fn precompute_level(
+    schedule: &Schedule,
+    stmt: &Statement,
+    output: &Operand,
+) -> Result<Option<(usize, String)>> {
+    let mut found = None;
+    for placed in schedule.commands() {
+        let Command::Precompute {
+            expr,
+            var,
+            workspace_var,
+            workspace,
+        } = &placed.command
+        else {
+            continue;
+        };
+        let refuse = |message: String| EngineError::Schedule {
+            column: placed.column,
+            message,
+        };
+        let parsed = parse_statement(&format!("{workspace} = {expr}")).map_err(|e| {
+            let reason = match e {
+                EngineError::Syntax { message, .. } => message,
+                other => other.to_string(),
+            };
+            refuse(format!("precompute's expression `{expr}` does not parse: {reason}"))
+        })?;
+        if parsed.rhs.to_string() != stmt.rhs.to_string() {
+            return Err(refuse(format!(
+                "precompute of a part of the right-hand side ({expr}) is not run yet: tessera precomputes the whole of it, {}",
+                stmt.rhs
+            )));
+        }
+        if workspace_var != var {
+            return Err(refuse(format!(
+                "precompute renames {var} to {workspace_var}, which tessera does not run yet: write precompute({expr}, {var}, {var}, {workspace})"
+            )));
+        }
+        if stmt.lhs.tensor == *workspace || stmt.rhs.accesses().iter().any(|a| a.tensor == *workspace) {
+            return Err(refuse(format!(
+                "precompute names its workspace {workspace}, a tensor of the statement"
+            )));
+        }
+        let level = output
+            .level_vars()
+            .iter()
+            .position(|v| v.name() == var)
+            .ok_or_else(|| {
+                refuse(format!(
+                    "precompute over {var}, which is not a level of the output {} ({})",
+                    output.name, output.format
+                ))
+            })?;
+        found = Some((level, placed.command.to_string()));
+    }
+    Ok(found)
 }
 
 /// The loops `reorder` commands nest, as `before -> after` edges between

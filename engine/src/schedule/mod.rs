@@ -8,9 +8,10 @@
 //! command's column, one that would change the result or that the tensors'
 //! storage cannot follow without a conversion.
 //!
-//! Commands run today: `reorder`, `split`, `divide` and `parallelize`. The
-//! others of the paper (`pos`, `fuse`, `precompute`, `unroll`, `bound`)
-//! parse and are refused with that reason, never ignored.
+//! Commands run today: `reorder`, `split`, `divide`, `parallelize` and
+//! `precompute` of the whole right-hand side over an output variable. The
+//! others of the paper (`pos`, `fuse`, `unroll`, `bound`) parse and are
+//! refused with that reason, never ignored.
 
 pub(crate) mod apply;
 mod parse;
@@ -65,6 +66,15 @@ pub enum Command {
         outer: String,
         inner: String,
         parts: usize,
+    },
+    /// The statement's right-hand side `expr` is computed over `var` into a
+    /// workspace named `workspace` (indexed by `workspace_var`, which
+    /// tessera keeps equal to `var`) and assembled into the output from it.
+    Precompute {
+        expr: String,
+        var: String,
+        workspace_var: String,
+        workspace: String,
     },
     /// The loop over `var` runs its chunks on every core, its output kept
     /// free of races by `races`.
@@ -209,6 +219,12 @@ impl fmt::Display for Command {
             Command::Parallelize { var, races } => {
                 write!(f, "parallelize({var}, cpu_threads, {})", races.name())
             }
+            Command::Precompute {
+                expr,
+                var,
+                workspace_var,
+                workspace,
+            } => write!(f, "precompute({expr}, {var}, {workspace_var}, {workspace})"),
             Command::Unsupported { name, args } => write!(f, "{name}({})", args.join(", ")),
         }
     }

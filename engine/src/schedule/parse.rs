@@ -157,6 +157,15 @@ fn command(text: &str, column: usize) -> Result<Command> {
                 },
             }
         }
+        "precompute" => {
+            count(4)?;
+            Command::Precompute {
+                expr: args[0].text.to_string(),
+                var: variable(&args[1])?,
+                workspace_var: variable(&args[2])?,
+                workspace: variable(&args[3])?,
+            }
+        }
         _ => {
             let expected = usage.matches(',').count() + 1;
             count(expected)?;
@@ -309,12 +318,14 @@ mod tests {
     #[test]
     fn precompute_keeps_its_expression_argument_whole() {
         let s = parse_schedule("precompute(A(i,j) * x(j), j, jw, w)").unwrap();
-        match &s.commands()[0].command {
-            Command::Unsupported { name, args } => {
-                assert_eq!(name, "precompute");
-                assert_eq!(args, &["A(i,j) * x(j)", "j", "jw", "w"]);
+        assert_eq!(
+            s.commands()[0].command,
+            Command::Precompute {
+                expr: "A(i,j) * x(j)".into(),
+                var: "j".into(),
+                workspace_var: "jw".into(),
+                workspace: "w".into(),
             }
-            other => panic!("{other:?}"),
-        }
+        );
     }
 }
