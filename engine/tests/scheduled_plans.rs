@@ -1,0 +1,124 @@
+//! Golden plans of scheduled kernels: the paper's schedules and a tiling,
+//! pinned as text. A change here is a change of plan: read the new one
+//! before updating it (`tessera eval ... -s "..." --print plan` shows the
+//! same text).
+
+use tessera_engine::schedule::Schedule;
+use tessera_engine::Engine;
+use tessera_formats::Format;
+
+/// The plan of `statement` over `formats` into `output`, scheduled by
+/// `schedule`.
+fn plan(statement: &str, formats: &[(&str, Format)], output: Format, schedule: &str) -> String {
+    let schedule: Schedule = schedule.parse().expect("the schedule parses");
+    Engine::new()
+        .compile_scheduled(statement, formats, &output, &schedule)
+        .expect("the schedule applies")
+        .plan()
+        .to_string()
+}
+
+fn pinned(text: &str) -> &str {
+    text.strip_prefix('\n').unwrap_or(text)
+}
+
+/// The paper's CPU SpMV schedule: rows strip-mined into blocks of 32, the
+/// blocks run in parallel, each row recovered as `i = i0·32 + i1`.
+#[test]
+fn the_papers_spmv_schedule_strip_mines_the_rows_into_parallel_blocks() {
+    let expected = r#"
+schedule: split(i, i0, i1, 32); reorder(i0, i1, j); parallelize(i0, cpu_threads, no_races)
+parallelize(i0, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
+loop order: i0, i1, j
+derived: i0 = i / 32, the block of i (i = i0·32 + i1, the last block cut at its dimension)
+derived: i1 = i % 32, the place of i in its block
+output y (dense): dense, accumulated in place
+parallel: the loop over i0 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+forall i0: every coordinate; lattice universe
+  forall i1: every coordinate; lattice universe
+    where t0 is computed by:
+      forall j: iterate A.compressed, locate x.dense; lattice {A.compressed, x.dense}
+        (inner products run as blocks of coordinates: 2 factors)
+concrete index notation:
+  forall i0
+    forall i1
+      where t0 =
+          forall j
+            t0 += (A(i,j) * x(j))
+      in
+        y(i) += t0
+"#;
+    let got = plan(
+        "y(i) = A(i,j) * x(j)",
+        &[("A", Format::csr()), ("x", Format::dense(1))],
+        Format::dense(1),
+        "split(i, i0, i1, 32); reorder(i0, i1, j); parallelize(i0, cpu_threads, no_races)",
+    );
+    assert_eq!(got, pinned(expected));
+}
+
+/// The paper's CPU SpGEMM schedule: Gustavson's order, each row of the
+/// product precomputed in a workspace, rows in parallel.
+#[test]
+fn the_papers_spgemm_schedule_precomputes_each_row_in_a_workspace() {
+    let expected = r#"
+schedule: reorder(i, k, j); precompute(A(i,k) * B(k,j), j, j, w); parallelize(i, cpu_threads, no_races)
+parallelize(i, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
+loop order: i, k, j
+note: output C: results for (j) arrive out of order; a workspace collects them
+note: precompute(A(i,k) * B(k,j), j, j, w): the workspace the plan makes already collects (j)
+output C (csr): assembled by append in order
+parallel: the loop over i splits into chunks of about the same work (stored entries below each coordinate); each assembles its own part of the output, and the parts are joined in order; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+forall i: every coordinate, locate A.dense; lattice {A.dense}
+  workspace over (j), sorted and assembled into C after:
+    forall k: iterate A.compressed, locate B.dense; lattice {A.compressed, B.dense}
+      forall j: iterate B.compressed; lattice {B.compressed}
+        (runs as one block op: the stored row scattered into the workspace)
+concrete index notation:
+  forall i
+    workspace w(j) assembled into C(i,j)
+      forall k
+        forall j
+          C(i,j) += (A(i,k) * B(k,j))
+"#;
+    let got = plan(
+        "C(i,j) = A(i,k) * B(k,j)",
+        &[("A", Format::csr()), ("B", Format::csr())],
+        Format::csr(),
+        "reorder(i, k, j); precompute(A(i,k) * B(k,j), j, j, w); parallelize(i, cpu_threads, no_races)",
+    );
+    assert_eq!(got, pinned(expected));
+}
+
+/// SpMM with the dense columns divided into 4 blocks whose size the run
+/// knows, the sparse row walked once per block.
+#[test]
+fn a_divided_column_loop_tiles_spmm() {
+    let expected = r#"
+schedule: divide(j, j0, j1, 4); reorder(i, j0, k, j1); parallelize(i, cpu_threads, no_races)
+parallelize(i, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
+loop order: i, j0, k, j1
+derived: j0 = j / ⌈n/4⌉, the block of j (j = j0·⌈n/4⌉ + j1, the last block cut at its dimension)
+derived: j1 = j % ⌈n/4⌉, the place of j in its block
+output C (dense): dense, accumulated in place
+parallel: the loop over i splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+forall i: every coordinate, locate A.dense, C(out).dense; lattice {A.dense}
+  forall j0: every coordinate; lattice universe
+    forall k: iterate A.compressed, locate B.dense; lattice {A.compressed, B.dense}
+      forall j1: every coordinate; lattice universe
+        (all rows run as one block op: a product per row, positions stepping with the row)
+concrete index notation:
+  forall i
+    forall j0
+      forall k
+        forall j1
+          C(i,j) += (A(i,k) * B(k,j))
+"#;
+    let got = plan(
+        "C(i,j) = A(i,k) * B(k,j)",
+        &[("A", Format::csr()), ("B", Format::dense(2))],
+        Format::dense(2),
+        "divide(j, j0, j1, 4); reorder(i, j0, k, j1); parallelize(i, cpu_threads, no_races)",
+    );
+    assert_eq!(got, pinned(expected));
+}
