@@ -270,3 +270,38 @@ fn a_cancelled_run_stops_and_a_reset_token_runs_to_the_same_bits() {
         }
     }
 }
+
+/// A run's progress counts its chunks: as many as the run was split into,
+/// all done when it returns, on one thread or several; a run that is not
+/// split counts one.
+#[test]
+fn progress_counts_every_chunk_of_a_run() {
+    use tessera_engine::runtime::Progress;
+    let engine = Engine::new();
+    let a = random_tensor(&mut Rng::new(3), &[400, 300], EntryKind::Random, &Format::csr()).unwrap();
+    let x = random_tensor(&mut Rng::new(4), &[300], EntryKind::Full, &Format::dense(1)).unwrap();
+    let inputs = Inputs::new().with("A", &a).with("x", &x);
+    for threads in [1, 2, 7] {
+        let progress = Progress::new();
+        let before = engine.stats().chunks;
+        let options = EvalOptions {
+            threads: Some(threads),
+            chunk_work: Some(50),
+            progress: Some(progress.clone()),
+            ..EvalOptions::default()
+        };
+        engine.eval_with("y(i) = A(i,j) * x(j)", &inputs, &options).unwrap();
+        let chunks = engine.stats().chunks - before;
+        assert!(chunks > 10, "{threads} threads: {chunks} chunks");
+        assert_eq!(progress.total(), chunks as u64, "{threads} threads");
+        assert_eq!(progress.done(), progress.total(), "{threads} threads");
+    }
+    // A statement with no outer loop runs whole: one unit of progress.
+    let progress = Progress::new();
+    let options = EvalOptions {
+        progress: Some(progress.clone()),
+        ..EvalOptions::default()
+    };
+    engine.eval_with("s = x(j) * x(j)", &inputs, &options).unwrap();
+    assert_eq!((progress.done(), progress.total()), (1, 1));
+}

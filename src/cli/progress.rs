@@ -1,5 +1,6 @@
-//! Progress for long loads, generations and conversions: a spinner on
-//! standard error with what is happening and for how long.
+//! Progress for long loads, generations, conversions and statements: a
+//! spinner on standard error with what is happening and for how long (and,
+//! for a statement, how many of its chunks are done).
 //!
 //! Shown only when standard error is a terminal and the work is large, so
 //! that pipes, scripts and tests see clean output. The file readers report
@@ -7,9 +8,11 @@
 //! shown honestly.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use tessera_engine::runtime::Progress;
 
 /// Files larger than this get a spinner while they are read and packed.
 pub const LARGE_FILE_BYTES: u64 = 8 << 20;
@@ -46,6 +49,33 @@ impl Spinner {
             bar.set_message(message.into());
         }
     }
+}
+
+/// Runs the statement `what` with a spinner counting its chunks (`progress`
+/// is the run's), when `large` and standard error is a terminal.
+pub fn while_running<T>(what: &str, progress: &Progress, large: bool, run: impl FnOnce() -> T) -> T {
+    let spinner = Spinner::start(format!("running {what}"), large);
+    if spinner.0.is_none() {
+        return run();
+    }
+    let finished = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !finished.load(Ordering::Relaxed) {
+                if progress.total() > 1 {
+                    spinner.say(format!(
+                        "running {what}: {} of {} chunks",
+                        progress.done(),
+                        progress.total()
+                    ));
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let result = run();
+        finished.store(true, Ordering::Relaxed);
+        result
+    })
 }
 
 impl Drop for Spinner {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tessera_engine::notation::{check, parse_statement, AssignOp, Statement};
-use tessera_engine::runtime::{default_output, CancelToken};
+use tessera_engine::runtime::{default_output, CancelToken, Progress};
 use tessera_engine::schedule::Schedule;
 use tessera_engine::{default_output_format, Engine, EngineError, EvalOptions, Inputs, Kernel};
 use tessera_formats::{Format, Tensor};
@@ -23,7 +23,7 @@ use super::error::{CliError, Result};
 use super::files;
 use super::format_spec::FormatSpec;
 use super::generate::{shape_text, GenSpec};
-use super::progress::{Spinner, LARGE_ENTRIES};
+use super::progress::{while_running, Spinner, LARGE_ENTRIES};
 
 /// A tensor of the session and where it came from.
 pub struct Named {
@@ -439,12 +439,16 @@ impl Session {
                 tier: tier_choice(self.tier),
                 threads: self.threads,
                 cancel: (self.front == Front::Repl).then(|| self.cancel.clone()),
+                progress: (self.front == Front::Repl).then(Progress::new),
                 ..EvalOptions::default()
             };
-            prepared
-                .kernel
-                .run_with(inputs, &options)
-                .map_err(|e| self.statement_error(&prepared.text, e))
+            let stored: usize = prepared.reads.iter().map(|n| self.tensors[n].tensor.stored()).sum();
+            let run = || prepared.kernel.run_with(inputs, &options);
+            let result = match &options.progress {
+                Some(progress) => while_running(&prepared.text, progress, stored > LARGE_ENTRIES, run),
+                None => run(),
+            };
+            result.map_err(|e| self.statement_error(&prepared.text, e))
         })
     }
 

@@ -24,6 +24,7 @@
 mod defaults;
 pub mod output;
 mod parallel;
+mod progress;
 mod promotion;
 pub mod rows;
 pub mod tier;
@@ -46,6 +47,7 @@ pub use defaults::default_output;
 use output::{dense_levels, Assembler, OutputSizes, OutputState, Workspace};
 use parallel::{default_threads, Joined};
 pub use parallel::{CancelToken, Parallelism, CHUNK_WORK, PARALLEL_FROM};
+pub use progress::Progress;
 pub use promotion::KernelStats;
 use promotion::Tiering;
 pub use tier::{CompileRequest, CompiledKernel, PromotionPolicy, StorageSignature, Tier, TierChoice, TierDiagnostic};
@@ -102,6 +104,8 @@ pub struct EvalOptions {
     pub cancel: Option<CancelToken>,
     /// The kernel's schedule ([`Schedule`]); empty: the planner's defaults.
     pub schedule: Schedule,
+    /// Counts the run's chunks as they are done ([`Progress`]).
+    pub progress: Option<Progress>,
 }
 
 /// The output format used when none is given: dense when every input is
@@ -561,6 +565,7 @@ impl Kernel {
                 .map(|t| t.max(1)),
             chunk_work: options.chunk_work.unwrap_or(CHUNK_WORK).max(1),
             cancel: options.cancel.clone(),
+            progress: options.progress.clone(),
         }
     }
 

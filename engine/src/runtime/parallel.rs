@@ -20,6 +20,7 @@ use hashbrown::HashMap;
 use tessera_formats::{LevelKind, LevelRef, Tensor};
 
 use super::output::{Assembler, DenseWindow, OutputSizes, OutputState, Workspace};
+use super::progress::Progress;
 use crate::bytecode::{ChunkOutput, Chunking, Program};
 use crate::error::{EngineError, Result};
 use crate::interp::{self, Bindings};
@@ -52,6 +53,8 @@ pub struct Parallelism {
     pub chunk_work: u64,
     /// Checked before each chunk; a cancelled run stops there.
     pub cancel: Option<CancelToken>,
+    /// Counts the chunks begun and done.
+    pub progress: Option<Progress>,
 }
 
 impl Default for Parallelism {
@@ -60,6 +63,7 @@ impl Default for Parallelism {
             threads: None,
             chunk_work: CHUNK_WORK,
             cancel: None,
+            progress: None,
         }
     }
 }
@@ -132,8 +136,11 @@ pub(crate) fn run(
     if cancelled() {
         return Err(EngineError::Cancelled);
     }
+    let progress = parallelism.progress.as_ref();
     let Some(chunking) = &program.chunking else {
+        progress.inspect(|p| p.begin(1));
         run(bind, out);
+        progress.inspect(|p| p.advance());
         return Ok(Joined::InPlace);
     };
     let dim = bind.dims[chunking.var as usize];
@@ -145,7 +152,9 @@ pub(crate) fn run(
     let whole = |out: &mut OutputState| {
         let mut whole = bind.clone();
         whole.chunk = (0, dim);
+        progress.inspect(|p| p.begin(1));
         run(&whole, out);
+        progress.inspect(|p| p.advance());
         Ok(Joined::InPlace)
     };
     let mut unit = parallelism.chunk_work.max(1);
@@ -156,7 +165,7 @@ pub(crate) fn run(
         };
         let most = (work / (WORK_PER_PARTIAL_VALUE * values)).max(1);
         unit = unit.max(work.div_ceil(most));
-    } else if threads == 1 && cancel.is_none() {
+    } else if threads == 1 && cancel.is_none() && progress.is_none() {
         return whole(out);
     }
     let ranges = chunk_ranges(chunking, bind, dim, unit);
@@ -164,6 +173,7 @@ pub(crate) fn run(
         return whole(out);
     }
     counts.count_split(ranges.len(), threads);
+    progress.inspect(|p| p.begin(ranges.len() as u64));
     let chunk_bind = |range: &Range<i64>| {
         let mut b = bind.clone();
         b.chunk = (range.start, range.end);
@@ -183,7 +193,7 @@ pub(crate) fn run(
                 .collect();
             let windows = DenseWindow::split(values, &cuts);
             let items: Vec<_> = ranges.iter().zip(windows).collect();
-            map_in_order(threads, items, cancel, |(range, window)| {
+            map_in_order(threads, items, (cancel, progress), |(range, window)| {
                 run(&chunk_bind(range), &mut OutputState::Window(window));
             })?;
             Ok(Joined::InPlace)
@@ -193,18 +203,19 @@ pub(crate) fn run(
                 OutputState::Dense { shape, format, values } => (shape.clone(), format.clone(), values),
                 _ => unreachable!("partial outputs are dense"),
             };
-            let partials: Vec<Vec<f64>> = map_in_order(threads, ranges.iter().collect(), cancel, |range| {
-                let mut partial = OutputState::Dense {
-                    shape: shape.clone(),
-                    format: format.clone(),
-                    values: super::output::zeroed_values(total.len()),
-                };
-                run(&chunk_bind(range), &mut partial);
-                match partial {
-                    OutputState::Dense { values, .. } => values,
-                    _ => unreachable!("made dense above"),
-                }
-            })?;
+            let partials: Vec<Vec<f64>> =
+                map_in_order(threads, ranges.iter().collect(), (cancel, progress), |range| {
+                    let mut partial = OutputState::Dense {
+                        shape: shape.clone(),
+                        format: format.clone(),
+                        values: super::output::zeroed_values(total.len()),
+                    };
+                    run(&chunk_bind(range), &mut partial);
+                    match partial {
+                        OutputState::Dense { values, .. } => values,
+                        _ => unreachable!("made dense above"),
+                    }
+                })?;
             for partial in partials {
                 total.iter_mut().zip(partial).for_each(|(t, p)| *t += p);
             }
@@ -224,30 +235,31 @@ pub(crate) fn run(
             let share = last_output.map(|sizes| sizes.scaled(1.25 / ranges.len() as f64));
             // Workspaces are large and left empty by each chunk: reused.
             let workspaces: Mutex<Vec<Workspace>> = Mutex::new(Vec::new());
-            let parts: Vec<Result<Tensor<f64>>> = map_in_order(threads, ranges.iter().collect(), cancel, |range| {
-                let workspace = extents.as_ref().map(|e| {
-                    let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
-                    reused.unwrap_or_else(|| Workspace::new(e))
-                });
-                let total = output_rows(chunking, bind, dim);
-                let rows = first_row(chunking, bind, range.start, total) as usize
-                    ..first_row(chunking, bind, range.end, total) as usize;
-                let mut assembler = Assembler::part(format.clone(), &shape, rows);
-                if let Some(share) = &share {
-                    assembler.reserve(share);
-                }
-                let mut part = OutputState::Append { assembler, workspace };
-                run(&chunk_bind(range), &mut part);
-                match part {
-                    OutputState::Append { assembler, workspace } => {
-                        if let Some(w) = workspace {
-                            workspaces.lock().unwrap_or_else(|p| p.into_inner()).push(w);
-                        }
-                        assembler.finish()
+            let parts: Vec<Result<Tensor<f64>>> =
+                map_in_order(threads, ranges.iter().collect(), (cancel, progress), |range| {
+                    let workspace = extents.as_ref().map(|e| {
+                        let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                        reused.unwrap_or_else(|| Workspace::new(e))
+                    });
+                    let total = output_rows(chunking, bind, dim);
+                    let rows = first_row(chunking, bind, range.start, total) as usize
+                        ..first_row(chunking, bind, range.end, total) as usize;
+                    let mut assembler = Assembler::part(format.clone(), &shape, rows);
+                    if let Some(share) = &share {
+                        assembler.reserve(share);
                     }
-                    _ => unreachable!("made appended above"),
-                }
-            })?;
+                    let mut part = OutputState::Append { assembler, workspace };
+                    run(&chunk_bind(range), &mut part);
+                    match part {
+                        OutputState::Append { assembler, workspace } => {
+                            if let Some(w) = workspace {
+                                workspaces.lock().unwrap_or_else(|p| p.into_inner()).push(w);
+                            }
+                            assembler.finish()
+                        }
+                        _ => unreachable!("made appended above"),
+                    }
+                })?;
             let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
             // The join copies the parts into place in parallel, on this
             // run's threads.
@@ -300,10 +312,15 @@ pub(crate) fn default_threads() -> usize {
 fn map_in_order<I: Send, T: Send>(
     threads: usize,
     items: Vec<I>,
-    cancel: Option<&CancelToken>,
+    (cancel, progress): (Option<&CancelToken>, Option<&Progress>),
     f: impl Fn(I) -> T + Sync + Send,
 ) -> Result<Vec<T>> {
     let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
+    let f = |item: I| {
+        let result = f(item);
+        progress.inspect(|p| p.advance());
+        result
+    };
     if threads <= 1 || items.len() <= 1 {
         let mut results = Vec::with_capacity(items.len());
         for item in items {
