@@ -293,7 +293,7 @@ fn progress_counts_every_chunk_of_a_run() {
         engine.eval_with("y(i) = A(i,j) * x(j)", &inputs, &options).unwrap();
         let chunks = engine.stats().chunks - before;
         assert!(chunks > 10, "{threads} threads: {chunks} chunks");
-        assert_eq!(progress.total(), chunks as u64, "{threads} threads");
+        assert_eq!(progress.total(), chunks, "{threads} threads");
         assert_eq!(progress.done(), progress.total(), "{threads} threads");
     }
     // A statement with no outer loop runs whole: one unit of progress.
