@@ -33,7 +33,7 @@ loop order: i0, i1, j
 derived: i0 = i / 32, the block of i (i = i0·32 + i1, the last block cut at its dimension)
 derived: i1 = i % 32, the place of i in its block
 output y (dense): dense, accumulated in place
-parallel: the loop over i0 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+parallel: the loop over i0 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; the schedule asks for every core at any size
 forall i0: every coordinate; lattice universe
   forall i1: every coordinate; lattice universe
     where t0 is computed by:
@@ -68,7 +68,7 @@ loop order: i, k, j
 note: output C: results for (j) arrive out of order; a workspace collects them
 note: precompute(A(i,k) * B(k,j), j, j, w): the workspace the plan makes already collects (j)
 output C (csr): assembled by append in order
-parallel: the loop over i splits into chunks of about the same work (stored entries below each coordinate); each assembles its own part of the output, and the parts are joined in order; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+parallel: the loop over i splits into chunks of about the same work (stored entries below each coordinate); each assembles its own part of the output, and the parts are joined in order; results are the same bits for any number of threads; the schedule asks for every core at any size
 forall i: every coordinate, locate A.dense; lattice {A.dense}
   workspace over (j), sorted and assembled into C after:
     forall k: iterate A.compressed, locate B.dense; lattice {A.compressed, B.dense}
@@ -101,7 +101,7 @@ loop order: i, j0, k, j1
 derived: j0 = j / ⌈n/4⌉, the block of j (j = j0·⌈n/4⌉ + j1, the last block cut at its dimension)
 derived: j1 = j % ⌈n/4⌉, the place of j in its block
 output C (dense): dense, accumulated in place
-parallel: the loop over i splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+parallel: the loop over i splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; the schedule asks for every core at any size
 forall i: every coordinate, locate A.dense, C(out).dense; lattice {A.dense}
   forall j0: every coordinate; lattice universe
     forall k: iterate A.compressed, locate B.dense; lattice {A.compressed, B.dense}

@@ -51,6 +51,8 @@ pub struct Lowered {
     /// The derived variables among `order`, and how the statement's
     /// variables are recovered from them.
     pub provenance: Provenance,
+    /// The schedule parallelizes the outer loop: every core at any size.
+    pub every_core: bool,
 }
 
 struct Temp {
@@ -303,6 +305,7 @@ pub fn lower(
         assembly,
         notes,
         provenance,
+        every_core: schedule.parallel().is_some(),
     })
 }
 

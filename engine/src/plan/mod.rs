@@ -135,12 +135,18 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
                     "each assembles its own part of the output, and the parts are joined in order"
                 }
             };
+            let threads = if lowered.every_core {
+                "the schedule asks for every core at any size".to_string()
+            } else {
+                format!(
+                    "by default runs reading {} stored values or more use every core, smaller ones one thread",
+                    crate::runtime::PARALLEL_FROM
+                )
+            };
             let _ = writeln!(
                 plan,
                 "parallel: the loop over {var} splits into chunks of about the same work (stored entries below each \
-                 coordinate); {parts}; results are the same bits for any number of threads; by default runs \
-                 reading {} stored values or more use every core, smaller ones one thread",
-                crate::runtime::PARALLEL_FROM
+                 coordinate); {parts}; results are the same bits for any number of threads; {threads}"
             );
         }
         Err(reason) => {

@@ -482,7 +482,7 @@ impl Kernel {
             .any(crate::bytecode::Op::accumulates_into_workspace);
         Ok(Kernel {
             statement: stmt.clone(),
-            every_core: parallel.is_some(),
+            every_core: lowered.every_core,
             accumulates,
             fills_in: planned.fills_in,
             last_output: Mutex::new(None),
