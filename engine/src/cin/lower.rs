@@ -309,6 +309,28 @@ pub fn lower(
     })
 }
 
+impl Lowered {
+    /// The variables whose extents a run's dimensions hold, in order: the
+    /// loops', then the statement variables a schedule splits (their last
+    /// block ends there). Their block sizes follow
+    /// ([`Self::block_size_dimension`]).
+    pub fn dimension_vars(&self) -> impl Iterator<Item = &LoopVar> {
+        self.order.iter().chain(self.provenance.scheduled())
+    }
+
+    /// Where `v`'s extent is among the run's dimensions.
+    pub fn dimension(&self, v: &LoopVar) -> Option<u32> {
+        self.dimension_vars().position(|d| d == v).map(|k| k as u32)
+    }
+
+    /// Where the block size of `v`, a variable a schedule splits, is among
+    /// the run's dimensions.
+    pub fn block_size_dimension(&self, v: &LoopVar) -> Option<u32> {
+        let k = self.provenance.scheduled().position(|s| s == v)?;
+        Some((self.dimension_vars().count() + k) as u32)
+    }
+}
+
 /// Output formats the streaming assembler can append to: one whole mode per
 /// level, each level dense, compressed or singleton.
 fn streamable(format: &Format) -> bool {

@@ -377,13 +377,7 @@ impl Emitter<'_> {
         let skip = self.skip_unless_all(&presences);
         let (first, last) = match self.chunk_of(var) {
             Some(range) => range,
-            None => {
-                let (first, last) = (self.iconst(0), self.ireg());
-                let vi = self.var_index(var);
-                self.ops.push(Op::Dim { dst: last, var: vi });
-                self.cut_last_block(var, last);
-                (first, last)
-            }
+            None => (self.iconst(0), self.loop_extent(var)),
         };
         self.ops.push(Op::RowsDot {
             rows,
@@ -489,10 +483,7 @@ impl Emitter<'_> {
                 start,
             });
         }
-        let vi = self.var_index(var);
-        let (zero, n) = (self.iconst(0), self.ireg());
-        self.ops.push(Op::Dim { dst: n, var: vi });
-        self.cut_last_block(var, n);
+        let (zero, n) = (self.iconst(0), self.loop_extent(var));
         let len = match block {
             Some(_) => self.run_length(var),
             None => RunLength::In(n),

@@ -101,24 +101,18 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
     };
     let index = lowered.order.iter().position(|v| v == var).expect("ordered") as u32;
     let rows = match var.relation() {
-        Some(Relation::Blocks { of, block }) => {
-            let provenance = &lowered.provenance;
-            let scheduled = provenance.scheduled().position(|s| s == of.as_ref());
-            let split_dims = lowered.order.len() as u32;
-            let splits = provenance.scheduled().count() as u32;
-            ChunkRows {
-                block: match block {
-                    Blocking::Size(b) => *b as u32,
-                    Blocking::Parts(_) => 0,
-                },
-                block_at: match block {
-                    Blocking::Size(_) => None,
-                    Blocking::Parts(_) => scheduled.map(|k| split_dims + splits + k as u32),
-                },
-                cut_at: scheduled.map(|k| split_dims + k as u32),
-                drivers: row_drivers(lowered, of),
-            }
-        }
+        Some(Relation::Blocks { of, block }) => ChunkRows {
+            block: match block {
+                Blocking::Size(b) => *b as u32,
+                Blocking::Parts(_) => 0,
+            },
+            block_at: match block {
+                Blocking::Size(_) => None,
+                Blocking::Parts(_) => lowered.block_size_dimension(of),
+            },
+            cut_at: lowered.dimension(of),
+            drivers: row_drivers(lowered, of),
+        },
         _ => ChunkRows {
             block: 1,
             block_at: None,

@@ -90,12 +90,7 @@ impl Emitter<'_> {
         match block {
             Blocking::Size(b) => self.iconst(b as i64),
             Blocking::Parts(_) => {
-                let provenance = &self.lowered.provenance;
-                let k = provenance
-                    .scheduled()
-                    .position(|s| s == of)
-                    .expect("a divided variable");
-                let index = (self.lowered.order.len() + provenance.scheduled().count() + k) as u32;
+                let index = self.lowered.block_size_dimension(of).expect("a divided variable");
                 let size = self.ireg();
                 self.ops.push(Op::Dim { dst: size, var: index });
                 size
@@ -103,12 +98,23 @@ impl Emitter<'_> {
         }
     }
 
+    /// The number of coordinates a loop over `var` runs through in this
+    /// run: its dimension, cut where a schedule's split leaves the last
+    /// block short.
+    pub(super) fn loop_extent(&mut self, var: &LoopVar) -> IReg {
+        let d = self.ireg();
+        let vi = self.var_index(var);
+        self.ops.push(Op::Dim { dst: d, var: vi });
+        self.cut_last_block(var, d);
+        d
+    }
+
     /// Cuts `d`, the extent of a loop over a variable a schedule's split
     /// made, where the split variable's last block is short: a loop over
     /// the place in a block inside its block's loop runs to
     /// `min(b, n - blocks·b)`; a loop over the blocks inside the place's
     /// loop skips the last block when the place lies past its end.
-    pub(super) fn cut_last_block(&mut self, var: &LoopVar, d: IReg) {
+    fn cut_last_block(&mut self, var: &LoopVar, d: IReg) {
         let (of, block, within) = match var.relation() {
             Some(Relation::WithinBlock { of, block }) => (of, *block, true),
             Some(Relation::Blocks { of, block }) => (of, *block, false),
@@ -186,10 +192,7 @@ impl Emitter<'_> {
     ) {
         let (coord, walked, cursors) = self.start_walk(var, shape);
         let dim = if shape.universe {
-            let d = self.ireg();
-            let vi = self.var_index(var);
-            self.ops.push(Op::Dim { dst: d, var: vi });
-            self.cut_last_block(var, d);
+            let d = self.loop_extent(var);
             match self.chunk_of(var) {
                 Some((begin, end)) => {
                     self.ops.push(Op::IMove { dst: coord, src: begin });

@@ -334,12 +334,7 @@ impl<'a> Emitter<'a> {
     /// `v`'s place in the run's dimensions: the loops', then the split
     /// variables' (see the runtime).
     fn var_index(&self, v: &LoopVar) -> u32 {
-        self.lowered
-            .order
-            .iter()
-            .chain(self.lowered.provenance.scheduled())
-            .position(|o| o == v)
-            .expect("every loop variable is ordered") as u32
+        self.lowered.dimension(v).expect("every loop variable is ordered")
     }
     fn output_operand(&self) -> Option<usize> {
         (self.lowered.assembly == OutputAssembly::Dense).then_some(self.lowered.operands.len())

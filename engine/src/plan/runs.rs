@@ -225,11 +225,7 @@ impl Emitter<'_> {
                 return RunLength::Fixed(*block as u32);
             }
         }
-        let n = self.ireg();
-        let vi = self.var_index(v);
-        self.ops.push(Op::Dim { dst: n, var: vi });
-        self.cut_last_block(v, n);
-        RunLength::In(n)
+        RunLength::In(self.loop_extent(v))
     }
 }
 
@@ -507,13 +503,7 @@ impl Emitter<'_> {
                 });
                 (begin, end)
             }
-            None => {
-                let (begin, end) = (self.iconst(0), self.ireg());
-                let vi = self.var_index(var);
-                self.ops.push(Op::Dim { dst: end, var: vi });
-                self.cut_last_block(var, end);
-                (begin, end)
-            }
+            None => (self.iconst(0), self.loop_extent(var)),
         }
     }
 

@@ -792,18 +792,11 @@ impl Kernel {
         // from the sizes and levels it comes from.
         let size_of = |v: &str| index_sizes.get(v).unwrap_or(0);
         let level_extent = |operand: usize, level: usize| tensors[operand].level(level).extent;
-        // The loops' extents, then those of the variables a schedule
-        // splits (their last block ends there), then those variables'
-        // block sizes (`divide`'s are known only now).
+        // The extents `Lowered::dimension_vars` lists, then the block sizes
+        // of the variables a schedule splits (`divide`'s are known only now).
         let provenance = &self.lowered.provenance;
         let extent = |v: &crate::cin::LoopVar| crate::cin::Provenance::extent(v, &size_of, &level_extent);
-        let mut dims: Vec<i64> = self
-            .lowered
-            .order
-            .iter()
-            .chain(provenance.scheduled())
-            .map(|v| extent(v) as i64)
-            .collect();
+        let mut dims: Vec<i64> = self.lowered.dimension_vars().map(|v| extent(v) as i64).collect();
         dims.extend(provenance.scheduled().map(|v| {
             let blocking = provenance.blocking(v).expect("a scheduled split");
             blocking.size(extent(v)) as i64

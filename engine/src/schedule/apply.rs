@@ -38,21 +38,16 @@ pub(crate) fn apply_splits(
 ) -> Result<()> {
     let mut names: Vec<&str> = statement_vars.iter().map(LoopVar::name).collect();
     for placed in schedule.commands() {
-        let (var, outer, inner, blocking) = match &placed.command {
-            Command::Split {
-                var,
-                outer,
-                inner,
-                factor,
-            } => (var, outer, inner, Blocking::Size(*factor)),
-            Command::Divide {
-                var,
-                outer,
-                inner,
-                parts,
-            } => (var, outer, inner, Blocking::Parts(*parts)),
-            _ => continue,
+        let Command::Split {
+            var,
+            outer,
+            inner,
+            blocking,
+        } = &placed.command
+        else {
+            continue;
         };
+        let blocking = *blocking;
         let command = if matches!(blocking, Blocking::Size(_)) {
             "split"
         } else {
@@ -92,9 +87,8 @@ pub(crate) fn apply_splits(
 /// such a level).
 pub(crate) fn check_split_levels(schedule: &Schedule, operands: &[Operand], output: &Operand) -> Result<()> {
     for placed in schedule.commands() {
-        let var = match &placed.command {
-            Command::Split { var, .. } | Command::Divide { var, .. } => var,
-            _ => continue,
+        let Command::Split { var, .. } = &placed.command else {
+            continue;
         };
         let v = LoopVar::Index(IndexVar::new(var));
         for op in operands.iter().chain(std::iter::once(output)) {

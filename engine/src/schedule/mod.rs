@@ -18,6 +18,8 @@ mod parse;
 
 use std::fmt;
 
+use crate::cin::Blocking;
+
 pub use parse::parse_schedule;
 
 /// A schedule: its commands in the order they apply.
@@ -49,23 +51,17 @@ pub struct Placed {
 pub enum Command {
     /// Loops over these variables nest in this order.
     Reorder(Vec<String>),
-    /// The loop over `var` becomes a loop over `outer` (its blocks of
-    /// `factor` coordinates) around a loop over `inner` (the place in the
-    /// block): `var = outer·factor + inner`, the last block cut at the
-    /// dimension.
+    /// `split` and `divide`: the loop over `var` becomes a loop over
+    /// `outer` (its blocks) around a loop over `inner` (the place in the
+    /// block), `var = outer·b + inner`, the last block cut at the
+    /// dimension. `split` gives the block size ([`Blocking::Size`]),
+    /// `divide` the number of blocks ([`Blocking::Parts`]; the size
+    /// `⌈n / parts⌉` is known at run time).
     Split {
         var: String,
         outer: String,
         inner: String,
-        factor: usize,
-    },
-    /// The loop over `var` becomes `parts` blocks (`outer`) of `⌈n /
-    /// parts⌉` coordinates (`inner`), the block size known at run time.
-    Divide {
-        var: String,
-        outer: String,
-        inner: String,
-        parts: usize,
+        blocking: Blocking,
     },
     /// The statement's right-hand side `expr` is computed over `var` into a
     /// workspace named `workspace` (indexed by `workspace_var`, which
@@ -143,7 +139,7 @@ impl Schedule {
             var: var.to_string(),
             outer: outer.to_string(),
             inner: inner.to_string(),
-            factor,
+            blocking: Blocking::Size(factor),
         });
         self
     }
@@ -151,11 +147,11 @@ impl Schedule {
     /// Adds `divide(var, outer, inner, parts)`.
     #[must_use]
     pub fn divide(mut self, var: &str, outer: &str, inner: &str, parts: usize) -> Schedule {
-        self.push(Command::Divide {
+        self.push(Command::Split {
             var: var.to_string(),
             outer: outer.to_string(),
             inner: inner.to_string(),
-            parts,
+            blocking: Blocking::Parts(parts),
         });
         self
     }
@@ -208,13 +204,13 @@ impl fmt::Display for Command {
                 var,
                 outer,
                 inner,
-                factor,
+                blocking: Blocking::Size(factor),
             } => write!(f, "split({var}, {outer}, {inner}, {factor})"),
-            Command::Divide {
+            Command::Split {
                 var,
                 outer,
                 inner,
-                parts,
+                blocking: Blocking::Parts(parts),
             } => write!(f, "divide({var}, {outer}, {inner}, {parts})"),
             Command::Parallelize { var, races } => {
                 write!(f, "parallelize({var}, cpu_threads, {})", races.name())

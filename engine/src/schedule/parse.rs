@@ -2,6 +2,7 @@
 //! error pointing at its column.
 
 use super::{Command, Placed, RaceStrategy, Schedule};
+use crate::cin::Blocking;
 use crate::error::{EngineError, Result};
 
 /// The commands of the paper, with the arguments each takes.
@@ -142,19 +143,15 @@ fn command(text: &str, column: usize) -> Result<Command> {
             }
             let [var, outer, inner] = names;
             let factor = factor(&args[3], name)?;
-            match name {
-                "split" => Command::Split {
-                    var,
-                    outer,
-                    inner,
-                    factor,
-                },
-                _ => Command::Divide {
-                    var,
-                    outer,
-                    inner,
-                    parts: factor,
-                },
+            let blocking = match name {
+                "split" => Blocking::Size(factor),
+                _ => Blocking::Parts(factor),
+            };
+            Command::Split {
+                var,
+                outer,
+                inner,
+                blocking,
             }
         }
         "precompute" => {
