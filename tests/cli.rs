@@ -722,6 +722,34 @@ fn bad_options_are_one_line_usage_errors() {
 }
 
 #[test]
+fn eval_help_lists_every_function_and_reduction() {
+    let out = tessera().args(["eval", "--help"]).output().expect("tessera runs");
+    let help = String::from_utf8_lossy(&out.stdout);
+    for f in tessera::engine::notation::FUNCTIONS {
+        assert!(
+            help.split(|c: char| c.is_whitespace() || c == '.' || c == ';' || c == ',')
+                .any(|w| w == f.name()),
+            "`tessera eval --help` does not list {f}"
+        );
+    }
+    for r in tessera::engine::notation::REDUCTIONS {
+        assert!(
+            help.contains(&format!("{r}(j, e)")),
+            "`tessera eval --help` does not list {r}"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_function_is_reported_with_its_column_and_the_nearest_name() {
+    let a = format!("A:{}", four_elt());
+    assert_fails(
+        tessera().args(["eval", "y(i) = sqr(A(i,j))", "-i", &a]),
+        &["column 8", "unknown function 'sqr' (did you mean 'sqrt'?)"],
+    );
+}
+
+#[test]
 fn tiers_not_in_this_build_are_clear_errors() {
     let a = format!("A:{}", four_elt());
     assert_fails(

@@ -22,7 +22,7 @@ use tessera_formats::tensor::checked_product;
 use tessera_formats::{FormatError, Tensor, MAX_POSITIONS};
 
 use crate::error::{EngineError, Result};
-use crate::notation::{check, place_reductions, AssignOp, BinaryOp, Expr, IndexSizes, Statement};
+use crate::notation::{check, place_reductions, AssignOp, BinaryOp, Expr, Func, IndexSizes, Reduction, Statement};
 
 /// The dense value of a statement's left tensor.
 #[derive(Clone, Debug, PartialEq)]
@@ -192,7 +192,8 @@ fn loop_nest(e: &Expr, sizes: &IndexSizes) -> usize {
         Expr::Access(_) | Expr::Literal(_) => 1,
         Expr::Neg(x) => loop_nest(x, sizes),
         Expr::Binary { lhs, rhs, .. } => loop_nest(lhs, sizes).max(loop_nest(rhs, sizes)),
-        Expr::Sum { var, body } => sizes.get(&var.0).unwrap_or(0).saturating_mul(loop_nest(body, sizes)),
+        Expr::Call { args, .. } => args.iter().map(|a| loop_nest(a, sizes)).max().unwrap_or(1),
+        Expr::Reduce { var, body, .. } => sizes.get(&var.0).unwrap_or(0).saturating_mul(loop_nest(body, sizes)),
     }
 }
 
@@ -210,7 +211,12 @@ enum Node<'a> {
         lhs: Box<Node<'a>>,
         rhs: Box<Node<'a>>,
     },
-    Sum {
+    Call {
+        func: Func,
+        args: Vec<Node<'a>>,
+    },
+    Reduce {
+        op: Reduction,
         slot: usize,
         extent: usize,
         body: Box<Node<'a>>,
@@ -248,7 +254,12 @@ fn compile<'a>(e: &Expr, dense: &'a Dense, sizes: &IndexSizes) -> Result<Node<'a
             lhs: Box::new(compile(lhs, dense, sizes)?),
             rhs: Box::new(compile(rhs, dense, sizes)?),
         },
-        Expr::Sum { var, body } => Node::Sum {
+        Expr::Call { func, args } => Node::Call {
+            func: *func,
+            args: args.iter().map(|a| compile(a, dense, sizes)).collect::<Result<_>>()?,
+        },
+        Expr::Reduce { op, var, body } => Node::Reduce {
+            op: *op,
             slot: sizes
                 .position(var)
                 .ok_or_else(|| missing(format!("the size of {var}")))?,
@@ -270,18 +281,17 @@ impl Node<'_> {
             Node::Neg(x) => -x.eval(coords),
             Node::Binary { op, lhs, rhs } => {
                 let (a, b) = (lhs.eval(coords), rhs.eval(coords));
-                match op {
-                    BinaryOp::Add => a + b,
-                    BinaryOp::Sub => a - b,
-                    BinaryOp::Mul => a * b,
-                    BinaryOp::Div => a / b,
-                }
+                op.apply(a, b)
             }
-            Node::Sum { slot, extent, body } => {
-                let mut acc = 0.0;
+            Node::Call { func, args } => {
+                let values: Vec<f64> = args.iter().map(|a| a.eval(coords)).collect();
+                func.apply(&values)
+            }
+            Node::Reduce { op, slot, extent, body } => {
+                let mut acc = op.identity();
                 for k in 0..*extent {
                     coords[*slot] = k;
-                    acc += body.eval(coords);
+                    acc = op.combine(acc, body.eval(coords));
                 }
                 acc
             }

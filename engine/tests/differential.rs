@@ -751,6 +751,20 @@ fn regressions_found_by_the_random_suite_match_reference() {
         Format::from_levels(&[h, c, c], &[2, 0, 1]).expect("three levels")
     };
     run(&[
+        // Two BCSR tensors, one read transposed: the second one's blocks
+        // split `i` by another size, so it became CSR, then CSC for the
+        // order, whose compressed level then walked `i`, which the first
+        // one's blocks split: that level was "located". The first one is
+        // converted too now.
+        case(
+            "a = B(j,i) * C * D(i,j)",
+            vec![
+                op("B", vec![Format::bcsr(1, 2).unwrap()]),
+                op("C", vec![Format::dense(0)]),
+                op("D", vec![Format::bcsr(1, 2).unwrap(), Format::bcsr(2, 2).unwrap()]),
+            ],
+            vec![Format::dense(0)],
+        ),
         // A DIA factor whose rows meet a difference of hashed tensors: the
         // merge over its rows had several points, and walked its range
         // level by position (it has none); it is converted now.

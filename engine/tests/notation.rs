@@ -3,7 +3,8 @@
 
 use proptest::prelude::*;
 use tessera_engine::notation::{
-    check, parse_statement, place_reductions, Access, BinaryOp, Expr, IndexSizes, Statement, MAX_DEPTH,
+    check, parse_statement, place_reductions, Access, BinaryOp, Expr, IndexSizes, IndexVar, Reduction, Statement,
+    FUNCTIONS, MAX_DEPTH, REDUCTIONS,
 };
 use tessera_engine::EngineError;
 
@@ -286,8 +287,8 @@ fn misspelled_add_assign_is_refused_with_a_hint() {
     );
     assert_syntax(
         "y(i) == A(i)",
-        7,
-        "expected an operand (a number, a tensor access, sum(...) or '('), found '='",
+        6,
+        "expected '=' or '+=' after the left side, found '==' (a comparison; assignment is '=')",
     );
     assert_syntax(
         "y(i) + = A(i)",
@@ -298,7 +299,8 @@ fn misspelled_add_assign_is_refused_with_a_hint() {
 
 #[test]
 fn missing_operands_are_reported_at_what_follows() {
-    let operand = "expected an operand (a number, a tensor access, sum(...) or '('), found";
+    let operand =
+        "expected an operand (a number, a tensor access, a call such as sqrt(...) or sum(...), or '('), found";
     assert_syntax("y(i) = A(i) +", 14, &format!("{operand} end of input"));
     assert_syntax("y(i) = -", 9, &format!("{operand} end of input"));
     assert_syntax("y(i) = * x(i)", 8, &format!("{operand} '*'"));
@@ -360,7 +362,7 @@ fn unknown_characters_and_bad_numbers_are_syntax_errors() {
 
 #[test]
 fn sum_is_a_keyword() {
-    let reserved = "'sum' is reserved for sums, sum(var, expr); it cannot name a tensor";
+    let reserved = "'sum' is reserved for reductions, sum(var, expr); it cannot name a tensor";
     assert_syntax("sum(i) = x(i)", 1, reserved);
     assert_syntax("y(i) = sum * x(i)", 8, reserved);
     assert_syntax(
@@ -635,7 +637,8 @@ fn check_reports_the_first_structural_error_in_text_order() {
 fn token() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec![
         "y", "A", "x", "b", "i", "j", "k", "sum", "(", ")", ",", "=", "+=", "+", "-", "*", "/", "2", ".5", "1e-3",
-        "1e", "1e999", " ", "\t", "é", "@", ".", "=+", "()", "(i,j)", "(i)",
+        "1e", "1e999", " ", "\t", "é", "@", ".", "=+", "()", "(i,j)", "(i)", "min", "max", "sqrt", "atan2", "prod",
+        "or", "<", "<=", "==", "!=", "&&", "||", "!", "&", "|", "xor", "sqr",
     ])
 }
 
@@ -674,7 +677,15 @@ fn expr() -> impl Strategy<Value = Expr> {
                 prop::sample::select(vec![BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div]),
             )
                 .prop_map(|(l, r, op)| Expr::binary(op, l, r)),
-            (var(), inner).prop_map(|(v, body)| Expr::sum(v, body)),
+            (var(), inner.clone()).prop_map(|(v, body)| Expr::sum(v, body)),
+            (var(), inner.clone(), prop::sample::select(REDUCTIONS.to_vec()))
+                // `min(j, e)` with `e` not using `j` reads as a call.
+                .prop_filter("the body uses the variable", |(v, body, op)| {
+                    !matches!(op, Reduction::Min | Reduction::Max) || body.free_vars().contains(&IndexVar::new(*v))
+                })
+                .prop_map(|(v, body, op)| Expr::reduce(op, v, body)),
+            (prop::sample::select(FUNCTIONS.to_vec()), inner.clone(), inner)
+                .prop_map(|(f, a, b)| Expr::call(f, if f.arity() == 1 { vec![a] } else { vec![a, b] })),
         ]
     })
 }

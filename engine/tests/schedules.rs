@@ -362,7 +362,7 @@ fn every_refusal_says_why() {
             csr(),
             Format::dense(1),
             "precompute(A(i,j) * , i, i, w)",
-            "schedule, column 1: precompute's expression `A(i,j) *` does not parse: expected an operand (a number, a tensor access, sum(...) or '('), found end of input",
+            "schedule, column 1: precompute's expression `A(i,j) *` does not parse: expected an operand (a number, a tensor access, a call such as sqrt(...) or sum(...), or '('), found end of input",
         ),
         (
             spmv,

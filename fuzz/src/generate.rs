@@ -3,8 +3,10 @@
 //! A [`Case`] is a statement with 0–6 index variables (each of size 1–6,
 //! their product at most [`MAX_WORK`]), 1–4 tensors of orders 0–4 read
 //! through accesses that share, permute and sum index variables, the
-//! operators `+ - * /`, unary minus, literals, explicit `sum(...)` (also
-//! over a variable the body does not use), broadcasts and `+=`; a format
+//! operators `+ - * /`, unary minus, literals, the functions, comparisons
+//! and logical operators that are exact on exact arguments, explicit
+//! `sum(...)` (also over a variable the body does not use) and the other
+//! reductions, broadcasts and `+=`; a format
 //! for every tensor (every named format of its order, or a per-level
 //! composition of dense, compressed, singleton and hashed levels with their
 //! ordered/unique properties, in any mode order), contents of the awkward
@@ -24,8 +26,8 @@
 //! Non-finite values are exercised by the `pack` target, whose kernels
 //! keep the two meanings equal (see [`super::pack`]).
 
-use tessera::engine::notation::{BinaryOp, Expr, IndexVar, Statement};
-use tessera::engine::testing::{named_formats, output_formats, random_entries, EntryKind, Rng};
+use tessera::engine::notation::{BinaryOp, Expr, IndexVar, Reduction, Statement};
+use tessera::engine::testing::{named_formats, output_formats, random_entries, EntryKind, Rng, EXACT_FUNCTIONS};
 use tessera::formats::{CoordinateList, Format, LevelFormat, Tensor};
 
 use super::source::Source;
@@ -141,8 +143,13 @@ impl Builder<'_, '_> {
         if depth >= MAX_DEPTH || (depth > 0 && self.src.percent(25 + 15 * depth as u32)) {
             return self.leaf();
         }
-        match self.src.below(8) {
+        match self.src.below(9) {
             0 => -self.expr(depth + 1),
+            8 => {
+                let func = *self.src.pick(&EXACT_FUNCTIONS);
+                let args = (0..func.arity()).map(|_| self.expr(depth + 1)).collect();
+                Expr::call(func, args)
+            }
             1 => Expr::binary(BinaryOp::Add, self.expr(depth + 1), self.expr(depth + 1)),
             2 => Expr::binary(BinaryOp::Sub, self.expr(depth + 1), self.expr(depth + 1)),
             3 => {
@@ -176,10 +183,12 @@ fn safe_divisors(e: Expr, whole: &Expr, out: &[IndexVar]) -> Expr {
             Expr::binary(op, lhs, rhs)
         }
         Expr::Neg(x) => -safe_divisors(*x, whole, out),
-        Expr::Sum { var, body } => Expr::Sum {
+        Expr::Reduce { op, var, body } => Expr::Reduce {
+            op,
             var,
             body: Box::new(safe_divisors(*body, whole, out)),
         },
+        Expr::Call { func, args } => Expr::call(func, args.into_iter().map(|a| safe_divisors(a, whole, out)).collect()),
         other => other,
     }
 }
@@ -191,8 +200,9 @@ fn occurrences(e: &Expr, var: &IndexVar) -> usize {
         Expr::Literal(_) => 0,
         Expr::Neg(x) => occurrences(x, var),
         Expr::Binary { lhs, rhs, .. } => occurrences(lhs, var) + occurrences(rhs, var),
-        Expr::Sum { var: v, .. } if v == var => 0,
-        Expr::Sum { body, .. } => occurrences(body, var),
+        Expr::Call { args, .. } => args.iter().map(|a| occurrences(a, var)).sum(),
+        Expr::Reduce { var: v, .. } if v == var => 0,
+        Expr::Reduce { body, .. } => occurrences(body, var),
     }
 }
 
@@ -201,38 +211,44 @@ fn occurrences(e: &Expr, var: &IndexVar) -> usize {
 fn enclosing_depth(e: &Expr, var: &IndexVar, total: usize) -> usize {
     let down = |x: &Expr| (total == 0 || occurrences(x, var) == total).then(|| 1 + enclosing_depth(x, var, total));
     match e {
-        Expr::Neg(x) | Expr::Sum { body: x, .. } => down(x).unwrap_or(0),
+        Expr::Neg(x) | Expr::Reduce { body: x, .. } => down(x).unwrap_or(0),
         // With no occurrence at all, either side will do: take the left.
         Expr::Binary { lhs, rhs, .. } => down(lhs).or_else(|| down(rhs)).unwrap_or(0),
+        Expr::Call { args, .. } => args.iter().find_map(down).unwrap_or(0),
         _ => 0,
     }
 }
 
 /// Wraps the node `depth` steps down the path towards every occurrence of
-/// `var` in `sum(var, ...)`.
-fn wrap_sum(e: Expr, var: &IndexVar, total: usize, depth: usize) -> Expr {
-    let sum = |body: Expr| Expr::Sum {
-        var: var.clone(),
-        body: Box::new(body),
-    };
+/// `var` in `op(var, ...)`.
+fn wrap_sum(e: Expr, var: &IndexVar, op: Reduction, total: usize, depth: usize) -> Expr {
+    let reduce = |body: Expr| Expr::reduce(op, &var.0, body);
     if depth == 0 {
-        return sum(e);
+        return reduce(e);
     }
     let holds = |x: &Expr| total == 0 || occurrences(x, var) == total;
+    let down = |x: Expr| wrap_sum(x, var, op, total, depth - 1);
     match e {
-        Expr::Neg(x) => -wrap_sum(*x, var, total, depth - 1),
-        Expr::Sum { var: v, body } => Expr::Sum {
+        Expr::Neg(x) => -down(*x),
+        Expr::Reduce { op: o, var: v, body } => Expr::Reduce {
+            op: o,
             var: v,
-            body: Box::new(wrap_sum(*body, var, total, depth - 1)),
+            body: Box::new(down(*body)),
         },
-        Expr::Binary { op, lhs, rhs } => {
+        Expr::Binary { op: b, lhs, rhs } => {
             if holds(&lhs) {
-                Expr::binary(op, wrap_sum(*lhs, var, total, depth - 1), *rhs)
+                Expr::binary(b, down(*lhs), *rhs)
             } else {
-                Expr::binary(op, *lhs, wrap_sum(*rhs, var, total, depth - 1))
+                Expr::binary(b, *lhs, down(*rhs))
             }
         }
-        other => sum(other),
+        Expr::Call { func, mut args } => {
+            let k = args.iter().position(holds).unwrap_or(0);
+            let arg = std::mem::replace(&mut args[k], Expr::Literal(0.0));
+            args[k] = down(arg);
+            Expr::call(func, args)
+        }
+        other => reduce(other),
     }
 }
 
@@ -297,7 +313,26 @@ pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
             let total = occurrences(&rhs, &var);
             let deepest = enclosing_depth(&rhs, &var, total);
             let depth = src.range(0, deepest);
-            rhs = wrap_sum(rhs, &var, total, depth);
+            // `min(j, e)` and `max(j, e)` with `e` not using `j` read as
+            // the functions of two arguments.
+            let ops: &[Reduction] = if total == 0 {
+                &[Reduction::Sum, Reduction::Prod, Reduction::Or, Reduction::And]
+            } else {
+                &[
+                    Reduction::Sum,
+                    Reduction::Min,
+                    Reduction::Max,
+                    Reduction::Prod,
+                    Reduction::Or,
+                    Reduction::And,
+                ]
+            };
+            let op = if src.percent(60) {
+                Reduction::Sum
+            } else {
+                *src.pick(ops)
+            };
+            rhs = wrap_sum(rhs, &var, op, total, depth);
         }
     }
 

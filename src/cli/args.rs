@@ -63,6 +63,14 @@ const EVAL_HELP: &str = "\
 Statements are index notation: y(i) = A(i,j) * x(j), C(i,j) = A(i,j) + B(i,j),
 s = sum(i, x(i) * x(i)); indices on the right but not the left are summed.
 
+Functions: sqrt cbrt exp log log10 pow abs sin cos tan asin acos atan atan2
+sinh cosh tanh asinh acosh atanh min max mod square cube heaviside xor.
+Comparisons < <= > >= == != give 1 or 0; && || ! take any nonzero as true.
+Reductions: sum(j, e), prod(j, e), min(j, e), max(j, e), or(j, e), and(j, e):
+y(i) = min(j, A(i,j) + d(j)). Where operands are absent (0), a function's
+result follows from its value there: sqrt(A(i,j)) stays sparse, exp(A(i,j))
+is computed at every coordinate.
+
 Formats (-f): dense, csr, csc, dcsr, dcsc, coo, ucoo, csf, dia, ell, bcsr:RxC, sv, hash,
 or a level list such as dense,compressed or compressed(nonunique),singleton,
 optionally with a mode order: dense,compressed:1,0. Inputs default to CSR for a

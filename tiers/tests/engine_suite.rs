@@ -14,6 +14,9 @@ mod suite;
 #[path = "../../engine/tests/schedules.rs"]
 mod schedules;
 
+#[path = "../../engine/tests/functions.rs"]
+mod functions;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

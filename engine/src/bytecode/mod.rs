@@ -12,6 +12,8 @@ use std::fmt;
 use smallvec::SmallVec;
 use tessera_formats::{Cmp, IntOp, LevelRef};
 
+use crate::notation::Func;
+
 pub use crate::runtime::rows::RowOp;
 
 /// An integer register (positions, coordinates, sizes).
@@ -267,6 +269,14 @@ pub enum Op {
     FNeg {
         dst: FReg,
         a: FReg,
+    },
+    /// `dst = func(a, b)`, or `func(a)` for a function of one argument
+    /// ([`Func::apply`] defines every value).
+    FCall {
+        func: Func,
+        dst: FReg,
+        a: FReg,
+        b: FReg,
     },
     /// `dst = values[pos]` of an input operand.
     LoadValue {
@@ -593,6 +603,8 @@ impl fmt::Display for Op {
             Op::FConst { dst, value } => write!(f, "f{dst} = {value:?}"),
             Op::FMove { dst, src } => write!(f, "f{dst} = f{src}"),
             Op::FBin { op, dst, a, b } => write!(f, "f{dst} = {op} f{a}, f{b}"),
+            Op::FCall { func, dst, a, b } if func.arity() == 1 => write!(f, "f{dst} = call {func} f{a}"),
+            Op::FCall { func, dst, a, b } => write!(f, "f{dst} = call {func} f{a}, f{b}"),
             Op::FNeg { dst, a } => write!(f, "f{dst} = fneg f{a}"),
             Op::LoadValue { operand, pos, dst } => write!(f, "f{dst} = value t{operand}[r{pos}]"),
             Op::AccumOutput { pos, value } => write!(f, "out[r{pos}] += f{value}"),

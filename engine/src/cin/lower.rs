@@ -20,7 +20,7 @@ use super::derived::{Provenance, Relation};
 use super::order::{choose_order, satisfiable, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
-use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Statement};
+use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Reduction, Statement};
 use crate::schedule::apply::{apply_splits, check_split_levels, precompute_level, refuse_unsupported, reorder_edges};
 use crate::schedule::Schedule;
 
@@ -57,6 +57,7 @@ pub struct Lowered {
 
 struct Temp {
     vars: Vec<LoopVar>,
+    reduction: Reduction,
     body: CinExpr,
     free: BTreeSet<LoopVar>,
     children: Vec<TempId>,
@@ -157,6 +158,16 @@ pub fn lower(
                 continue;
             }
         };
+        // Converting another operand for its blocks or for the order can
+        // leave it walking what a structured operand splits: convert that
+        // one too.
+        let nested_sums = !lowerer.temps.is_empty();
+        let structured = (0..lowerer.operands.len())
+            .find_map(|k| structured_problem(k, &lowerer.operands, output_format, &body, nested_sums).map(|r| (k, r)));
+        if let Some((k, reason)) = structured {
+            lowerer.convert(k, reason, &mut notes);
+            continue;
+        }
         // A tensor is converted for this once per level at most (DCSC
         // becomes DCSR, then CSR), so conversions cannot undo each other.
         let rescan = rescanned(&lowerer.operands, &lowerer.scopes(&body, &top_loops), &order).filter(|(k, _)| {
@@ -292,7 +303,7 @@ pub fn lower(
         &BTreeSet::new(),
         body,
         workspace_from.map(|(depth, _)| (depth, workspace_vars.clone().unwrap_or_default())),
-        reduce_from,
+        reduce_from.map(|r| (r, Reduction::Sum)),
         &mut next_temp,
     );
     Ok(Lowered {
@@ -361,7 +372,8 @@ fn stmt_vars(stmt: &Statement) -> Vec<LoopVar> {
                 walk(lhs, out);
                 walk(rhs, out);
             }
-            Expr::Sum { var, body } => {
+            Expr::Call { args, .. } => args.iter().for_each(|a| walk(a, out)),
+            Expr::Reduce { var, body, .. } => {
                 let v = LoopVar::Index(var.clone());
                 if !out.contains(&v) {
                     out.push(v);
@@ -375,11 +387,14 @@ fn stmt_vars(stmt: &Statement) -> Vec<LoopVar> {
     out
 }
 
-/// Moves sums up through products and negations.
+/// Moves sums up through products and negations (other reductions stay:
+/// `min` does not distribute over a product with a negative factor).
 fn hoist(e: Expr) -> Expr {
+    const SUM: Reduction = Reduction::Sum;
     match e {
         Expr::Neg(inner) => match hoist(*inner) {
-            Expr::Sum { var, body } => Expr::Sum {
+            Expr::Reduce { op: SUM, var, body } => Expr::Reduce {
+                op: SUM,
                 var,
                 body: Box::new(hoist(Expr::Neg(body))),
             },
@@ -390,7 +405,8 @@ fn hoist(e: Expr) -> Expr {
             lhs,
             rhs,
         } => match (hoist(*lhs), hoist(*rhs)) {
-            (Expr::Sum { var, body }, r) => Expr::Sum {
+            (Expr::Reduce { op: SUM, var, body }, r) => Expr::Reduce {
+                op: SUM,
                 var,
                 body: Box::new(hoist(Expr::Binary {
                     op: BinaryOp::Mul,
@@ -398,7 +414,8 @@ fn hoist(e: Expr) -> Expr {
                     rhs: Box::new(r),
                 })),
             },
-            (l, Expr::Sum { var, body }) => Expr::Sum {
+            (l, Expr::Reduce { op: SUM, var, body }) => Expr::Reduce {
+                op: SUM,
                 var,
                 body: Box::new(hoist(Expr::Binary {
                     op: BinaryOp::Mul,
@@ -417,7 +434,12 @@ fn hoist(e: Expr) -> Expr {
             lhs: Box::new(hoist(*lhs)),
             rhs: Box::new(hoist(*rhs)),
         },
-        Expr::Sum { var, body } => Expr::Sum {
+        Expr::Call { func, args } => Expr::Call {
+            func,
+            args: args.into_iter().map(hoist).collect(),
+        },
+        Expr::Reduce { op, var, body } => Expr::Reduce {
+            op,
             var,
             body: Box::new(hoist(*body)),
         },
@@ -427,13 +449,24 @@ fn hoist(e: Expr) -> Expr {
 
 /// Splits the sums at the top from the expression below them.
 fn peel(e: Expr) -> (Vec<LoopVar>, Expr) {
+    let (vars, _, body) = peel_reductions(e, Reduction::Sum);
+    (vars, body)
+}
+
+/// Splits the reductions by `op` at the top from the expression below
+/// them; the whole nest is one reduction over all their variables.
+fn peel_reductions(e: Expr, op: Reduction) -> (Vec<LoopVar>, Reduction, Expr) {
     let mut vars = Vec::new();
     let mut e = e;
-    while let Expr::Sum { var, body } = e {
-        vars.push(LoopVar::Index(var));
-        e = *body;
+    loop {
+        match e {
+            Expr::Reduce { op: o, var, body } if o == op => {
+                vars.push(LoopVar::Index(var));
+                e = *body;
+            }
+            other => return (vars, op, other),
+        }
     }
-    (vars, e)
 }
 
 impl Lowerer<'_> {
@@ -476,8 +509,12 @@ impl Lowerer<'_> {
                 lhs: Box::new(self.expr_into(lhs, here)?),
                 rhs: Box::new(self.expr_into(rhs, here)?),
             },
-            Expr::Sum { .. } => {
-                let (vars, body) = peel(hoist(e.clone()));
+            Expr::Call { func, args } => CinExpr::Call {
+                func: *func,
+                args: args.iter().map(|a| self.expr_into(a, here)).collect::<Result<_>>()?,
+            },
+            Expr::Reduce { op, .. } => {
+                let (vars, reduction, body) = peel_reductions(hoist(e.clone()), *op);
                 let (body, children) = self.expr(&body)?;
                 // Free variables: those of the operands the body reads
                 // directly, and those its inner temps leave free (the
@@ -497,6 +534,7 @@ impl Lowerer<'_> {
                 }
                 self.temps.push(Temp {
                     vars,
+                    reduction,
                     body,
                     free,
                     children,
@@ -954,7 +992,7 @@ impl ChainBuilder<'_> {
         outer: &BTreeSet<LoopVar>,
         leaf_expr: CinExpr,
         workspace: Option<(usize, Vec<LoopVar>)>,
-        reduce_from: Option<usize>,
+        reduce_from: Option<(usize, Reduction)>,
         next_temp: &mut usize,
     ) -> Cin {
         let bound: BTreeSet<LoopVar> = outer.iter().cloned().chain(chain[..d].iter().cloned()).collect();
@@ -967,7 +1005,7 @@ impl ChainBuilder<'_> {
         let here: Vec<TempId> = temps.iter().copied().filter(|t| placement(t) == d).collect();
         let later: Vec<TempId> = temps.iter().copied().filter(|t| placement(t) > d).collect();
 
-        let inner = if reduce_from == Some(d) {
+        let inner = if let Some((_, op)) = reduce_from.filter(|&(r, _)| r == d) {
             // out += r where r = forall chain[d..]: r += expr
             let reduction = TempId(*next_temp);
             *next_temp += 1;
@@ -975,6 +1013,7 @@ impl ChainBuilder<'_> {
             let producer = retarget(producer, Target::Temp(reduction));
             Cin::Where {
                 temp: reduction,
+                reduction: op,
                 producer: Box::new(producer),
                 consumer: Box::new(Cin::Assign {
                     target: Target::Output,
@@ -1006,7 +1045,7 @@ impl ChainBuilder<'_> {
             let temp = &self.temps[t.0];
             let mut vars = temp.vars.clone();
             vars.sort_by_key(|v| self.order.iter().position(|o| o == v));
-            let all_summed = Some(0).filter(|_| !vars.is_empty());
+            let all_summed = Some((0, temp.reduction)).filter(|_| !vars.is_empty());
             let producer = self.build(
                 &vars,
                 0,
@@ -1025,6 +1064,7 @@ impl ChainBuilder<'_> {
             };
             stmt = Cin::Where {
                 temp: *t,
+                reduction: temp.reduction,
                 producer: Box::new(producer),
                 consumer: Box::new(stmt),
             };
@@ -1053,10 +1093,12 @@ fn retarget(cin: Cin, target: Target) -> Cin {
         },
         Cin::Where {
             temp,
+            reduction,
             producer,
             consumer,
         } => Cin::Where {
             temp,
+            reduction,
             producer,
             consumer: Box::new(retarget(*consumer, target)),
         },

@@ -21,7 +21,7 @@ use std::fmt;
 
 use tessera_formats::Format;
 
-use crate::notation::{BinaryOp, IndexVar};
+use crate::notation::{BinaryOp, Func, IndexVar, Reduction};
 
 /// A loop variable: an index variable of the statement, or one derived
 /// from it or from a level's storage ([`Relation`]).
@@ -107,16 +107,31 @@ pub enum CinExpr {
         lhs: Box<CinExpr>,
         rhs: Box<CinExpr>,
     },
+    Call {
+        func: Func,
+        args: Vec<CinExpr>,
+    },
+    /// `body` combined by `op` over loops below: how a temporary computed
+    /// below a loop appears in the expression the loop's lattice is built
+    /// from (never emitted).
+    Reduced {
+        op: Reduction,
+        body: Box<CinExpr>,
+    },
 }
 
 impl CinExpr {
-    /// Whether the expression divides anywhere.
-    pub fn has_division(&self) -> bool {
+    /// Whether the expression divides or calls a function anywhere, or
+    /// reduces by anything but a sum: then absent operands do not simply
+    /// annihilate or add nothing.
+    pub fn divides_or_calls(&self) -> bool {
         match self {
             CinExpr::Access(_) | CinExpr::Literal(_) | CinExpr::Temp(_) => false,
-            CinExpr::Neg(e) => e.has_division(),
+            CinExpr::Call { .. } => true,
+            CinExpr::Neg(e) => e.divides_or_calls(),
+            CinExpr::Reduced { op, body } => *op != Reduction::Sum || body.divides_or_calls(),
             CinExpr::Binary { op, lhs, rhs } => {
-                *op == crate::notation::BinaryOp::Div || lhs.has_division() || rhs.has_division()
+                *op == crate::notation::BinaryOp::Div || lhs.divides_or_calls() || rhs.divides_or_calls()
             }
         }
     }
@@ -131,6 +146,8 @@ impl CinExpr {
                 lhs.operands(out);
                 rhs.operands(out);
             }
+            CinExpr::Call { args, .. } => args.iter().for_each(|a| a.operands(out)),
+            CinExpr::Reduced { body, .. } => body.operands(out),
         }
     }
     /// Temporaries read by the expression.
@@ -143,6 +160,8 @@ impl CinExpr {
                 lhs.temps(out);
                 rhs.temps(out);
             }
+            CinExpr::Call { args, .. } => args.iter().for_each(|a| a.temps(out)),
+            CinExpr::Reduced { body, .. } => body.temps(out),
         }
     }
 }
@@ -152,7 +171,8 @@ impl CinExpr {
 pub enum Target {
     /// The statement's output, at the current coordinates of its variables.
     Output,
-    /// A temporary (always accumulated from zero).
+    /// A temporary, combined from its reduction's identity by the
+    /// reduction of its `where`.
     Temp(TempId),
 }
 
@@ -161,16 +181,19 @@ pub enum Target {
 pub enum Cin {
     /// `forall var: body`.
     Forall { var: LoopVar, body: Box<Cin> },
-    /// `consumer where producer`: the producer computes `temp` first.
+    /// `consumer where producer`: the producer computes `temp` first,
+    /// combining what it assigns by `reduction`.
     Where {
         temp: TempId,
+        reduction: Reduction,
         producer: Box<Cin>,
         consumer: Box<Cin>,
     },
     /// `body` accumulates the output's `vars` into a workspace, which is then
     /// assembled into the output in the output's order.
     Workspace { vars: Vec<LoopVar>, body: Box<Cin> },
-    /// `target += expr` (every target starts at zero).
+    /// `target += expr`: the output starts at zero, a temporary at its
+    /// reduction's identity and combines by it.
     Assign { target: Target, expr: CinExpr },
 }
 
@@ -199,6 +222,21 @@ impl CinPrinter<'_> {
                 self.expr(rhs, f)?;
                 write!(f, ")")
             }
+            CinExpr::Call { func, args } => {
+                write!(f, "{func}(")?;
+                for (k, a) in args.iter().enumerate() {
+                    if k > 0 {
+                        write!(f, ", ")?;
+                    }
+                    self.expr(a, f)?;
+                }
+                write!(f, ")")
+            }
+            CinExpr::Reduced { op, body } => {
+                write!(f, "{op}(")?;
+                self.expr(body, f)?;
+                write!(f, ")")
+            }
         }
     }
 
@@ -211,10 +249,14 @@ impl CinPrinter<'_> {
             }
             Cin::Where {
                 temp,
+                reduction,
                 producer,
                 consumer,
             } => {
-                writeln!(f, "{pad}where t{} =", temp.0)?;
+                match reduction {
+                    Reduction::Sum => writeln!(f, "{pad}where t{} =", temp.0)?,
+                    op => writeln!(f, "{pad}where t{} = {op} of", temp.0)?,
+                }
                 self.stmt(producer, depth + 2, f)?;
                 writeln!(f, "{pad}in")?;
                 self.stmt(consumer, depth + 1, f)

@@ -169,6 +169,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 };
             }
             Op::FNeg { dst, a } => fr[*dst as usize] = -fr[*a as usize],
+            Op::FCall { func, dst, a, b } => fr[*dst as usize] = func.apply(&[fr[*a as usize], fr[*b as usize]]),
             Op::LoadValue { operand, pos, dst } => {
                 fr[*dst as usize] = bind.values[*operand as usize][ir[*pos as usize] as usize]
             }

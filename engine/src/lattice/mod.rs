@@ -2,12 +2,22 @@
 //! combinations the loop body has something to compute.
 //!
 //! Built per loop variable from the expression the loop computes: an
-//! access whose level is iterated by this loop is an iterator; anything else
-//! (a located level, a value fixed by outer loops, a literal) is the
-//! *universe* — the empty point, present at every coordinate. `*` meets
-//! lattices (intersection), `+`/`-` join them (union), and `/` joins them
-//! with the universe: `a / b` is not zero where `b` is (dense meaning), and
-//! the iterators of `a` and `b` are still co-iterated to read their values.
+//! access whose level is iterated by this loop is an iterator; a located
+//! level or a value fixed by outer loops is the *universe* — the empty
+//! point, present at every coordinate; a literal, which is its own fill,
+//! has no points at all.
+//!
+//! How an operation combines its operands' lattices follows from its
+//! algebraic properties and its operands' *fills*, the values they have
+//! where nothing is stored ([`fill`]): an operand whose fill annihilates
+//! the operation makes the result absent where it is absent. Both operands
+//! annihilating meet the lattices (`*`: intersection); one alone keeps its
+//! points, with the other co-iterated to read its values; neither joins
+//! them (`+`, `-`, `max` of sparse operands: union). Where the whole
+//! expression's fill is not what the loop's target holds already (0 for
+//! the output, the identity of a reduction), every coordinate has something
+//! to compute and the loop adds the universe: `exp(a)`, `a + 1`, `a / b`
+//! (`0 / 0` is NaN, the dense meaning).
 //!
 //! Optimizations from the format paper: points that a point with a full
 //! iterator makes redundant are pruned, and a lattice whose
@@ -17,7 +27,6 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::cin::{CinExpr, TempId};
-use crate::notation::BinaryOp;
 
 /// Most points a loop's lattice may have. A union of `n` sparse iterators
 /// has `2^n - 1` points and planning a loop takes time quadratic in them, so
@@ -48,6 +57,17 @@ impl Lattice {
         Lattice {
             points: vec![BTreeSet::new()],
         }
+    }
+
+    /// The lattice of a constant: no points, as it never differs from its
+    /// fill.
+    pub fn constant() -> Self {
+        Lattice { points: Vec::new() }
+    }
+
+    /// Whether the expression is a constant here.
+    pub fn is_constant(&self) -> bool {
+        self.points.is_empty()
     }
 
     /// Intersection (`*`).
@@ -110,44 +130,152 @@ impl Lattice {
     }
 
     /// Builds the lattice of `expr` for one loop. `atom(operand)` is the
-    /// iterator an operand contributes at this loop, if any; `temp_body(t)`
-    /// is a temporary's expression when it is computed below this loop (its
-    /// accesses then take part), `None` when it is already known here.
-    /// `None` when the lattice (or a part of it) would have more than
-    /// [`MAX_POINTS`] points.
+    /// iterator an operand contributes at this loop, if any; temporaries
+    /// are known here (those computed below are [`CinExpr::Reduced`]), and
+    /// `temp_fill` gives their fills ([`fill`]). `None` when the lattice (or a part of it) would have more than
+    /// [`MAX_POINTS`] points. The caller adds the universe where the
+    /// expression's [`fill`] is not its target's.
     pub fn build(
         expr: &CinExpr,
         atom: &dyn Fn(usize) -> Option<usize>,
-        temp_body: &dyn Fn(TempId) -> Option<CinExpr>,
+        temp_fill: &dyn Fn(TempId) -> Option<f64>,
     ) -> Option<Lattice> {
-        let lattice = match expr {
-            CinExpr::Access(a) => atom(*a).map_or_else(Lattice::universe, Lattice::iterator),
-            CinExpr::Literal(_) => Lattice::universe(),
-            CinExpr::Temp(t) => match temp_body(*t) {
-                Some(body) => Lattice::build(&body, atom, temp_body)?,
-                None => Lattice::universe(),
-            },
-            CinExpr::Neg(e) => Lattice::build(e, atom, temp_body)?,
-            CinExpr::Binary { op, lhs, rhs } => {
-                let l = Lattice::build(lhs, atom, temp_body)?;
-                let r = Lattice::build(rhs, atom, temp_body)?;
-                // Meeting two large lattices forms every pair of points
-                // before duplicates go: refuse that before forming them.
-                if l.points.len().saturating_mul(r.points.len()) > MAX_POINTS * 64 {
-                    return None;
-                }
-                match op {
-                    BinaryOp::Mul => l.meet(&r),
-                    BinaryOp::Add | BinaryOp::Sub => l.join(&r),
-                    // Every coordinate (the dense meaning), but the
-                    // operands' iterators still take part: they must be
-                    // co-iterated to read their values.
-                    BinaryOp::Div => l.join(&r).join(&Lattice::universe()),
+        Lattice::build_with_fill(expr, atom, temp_fill).map(|(lattice, _)| lattice)
+    }
+
+    /// The lattice of `expr` and its fill, in one pass.
+    fn build_with_fill(
+        expr: &CinExpr,
+        atom: &dyn Fn(usize) -> Option<usize>,
+        temp_fill: &dyn Fn(TempId) -> Option<f64>,
+    ) -> Option<(Lattice, Option<f64>)> {
+        let build = |e: &CinExpr| Lattice::build_with_fill(e, atom, temp_fill);
+        let (lattice, fill) = match expr {
+            CinExpr::Access(a) => (atom(*a).map_or_else(Lattice::universe, Lattice::iterator), Some(0.0)),
+            CinExpr::Literal(v) => (Lattice::constant(), Some(*v)),
+            CinExpr::Temp(t) => (Lattice::universe(), temp_fill(*t)),
+            CinExpr::Neg(e) => {
+                let (lattice, fill) = build(e)?;
+                (lattice, fill.map(|v| -v))
+            }
+            CinExpr::Reduced { op, body } => {
+                let (inner, fill) = build(body)?;
+                if fill == Some(op.identity()) {
+                    (inner, fill)
+                } else {
+                    (inner.join(&Lattice::universe()), None)
                 }
             }
+            CinExpr::Binary { op, lhs, rhs } => {
+                Lattice::combine(op.annihilators(), build(lhs)?, build(rhs)?, |a, b| op.apply(a, b))?
+            }
+            CinExpr::Call { func, args } => match args.as_slice() {
+                [arg] => {
+                    let (lattice, fill) = build(arg)?;
+                    (lattice, fill.map(|v| func.apply(&[v])))
+                }
+                [lhs, rhs] => Lattice::combine(func.annihilators(), build(lhs)?, build(rhs)?, |a, b| {
+                    func.apply(&[a, b])
+                })?,
+                _ => unreachable!("functions take one or two arguments"),
+            },
         };
-        (lattice.points.len() <= MAX_POINTS).then_some(lattice)
+        (lattice.points.len() <= MAX_POINTS).then_some((lattice, fill))
     }
+
+    /// The lattice and fill of a binary operation with `annihilators`
+    /// computing `apply`, from its operands'.
+    fn combine(
+        annihilators: &[f64],
+        (l, lfill): (Lattice, Option<f64>),
+        (r, rfill): (Lattice, Option<f64>),
+        apply: impl Fn(f64, f64) -> f64,
+    ) -> Option<(Lattice, Option<f64>)> {
+        // Meeting two large lattices forms every pair of points before
+        // duplicates go: refuse that before forming them.
+        if l.points.len().saturating_mul(r.points.len()) > MAX_POINTS * 64 {
+            return None;
+        }
+        let absence = Absence::of_fills(annihilators, lfill, rfill);
+        let fill = absence.fill(lfill, rfill, apply);
+        let lattice = match absence {
+            // An annihilating constant (`a * 0`) leaves nothing to compute,
+            // but the other side's iterators still bind their levels.
+            Absence::Both | Absence::Right if r.is_constant() => l,
+            Absence::Both | Absence::Left if l.is_constant() => r,
+            Absence::Both => l.meet(&r),
+            // The annihilating side's points, the other side co-iterated
+            // for its values.
+            Absence::Left => l.meet(&r.join(&Lattice::universe())),
+            Absence::Right => r.meet(&l.join(&Lattice::universe())),
+            Absence::Either => l.join(&r),
+        };
+        Some((lattice, fill))
+    }
+}
+
+/// Where a binary operation is absent (has its fill), by which operands
+/// are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Absence {
+    /// Where either operand is absent: both fills annihilate.
+    Both,
+    /// Where the left operand is absent: its fill annihilates.
+    Left,
+    /// Where the right operand is absent.
+    Right,
+    /// Only where both are.
+    Either,
+}
+
+impl Absence {
+    /// How `lhs op rhs` is absent, for an operation with `annihilators`.
+    pub fn of(
+        annihilators: &[f64],
+        lhs: &CinExpr,
+        rhs: &CinExpr,
+        temp_fill: &dyn Fn(TempId) -> Option<f64>,
+    ) -> Absence {
+        Absence::of_fills(annihilators, fill(lhs, temp_fill), fill(rhs, temp_fill))
+    }
+
+    /// How an operation with `annihilators` is absent, from its operands'
+    /// fills.
+    fn of_fills(annihilators: &[f64], lfill: Option<f64>, rfill: Option<f64>) -> Absence {
+        let kills = |f: Option<f64>| f.is_some_and(|f| annihilators.contains(&f));
+        match (kills(lfill), kills(rfill)) {
+            (true, true) => Absence::Both,
+            (true, false) => Absence::Left,
+            (false, true) => Absence::Right,
+            (false, false) => Absence::Either,
+        }
+    }
+
+    /// The operation's fill.
+    fn fill(self, lfill: Option<f64>, rfill: Option<f64>, apply: impl Fn(f64, f64) -> f64) -> Option<f64> {
+        match self {
+            Absence::Both | Absence::Left => lfill,
+            Absence::Right => rfill,
+            Absence::Either => Some(apply(lfill?, rfill?)),
+        }
+    }
+}
+
+/// The value of `expr` where none of its operands is stored: its *fill*.
+/// Stored operands have fill 0, a literal is its own value, and
+/// `temp_fill` gives the fill of temporaries known here: their reduction's
+/// identity where no term was combined, when absent terms vanish. `None`
+/// when the value varies.
+///
+/// ```
+/// use tessera_engine::cin::CinExpr;
+/// use tessera_engine::lattice::fill;
+/// use tessera_engine::notation::Func;
+/// let exp = CinExpr::Call { func: Func::Exp, args: vec![CinExpr::Access(0)] };
+/// assert_eq!(fill(&exp, &|_| None), Some(1.0));
+/// ```
+pub fn fill(expr: &CinExpr, temp_fill: &dyn Fn(TempId) -> Option<f64>) -> Option<f64> {
+    Lattice::build_with_fill(expr, &|_| None, temp_fill).and_then(|(_, fill)| fill)
 }
 
 /// Prints points with iterator names.

@@ -230,7 +230,8 @@ fn check_sum_bindings(stmt: &Statement) -> Result<()> {
                 walk(lhs, outside, enclosing)?;
                 walk(rhs, outside, enclosing)
             }
-            Expr::Sum { var, body } => {
+            Expr::Call { args, .. } => args.iter().try_for_each(|a| walk(a, outside, enclosing)),
+            Expr::Reduce { op, var, body } => {
                 let clash = if enclosing.contains(&var) {
                     Some("an enclosing sum")
                 } else if outside.contains(var) {
@@ -240,8 +241,8 @@ fn check_sum_bindings(stmt: &Statement) -> Result<()> {
                 };
                 if let Some(place) = clash {
                     return Err(EngineError::Unsupported(format!(
-                        "sum({var}, ...) binds index variable {var}, which {place} also uses; \
-                         give the summed variable another name"
+                        "{op}({var}, ...) binds index variable {var}, which {place} also uses; \
+                         give the reduced variable another name"
                     )));
                 }
                 enclosing.push(var);
@@ -328,27 +329,50 @@ impl<'a> Placer<'a> {
                 let (x, counts) = self.place(x, bound);
                 (-x, counts)
             }
-            Expr::Sum { var, body } => {
+            Expr::Reduce { op, var, body } => {
                 bound.push(var);
                 let (body, counts) = self.place(body, bound);
                 bound.pop();
-                (Expr::sum(&var.0, body), counts)
+                (Expr::reduce(*op, &var.0, body), counts)
             }
             Expr::Binary { op, lhs, rhs } => {
-                let (l, left) = self.place(lhs, bound);
-                let (r, right) = self.place(rhs, bound);
-                let (mut counts, small) = if left.len() >= right.len() {
-                    (left, right)
-                } else {
-                    (right, left)
-                };
-                let touched: Vec<usize> = small.keys().copied().collect();
-                for (id, n) in small {
-                    *counts.entry(id).or_default() += n;
-                }
+                let (parts, counts, touched) = self.place_all([&**lhs, &**rhs], bound);
+                let [l, r]: [Expr; 2] = parts.try_into().expect("two operands");
                 self.settle(Expr::binary(*op, l, r), counts, touched)
             }
+            Expr::Call { func, args } => {
+                let (args, counts, touched) = self.place_all(args, bound);
+                self.settle(Expr::call(*func, args), counts, touched)
+            }
         }
+    }
+
+    /// Places the sums inside each of `parts`, merging their counts; the
+    /// variables merged in from the smaller counts are the touched ones.
+    fn place_all(
+        &self,
+        parts: impl IntoIterator<Item = &'a Expr>,
+        bound: &mut Vec<&'a IndexVar>,
+    ) -> (Vec<Expr>, Counts, Vec<usize>) {
+        let mut placed = Vec::new();
+        let mut counts = Counts::new();
+        let mut touched = Vec::new();
+        for part in parts {
+            let (e, mut more) = self.place(part, bound);
+            placed.push(e);
+            // A variable all of whose occurrences are in one part was
+            // settled there: only the smaller counts can complete here.
+            if more.len() > counts.len() {
+                std::mem::swap(&mut counts, &mut more);
+            }
+            touched.extend(more.keys().copied());
+            for (id, n) in more {
+                *counts.entry(id).or_default() += n;
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        (placed, counts, touched)
     }
 
     /// Wraps `e` in the sums of the `touched` variables whose occurrences are
@@ -362,10 +386,7 @@ impl<'a> Placer<'a> {
         for id in &done {
             counts.remove(id);
         }
-        let e = done.iter().rev().fold(e, |body, &id| Expr::Sum {
-            var: self.vars[id].clone(),
-            body: Box::new(body),
-        });
+        let e = done.iter().rev().fold(e, |body, &id| Expr::sum(&self.vars[id].0, body));
         (e, counts)
     }
 }

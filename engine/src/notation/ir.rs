@@ -12,6 +12,8 @@ use std::collections::HashSet;
 use std::fmt;
 use std::ops;
 
+use super::func::{Func, Reduction};
+
 /// The most modes a tensor access may have.
 pub const MAX_ORDER: usize = 8;
 
@@ -115,6 +117,31 @@ impl BinaryOp {
             BinaryOp::Div => "/",
         }
     }
+    /// `a op b`.
+    pub fn apply(self, a: f64, b: f64) -> f64 {
+        match self {
+            BinaryOp::Add => a + b,
+            BinaryOp::Sub => a - b,
+            BinaryOp::Mul => a * b,
+            BinaryOp::Div => a / b,
+        }
+    }
+
+    /// The values `z` with `z op y = y op z = z` for every finite `y` (0
+    /// for `*`, `+inf` for `+`): an absent operand holding one makes the
+    /// result absent, so the lattice intersects. `-` and `/` have none.
+    ///
+    /// Absent entries annihilate whatever they meet, as in every sparse
+    /// system: a product with an absent factor is 0 even where the other
+    /// factor is infinite or NaN (where IEEE's `0 * inf` is NaN).
+    pub fn annihilators(self) -> &'static [f64] {
+        match self {
+            BinaryOp::Mul => &[0.0],
+            BinaryOp::Add => &[f64::INFINITY],
+            BinaryOp::Sub | BinaryOp::Div => &[],
+        }
+    }
+
     /// Binding strength: `*` and `/` bind tighter than `+` and `-`.
     fn precedence(self) -> u8 {
         match self {
@@ -135,8 +162,16 @@ pub enum Expr {
         lhs: Box<Expr>,
         rhs: Box<Expr>,
     },
-    /// Sum of `body` over every value of `var`; made explicit by `place_reductions`.
-    Sum {
+    /// A function or operator beyond `+ - * /`: `sqrt(a)`, `max(a, b)`,
+    /// `a < b`, `a && b`, `!a`.
+    Call {
+        func: Func,
+        args: Vec<Expr>,
+    },
+    /// `body` combined over every value of `var` by `op`: `sum(j, ...)`,
+    /// `min(j, ...)`. Implicit sums are made explicit by `place_reductions`.
+    Reduce {
+        op: Reduction,
         var: IndexVar,
         body: Box<Expr>,
     },
@@ -162,10 +197,22 @@ impl Expr {
 
     /// `sum(var, body)`: the sum of `body` over every value of `var`.
     pub fn sum(var: &str, body: Expr) -> Expr {
-        Expr::Sum {
+        Expr::reduce(Reduction::Sum, var, body)
+    }
+
+    /// `op(var, body)`: `body` combined over every value of `var`, as in
+    /// `min(j, B(i,j) + c(j))`.
+    pub fn reduce(op: Reduction, var: &str, body: Expr) -> Expr {
+        Expr::Reduce {
+            op,
             var: IndexVar::from(var),
             body: Box::new(body),
         }
+    }
+
+    /// `func(args...)`, or the operator `func` applied to `args`.
+    pub fn call(func: Func, args: Vec<Expr>) -> Expr {
+        Expr::Call { func, args }
     }
 
     /// `lhs op rhs`.
@@ -193,7 +240,8 @@ impl Expr {
                 lhs.visit_accesses(visit);
                 rhs.visit_accesses(visit);
             }
-            Expr::Sum { body, .. } => body.visit_accesses(visit),
+            Expr::Call { args, .. } => args.iter().for_each(|a| a.visit_accesses(visit)),
+            Expr::Reduce { body, .. } => body.visit_accesses(visit),
         }
     }
 
@@ -206,13 +254,14 @@ impl Expr {
                 lhs.accesses_mut(visit);
                 rhs.accesses_mut(visit);
             }
-            Expr::Sum { body, .. } => body.accesses_mut(visit),
+            Expr::Call { args, .. } => args.iter_mut().for_each(|a| a.accesses_mut(visit)),
+            Expr::Reduce { body, .. } => body.accesses_mut(visit),
         }
     }
 
     /// Every index variable in text order (repeats included): the indices
     /// of accesses and the variables of `sum(var, ...)`.
-    fn visit_vars<'a>(&'a self, visit: &mut impl FnMut(&'a IndexVar)) {
+    pub(crate) fn visit_vars<'a>(&'a self, visit: &mut impl FnMut(&'a IndexVar)) {
         match self {
             Expr::Access(a) => a.indices.iter().for_each(&mut *visit),
             Expr::Literal(_) => {}
@@ -221,7 +270,8 @@ impl Expr {
                 lhs.visit_vars(visit);
                 rhs.visit_vars(visit);
             }
-            Expr::Sum { var, body } => {
+            Expr::Call { args, .. } => args.iter().for_each(|a| a.visit_vars(visit)),
+            Expr::Reduce { var, body, .. } => {
                 visit(var);
                 body.visit_vars(visit);
             }
@@ -253,7 +303,8 @@ impl Expr {
                 lhs.visit_free(bound, visit);
                 rhs.visit_free(bound, visit);
             }
-            Expr::Sum { var, body } => {
+            Expr::Call { args, .. } => args.iter().for_each(|a| a.visit_free(bound, visit)),
+            Expr::Reduce { var, body, .. } => {
                 bound.push(var);
                 body.visit_free(bound, visit);
                 bound.pop();
@@ -266,7 +317,9 @@ impl Expr {
             Expr::Binary { op, .. } => op.precedence(),
             Expr::Neg(_) => PREC_UNARY,
             Expr::Literal(v) if v.is_sign_negative() && !v.is_nan() => PREC_UNARY,
-            Expr::Access(_) | Expr::Literal(_) | Expr::Sum { .. } => PREC_ATOM,
+            Expr::Call { func, .. } if *func == Func::Not => PREC_UNARY,
+            Expr::Call { func, .. } => func.infix_precedence().unwrap_or(PREC_ATOM),
+            Expr::Access(_) | Expr::Literal(_) | Expr::Reduce { .. } => PREC_ATOM,
         }
     }
 }
@@ -397,10 +450,10 @@ impl<'a> Distinct<'a> {
     }
 }
 
-const PREC_ADD: u8 = 1;
-const PREC_MUL: u8 = 2;
-const PREC_UNARY: u8 = 3;
-const PREC_ATOM: u8 = 4;
+const PREC_ADD: u8 = 4;
+const PREC_MUL: u8 = 5;
+const PREC_UNARY: u8 = 6;
+const PREC_ATOM: u8 = 7;
 
 /// Writes canonical text, recording the span of every access in text order.
 fn write_statement(out: &mut String, stmt: &Statement, spans: &mut Vec<Span>) {
@@ -451,8 +504,10 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8, spans: &mut Vec<Span>) {
             out.push(' ');
             write_expr(out, rhs, p + 1, spans);
         }
-        Expr::Sum { var, body } => {
-            out.push_str("sum(");
+        Expr::Call { func, args } => write_call(out, *func, args, spans),
+        Expr::Reduce { op, var, body } => {
+            out.push_str(op.name());
+            out.push('(');
             out.push_str(&var.0);
             out.push_str(", ");
             write_expr(out, body, 0, spans);
@@ -462,6 +517,42 @@ fn write_expr(out: &mut String, e: &Expr, min_prec: u8, spans: &mut Vec<Span>) {
     if parens {
         out.push(')');
     }
+}
+
+/// Writes a call `f(a, b)`, a prefix `!a` or an infix `a < b`.
+fn write_call(out: &mut String, func: Func, args: &[Expr], spans: &mut Vec<Span>) {
+    if func == Func::Not {
+        out.push('!');
+        write_expr(out, &args[0], PREC_UNARY, spans);
+    } else if let Some(p) = func.infix_precedence() {
+        write_expr(out, &args[0], p, spans);
+        out.push(' ');
+        out.push_str(func.name());
+        out.push(' ');
+        write_expr(out, &args[1], p + 1, spans);
+    } else {
+        out.push_str(func.name());
+        out.push('(');
+        for (k, a) in args.iter().enumerate() {
+            if k > 0 {
+                out.push_str(", ");
+            }
+            // A first argument that is a bare name used as an index
+            // variable by the second would read as a reduction over it.
+            let bare = k == 0 && args.len() == 2 && is_bare_var_of(a, &args[1]);
+            write_expr(out, a, if bare { PREC_ATOM + 1 } else { 0 }, spans);
+        }
+        out.push(')');
+    }
+}
+
+/// Whether `a` is a scalar access whose name `rest` uses as an index
+/// variable.
+fn is_bare_var_of(a: &Expr, rest: &Expr) -> bool {
+    let Expr::Access(access) = a else { return false };
+    let mut found = false;
+    rest.visit_vars(&mut |v| found |= access.indices.is_empty() && v.0 == access.tensor);
+    found
 }
 
 /// The shortest text that parses back to `v`: plain decimals for ordinary

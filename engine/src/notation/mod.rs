@@ -11,9 +11,11 @@
 //!   ([`place_reductions`]).
 
 pub mod check;
+pub mod func;
 pub mod ir;
 pub mod parse;
 
 pub use check::{check, place_reductions, IndexSizes};
+pub use func::{Func, Reduction, FUNCTIONS, REDUCTIONS};
 pub use ir::{Access, AssignOp, BinaryOp, Expr, IndexVar, Span, Statement, MAX_ORDER};
 pub use parse::{parse_statement, MAX_DEPTH};

@@ -25,6 +25,7 @@
 //! counts two): deeper text is refused, so that no pass over the IR can
 //! overflow the stack.
 
+use super::func::{Func, Reduction, FUNCTIONS};
 use super::ir::{Access, AssignOp, BinaryOp, Expr, IndexVar, Span, Statement, MAX_ORDER};
 use crate::error::{EngineError, Result};
 
@@ -48,6 +49,7 @@ pub const MAX_DEPTH: usize = 256;
 /// ```
 pub fn parse_statement(text: &str) -> Result<Statement> {
     let mut p = Parser {
+        pending: None,
         lexer: Lexer::new(text),
     };
     p.statement()
@@ -64,6 +66,10 @@ enum Tok {
     Minus,
     Star,
     Slash,
+    /// A comparison or logical operator: `<`, `<=`, `>`, `>=`, `==`, `!=`,
+    /// `&&`, `||`.
+    Infix(Func),
+    Bang,
     Assign,
     AddAssign,
     End,
@@ -180,7 +186,29 @@ impl<'a> Lexer<'a> {
             '-' => Some(Tok::Minus),
             '*' => Some(Tok::Star),
             '/' => Some(Tok::Slash),
-            '=' => Some(Tok::Assign),
+            '=' | '<' | '>' | '!' | '&' | '|' => {
+                let next = self.byte_at(start + 1);
+                let (tok, len) = match (c, next) {
+                    ('=', Some(b'=')) => (Tok::Infix(Func::Eq), 2),
+                    ('=', _) => (Tok::Assign, 1),
+                    ('<', Some(b'=')) => (Tok::Infix(Func::Le), 2),
+                    ('<', _) => (Tok::Infix(Func::Lt), 1),
+                    ('>', Some(b'=')) => (Tok::Infix(Func::Ge), 2),
+                    ('>', _) => (Tok::Infix(Func::Gt), 1),
+                    ('!', Some(b'=')) => (Tok::Infix(Func::Ne), 2),
+                    ('!', _) => (Tok::Bang, 1),
+                    ('&', Some(b'&')) => (Tok::Infix(Func::And), 2),
+                    ('|', Some(b'|')) => (Tok::Infix(Func::Or), 2),
+                    _ => {
+                        return Err(syntax(
+                            column,
+                            format!("unexpected character '{c}' (did you mean '{c}{c}'?)"),
+                        ))
+                    }
+                };
+                self.advance(len);
+                return Ok(token(tok, self.pos));
+            }
             '+' if self.byte_at(start + 1) == Some(b'=') => {
                 self.advance(2);
                 return Ok(token(Tok::AddAssign, self.pos));
@@ -249,6 +277,9 @@ impl<'a> Lexer<'a> {
 
 struct Parser<'a> {
     lexer: Lexer<'a>,
+    /// An operand already read (a call's first argument, once it is known
+    /// not to stand alone), which the next `atom` returns.
+    pending: Option<Sub>,
 }
 
 /// An expression and the height of its tree.
@@ -280,6 +311,12 @@ impl Parser<'_> {
         let op = match t.tok {
             Tok::Assign => AssignOp::Assign,
             Tok::AddAssign => AssignOp::AddAssign,
+            Tok::Infix(Func::Eq) => {
+                return Err(syntax(
+                    t.column,
+                    "expected '=' or '+=' after the left side, found '==' (a comparison; assignment is '=')",
+                ))
+            }
             _ => {
                 return Err(syntax(
                     t.column,
@@ -312,8 +349,8 @@ impl Parser<'_> {
     /// An access on the left side, where `sum` is refused.
     fn access_or_sum_keyword(&mut self) -> Result<Access> {
         let name = self.lexer.next()?;
-        if self.lexer.slice(name) == "sum" {
-            return Err(reserved_sum(name.column));
+        if let Some(e) = reserved(self.lexer.slice(name), name.column) {
+            return Err(e);
         }
         self.access_rest(name)
     }
@@ -343,30 +380,17 @@ impl Parser<'_> {
                         Tok::Comma => {
                             t = self.lexer.next()?;
                             if t.tok != Tok::Ident {
-                                return Err(syntax(
-                                    t.column,
-                                    format!("expected an index variable after ',', found {}", self.found(t)),
-                                ));
+                                return Err(self.not_an_index(name, t, "expected an index variable after ','"));
                             }
                         }
                         Tok::RParen => {
                             end = sep.end;
                             break;
                         }
-                        _ => {
-                            return Err(syntax(
-                                sep.column,
-                                format!("expected ')' or ',' after index variable, found {}", self.found(sep)),
-                            ))
-                        }
+                        _ => return Err(self.not_an_index(name, sep, "expected ')' or ',' after index variable")),
                     }
                 },
-                _ => {
-                    return Err(syntax(
-                        t.column,
-                        format!("expected an index variable or ')', found {}", self.found(t)),
-                    ))
-                }
+                _ => return Err(self.not_an_index(name, t, "expected an index variable or ')'")),
             }
         }
         Ok(Access {
@@ -376,7 +400,32 @@ impl Parser<'_> {
         })
     }
 
+    /// An expression: `||` binds loosest, then `&&`, then comparisons,
+    /// then `+ -`, then `* /`, then the prefix `-` and `!`.
     fn expr(&mut self, depth: usize) -> Result<Sub> {
+        self.infix(depth, 1)
+    }
+
+    /// The infix level `level` (1 `||`, 2 `&&`, 3 comparisons) and below.
+    fn infix(&mut self, depth: usize, level: u8) -> Result<Sub> {
+        if level > 3 {
+            return self.additive(depth);
+        }
+        let (mut lhs, mut height) = self.infix(depth, level + 1)?;
+        loop {
+            let t = self.lexer.peek()?;
+            let func = match t.tok {
+                Tok::Infix(f) if f.infix_precedence() == Some(level) => f,
+                _ => return Ok((lhs, height)),
+            };
+            self.lexer.next()?;
+            let (rhs, h) = self.infix(depth, level + 1)?;
+            height = deeper(height.max(h), t.column)?;
+            lhs = Expr::call(func, vec![lhs, rhs]);
+        }
+    }
+
+    fn additive(&mut self, depth: usize) -> Result<Sub> {
         let (mut lhs, mut height) = self.term(depth)?;
         loop {
             let t = self.lexer.peek()?;
@@ -409,6 +458,9 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self, depth: usize) -> Result<Sub> {
+        if self.pending.is_some() {
+            return self.atom(depth);
+        }
         let t = self.lexer.peek()?;
         if t.tok == Tok::Minus {
             self.lexer.next()?;
@@ -416,15 +468,23 @@ impl Parser<'_> {
             let (e, h) = self.unary(depth)?;
             return Ok((-e, deeper(h, t.column)?));
         }
+        if t.tok == Tok::Bang {
+            self.lexer.next()?;
+            let depth = deeper(depth, t.column)?;
+            let (e, h) = self.unary(depth)?;
+            return Ok((Expr::call(Func::Not, vec![e]), deeper(h, t.column)?));
+        }
         self.atom(depth)
     }
 
     fn atom(&mut self, depth: usize) -> Result<Sub> {
+        if let Some(read) = self.pending.take() {
+            return Ok(read);
+        }
         let t = self.lexer.next()?;
         match t.tok {
             Tok::Number(v) => Ok((Expr::Literal(v), 1)),
-            Tok::Ident if self.lexer.slice(t) == "sum" => self.sum(t, depth),
-            Tok::Ident => Ok((Expr::Access(self.access_rest(t)?), 1)),
+            Tok::Ident => self.ident_atom(t, depth),
             Tok::LParen => {
                 let (e, h) = self.expr(deeper(depth, t.column)?)?;
                 let close = self.lexer.next()?;
@@ -443,62 +503,195 @@ impl Parser<'_> {
             _ => Err(syntax(
                 t.column,
                 format!(
-                    "expected an operand (a number, a tensor access, sum(...) or '('), found {}",
+                    "expected an operand (a number, a tensor access, a call such as sqrt(...) or sum(...), or '('), found {}",
                     self.found(t)
                 ),
             )),
         }
     }
 
-    /// `sum(var, expr)`, after the keyword `kw`.
-    fn sum(&mut self, kw: Token, depth: usize) -> Result<Sub> {
+    /// A call after the name `kw`: a function, `sqrt(e)` or `max(a, b)`,
+    /// or a reduction, `sum(j, e)` or `min(j, e)`. `min` and `max` are
+    /// reductions when their first argument is a bare name that the second
+    /// uses as an index variable.
+    fn call(&mut self, kw: Token, depth: usize) -> Result<Sub> {
+        let name = self.lexer.slice(kw);
         let open = self.lexer.next()?;
         if open.tok != Tok::LParen {
-            return Err(reserved_sum(kw.column));
+            return Err(reserved(name, kw.column).expect("a reserved name"));
         }
         let depth = deeper(depth, kw.column)?;
-        let var = self.lexer.next()?;
-        if var.tok != Tok::Ident {
-            return Err(syntax(
-                var.column,
-                format!("expected an index variable after 'sum(', found {}", self.found(var)),
-            ));
+        let func = Func::from_name(name);
+        let reduction = Reduction::from_name(name);
+        let first_token = self.lexer.peek()?;
+        let mut args = Vec::new();
+        let mut height = 0;
+        // A name alone before ',' is a reduction's variable (any name, a
+        // reserved one too) or a scalar tensor: read it apart.
+        let mut bare_var = None;
+        if first_token.tok == Tok::Ident {
+            self.lexer.next()?;
+            if self.lexer.peek()?.tok == Tok::Comma {
+                bare_var = Some(IndexVar::new(self.lexer.slice(first_token)));
+            } else {
+                self.pending = Some(self.ident_atom(first_token, depth)?);
+            }
         }
-        let comma = self.lexer.next()?;
-        if comma.tok != Tok::Comma {
-            return Err(syntax(
-                comma.column,
-                format!(
-                    "expected ',' after the index variable of sum, found {}",
-                    self.found(comma)
+        loop {
+            let (arg, h) = match (&bare_var, args.is_empty()) {
+                (Some(var), true) => (
+                    Expr::Access(Access {
+                        tensor: var.0.clone(),
+                        indices: Vec::new(),
+                        span: Span::new(first_token.start, first_token.end),
+                    }),
+                    1,
                 ),
-            ));
+                _ => self.expr(depth)?,
+            };
+            args.push(arg);
+            height = height.max(h);
+            let sep = self.lexer.next()?;
+            match sep.tok {
+                Tok::Comma => continue,
+                Tok::RParen => break,
+                _ if args.len() == 1 && func.is_none() => {
+                    return Err(syntax(
+                        sep.column,
+                        format!(
+                            "expected ',' after the index variable of {name}, found {}",
+                            self.found(sep)
+                        ),
+                    ))
+                }
+                _ => {
+                    let most = func.map_or(2, Func::arity);
+                    let expected = if args.len() >= most { "')'" } else { "',' or ')'" };
+                    return Err(syntax(
+                        sep.column,
+                        format!(
+                            "expected {expected} to close the '{name}(' at column {}, found {}",
+                            kw.column,
+                            self.found(sep)
+                        ),
+                    ));
+                }
+            }
         }
-        let (body, h) = self.expr(depth)?;
-        let close = self.lexer.next()?;
-        if close.tok != Tok::RParen {
+        if let Some(op) = reduction {
+            let used = |var: &IndexVar| {
+                let mut found = false;
+                if let Some(body) = args.get(1) {
+                    body.visit_vars(&mut |v| found |= v == var);
+                }
+                found
+            };
+            let is_reduction = match (&bare_var, func) {
+                (Some(var), Some(_)) => args.len() == 2 && used(var),
+                (_, None) => true,
+                (None, Some(_)) => false,
+            };
+            if is_reduction {
+                let Some(var) = bare_var else {
+                    return Err(syntax(
+                        first_token.column,
+                        format!(
+                            "expected an index variable after '{name}(', found {}",
+                            self.found(first_token)
+                        ),
+                    ));
+                };
+                if args.len() != 2 {
+                    return Err(syntax(
+                        kw.column,
+                        format!("{name} takes an index variable and an expression, {name}(j, expr)"),
+                    ));
+                }
+                let body = args.pop().expect("two arguments");
+                return Ok((
+                    Expr::Reduce {
+                        op,
+                        var,
+                        body: Box::new(body),
+                    },
+                    deeper(height, kw.column)?,
+                ));
+            }
+        }
+        let func = func.expect("a reserved name is a function or a reduction");
+        if let Some(e) = bare_var.and_then(|v| reserved(&v.0, first_token.column)) {
+            return Err(e);
+        }
+        if args.len() != func.arity() {
+            let wanted = match func.arity() {
+                1 => "one argument".to_string(),
+                n => format!("{n} arguments"),
+            };
             return Err(syntax(
-                close.column,
-                format!(
-                    "expected ')' to close the 'sum(' at column {}, found {}",
-                    kw.column,
-                    self.found(close)
-                ),
+                kw.column,
+                format!("{name} takes {wanted}, found {}", args.len()),
             ));
         }
-        let sum = Expr::Sum {
-            var: IndexVar::new(self.lexer.slice(var)),
-            body: Box::new(body),
-        };
-        Ok((sum, deeper(h, kw.column)?))
+        Ok((Expr::call(func, args), deeper(height, kw.column)?))
+    }
+
+    /// The operand that starts with the name `t`: a call or an access.
+    fn ident_atom(&mut self, t: Token, depth: usize) -> Result<Sub> {
+        if is_reserved(self.lexer.slice(t)) {
+            self.call(t, depth)
+        } else {
+            Ok((Expr::Access(self.access_rest(t)?), 1))
+        }
+    }
+
+    /// The error for a name followed by `(` and something that is not an
+    /// index variable: an unknown function, or a malformed access.
+    fn not_an_index(&self, name: Token, found: Token, expected: &str) -> EngineError {
+        let tensor = self.lexer.slice(name);
+        let near = nearest_function(tensor);
+        // `foo(b(i))`, `foo(!a)`: an expression where indices go.
+        let looks_like_call = matches!(found.tok, Tok::LParen | Tok::Bang);
+        if looks_like_call {
+            let hint = match near {
+                Some(near) => format!("did you mean '{near}'?"),
+                None => "`tessera eval --help` lists the functions".to_string(),
+            };
+            return syntax(name.column, format!("unknown function '{tensor}' ({hint})"));
+        }
+        syntax(found.column, format!("{expected}, found {}", self.found(found)))
     }
 }
 
-fn reserved_sum(column: usize) -> EngineError {
-    syntax(
-        column,
-        "'sum' is reserved for sums, sum(var, expr); it cannot name a tensor",
-    )
+/// Whether `name` is a function or reduction, and so cannot name a tensor.
+fn is_reserved(name: &str) -> bool {
+    Func::from_name(name).is_some() || Reduction::from_name(name).is_some()
+}
+
+/// The error for a reserved name used as a tensor.
+fn reserved(name: &str, column: usize) -> Option<EngineError> {
+    let what = if Reduction::from_name(name).is_some() && Func::from_name(name).is_none() {
+        format!("'{name}' is reserved for reductions, {name}(var, expr)")
+    } else if is_reserved(name) {
+        format!("'{name}' is a function, {name}(...)")
+    } else {
+        return None;
+    };
+    Some(syntax(column, format!("{what}; it cannot name a tensor")))
+}
+
+/// The function or reduction whose name is nearest `name`, if any is
+/// near enough to be a typo of it.
+fn nearest_function(name: &str) -> Option<&'static str> {
+    let names = FUNCTIONS
+        .into_iter()
+        .filter(|f| f.is_called())
+        .map(Func::name)
+        .chain(super::func::REDUCTIONS.into_iter().map(Reduction::name));
+    names
+        .map(|n| (strsim::levenshtein(n, name), n))
+        .filter(|&(d, n)| d <= 2 && d < n.len())
+        .min()
+        .map(|(_, n)| n)
 }
 
 /// One more level of nesting, refused beyond [`MAX_DEPTH`].

@@ -8,7 +8,7 @@ use super::state::OperandState;
 use super::{Emitter, LoopShape};
 use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs, RowOp, RunLength, ValueRun};
 use crate::cin::{Cin, CinExpr, LoopVar, Relation, Target};
-use crate::notation::BinaryOp;
+use crate::notation::{BinaryOp, Reduction};
 
 impl Emitter<'_> {
     /// The walked iterator of a loop whose body is a product with one factor
@@ -407,6 +407,9 @@ impl Emitter<'_> {
         else {
             return false;
         };
+        if self.temps[t].reduction != Reduction::Sum {
+            return false;
+        }
         // The op covers every coordinate: a chunked loop runs as a loop.
         if !shape.universe || !shape.walked.is_empty() || self.chunk_of(var).is_some() {
             return false;
@@ -446,7 +449,7 @@ impl Emitter<'_> {
         if runs.is_empty() {
             return false;
         }
-        let (acc, tpresent) = self.temps[t];
+        let (acc, tpresent) = (self.temps[t].value, self.temps[t].present);
         let skip = self.skip_unless_all(&presences);
         let scale = self.product_of_values(&fixed);
         let mut factors: SmallVec<[ValueRun; 2]> = SmallVec::new();
@@ -530,6 +533,9 @@ impl Emitter<'_> {
         else {
             return None;
         };
+        if self.temps[t].reduction != Reduction::Sum {
+            return None;
+        }
         if shape.universe || shape.walked.len() != 1 {
             return None;
         }
@@ -572,7 +578,7 @@ impl Emitter<'_> {
             });
             presences.push(st.present);
         }
-        let (acc, tpresent) = self.temps[t];
+        let (acc, tpresent) = (self.temps[t].value, self.temps[t].present);
         let skip = self.skip_unless_all(&presences);
         let it = driver.clone();
         let (begin, end) = self.bounds(&it);

@@ -15,6 +15,7 @@ use super::{Emitter, IterInfo};
 use crate::bytecode::{ChunkOutput, ChunkRows, Chunking, IReg, Op};
 use crate::cin::{Blocking, Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, TempId};
 use crate::notation::BinaryOp;
+use crate::notation::Reduction;
 
 /// The outermost loop variable and the registers of the run's range of it.
 #[derive(Clone, Debug)]
@@ -33,6 +34,7 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         // times factors that do not depend on it.
         Cin::Where {
             temp,
+            reduction: Reduction::Sum,
             producer,
             consumer,
         } => match (producer.as_ref(), consumer.as_ref()) {
@@ -170,6 +172,8 @@ fn mentions(expr: &CinExpr, temp: TempId) -> bool {
         CinExpr::Access(_) | CinExpr::Literal(_) => false,
         CinExpr::Neg(e) => mentions(e, temp),
         CinExpr::Binary { lhs, rhs, .. } => mentions(lhs, temp) || mentions(rhs, temp),
+        CinExpr::Call { args, .. } => args.iter().any(|a| mentions(a, temp)),
+        CinExpr::Reduced { body, .. } => mentions(body, temp),
     }
 }
 

@@ -1,14 +1,21 @@
-//! Assignments: where an expression is structurally nonzero, and its
-//! value with absent operands as zero.
+//! Assignments: where an expression may differ from its fill (its value
+//! with every operand absent), and its value with absent operands as zero.
 
-use super::Emitter;
+use super::{Emitter, TempState};
 use crate::bytecode::{BReg, FReg, FloatOp, Op, Regs};
 use crate::cin::{CinExpr, LoopVar, OutputAssembly, Target, TempId};
-use crate::notation::BinaryOp;
+use crate::lattice::Absence;
+use crate::notation::{BinaryOp, Reduction};
 
 impl Emitter<'_> {
     pub(super) fn assign(&mut self, target: &Target, expr: &CinExpr) {
-        let nz = self.structural(expr);
+        // Where the expression of absent operands is not what the target
+        // holds, every coordinate the loops visit is assigned.
+        let nz = if self.fill_of(expr) == Some(self.neutral(target)) {
+            self.structural(expr)
+        } else {
+            self.true_reg
+        };
         if nz == self.false_reg {
             return;
         }
@@ -16,13 +23,13 @@ impl Emitter<'_> {
         let value = self.value(expr);
         match target {
             Target::Temp(t) => {
-                let (acc, present) = self.temps[t];
-                self.ops.push(Op::FBin {
-                    op: FloatOp::Add,
-                    dst: acc,
-                    a: acc,
-                    b: value,
-                });
+                let TempState {
+                    value: acc,
+                    present,
+                    reduction,
+                    ..
+                } = self.temps[t];
+                self.combine(reduction, acc, value);
                 self.ops.push(Op::BConst {
                     dst: present,
                     value: true,
@@ -53,24 +60,63 @@ impl Emitter<'_> {
         self.patch(skip);
     }
 
-    /// Whether the expression may be nonzero here (operands present).
+    /// `acc = acc ⊕ value` for a temporary reduced by `reduction`.
+    pub(super) fn combine(&mut self, reduction: Reduction, acc: FReg, value: FReg) {
+        match (reduction, reduction.func()) {
+            (_, Some(func)) => self.ops.push(Op::FCall {
+                func,
+                dst: acc,
+                a: acc,
+                b: value,
+            }),
+            (Reduction::Prod, None) => self.ops.push(Op::FBin {
+                op: FloatOp::Mul,
+                dst: acc,
+                a: acc,
+                b: value,
+            }),
+            _ => self.ops.push(Op::FBin {
+                op: FloatOp::Add,
+                dst: acc,
+                a: acc,
+                b: value,
+            }),
+        }
+    }
+
+    /// Whether the expression may differ from its fill here: false only
+    /// where it certainly has its fill (operands absent).
     pub(super) fn structural(&mut self, expr: &CinExpr) -> BReg {
         match expr {
             CinExpr::Access(a) => self.states[*a].present,
-            // Known at emission: folded like any other known flag.
-            CinExpr::Literal(v) if *v != 0.0 => self.true_reg,
+            // A literal is its own fill.
             CinExpr::Literal(_) => self.false_reg,
-            CinExpr::Temp(t) => self.temps[t].1,
+            CinExpr::Temp(t) => match self.temps[t].fill {
+                Some(_) => self.temps[t].present,
+                None => self.true_reg,
+            },
             CinExpr::Neg(e) => self.structural(e),
-            CinExpr::Binary { op, lhs, rhs } => {
-                if *op == BinaryOp::Div {
-                    return self.true_reg;
-                }
-                let l = self.structural(lhs);
-                let r = self.structural(rhs);
-                if *op == BinaryOp::Mul {
-                    return self.and_flags(l, r);
-                }
+            CinExpr::Reduced { .. } => unreachable!("reduced expressions are only analysed"),
+            CinExpr::Binary { op, lhs, rhs } => self.structural_of(op.annihilators(), lhs, rhs),
+            CinExpr::Call { func, args } => match args.as_slice() {
+                [arg] => self.structural(arg),
+                [lhs, rhs] => self.structural_of(func.annihilators(), lhs, rhs),
+                _ => unreachable!("functions take one or two arguments"),
+            },
+        }
+    }
+
+    /// [`Self::structural`] of a binary operation with `annihilators`.
+    fn structural_of(&mut self, annihilators: &[f64], lhs: &CinExpr, rhs: &CinExpr) -> BReg {
+        let temp_fill = |t: TempId| self.temps.get(&t).and_then(|s| s.fill);
+        let absence = Absence::of(annihilators, lhs, rhs, &temp_fill);
+        let l = self.structural(lhs);
+        let r = self.structural(rhs);
+        match absence {
+            Absence::Both => self.and_flags(l, r),
+            Absence::Left => l,
+            Absence::Right => r,
+            Absence::Either => {
                 if l == self.true_reg || r == self.true_reg {
                     return self.true_reg;
                 }
@@ -117,7 +163,18 @@ impl Emitter<'_> {
                 self.ops.push(Op::FConst { dst, value: *v });
                 dst
             }
-            CinExpr::Temp(t) => self.temps[t].0,
+            CinExpr::Temp(t) => self.temps[t].value,
+            CinExpr::Reduced { .. } => unreachable!("reduced expressions are only analysed"),
+            CinExpr::Call { func, args } => {
+                let a = self.value(&args[0]);
+                let b = match args.get(1) {
+                    Some(rhs) => self.value(rhs),
+                    None => a,
+                };
+                let dst = self.freg();
+                self.ops.push(Op::FCall { func: *func, dst, a, b });
+                dst
+            }
             CinExpr::Neg(e) => {
                 let a = self.value(e);
                 let dst = self.freg();
@@ -150,6 +207,14 @@ pub(super) fn substitute(expr: &CinExpr, temp: TempId, with: &CinExpr) -> CinExp
             op: *op,
             lhs: Box::new(substitute(lhs, temp, with)),
             rhs: Box::new(substitute(rhs, temp, with)),
+        },
+        CinExpr::Call { func, args } => CinExpr::Call {
+            func: *func,
+            args: args.iter().map(|a| substitute(a, temp, with)).collect(),
+        },
+        CinExpr::Reduced { op, body } => CinExpr::Reduced {
+            op: *op,
+            body: Box::new(substitute(body, temp, with)),
         },
         other => other.clone(),
     }

@@ -586,7 +586,7 @@ impl Emitter<'_> {
         // right when they could only have been annihilated (an iterator of
         // the point ran out), not under a quotient, which is computed
         // wherever its operands are (division has the dense meaning).
-        !Self::effective(body).has_division()
+        !Self::effective(body).divides_or_calls()
             && !shape.universe
             && shape.walked.len() >= 2
             && shape.lattice.points.len() <= MOST_COPIES

@@ -27,9 +27,10 @@ use std::fmt::Write as _;
 use tessera_formats::{Level, LevelFormat, LevelKind};
 
 use crate::bytecode::{BReg, FReg, IReg, Op, Program, Regs};
-use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, TempId};
+use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::lattice::{Lattice, LatticePrinter, MAX_POINTS};
+use crate::notation::Reduction;
 use expr::substitute;
 use state::OperandState;
 
@@ -193,7 +194,7 @@ struct Emitter<'a> {
     nb: u32,
     states: Vec<OperandState>,
     var_regs: HashMap<LoopVar, IReg>,
-    temps: HashMap<TempId, (FReg, BReg)>,
+    temps: HashMap<TempId, TempState>,
     workspace: Option<Vec<LoopVar>>,
     true_reg: BReg,
     /// A flag known not to hold: operands absent in a merge case.
@@ -210,6 +211,16 @@ struct Emitter<'a> {
     fills_in: bool,
     /// The chunked loop and the registers of the run's range of it.
     chunk: Option<chunks::ChunkRange>,
+}
+
+/// A temporary's registers, how it combines, and its fill once its
+/// producer is emitted ([`crate::lattice::fill`]).
+#[derive(Clone, Copy, Debug)]
+struct TempState {
+    value: FReg,
+    present: BReg,
+    reduction: Reduction,
+    fill: Option<f64>,
 }
 
 /// What one loop does with each iterator.
@@ -348,20 +359,40 @@ impl<'a> Emitter<'a> {
             Cin::Forall { var, body } => self.forall(var, body, depth),
             Cin::Where {
                 temp,
+                reduction,
                 producer,
                 consumer,
             } => {
                 let value = self.freg();
                 let present = self.breg();
-                self.ops.push(Op::FConst { dst: value, value: 0.0 });
+                self.ops.push(Op::FConst {
+                    dst: value,
+                    value: reduction.identity(),
+                });
                 self.ops.push(Op::BConst {
                     dst: present,
                     value: false,
                 });
-                self.temps.insert(*temp, (value, present));
+                self.temps.insert(
+                    *temp,
+                    TempState {
+                        value,
+                        present,
+                        reduction: *reduction,
+                        fill: None,
+                    },
+                );
                 let pad = "  ".repeat(depth);
-                let _ = writeln!(self.plan, "{pad}where t{} is computed by:", temp.0);
+                match reduction {
+                    Reduction::Sum => writeln!(self.plan, "{pad}where t{} is computed by:", temp.0),
+                    op => writeln!(self.plan, "{pad}where t{} is the {op} computed by:", temp.0),
+                }
+                .ok();
                 self.stmt(producer, depth + 1);
+                // Absent where no term was combined, if absent terms vanish.
+                let terms = self.fill_of(&Self::effective(producer));
+                let fill = (terms == Some(reduction.identity())).then(|| reduction.identity());
+                self.temps.get_mut(temp).expect("inserted above").fill = fill;
                 self.stmt(consumer, depth);
             }
             Cin::Workspace { vars, body } => {
@@ -436,17 +467,54 @@ impl<'a> Emitter<'a> {
     }
 
     /// The expression `cin` computes, with temporaries it computes itself
-    /// replaced by their producers' expressions.
+    /// replaced by their producers' expressions: a sum whose absent terms
+    /// vanish as its terms, any other reduction as [`CinExpr::Reduced`].
     fn effective(cin: &Cin) -> CinExpr {
         match cin {
             Cin::Forall { body, .. } | Cin::Workspace { body, .. } => Self::effective(body),
             Cin::Assign { expr, .. } => expr.clone(),
             Cin::Where {
                 temp,
+                reduction,
                 producer,
                 consumer,
-            } => substitute(&Self::effective(consumer), *temp, &Self::effective(producer)),
+            } => {
+                let terms = Self::effective(producer);
+                let plain = *reduction == Reduction::Sum && crate::lattice::fill(&terms, &|_| None) == Some(0.0);
+                let with = if plain {
+                    terms
+                } else {
+                    CinExpr::Reduced {
+                        op: *reduction,
+                        body: Box::new(terms),
+                    }
+                };
+                substitute(&Self::effective(consumer), *temp, &with)
+            }
         }
+    }
+
+    /// Where `cin`'s results go: the target of its last assignment.
+    fn target(cin: &Cin) -> &Target {
+        match cin {
+            Cin::Forall { body, .. } | Cin::Workspace { body, .. } => Self::target(body),
+            Cin::Where { consumer, .. } => Self::target(consumer),
+            Cin::Assign { target, .. } => target,
+        }
+    }
+
+    /// What `target` holds where nothing is assigned: 0 in the output, a
+    /// temporary's identity.
+    fn neutral(&self, target: &Target) -> f64 {
+        match target {
+            Target::Output => 0.0,
+            Target::Temp(t) => self.temps.get(t).map_or(0.0, |s| s.reduction.identity()),
+        }
+    }
+
+    /// `expr`'s fill with the temporaries known here.
+    fn fill_of(&self, expr: &CinExpr) -> Option<f64> {
+        crate::lattice::fill(expr, &|t| self.temps.get(&t).and_then(|s| s.fill))
     }
 
     fn forall(&mut self, var: &LoopVar, body: &Cin, depth: usize) {
@@ -475,7 +543,8 @@ impl<'a> Emitter<'a> {
             }
         }
         let expr = Self::effective(body);
-        let Some(lattice) = Lattice::build(&expr, &|a| iterator_of.get(&a).copied(), &|_| None) else {
+        let temp_fill = |t: TempId| self.temps.get(&t).and_then(|s| s.fill);
+        let Some(lattice) = Lattice::build(&expr, &|a| iterator_of.get(&a).copied(), &temp_fill) else {
             self.refused = Some(format!(
                 "the loop over {var} would merge {} iterators in more than {MAX_POINTS} combinations \
                  (lattice points); split the statement into smaller ones",
@@ -493,6 +562,13 @@ impl<'a> Emitter<'a> {
                 .all(|(i, it)| Some(it.operand) == self.output_operand() || lattice.top().contains(&i)),
             "an input iterator is missing from the lattice of loop {var}"
         );
+        // Every coordinate has something to compute where the expression
+        // of absent operands is not what its target holds already.
+        let lattice = if self.fill_of(&expr) == Some(self.neutral(Self::target(body))) && !lattice.is_constant() {
+            lattice
+        } else {
+            lattice.join(&Lattice::universe())
+        };
         let lattice = lattice.prune_below_full(&|it| iterators[it].full());
         let shape = self.shape(var, iterators, lattice);
         if shape.universe {

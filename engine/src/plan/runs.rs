@@ -11,6 +11,7 @@ use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelFormat, 
 use super::{Emitter, LoopShape};
 use crate::bytecode::{IReg, Op, RunLength, Strided, StridedRun, ValueRun};
 use crate::cin::{Blocking, Cin, CinExpr, LoopVar, Relation, Target};
+use crate::notation::Reduction;
 
 /// Where a coordinate of a loop variable comes from while a run's start is
 /// located: the loops being replaced are at given coordinates.
@@ -234,6 +235,7 @@ impl Emitter<'_> {
 pub(super) fn reduction_of_product(body: &Cin) -> Option<(&LoopVar, &CinExpr)> {
     let Cin::Where {
         temp,
+        reduction: Reduction::Sum,
         producer,
         consumer,
     } = body

@@ -65,7 +65,7 @@ fn command(text: &str, column: usize) -> Result<Command> {
     let Some((_, usage)) = COMMANDS.iter().find(|(n, _)| *n == name) else {
         let nearest = COMMANDS
             .iter()
-            .map(|(n, _)| (edit_distance(n, name), *n))
+            .map(|(n, _)| (strsim::levenshtein(n, name), *n))
             .min()
             .filter(|(d, _)| *d <= 2)
             .map(|(_, n)| format!(" (did you mean {n}?)"))
@@ -245,22 +245,6 @@ fn variable(arg: &Arg<'_>) -> Result<String> {
             format!("expected an index variable, found `{}`", arg.text),
         ))
     }
-}
-
-/// Levenshtein distance, for suggesting the nearest command.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let next = (diagonal + usize::from(ca != cb)).min(row[j] + 1).min(row[j + 1] + 1);
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

@@ -1,6 +1,8 @@
 //! Random well-formed statements: 1–4 tensors of orders 0–4, `+ - * /`,
-//! unary minus, literals, shared and summed index variables, broadcasts,
-//! explicit `sum(...)` now and then, and occasionally `+=`.
+//! unary minus, literals, functions, comparisons and logical operators,
+//! shared and summed index variables, broadcasts, explicit `sum(...)` and
+//! other reductions (`min`, `max`, `prod`, `or`, `and`) now and then, and
+//! occasionally `+=`.
 //!
 //! Sizes are consistent by construction: each index variable gets one size
 //! and every mode it indexes has it. Division is kept to the dense meaning's
@@ -8,12 +10,13 @@
 //! [`TensorSpec::divisor`], which callers fill with [`EntryKind::Full`]
 //! contents (every component stored and nonzero), and no variable is summed
 //! over a divisor alone (`b(i) / C(i,k)` divides by `sum(k, C(i,k))`, which
-//! may be zero). So no `0 / 0` or `0 * inf` can make a sparse kernel and the
-//! dense reference disagree legitimately.
+//! may be zero). Functions are drawn from those finite on every finite
+//! argument ([`SAFE_FUNCTIONS`]). So no `0 / 0` or `0 * inf` can make a
+//! sparse kernel and the dense reference disagree legitimately.
 //!
 //! [`EntryKind::Full`]: super::EntryKind::Full
 
-use crate::notation::{Access, BinaryOp, Expr, IndexVar, Statement};
+use crate::notation::{Access, BinaryOp, Expr, Func, IndexVar, Reduction, Statement, REDUCTIONS};
 
 use super::Rng;
 
@@ -34,6 +37,11 @@ pub struct StatementConfig {
     pub div_percent: u32,
     /// Percent of summed variables given an explicit `sum(...)`.
     pub explicit_sum_percent: u32,
+    /// Percent of expression nodes that call a function, a comparison or
+    /// a logical operator.
+    pub call_percent: u32,
+    /// Percent of explicit reductions by something other than a sum.
+    pub other_reduction_percent: u32,
     /// Largest index size of statements with at most two variables (more
     /// variables get smaller ones: 2/3 of it for three, 5/12 for four,
     /// 1/3 beyond).
@@ -54,6 +62,8 @@ impl Default for StatementConfig {
             add_assign_percent: 10,
             div_percent: 8,
             explicit_sum_percent: 10,
+            call_percent: 10,
+            other_reduction_percent: 50,
             max_dim: 12,
             max_work: 6000,
         }
@@ -87,6 +97,51 @@ const VAR_NAMES: [&str; 6] = ["i", "j", "k", "l", "m", "n"];
 const TENSOR_NAMES: [&str; 4] = ["B", "C", "D", "E"];
 const LITERALS: [f64; 6] = [0.5, 1.0, 2.0, 3.0, 0.25, 0.0];
 const DIVISOR_LITERALS: [f64; 4] = [2.0, 4.0, 0.5, -2.0];
+
+/// The functions random statements call: finite on every finite argument,
+/// so that an absent operand's annihilation never meets an infinity or a
+/// NaN the dense reference would compute. (`atan2` is left out: it tells
+/// -0 from +0, whose sign a sum moved out of a product legitimately
+/// changes, `-c * sum(k, b(k))` against `sum(k, -c * b(k))`.)
+pub const SAFE_FUNCTIONS: [Func; 19] = [
+    Func::Abs,
+    Func::Square,
+    Func::Cbrt,
+    Func::Sin,
+    Func::Cos,
+    Func::Atan,
+    Func::Tanh,
+    Func::Asinh,
+    Func::Heaviside,
+    Func::Not,
+    Func::Min,
+    Func::Max,
+    Func::Lt,
+    Func::Le,
+    Func::Ne,
+    Func::Eq,
+    Func::And,
+    Func::Or,
+    Func::Xor,
+];
+
+/// The functions of [`SAFE_FUNCTIONS`] that are exact on exact arguments
+/// (no rounding), for tests that compare results bit for bit.
+pub const EXACT_FUNCTIONS: [Func; 13] = [
+    Func::Abs,
+    Func::Square,
+    Func::Heaviside,
+    Func::Not,
+    Func::Min,
+    Func::Max,
+    Func::Lt,
+    Func::Le,
+    Func::Ne,
+    Func::Eq,
+    Func::And,
+    Func::Or,
+    Func::Xor,
+];
 
 struct Generator<'a> {
     rng: &'a mut Rng,
@@ -192,6 +247,11 @@ impl Generator<'_> {
         if self.rng.percent(8) {
             return -self.expr(depth + 1);
         }
+        if self.rng.percent(self.config.call_percent) {
+            let func = *self.rng.pick(&SAFE_FUNCTIONS);
+            let args = (0..func.arity()).map(|_| self.expr(depth + 1)).collect();
+            return Expr::call(func, args);
+        }
         let op = if self.rng.percent(self.config.div_percent) {
             BinaryOp::Div
         } else {
@@ -216,7 +276,8 @@ fn occurrences(e: &Expr, var: &IndexVar) -> usize {
         Expr::Literal(_) => 0,
         Expr::Neg(x) => occurrences(x, var),
         Expr::Binary { lhs, rhs, .. } => occurrences(lhs, var) + occurrences(rhs, var),
-        Expr::Sum { var: v, body } => {
+        Expr::Call { args, .. } => args.iter().map(|a| occurrences(a, var)).sum(),
+        Expr::Reduce { var: v, body, .. } => {
             if v == var {
                 0
             } else {
@@ -228,13 +289,17 @@ fn occurrences(e: &Expr, var: &IndexVar) -> usize {
 
 /// Wraps in `sum(var, ...)` the node `up` steps above the smallest
 /// subexpression holding every occurrence of `var` (the root at most).
-fn wrap_sum(e: Expr, var: &IndexVar, rng: &mut Rng) -> Expr {
+fn wrap_sum(e: Expr, var: &IndexVar, op: Reduction, rng: &mut Rng) -> Expr {
     let total = occurrences(&e, var);
     // Depth of the smallest subexpression holding all occurrences.
     fn lca_depth(e: &Expr, var: &IndexVar, total: usize) -> usize {
         match e {
             Expr::Neg(x) if occurrences(x, var) == total => 1 + lca_depth(x, var, total),
-            Expr::Sum { body, .. } if occurrences(body, var) == total => 1 + lca_depth(body, var, total),
+            Expr::Reduce { body, .. } if occurrences(body, var) == total => 1 + lca_depth(body, var, total),
+            Expr::Call { args, .. } => match args.iter().position(|a| occurrences(a, var) == total) {
+                Some(k) => 1 + lca_depth(&args[k], var, total),
+                None => 0,
+            },
             Expr::Binary { lhs, rhs, .. } => {
                 if occurrences(lhs, var) == total {
                     1 + lca_depth(lhs, var, total)
@@ -247,35 +312,40 @@ fn wrap_sum(e: Expr, var: &IndexVar, rng: &mut Rng) -> Expr {
             _ => 0,
         }
     }
-    fn wrap_at(e: Expr, var: &IndexVar, total: usize, depth: usize) -> Expr {
+    fn wrap_at(e: Expr, var: &IndexVar, op: Reduction, total: usize, depth: usize) -> Expr {
         if depth == 0 {
-            return Expr::Sum {
-                var: var.clone(),
-                body: Box::new(e),
-            };
+            return Expr::reduce(op, &var.0, e);
         }
+        let down = |x: Expr| wrap_at(x, var, op, total, depth - 1);
         match e {
-            Expr::Neg(x) => -wrap_at(*x, var, total, depth - 1),
-            Expr::Sum { var: v, body } => Expr::Sum {
+            Expr::Neg(x) => -down(*x),
+            Expr::Reduce { op: o, var: v, body } => Expr::Reduce {
+                op: o,
                 var: v,
-                body: Box::new(wrap_at(*body, var, total, depth - 1)),
+                body: Box::new(down(*body)),
             },
-            Expr::Binary { op, lhs, rhs } => {
+            Expr::Binary { op: b, lhs, rhs } => {
                 if occurrences(&lhs, var) == total {
-                    Expr::binary(op, wrap_at(*lhs, var, total, depth - 1), *rhs)
+                    Expr::binary(b, down(*lhs), *rhs)
                 } else {
-                    Expr::binary(op, *lhs, wrap_at(*rhs, var, total, depth - 1))
+                    Expr::binary(b, *lhs, down(*rhs))
                 }
             }
-            other => Expr::Sum {
-                var: var.clone(),
-                body: Box::new(other),
-            },
+            Expr::Call { func, mut args } => {
+                let k = args
+                    .iter()
+                    .position(|a| occurrences(a, var) == total)
+                    .expect("the occurrences are in one argument");
+                let arg = std::mem::replace(&mut args[k], Expr::Literal(0.0));
+                args[k] = down(arg);
+                Expr::call(func, args)
+            }
+            other => Expr::reduce(op, &var.0, other),
         }
     }
     let deepest = lca_depth(&e, var, total);
     let depth = rng.range(0, deepest);
-    wrap_at(e, var, total, depth)
+    wrap_at(e, var, op, total, depth)
 }
 
 /// A random well-formed statement within `config`'s bounds.
@@ -367,7 +437,12 @@ fn draw(rng: &mut Rng, config: &StatementConfig) -> Option<RandomStatement> {
     // Explicit sums for some summed variables.
     for v in &used {
         if !out_vars.contains(&v.0) && g.rng.percent(g.config.explicit_sum_percent) {
-            rhs = wrap_sum(rhs, v, g.rng);
+            let op = if g.rng.percent(g.config.other_reduction_percent) {
+                *g.rng.pick(&REDUCTIONS)
+            } else {
+                Reduction::Sum
+            };
+            rhs = wrap_sum(rhs, v, op, g.rng);
         }
     }
     let output_shape: Vec<usize> = out_vars.iter().map(|v| g.size(v)).collect();
@@ -410,6 +485,7 @@ mod tests {
         let mut rng = Rng::new(77);
         let config = StatementConfig::default();
         let (mut divs, mut sums, mut adds, mut broadcasts) = (0, 0, 0, 0);
+        let (mut calls, mut reductions) = (0, 0);
         for _ in 0..500 {
             let case = random_statement(&mut rng, &config);
             let parsed = parse_statement(&case.text).unwrap_or_else(|e| panic!("{}: {e}", case.text));
@@ -423,10 +499,17 @@ mod tests {
             sums += case.text.contains("sum(") as usize;
             adds += case.text.contains("+=") as usize;
             broadcasts += !case.sizes.is_empty() as usize;
+            let called = |f: Func| {
+                case.text.contains(&format!("{}(", f.name())) || !f.is_called() && case.text.contains(f.name())
+            };
+            calls += SAFE_FUNCTIONS.into_iter().any(called) as usize;
+            reductions += ["min(", "max(", "prod(", "or(", "and("]
+                .iter()
+                .any(|r| case.text.contains(r)) as usize;
         }
         assert!(
-            divs > 10 && sums > 10 && adds > 10 && broadcasts > 10,
-            "{divs} {sums} {adds} {broadcasts}"
+            divs > 10 && sums > 10 && adds > 10 && broadcasts > 10 && calls > 10 && reductions > 10,
+            "{divs} {sums} {adds} {broadcasts} {calls} {reductions}"
         );
     }
 }

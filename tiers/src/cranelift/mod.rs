@@ -9,6 +9,7 @@
 //! runtime checks formats and index widths before it calls a kernel.
 
 mod builder;
+mod functions;
 mod kernel;
 mod translate;
 

@@ -25,6 +25,7 @@ use tessera_engine::bytecode::{
 use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
+use super::functions::FunctionCalls;
 use super::kernel;
 
 struct Translator<'p> {
@@ -41,6 +42,7 @@ struct Translator<'p> {
     prefix_slot: Option<StackSlot>,
     /// The signature of `kernel::workspace_flush`.
     flush_signature: Option<SigRef>,
+    functions: FunctionCalls,
     fail: Option<Block>,
     /// The workspace's entry count, kept in a register while the kernel
     /// runs: stored for the runtime before each callback and at the end,
@@ -87,6 +89,7 @@ pub(crate) fn translate(
         blocks: vec![None; n + 1],
         prefix_slot: None,
         flush_signature: None,
+        functions: FunctionCalls::default(),
         fail: None,
         touched_count: None,
         pending_appends: None,
@@ -477,6 +480,11 @@ impl Translator<'_> {
                     FloatOp::Mul => ins.fmul(x, y),
                     FloatOp::Div => ins.fdiv(x, y),
                 };
+                self.fset(clif, *dst, v);
+            }
+            Op::FCall { func, dst, a, b } => {
+                let (x, y) = (self.fget(clif, *a), self.fget(clif, *b));
+                let v = self.functions.emit(clif, self.call_conv, *func, x, y);
                 self.fset(clif, *dst, v);
             }
             Op::FNeg { dst, a } => {

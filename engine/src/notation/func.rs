@@ -1,0 +1,423 @@
+//! Functions, comparisons and logical operators of the statement language,
+//! and the monoids reductions run over, each with the algebraic properties
+//! the merge lattices follow from.
+//!
+//! One definition of each function's value ([`Func::apply`]) serves the
+//! reference evaluator, constant folding, the interpreter and the compiled
+//! tiers, so every tier computes the same bits. Logical values are `f64`:
+//! any value but 0 is true, and comparisons and logical operators give 1 or
+//! 0.
+
+use std::fmt;
+
+/// A function or operator beyond `+ - * /`.
+///
+/// ```
+/// use tessera_engine::notation::Func;
+/// assert_eq!(Func::from_name("sqrt"), Some(Func::Sqrt));
+/// assert_eq!(Func::Sqrt.apply(&[4.0]), 2.0);
+/// // sqrt keeps a sparse operand's sparsity: sqrt(0) is 0.
+/// assert_eq!(Func::Sqrt.apply(&[0.0]), 0.0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Func {
+    Sqrt,
+    Cbrt,
+    Exp,
+    Log,
+    Log10,
+    Abs,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Square,
+    Cube,
+    /// 1 for positive arguments, 0 otherwise (so `heaviside(0)` is 0 and the
+    /// function keeps sparsity).
+    Heaviside,
+    /// Logical not (`!a`).
+    Not,
+    Pow,
+    Atan2,
+    Min,
+    Max,
+    /// The remainder with the sign of the dividend, as C's `fmod`.
+    Mod,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+    Xor,
+}
+
+/// Every function, in the order `--help` lists them.
+pub const FUNCTIONS: [Func; 36] = [
+    Func::Sqrt,
+    Func::Cbrt,
+    Func::Exp,
+    Func::Log,
+    Func::Log10,
+    Func::Pow,
+    Func::Abs,
+    Func::Sin,
+    Func::Cos,
+    Func::Tan,
+    Func::Asin,
+    Func::Acos,
+    Func::Atan,
+    Func::Atan2,
+    Func::Sinh,
+    Func::Cosh,
+    Func::Tanh,
+    Func::Asinh,
+    Func::Acosh,
+    Func::Atanh,
+    Func::Min,
+    Func::Max,
+    Func::Mod,
+    Func::Square,
+    Func::Cube,
+    Func::Heaviside,
+    Func::Xor,
+    Func::Lt,
+    Func::Le,
+    Func::Gt,
+    Func::Ge,
+    Func::Eq,
+    Func::Ne,
+    Func::And,
+    Func::Or,
+    Func::Not,
+];
+
+fn truth(v: bool) -> f64 {
+    if v {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+impl Func {
+    /// The name a call is written with (`sqrt(x)`), or the operator's
+    /// symbol for comparisons and logical operators.
+    pub fn name(self) -> &'static str {
+        match self {
+            Func::Sqrt => "sqrt",
+            Func::Cbrt => "cbrt",
+            Func::Exp => "exp",
+            Func::Log => "log",
+            Func::Log10 => "log10",
+            Func::Abs => "abs",
+            Func::Sin => "sin",
+            Func::Cos => "cos",
+            Func::Tan => "tan",
+            Func::Asin => "asin",
+            Func::Acos => "acos",
+            Func::Atan => "atan",
+            Func::Sinh => "sinh",
+            Func::Cosh => "cosh",
+            Func::Tanh => "tanh",
+            Func::Asinh => "asinh",
+            Func::Acosh => "acosh",
+            Func::Atanh => "atanh",
+            Func::Square => "square",
+            Func::Cube => "cube",
+            Func::Heaviside => "heaviside",
+            Func::Not => "!",
+            Func::Pow => "pow",
+            Func::Atan2 => "atan2",
+            Func::Min => "min",
+            Func::Max => "max",
+            Func::Mod => "mod",
+            Func::Lt => "<",
+            Func::Le => "<=",
+            Func::Gt => ">",
+            Func::Ge => ">=",
+            Func::Eq => "==",
+            Func::Ne => "!=",
+            Func::And => "&&",
+            Func::Or => "||",
+            Func::Xor => "xor",
+        }
+    }
+
+    /// The function called `name` (operators are not called by name).
+    pub fn from_name(name: &str) -> Option<Func> {
+        FUNCTIONS.into_iter().find(|f| f.is_called() && f.name() == name)
+    }
+
+    /// Whether the function is written as a call, `name(args)`, rather than
+    /// as an operator.
+    pub fn is_called(self) -> bool {
+        self.name().starts_with(|c: char| c.is_ascii_alphabetic())
+    }
+
+    /// How many arguments it takes.
+    pub fn arity(self) -> usize {
+        use Func::*;
+        match self {
+            Pow | Atan2 | Min | Max | Mod | Lt | Le | Gt | Ge | Eq | Ne | And | Or | Xor => 2,
+            _ => 1,
+        }
+    }
+
+    /// The binding strength of an infix operator: `||` below `&&` below the
+    /// comparisons, all below `+` and `-`.
+    pub fn infix_precedence(self) -> Option<u8> {
+        match self {
+            Func::Or => Some(PREC_OR),
+            Func::And => Some(PREC_AND),
+            Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Eq | Func::Ne => Some(PREC_COMPARE),
+            _ => None,
+        }
+    }
+
+    /// The function's value: the one definition every tier computes.
+    pub fn apply(self, args: &[f64]) -> f64 {
+        let a = args[0];
+        let b = args.get(1).copied().unwrap_or(0.0);
+        match self {
+            Func::Sqrt => a.sqrt(),
+            Func::Cbrt => a.cbrt(),
+            Func::Exp => a.exp(),
+            Func::Log => a.ln(),
+            Func::Log10 => a.log10(),
+            Func::Abs => a.abs(),
+            Func::Sin => a.sin(),
+            Func::Cos => a.cos(),
+            Func::Tan => a.tan(),
+            Func::Asin => a.asin(),
+            Func::Acos => a.acos(),
+            Func::Atan => a.atan(),
+            Func::Sinh => a.sinh(),
+            Func::Cosh => a.cosh(),
+            Func::Tanh => a.tanh(),
+            Func::Asinh => a.asinh(),
+            Func::Acosh => a.acosh(),
+            Func::Atanh => a.atanh(),
+            Func::Square => a * a,
+            Func::Cube => a * a * a,
+            Func::Heaviside => truth(a > 0.0),
+            Func::Not => truth(a == 0.0),
+            Func::Pow => a.powf(b),
+            Func::Atan2 => a.atan2(b),
+            // NaN-propagating, unlike f64::min, so that the order of a
+            // reduction never decides whether a NaN survives; -0 is below
+            // +0. (IEEE 754-2019 minimum and maximum, as machine code has
+            // them.)
+            Func::Min => {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else if a < b || a == b && a.is_sign_negative() {
+                    a
+                } else {
+                    b
+                }
+            }
+            Func::Max => {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else if a > b || a == b && a.is_sign_positive() {
+                    a
+                } else {
+                    b
+                }
+            }
+            Func::Mod => a % b,
+            Func::Lt => truth(a < b),
+            Func::Le => truth(a <= b),
+            Func::Gt => truth(a > b),
+            Func::Ge => truth(a >= b),
+            Func::Eq => truth(a == b),
+            Func::Ne => truth(a != b),
+            Func::And => truth(a != 0.0 && b != 0.0),
+            Func::Or => truth(a != 0.0 || b != 0.0),
+            Func::Xor => truth((a != 0.0) != (b != 0.0)),
+        }
+    }
+
+    /// The values `z` with `f(z, y) = f(y, z) = z` for every `y` the
+    /// statement computes with: an absent operand holding one makes the
+    /// call absent too, so the lattice intersects. (`+inf` for `max` and
+    /// `-inf` for `min`; 0 for `&&` and 1 for `||`.)
+    pub fn annihilators(self) -> &'static [f64] {
+        match self {
+            Func::Min => &[f64::NEG_INFINITY],
+            Func::Max => &[f64::INFINITY],
+            Func::And => &[0.0],
+            Func::Or => &[1.0],
+            _ => &[],
+        }
+    }
+}
+
+impl fmt::Display for Func {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+pub(crate) const PREC_OR: u8 = 1;
+pub(crate) const PREC_AND: u8 = 2;
+pub(crate) const PREC_COMPARE: u8 = 3;
+
+/// The operation a reduction combines its terms with: `sum(j, e)`,
+/// `prod(j, e)`, `min(j, e)`, `max(j, e)`, `or(j, e)`, `and(j, e)`.
+///
+/// ```
+/// use tessera_engine::notation::Reduction;
+/// assert_eq!(Reduction::Min.identity(), f64::INFINITY);
+/// assert_eq!(Reduction::Min.combine(3.0, 2.0), 2.0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Reduction {
+    Sum,
+    Prod,
+    Min,
+    Max,
+    Or,
+    And,
+}
+
+/// Every reduction, by name.
+pub const REDUCTIONS: [Reduction; 6] = [
+    Reduction::Sum,
+    Reduction::Prod,
+    Reduction::Min,
+    Reduction::Max,
+    Reduction::Or,
+    Reduction::And,
+];
+
+impl Reduction {
+    /// The name it is written with.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduction::Sum => "sum",
+            Reduction::Prod => "prod",
+            Reduction::Min => "min",
+            Reduction::Max => "max",
+            Reduction::Or => "or",
+            Reduction::And => "and",
+        }
+    }
+
+    /// The reduction written `name(var, expr)`.
+    pub fn from_name(name: &str) -> Option<Reduction> {
+        REDUCTIONS.into_iter().find(|r| r.name() == name)
+    }
+
+    /// The value of a reduction over nothing.
+    pub fn identity(self) -> f64 {
+        match self {
+            Reduction::Sum | Reduction::Or => 0.0,
+            Reduction::Prod | Reduction::And => 1.0,
+            Reduction::Min => f64::INFINITY,
+            Reduction::Max => f64::NEG_INFINITY,
+        }
+    }
+
+    /// Adds one term to a partial result.
+    pub fn combine(self, acc: f64, term: f64) -> f64 {
+        match self {
+            Reduction::Sum => acc + term,
+            Reduction::Prod => acc * term,
+            Reduction::Min => Func::Min.apply(&[acc, term]),
+            Reduction::Max => Func::Max.apply(&[acc, term]),
+            Reduction::Or => Func::Or.apply(&[acc, term]),
+            Reduction::And => Func::And.apply(&[acc, term]),
+        }
+    }
+
+    /// The function the reduction combines with, for all but `sum` and
+    /// `prod` (which are `+` and `*`).
+    pub fn func(self) -> Option<Func> {
+        match self {
+            Reduction::Sum | Reduction::Prod => None,
+            Reduction::Min => Some(Func::Min),
+            Reduction::Max => Some(Func::Max),
+            Reduction::Or => Some(Func::Or),
+            Reduction::And => Some(Func::And),
+        }
+    }
+
+    /// Whether combining a term twice changes nothing (`min`, `max`, `or`,
+    /// `and`).
+    pub fn is_idempotent(self) -> bool {
+        !matches!(self, Reduction::Sum | Reduction::Prod)
+    }
+}
+
+impl fmt::Display for Reduction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_called_function_is_found_by_its_name() {
+        for f in FUNCTIONS.into_iter().filter(|f| f.is_called()) {
+            assert_eq!(Func::from_name(f.name()), Some(f));
+        }
+        assert_eq!(Func::from_name("<"), None);
+    }
+
+    #[test]
+    fn annihilators_annihilate() {
+        for f in FUNCTIONS.into_iter().filter(|f| f.arity() == 2) {
+            for &z in f.annihilators() {
+                for y in [0.0, 1.0, -2.5, 7.0, f64::INFINITY, f64::NEG_INFINITY] {
+                    assert_eq!(f.apply(&[z, y]), z, "{f}({z}, {y})");
+                    assert_eq!(f.apply(&[y, z]), z, "{f}({y}, {z})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reduction_identities_are_identities() {
+        for r in REDUCTIONS {
+            for y in [0.0, 1.0, -2.5, 7.0] {
+                let expected = if matches!(r, Reduction::Or | Reduction::And) {
+                    f64::from(u8::from(y != 0.0))
+                } else {
+                    y
+                };
+                assert_eq!(r.combine(r.identity(), y), expected, "{r}");
+            }
+        }
+    }
+
+    #[test]
+    fn min_orders_negative_zero_below_positive_zero() {
+        assert!(Func::Min.apply(&[0.0, -0.0]).is_sign_negative());
+        assert!(Func::Min.apply(&[-0.0, 0.0]).is_sign_negative());
+        assert!(Func::Max.apply(&[-0.0, 0.0]).is_sign_positive());
+        assert!(Func::Max.apply(&[0.0, -0.0]).is_sign_positive());
+    }
+
+    #[test]
+    fn min_and_max_propagate_nan_from_either_side() {
+        assert!(Func::Min.apply(&[f64::NAN, 1.0]).is_nan());
+        assert!(Func::Min.apply(&[1.0, f64::NAN]).is_nan());
+        assert!(Func::Max.apply(&[f64::NAN, 1.0]).is_nan());
+    }
+}

@@ -1,0 +1,238 @@
+//! Functions, comparisons, logical operators and reductions other than
+//! sums, over every named format of their operands (dense, compressed,
+//! COO, CSF, hashed, DIA, ELL, BCSR) and every awkward kind of contents,
+//! against the dense reference, with outputs dense and sparse. Every
+//! function of the language is called, whatever its domain: NaN and
+//! infinities where its arguments leave it must match too, except under a
+//! product with a sparse factor, whose absent entries annihilate the
+//! product (`0 * NaN` is 0 there, as in every sparse system): there only
+//! functions finite everywhere are called. The Cranelift
+//! tier runs the same table (`tiers/tests/engine_suite.rs` includes this
+//! file).
+
+use tessera_engine::notation::{Func, Reduction, FUNCTIONS, REDUCTIONS};
+use tessera_engine::testing::{check_statement, named_formats, random_tensor, EntryKind, Rng, SAFE_FUNCTIONS};
+use tessera_engine::Engine;
+use tessera_formats::{Format, Tensor};
+
+/// The engine the table runs on; the compiled tiers' suites include this
+/// file and give their own `suite_engine` at their crate root.
+#[allow(dead_code)]
+pub(crate) fn suite_engine() -> Engine {
+    Engine::new()
+}
+
+/// `f` applied to `args`, in the text's syntax.
+fn call(f: Func, args: &[&str]) -> String {
+    match (f, args) {
+        (Func::Not, [a]) => format!("!{a}"),
+        (_, [a, b]) if !f.is_called() => format!("{a} {} {b}", f.name()),
+        _ => format!("{}({})", f.name(), args.join(", ")),
+    }
+}
+
+/// Statements and the variables of each tensor they read.
+fn statements() -> Vec<(String, Vec<(&'static str, &'static str)>)> {
+    let mut out = Vec::new();
+    for f in FUNCTIONS {
+        if f.arity() == 1 {
+            out.push((format!("A(i,j) = {}", call(f, &["B(i,j)"])), vec![("B", "ij")]));
+            out.push((
+                format!("y(i) = {} + c(i)", call(f, &["b(i)"])),
+                vec![("b", "i"), ("c", "i")],
+            ));
+            let finite_at = ["0.5", "2", "-0.5"]
+                .into_iter()
+                .find(|a| f.apply(&[a.parse().unwrap()]).is_finite());
+            if let Some(arg) = finite_at {
+                out.push((format!("y(i) = C(i,j) * {}", call(f, &[arg])), vec![("C", "ij")]));
+            }
+        } else {
+            out.push((
+                format!("A(i,j) = {}", call(f, &["B(i,j)", "C(i,j)"])),
+                vec![("B", "ij"), ("C", "ij")],
+            ));
+            out.push((format!("y(i) = {}", call(f, &["b(i)", "0.5"])), vec![("b", "i")]));
+            out.push((format!("y(i) = {}", call(f, &["-1.5", "b(i)"])), vec![("b", "i")]));
+            if SAFE_FUNCTIONS.contains(&f) {
+                out.push((
+                    format!("A(i,j) = B(i,j) * ({})", call(f, &["C(i,j)", "b(j)"])),
+                    vec![("B", "ij"), ("C", "ij"), ("b", "j")],
+                ));
+            }
+        }
+    }
+    for op in REDUCTIONS {
+        let r = |body: &str, var: &str| format!("{}({var}, {body})", op.name());
+        out.push((format!("y(i) = {}", r("B(i,j)", "j")), vec![("B", "ij")]));
+        out.push((
+            format!("y(i) = {}", r("B(i,j) * c(j)", "j")),
+            vec![("B", "ij"), ("c", "j")],
+        ));
+        out.push((format!("a = {}", r("b(i)", "i")), vec![("b", "i")]));
+        out.push((
+            format!("A(i,k) = {}", r("B(i,j) + C(j,k)", "j")),
+            vec![("B", "ij"), ("C", "jk")],
+        ));
+        out.push((
+            format!("y(i) = {} - b(i)", r("B(i,j)", "j")),
+            vec![("B", "ij"), ("b", "i")],
+        ));
+        out.push((
+            format!("y(i) = {}", r(&format!("sum(k, B(i,k) * C(k,j)) * {}", "c(j)"), "j")),
+            vec![("B", "ik"), ("C", "kj"), ("c", "j")],
+        ));
+    }
+    out.extend([
+        (
+            "y(i) = sqrt(abs(B(i,j) * c(j)))".to_string(),
+            vec![("B", "ij"), ("c", "j")],
+        ),
+        (
+            "A(i,j) = max(B(i,j), 0) * C(i,j)".to_string(),
+            vec![("B", "ij"), ("C", "ij")],
+        ),
+        (
+            "A(i,j) = B(i,j) * (C(i,j) > 0.5)".to_string(),
+            vec![("B", "ij"), ("C", "ij")],
+        ),
+        (
+            "y(i) = min(j, B(i,j) + c(j))".to_string(),
+            vec![("B", "ij"), ("c", "j")],
+        ),
+        (
+            "y(i) = max(j, B(i,j) * c(j)) + min(j, B(i,j))".to_string(),
+            vec![("B", "ij"), ("c", "j")],
+        ),
+        (
+            "A(i,j) = exp(B(i,j)) * C(i,j) + !(B(i,j) || C(i,j))".to_string(),
+            vec![("B", "ij"), ("C", "ij")],
+        ),
+        (
+            "y(i) = or(j, B(i,j) >= 1) && !and(j, B(i,j))".to_string(),
+            vec![("B", "ij")],
+        ),
+        ("y(i) = prod(j, 1 + B(i,j))".to_string(), vec![("B", "ij")]),
+    ]);
+    out
+}
+
+/// The tensors of one check: sizes drawn per variable (larger on some
+/// trials), formats rotated through every named format of each shape,
+/// contents rotated through every kind.
+fn inputs(rng: &mut Rng, vars: &[(&str, &str)], trial: usize) -> Vec<(String, Tensor<f64>)> {
+    let mut sizes: Vec<(char, usize)> = Vec::new();
+    let mut tensors = Vec::new();
+    for (o, (name, tvars)) in vars.iter().enumerate() {
+        let shape: Vec<usize> = tvars
+            .chars()
+            .map(|v| match sizes.iter().find(|(s, _)| *s == v) {
+                Some(&(_, n)) => n,
+                None => {
+                    let n = if trial % 5 == 0 {
+                        rng.range(10, 24)
+                    } else {
+                        rng.range(1, 7)
+                    };
+                    sizes.push((v, n));
+                    n
+                }
+            })
+            .collect();
+        let formats = named_formats(&shape);
+        let format = &formats[(trial + 5 * o) % formats.len()];
+        let kind = EntryKind::ALL[(trial + 3 * o) % EntryKind::ALL.len()];
+        let tensor = random_tensor(rng, &shape, kind, format).expect("random tensor");
+        tensors.push((name.to_string(), tensor));
+    }
+    tensors
+}
+
+#[test]
+fn functions_and_reductions_match_the_reference_over_every_format() {
+    let engine = crate::suite_engine();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let outputs = |order: usize| match order {
+        0 => vec![None],
+        1 => vec![None, Some(Format::dense(1)), Some(Format::sparse_vector())],
+        _ => vec![None, Some(Format::dense(2)), Some(Format::csr()), Some(Format::coo(2))],
+    };
+    for (s, (statement, vars)) in statements().iter().enumerate() {
+        let order = statement
+            .split('=')
+            .next()
+            .map_or(0, |lhs| lhs.matches(',').count() + lhs.contains('(') as usize);
+        for trial in 0..14 {
+            let mut rng = Rng::new(((s as u64) << 16) | trial as u64);
+            let tensors = inputs(&mut rng, vars, trial);
+            let refs: Vec<(&str, &Tensor<f64>)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
+            let output = &outputs(order)[trial % outputs(order).len()];
+            match check_statement(&engine, statement, &refs, output.as_ref(), &[]) {
+                Ok(()) => checked += 1,
+                Err(e) => failures.push(e),
+            }
+        }
+    }
+    eprintln!("{checked} checks of functions and reductions");
+    assert!(
+        failures.is_empty(),
+        "{} checks differ:\n{}",
+        failures.len(),
+        failures.iter().take(10).cloned().collect::<Vec<_>>().join("\n")
+    );
+    assert!(checked > 2000, "only {checked} checks ran");
+}
+
+#[test]
+fn every_reduction_over_nothing_gives_its_identity() {
+    let engine = crate::suite_engine();
+    let b = random_tensor(&mut Rng::new(1), &[3, 0], EntryKind::Empty, &Format::csr()).unwrap();
+    for op in REDUCTIONS {
+        let statement = format!("y(i) = {}(j, B(i,j))", op.name());
+        let inputs = tessera_engine::Inputs::new().with("B", &b);
+        let y = engine.eval(&statement, &inputs).expect("the statement runs");
+        assert_eq!(y.to_dense_vec().unwrap(), vec![op.identity(); 3], "{statement}");
+    }
+}
+
+#[test]
+fn sparsity_follows_the_functions_properties() {
+    let engine = crate::suite_engine();
+    let b = random_tensor(
+        &mut Rng::new(2),
+        &[40],
+        EntryKind::Hypersparse,
+        &Format::sparse_vector(),
+    )
+    .unwrap();
+    let inputs = tessera_engine::Inputs::new().with("b", &b);
+    let stored = |statement: &str| engine.eval(statement, &inputs).expect("runs").stored();
+    // sqrt(0) = 0 and max(b, 0) keeps b's zeros: only b's entries are
+    // computed; exp(0) = 1 and b < 1 hold everywhere b is absent.
+    assert_eq!(stored("y(i) = sqrt(abs(b(i)))"), b.stored());
+    assert_eq!(stored("y(i) = max(b(i), 0)"), b.stored());
+    assert_eq!(stored("y(i) = exp(b(i))"), 40);
+    assert_eq!(stored("y(i) = b(i) < 1"), 40);
+    assert_eq!(stored("y(i) = b(i) && 1"), b.stored());
+    assert_eq!(stored("y(i) = b(i) * (b(i) > 0)"), b.stored());
+}
+
+#[test]
+fn min_and_max_read_as_reductions_only_over_a_variable_their_body_uses() {
+    use tessera_engine::notation::{parse_statement, Expr};
+    let reduction = parse_statement("y(i) = min(j, B(i,j))").unwrap();
+    assert!(matches!(reduction.rhs, Expr::Reduce { op: Reduction::Min, .. }));
+    let call = parse_statement("y(i) = min(a, b(i))").unwrap();
+    assert!(matches!(call.rhs, Expr::Call { func: Func::Min, .. }));
+    assert_eq!(call.to_string(), "y(i) = min(a, b(i))");
+    // A scalar named like a variable of the other argument prints in
+    // parentheses, so that it reads back as a call.
+    let scalar = Expr::call(Func::Max, vec![Expr::access("j", &[]), Expr::access("B", &["i", "j"])]);
+    assert_eq!(scalar.to_string(), "max((j), B(i,j))");
+    let text = format!("y(i) = {scalar}");
+    assert!(matches!(
+        parse_statement(&text).unwrap().rhs,
+        Expr::Call { func: Func::Max, .. }
+    ));
+}

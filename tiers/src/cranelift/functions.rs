@@ -1,0 +1,110 @@
+//! `Op::FCall`: the statement language's functions in Cranelift IR.
+//!
+//! Functions with an exact machine instruction (`sqrt`, `abs`, `min`,
+//! `max`, products, comparisons, logic) are emitted inline; the
+//! transcendental ones call the very Rust function the interpreter and the
+//! reference evaluate ([`Func::apply`]), through one `extern "C"` shim per
+//! function, so every tier computes the same bits.
+
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, SigRef, Signature, Value};
+use cranelift_codegen::isa::CallConv;
+use tessera_engine::notation::Func;
+
+use super::builder::Clif;
+
+/// The signature of the shims, imported into a function once.
+#[derive(Default)]
+pub(super) struct FunctionCalls {
+    signature: Option<SigRef>,
+}
+
+impl FunctionCalls {
+    /// `func(x, y)` (`y` is ignored by functions of one argument).
+    pub(super) fn emit(&mut self, clif: &mut Clif<'_>, call_conv: CallConv, func: Func, x: Value, y: Value) -> Value {
+        let truth = |clif: &mut Clif<'_>, flag: Value| {
+            let one = clif.fb.ins().f64const(1.0);
+            let zero = clif.fb.ins().f64const(0.0);
+            clif.fb.ins().select(flag, one, zero)
+        };
+        let nonzero = |clif: &mut Clif<'_>, v: Value| {
+            let zero = clif.fb.ins().f64const(0.0);
+            clif.fb.ins().fcmp(FloatCC::NotEqual, v, zero)
+        };
+        let compare = |clif: &mut Clif<'_>, cc: FloatCC| {
+            let flag = clif.fb.ins().fcmp(cc, x, y);
+            truth(clif, flag)
+        };
+        match func {
+            Func::Sqrt => clif.fb.ins().sqrt(x),
+            Func::Abs => clif.fb.ins().fabs(x),
+            // Cranelift's fmin and fmax propagate NaN and order -0 below
+            // +0, as Func::apply does.
+            Func::Min => clif.fb.ins().fmin(x, y),
+            Func::Max => clif.fb.ins().fmax(x, y),
+            Func::Square => clif.fb.ins().fmul(x, x),
+            Func::Cube => {
+                let square = clif.fb.ins().fmul(x, x);
+                clif.fb.ins().fmul(square, x)
+            }
+            Func::Lt => compare(clif, FloatCC::LessThan),
+            Func::Le => compare(clif, FloatCC::LessThanOrEqual),
+            Func::Gt => compare(clif, FloatCC::GreaterThan),
+            Func::Ge => compare(clif, FloatCC::GreaterThanOrEqual),
+            Func::Eq => compare(clif, FloatCC::Equal),
+            Func::Ne => compare(clif, FloatCC::NotEqual),
+            Func::Heaviside => {
+                let zero = clif.fb.ins().f64const(0.0);
+                let flag = clif.fb.ins().fcmp(FloatCC::GreaterThan, x, zero);
+                truth(clif, flag)
+            }
+            Func::Not => {
+                let zero = clif.fb.ins().f64const(0.0);
+                let flag = clif.fb.ins().fcmp(FloatCC::Equal, x, zero);
+                truth(clif, flag)
+            }
+            Func::And | Func::Or | Func::Xor => {
+                let (a, b) = (nonzero(clif, x), nonzero(clif, y));
+                let flag = match func {
+                    Func::And => clif.fb.ins().band(a, b),
+                    Func::Or => clif.fb.ins().bor(a, b),
+                    _ => clif.fb.ins().bxor(a, b),
+                };
+                truth(clif, flag)
+            }
+            _ => {
+                let signature = *self.signature.get_or_insert_with(|| {
+                    let mut sig = Signature::new(call_conv);
+                    sig.params.extend([AbiParam::new(types::F64); 2]);
+                    sig.returns.push(AbiParam::new(types::F64));
+                    clif.fb.import_signature(sig)
+                });
+                let callee = clif.fb.ins().iconst(types::I64, shim(func) as usize as i64);
+                let call = clif.fb.ins().call_indirect(signature, callee, &[x, y]);
+                clif.fb.inst_results(call)[0]
+            }
+        }
+    }
+}
+
+type Shim = extern "C" fn(f64, f64) -> f64;
+
+/// The shim that computes `func` as [`Func::apply`] does.
+fn shim(func: Func) -> Shim {
+    macro_rules! shims {
+        ($($name:ident),* $(,)?) => {
+            match func {
+                $(Func::$name => {
+                    extern "C" fn call(x: f64, y: f64) -> f64 {
+                        Func::$name.apply(&[x, y])
+                    }
+                    call
+                })*
+            }
+        };
+    }
+    shims!(
+        Sqrt, Cbrt, Exp, Log, Log10, Abs, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh,
+        Square, Cube, Heaviside, Not, Pow, Atan2, Min, Max, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Xor,
+    )
+}
