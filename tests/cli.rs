@@ -883,3 +883,90 @@ fn eval_schedule_shows_in_the_plan_and_keeps_the_result() {
         .failure()
         .stderr(predicate::str::contains("schedule, column 11: an argument is missing"));
 }
+
+/// Edges j -> i of weight w stored as A(i,j): 0 -> 1 (1), 1 -> 2 (2),
+/// 2 -> 3 (3), 0 -> 3 (10).
+const PATHS_MTX: &str = "%%MatrixMarket matrix coordinate real general\n\
+4 4 4\n2 1 1\n3 2 2\n4 3 3\n4 1 10\n";
+
+#[test]
+fn semirings_rewrite_the_statement_and_fill_the_inputs_with_their_zero() {
+    let dir = scratch("semiring");
+    let a = format!("A:{}", write(&dir, "paths.mtx", PATHS_MTX));
+    let d = format!(
+        "d:{}",
+        write(
+            &dir,
+            "d.mtx",
+            "%%MatrixMarket matrix coordinate real general\n4 1 1\n1 1 0\n"
+        )
+    );
+    // One relaxation step from vertex 0: d'(i) = min(d(i), min(j, A(i,j) + d(j))).
+    tessera()
+        .args(["eval", "e(i) = A(i,j) * d(j) + d(i)", "-i", &a, "-i", &d])
+        .args(["--semiring", "min-plus", "--print", "plan"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "statement: e(i) = min(min(j, A(i,j) + d(j)), d(i))",
+        ))
+        .stdout(predicate::str::contains("the default for a sparse matrix; fill inf)"))
+        .stdout(predicate::str::contains(
+            "e: 4 vector, sv, 3 stored, fill inf, 3 other values",
+        ))
+        .stdout(predicate::str::contains("e(0) = 0\n  e(1) = 1\n  e(3) = 10\n"));
+    // Reachability in or-and: vertices 1 and 3 are one edge from 0.
+    let frontier = format!(
+        "f:{}",
+        write(
+            &dir,
+            "f.mtx",
+            "%%MatrixMarket matrix coordinate real general\n4 1 1\n1 1 1\n"
+        )
+    );
+    tessera()
+        .args([
+            "eval",
+            "r(i) = A(i,j) * f(j)",
+            "-i",
+            &a,
+            "-i",
+            &frontier,
+            "--semiring",
+            "or-and",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("r: 4 vector, sv, 2 stored, 2 nonzeros"))
+        .stdout(predicate::str::contains("r(1) = 1\n  r(3) = 1\n"));
+    assert_fails(
+        tessera().args([
+            "eval",
+            "y(i) = A(i,j) - d(j)",
+            "-i",
+            &a,
+            "-i",
+            &d,
+            "--semiring",
+            "max-plus",
+        ]),
+        &["- has no meaning in the max-plus semiring"],
+    );
+    assert_fails(
+        tessera().args([
+            "eval",
+            "y(i) = A(i,j) * d(j)",
+            "-i",
+            &a,
+            "-i",
+            &d,
+            "--semiring",
+            "tropical",
+        ]),
+        &["unknown semiring `tropical`", "min-plus"],
+    );
+    assert_fails(
+        tessera().args(["eval", "y(i) = A(i,j) * d(j)", "-i", &a, "-i", &d, "--fill", "d:lots"]),
+        &["bad fill `lots`"],
+    );
+}

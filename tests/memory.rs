@@ -54,17 +54,34 @@ fn info_on_a_huge_mode_with_one_entry_completes_without_allocating_by_the_mode()
 fn an_output_that_fills_in_is_refused_beyond_the_limit_and_the_plan_says_it_fills_in() {
     tessera()
         .env("TESSERA_MEMORY_LIMIT", "1G")
-        .args(["eval", "C(i,j) = A(i,j) + 1", "-g", "A:100000x100000:0.0000001"])
+        .args(["eval", "C(i,j) = A(i,j) + d(j)", "-g", "A:100000x100000:0.0000001", "-g", "d:100000:1"])
         .assert()
         .code(1)
         .stderr(predicate::str::contains(
             "the output C (100000 x 100000, csr), which fills in, needs 149.0 GiB but the limit is 1.0 GiB (TESSERA_MEMORY_LIMIT)",
         ));
     tessera()
-        .args(["eval", "C(i,j) = A(i,j) + 1", "-g", "A:10x10:0.1", "--print", "plan"])
+        .args([
+            "eval",
+            "C(i,j) = A(i,j) + d(j)",
+            "-g",
+            "A:10x10:0.1",
+            "-g",
+            "d:10:1",
+            "--print",
+            "plan",
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("note: output C fills in"));
+    // A constant added takes the place of the zeros: the result keeps A's
+    // entries, with the constant as its fill.
+    tessera()
+        .args(["eval", "C(i,j) = A(i,j) + 1", "-g", "A:10x10:0.1", "--print", "plan"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("fills in").not())
+        .stdout(predicate::str::contains("C: 10 x 10 matrix, csr, 10 stored, fill 1"));
     // A product does not fill in.
     tessera()
         .args(["eval", "C(i,j) = A(i,j) * 2", "-g", "A:10x10:0.1", "--print", "plan"])

@@ -207,15 +207,29 @@ fn sparsity_follows_the_functions_properties() {
     )
     .unwrap();
     let inputs = tessera_engine::Inputs::new().with("b", &b);
-    let stored = |statement: &str| engine.eval(statement, &inputs).expect("runs").stored();
+    let run = |statement: &str| engine.eval(statement, &inputs).expect("runs");
     // sqrt(0) = 0 and max(b, 0) keeps b's zeros: only b's entries are
-    // computed; exp(0) = 1 and b < 1 hold everywhere b is absent.
-    assert_eq!(stored("y(i) = sqrt(abs(b(i)))"), b.stored());
-    assert_eq!(stored("y(i) = max(b(i), 0)"), b.stored());
-    assert_eq!(stored("y(i) = exp(b(i))"), 40);
-    assert_eq!(stored("y(i) = b(i) < 1"), 40);
-    assert_eq!(stored("y(i) = b(i) && 1"), b.stored());
-    assert_eq!(stored("y(i) = b(i) * (b(i) > 0)"), b.stored());
+    // computed. exp(0) = 1 and b < 1 hold everywhere b is absent: the
+    // sparse result stores b's entries, and 1 is its fill.
+    for (statement, fill) in [
+        ("y(i) = sqrt(abs(b(i)))", 0.0),
+        ("y(i) = max(b(i), 0)", 0.0),
+        ("y(i) = exp(b(i))", 1.0),
+        ("y(i) = b(i) < 1", 1.0),
+        ("y(i) = b(i) && 1", 0.0),
+        ("y(i) = b(i) * (b(i) > 0)", 0.0),
+    ] {
+        let y = run(statement);
+        assert_eq!((y.stored(), y.fill()), (b.stored(), fill), "{statement}");
+    }
+    // A dense result computes every component.
+    let options = tessera_engine::EvalOptions {
+        output_format: Some(Format::dense(1)),
+        ..Default::default()
+    };
+    let y = engine.eval_with("y(i) = exp(b(i))", &inputs, &options).unwrap();
+    let ones = y.to_dense_vec().unwrap().iter().filter(|&&v| v == 1.0).count();
+    assert_eq!(ones, 40 - b.stored());
 }
 
 #[test]

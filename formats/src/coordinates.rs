@@ -199,13 +199,19 @@ impl<V: Value> CoordinateList<V> {
     /// The canonical list without entries whose value is zero: two tensors
     /// are equal exactly when their pruned lists are.
     pub fn pruned(&self) -> Self {
+        self.pruned_against(V::zero())
+    }
+
+    /// The canonical list without entries whose value is `fill` (the
+    /// value of components not listed).
+    pub fn pruned_against(&self, fill: V) -> Self {
         let mut list = self.clone();
         list.canonicalize();
         let n = list.shape.len();
         let mut coords = Vec::with_capacity(list.coords.len());
         let mut values = Vec::with_capacity(list.len());
         for e in 0..list.len() {
-            if !list.values[e].is_zero() {
+            if list.values[e] != fill {
                 coords.extend_from_slice(&list.coords[e * n..(e + 1) * n]);
                 values.push(list.values[e]);
             }

@@ -597,6 +597,30 @@ impl Format {
         self.is_per_mode()
             .then(|| self.levels.iter().filter_map(|l| l.projection.mode_index()).collect())
     }
+    /// Whether some stored values are padding, not entries: a level
+    /// labels positions no entry has (it is full or not compact) and the
+    /// levels below give each of them a value (they are branchless), as in
+    /// dense, DIA, ELL, BCSR and hashed formats; or there is no level (a
+    /// scalar always stores its value).
+    ///
+    /// ```
+    /// use tessera_formats::Format;
+    /// assert!(Format::ell().pads() && Format::dia().pads() && Format::dense(2).pads());
+    /// assert!(!Format::csr().pads() && !Format::coo(2).pads() && !Format::dcsr().pads());
+    /// ```
+    pub fn pads(&self) -> bool {
+        for l in self.levels().iter().rev() {
+            let p = l.level.properties();
+            if p.full || !p.compact {
+                return true;
+            }
+            if !p.branchless {
+                return false;
+            }
+        }
+        self.levels().is_empty()
+    }
+
     /// Whether every level is dense.
     pub fn is_dense(&self) -> bool {
         self.levels.iter().all(|l| l.level.kind == LevelKind::Dense) && self.is_per_mode()

@@ -59,10 +59,13 @@ pub struct Tensor<V = f64> {
     levels: Vec<LevelStorage>,
     sizes: Vec<usize>,
     values: Vec<V>,
+    /// The value of every component not stored (and of padding).
+    fill: V,
     version: Version,
 }
 
-/// Equal shapes, formats and stored arrays; the [`Version`] is not compared.
+/// Equal shapes, formats, stored arrays and fills; the [`Version`] is not
+/// compared.
 impl<V: PartialEq> PartialEq for Tensor<V> {
     fn eq(&self, other: &Self) -> bool {
         self.shape == other.shape
@@ -70,6 +73,7 @@ impl<V: PartialEq> PartialEq for Tensor<V> {
             && self.levels == other.levels
             && self.sizes == other.sizes
             && self.values == other.values
+            && self.fill == other.fill
     }
 }
 
@@ -130,6 +134,7 @@ impl<V: Value> Tensor<V> {
             levels,
             sizes,
             values,
+            fill: V::zero(),
             version: Version::fresh(),
         })
     }
@@ -155,13 +160,61 @@ impl<V: Value> Tensor<V> {
             levels,
             sizes,
             values,
+            fill: V::zero(),
             version: Version::fresh(),
         }
     }
 
     /// Packs entries (any order, duplicates summed) into `format`.
     pub fn pack(entries: &CoordinateList<V>, format: Format) -> Result<Self> {
-        pack(entries, format)
+        pack(entries, format, V::zero())
+    }
+
+    /// Packs entries into `format` with `fill` as the value of every
+    /// component not given (and of the format's padding): `+inf` for
+    /// distances, where an absent edge is no path.
+    ///
+    /// ```
+    /// use tessera_formats::{CoordinateList, Format, Tensor};
+    /// let mut entries = CoordinateList::new(&[3]);
+    /// entries.push(&[1], 0.0).unwrap();
+    /// let d = Tensor::pack_with_fill(&entries, Format::dense(1), f64::INFINITY).unwrap();
+    /// assert_eq!(d.to_dense_vec().unwrap(), vec![f64::INFINITY, 0.0, f64::INFINITY]);
+    /// ```
+    pub fn pack_with_fill(entries: &CoordinateList<V>, format: Format, fill: V) -> Result<Self> {
+        pack(entries, format, fill)
+    }
+
+    /// The value of every component the tensor does not store (0 unless
+    /// set).
+    pub fn fill(&self) -> V {
+        self.fill
+    }
+
+    /// The same stored entries with `fill` as the value of every other
+    /// component. Formats that pad (dense, DIA, ELL, BCSR) are packed
+    /// again, their padding holding the fill; a stored zero is then taken
+    /// for padding, as it cannot be told apart from it.
+    ///
+    /// ```
+    /// use tessera_formats::{CoordinateList, Format, Tensor};
+    /// let mut entries = CoordinateList::new(&[2, 2]);
+    /// entries.push(&[0, 1], 3.0).unwrap();
+    /// let a = Tensor::pack(&entries, Format::csr()).unwrap().with_fill(f64::INFINITY).unwrap();
+    /// assert_eq!(a.fill(), f64::INFINITY);
+    /// assert_eq!(a.to_dense_vec().unwrap(), vec![f64::INFINITY, 3.0, f64::INFINITY, f64::INFINITY]);
+    /// ```
+    pub fn with_fill(mut self, fill: V) -> Result<Self> {
+        if fill == self.fill {
+            return Ok(self);
+        }
+        if self.format.pads() {
+            let entries = self.to_coordinates();
+            return pack(&entries, self.format.clone(), fill);
+        }
+        self.fill = fill;
+        self.version = Version::fresh();
+        Ok(self)
     }
 
     /// A tensor of `shape` in `format` with no entries.
@@ -331,7 +384,8 @@ impl<V: Value> Tensor<V> {
         list
     }
 
-    /// The number of nonzeros and the first `limit` of them by coordinates,
+    /// The number of entries other than the fill (nonzeros, when it is 0)
+    /// and the first `limit` of them by coordinates,
     /// in `O(limit)` memory, without listing the tensor's entries: what a
     /// summary shows. `None` when a level may repeat coordinates, whose
     /// duplicates must be summed first ([`to_coordinates`](Self::to_coordinates)).
@@ -358,7 +412,7 @@ impl<V: Value> Tensor<V> {
         // in coordinate order pushes only the first `limit`.
         let mut smallest: std::collections::BinaryHeap<(Vec<u64>, usize)> = std::collections::BinaryHeap::new();
         self.for_each_stored(|storage, pos| {
-            if self.values[pos].is_zero() {
+            if self.values[pos] == self.fill {
                 return;
             }
             count += 1;
@@ -384,7 +438,7 @@ impl<V: Value> Tensor<V> {
     /// The tensor's nonzeros, sorted by coordinates, duplicates summed:
     /// the format-independent meaning of the tensor.
     pub fn to_coordinates(&self) -> CoordinateList<V> {
-        self.stored_entries().pruned()
+        self.stored_entries().pruned_against(self.fill)
     }
 
     /// The same tensor in another format (modes reordered as the target
@@ -394,14 +448,14 @@ impl<V: Value> Tensor<V> {
             return Ok(self.clone());
         }
         self.check_listing("converting")?;
-        Self::pack(&self.to_coordinates(), format.clone())
+        pack(&self.to_coordinates(), format.clone(), self.fill)
     }
 
     /// The transpose-like reordering of modes: mode `m` of the result is mode
     /// `perm[m]` of `self`, stored in `format`.
     pub fn permute(&self, perm: &[usize], format: &Format) -> Result<Tensor<V>> {
         self.check_listing("permuting")?;
-        Self::pack(&self.to_coordinates().permute(perm)?, format.clone())
+        pack(&self.to_coordinates().permute(perm)?, format.clone(), self.fill)
     }
 
     /// Refuses, before anything is allocated, to list the stored entries
@@ -417,13 +471,21 @@ impl<V: Value> Tensor<V> {
     /// All components as a row-major dense array, refused when absurd.
     pub fn to_dense_vec(&self) -> Result<Vec<V>> {
         let n = checked_product(&self.shape)?;
-        let mut out = vec![V::zero(); n];
+        let mut out = vec![self.fill; n];
+        // A stored entry replaces the fill; its duplicates add to it.
+        let mut seen = vec![self.fill.is_zero(); if self.fill.is_zero() { 0 } else { n }];
         for (c, v) in self.entries() {
             let mut flat = 0usize;
             for (&ci, &d) in c.iter().zip(&self.shape) {
                 flat = flat * d + ci as usize;
             }
-            out[flat] = out[flat].accumulate(v);
+            match seen.get_mut(flat) {
+                Some(seen) if !*seen => {
+                    *seen = true;
+                    out[flat] = v;
+                }
+                _ => out[flat] = out[flat].accumulate(v),
+            }
         }
         Ok(out)
     }
@@ -629,7 +691,7 @@ fn find_levels(
 }
 
 /// Packs a coordinate list into `format`.
-fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<V>> {
+fn pack<V: Value>(entries: &CoordinateList<V>, format: Format, fill: V) -> Result<Tensor<V>> {
     format.check_shape(entries.shape())?;
     // Unordered COO keeps the entries as given: no sort, duplicates kept.
     let as_given = format.stores_as_given();
@@ -681,21 +743,23 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format) -> Result<Tensor<
         parents = packed.positions;
     }
     let values: Vec<V> = if nlevels == 0 {
-        vec![if n == 0 { V::zero() } else { list.value(perm[0]) }]
+        vec![if n == 0 { fill } else { list.value(perm[0]) }]
     } else {
         parents
             .iter()
             .map(|seg| {
                 debug_assert!(seg.len() <= 1, "a full coordinate names one entry after deduplication");
                 if seg.is_empty() {
-                    V::zero()
+                    fill
                 } else {
                     list.value(perm[seg.start])
                 }
             })
             .collect()
     };
-    Tensor::from_parts(list.shape(), format, levels, values)
+    let mut tensor = Tensor::from_parts(list.shape(), format, levels, values)?;
+    tensor.fill = fill;
+    Ok(tensor)
 }
 
 /// Entries in lexicographic order of their storage coordinates: a scan when

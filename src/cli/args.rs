@@ -12,6 +12,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use super::engine::Tier;
 use super::format_spec::FormatSpec;
 use super::generate::GenSpec;
+use tessera_engine::notation::Semiring;
 use tessera_engine::schedule::Schedule;
 use tessera_formats::reorder::Method;
 
@@ -98,6 +99,10 @@ pub struct TensorArgs {
     #[arg(short = 'd', long = "dim", value_name = "VAR:SIZE", value_parser = parse_size)]
     pub sizes: Vec<NameValue<usize>>,
 
+    /// The value of tensor NAME's components that are not stored (default 0; inf for distances)
+    #[arg(long = "fill", value_name = "NAME:VALUE", value_parser = parse_fill)]
+    pub fills: Vec<NameValue<f64>>,
+
     /// Execution tier (opencl: not in this build yet, refused with the tiers that are)
     #[arg(long, value_enum, default_value_t = Tier::Auto)]
     pub tier: Tier,
@@ -111,6 +116,10 @@ pub struct TensorArgs {
     /// parallelize(i, cpu_threads, no_races|atomics|temporary|ignore_races)
     #[arg(short = 's', long, value_name = "COMMANDS", value_parser = parse_schedule)]
     pub schedule: Option<Schedule>,
+}
+
+fn parse_semiring(text: &str) -> Result<Semiring, String> {
+    text.parse()
 }
 
 fn parse_schedule(text: &str) -> Result<Schedule, String> {
@@ -159,6 +168,11 @@ pub struct EvalArgs {
     /// Run on inputs reordered by a permutation of tensor NAME saved by `tessera reorder`
     #[arg(long, value_name = "NAME:PATH", value_parser = parse_input, conflicts_with = "reorder")]
     pub reorder_from: Option<NameValue<PathBuf>>,
+
+    /// Read the statement in a semiring (min-plus, max-plus, max-times, or-and): `*` and `+` become
+    /// its operations, sums its reduction, and inputs without --fill get its zero as fill
+    #[arg(long, value_name = "SEMIRING", value_parser = parse_semiring)]
+    pub semiring: Option<Semiring>,
 }
 
 #[derive(Debug, Args)]
@@ -279,6 +293,21 @@ pub fn parse_count(text: &str) -> Result<usize, String> {
     text.trim()
         .parse()
         .map_err(|_| format!("bad size `{}`: expected a non-negative integer", text.trim()))
+}
+
+fn parse_fill(text: &str) -> Result<NameValue<f64>, String> {
+    let (name, value) = split_name(text, "VALUE")?;
+    let value: f64 = match value.trim() {
+        "inf" | "+inf" => f64::INFINITY,
+        "-inf" => f64::NEG_INFINITY,
+        v => v
+            .parse()
+            .map_err(|_| format!("bad fill `{v}`: expected a number, inf or -inf"))?,
+    };
+    Ok(NameValue {
+        name: name.into(),
+        value,
+    })
 }
 
 fn parse_size(text: &str) -> Result<NameValue<usize>, String> {

@@ -19,6 +19,19 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
     // The statement and the output file first: their mistakes are found
     // before any file is read.
     let statement = parse(&args.statement)?;
+    // In a semiring, the statement is run as its rewriting with the
+    // semiring's functions and reductions.
+    let text = match args.semiring {
+        Some(semiring) => semiring
+            .rewrite(&statement)
+            .map_err(|source| CliError::Statement {
+                statement: args.statement.trim().to_string(),
+                source: Box::new(source),
+                hint: String::new(),
+            })?
+            .to_string(),
+        None => args.statement.clone(),
+    };
     let lhs = statement.lhs.tensor.as_str();
     if let Some(o) = &args.output {
         let context = format!("-o {}:{}", o.name, o.value.display());
@@ -53,10 +66,24 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
         (None, None) => None,
     };
     let reordering = match request {
-        Some(request) => Some(reorder::apply_to_session(&mut session, &args.statement, request)?),
+        Some(request) => Some(reorder::apply_to_session(&mut session, &text, request)?),
         None => None,
     };
-    let prepared = session.prepare(&args.statement)?;
+    if let Some(semiring) = args.semiring {
+        let mut reads: Vec<&str> = statement.rhs.accesses().iter().map(|a| a.tensor.as_str()).collect();
+        if statement.op == tessera_engine::notation::AssignOp::AddAssign {
+            reads.push(lhs);
+        }
+        reads.sort_unstable();
+        reads.dedup();
+        for name in reads {
+            if session.get(name).is_some() && !args.tensors.fills.iter().any(|f| f.name == name) {
+                let context = format!("--semiring {semiring}: the fill of {name}");
+                session.set_fill(name, semiring.zero(), &context)?;
+            }
+        }
+    }
+    let prepared = session.prepare(&text)?;
     for &what in &args.print {
         write_listing(out, &session, &prepared, what)?;
         if let (PrintWhat::Plan, Some(r)) = (what, &reordering) {

@@ -235,7 +235,7 @@ impl Session {
             } else {
                 Format::sparse_vector()
             };
-            let vector = Tensor::pack(&entries, format).map_err(as_vector)?;
+            let vector = Tensor::pack_with_fill(&entries, format, named.tensor.fill()).map_err(as_vector)?;
             let origin = format!(
                 "{}; a {} x {} matrix read as a vector",
                 named.origin, shape[0], shape[1]
@@ -284,6 +284,30 @@ impl Session {
         spinner.say(format!("packing {name} into {format}"));
         let tensor = files::pack(&entries, format, context)?;
         self.insert(name, tensor, format!("generated: {spec}; {why}"));
+        Ok(())
+    }
+
+    /// Makes `fill` the value of the components tensor `name` does not
+    /// store.
+    pub fn set_fill(&mut self, name: &str, fill: f64, context: &str) -> Result<()> {
+        let named = self
+            .tensors
+            .get_mut(name)
+            .ok_or_else(|| CliError::bad(context, format!("no tensor {name} is given (with -i or -g)")))?;
+        if named.tensor.fill() == fill {
+            return Ok(());
+        }
+        named.tensor = named
+            .tensor
+            .clone()
+            .with_fill(fill)
+            .map_err(|source| CliError::Format {
+                context: context.to_string(),
+                source,
+            })?;
+        if fill != 0.0 {
+            named.origin = format!("{}; fill {fill}", named.origin);
+        }
         Ok(())
     }
 
@@ -372,7 +396,14 @@ impl Session {
         let order = statement.lhs.indices.len();
         let (output, output_why, fallback) = self.choose_output(&statement, &formats)?;
         let start = Instant::now();
-        let compile = |output: &Format| self.engine.compile_scheduled(text, &formats, output, &self.schedule);
+        let fills: Vec<(&str, f64)> = reads
+            .iter()
+            .map(|n| (n.as_str(), self.tensors[n].tensor.fill()))
+            .collect();
+        let compile = |output: &Format| {
+            self.engine
+                .compile_with_fills(text, &formats, &fills, output, &self.schedule)
+        };
         let (kernel, output_why) = match compile(&output) {
             Ok(kernel) => (kernel, output_why),
             // A format chosen by default that the engine cannot produce
@@ -555,6 +586,9 @@ pub fn from_args(args: &TensorArgs, front: Front) -> Result<Session> {
         let context = format!("-g {}", g.name);
         given_once(&mut given, &g.name, &context)?;
         session.generate(&g.name, &g.value, &context)?;
+    }
+    for f in &args.fills {
+        session.set_fill(&f.name, f.value, &format!("--fill {}:{}", f.name, f.value))?;
     }
     Ok(session)
 }

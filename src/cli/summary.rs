@@ -39,14 +39,18 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limi
     } else {
         0.0
     };
+    let plural = if count == 1 { "" } else { "s" };
+    // Counted are the entries other than the fill: nonzeros when it is 0.
+    let counted = match tensor.fill() {
+        0.0 => format!("{count} nonzero{plural}"),
+        fill => format!("fill {}, {count} other value{plural}", short_number(fill)),
+    };
     writeln!(
         out,
-        "{name}: {} {what}, {}, {} stored, {} nonzero{} (density {})",
+        "{name}: {} {what}, {}, {} stored, {counted} (density {})",
         shape_text(tensor.shape()),
         tensor.format(),
         tensor.stored(),
-        count,
-        if count == 1 { "" } else { "s" },
         percent(density),
     )?;
     for (coords, value) in &first {

@@ -17,6 +17,9 @@ mod schedules;
 #[path = "../../engine/tests/functions.rs"]
 mod functions;
 
+#[path = "../../engine/tests/fills.rs"]
+mod fills;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

@@ -103,6 +103,7 @@ fn within(of: &LoopVar, block: Blocking) -> Relation {
 ///     id: 0,
 ///     vars: vec![v("i"), v("j")],
 ///     format: Format::bcsr(4, 4).unwrap(),
+///     fill: 0.0,
 ///     converted_from: None,
 /// };
 /// let p = Provenance::of(&[a]).unwrap();
@@ -278,6 +279,7 @@ mod tests {
             id,
             vars: vars.iter().map(|v| LoopVar::Index(IndexVar::new(*v))).collect(),
             format,
+            fill: 0.0,
             converted_from: None,
         }
     }

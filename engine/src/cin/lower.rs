@@ -65,6 +65,7 @@ struct Temp {
 
 struct Lowerer<'a> {
     input_format: &'a dyn Fn(&str) -> Option<Format>,
+    input_fill: &'a dyn Fn(&str) -> f64,
     operands: Operands,
     temps: Vec<Temp>,
     /// The schedule's `reorder` edges and the column of its command.
@@ -72,11 +73,12 @@ struct Lowerer<'a> {
 }
 
 /// Lowers a checked statement. `input_format` gives the format of each
-/// input by name; `output_format` is the output's; `schedule`'s `reorder`
-/// commands constrain the loop order.
+/// input by name and `input_fill` its fill; `output_format` is the
+/// output's; `schedule`'s `reorder` commands constrain the loop order.
 pub fn lower(
     stmt: &Statement,
     input_format: &dyn Fn(&str) -> Option<Format>,
+    input_fill: &dyn Fn(&str) -> f64,
     output_format: &Format,
     schedule: &Schedule,
 ) -> Result<Lowered> {
@@ -107,6 +109,7 @@ pub fn lower(
     let statement_vars = stmt_vars(&explicit);
     let mut lowerer = Lowerer {
         input_format,
+        input_fill,
         operands: Vec::new(),
         temps: Vec::new(),
         reorder: (Vec::new(), 0),
@@ -116,11 +119,37 @@ pub fn lower(
     let mut notes = Vec::new();
     lowerer.convert_unsupported(output_format, &body, &mut notes);
 
+    // A sparse output takes the fill of what it is assigned, so that the
+    // coordinates where every operand is absent need not be computed (the
+    // minimum of no paths is +inf); a dense output, or one that pads, or
+    // one summed into over outer loops, keeps 0.
+    let output_fill = match (top_vars.is_empty(), output_format.is_dense() || output_format.pads()) {
+        (true, false) => crate::lattice::fill(
+            &body,
+            &crate::lattice::Fills {
+                operand: &|a| lowerer.operands[a].fill,
+                temp: &|t| {
+                    let temp = &lowerer.temps[t.0];
+                    let terms = crate::lattice::fill(
+                        &temp.body,
+                        &crate::lattice::Fills {
+                            operand: &|a| lowerer.operands[a].fill,
+                            temp: &|_| None,
+                        },
+                    );
+                    (terms == Some(temp.reduction.identity())).then(|| temp.reduction.identity())
+                },
+            },
+        )
+        .unwrap_or(0.0),
+        _ => 0.0,
+    };
     let output = Operand {
         name: lhs.tensor.clone(),
         id: super::OUTPUT,
         vars: free.clone(),
         format: output_format.clone(),
+        fill: output_fill,
         converted_from: None,
     };
     let mut stmt_summed: Vec<LoopVar> = Vec::new();
@@ -498,6 +527,7 @@ impl Lowerer<'_> {
                     id: self.operands.len(),
                     vars: a.indices.iter().cloned().map(LoopVar::Index).collect(),
                     format,
+                    fill: (self.input_fill)(&a.tensor),
                     converted_from: None,
                 });
                 CinExpr::Access(self.operands.len() - 1)

@@ -67,6 +67,9 @@ pub struct Operand {
     pub vars: Vec<LoopVar>,
     /// The format the kernel iterates.
     pub format: Format,
+    /// The value of the components the tensor does not store
+    /// ([`Tensor::fill`](tessera_formats::Tensor::fill)).
+    pub fill: f64,
     /// The format the caller gives, when the planner converts it first.
     pub converted_from: Option<(Format, String)>,
 }

@@ -131,29 +131,28 @@ impl Lattice {
 
     /// Builds the lattice of `expr` for one loop. `atom(operand)` is the
     /// iterator an operand contributes at this loop, if any; temporaries
-    /// are known here (those computed below are [`CinExpr::Reduced`]), and
-    /// `temp_fill` gives their fills ([`fill`]). `None` when the lattice (or a part of it) would have more than
+    /// are known here (those computed below are [`CinExpr::Reduced`]);
+    /// `fills` gives operands' and temporaries' fills ([`fill`]). `None` when the lattice (or a part of it) would have more than
     /// [`MAX_POINTS`] points. The caller adds the universe where the
     /// expression's [`fill`] is not its target's.
-    pub fn build(
-        expr: &CinExpr,
-        atom: &dyn Fn(usize) -> Option<usize>,
-        temp_fill: &dyn Fn(TempId) -> Option<f64>,
-    ) -> Option<Lattice> {
-        Lattice::build_with_fill(expr, atom, temp_fill).map(|(lattice, _)| lattice)
+    pub fn build(expr: &CinExpr, atom: &dyn Fn(usize) -> Option<usize>, fills: &Fills<'_>) -> Option<Lattice> {
+        Lattice::build_with_fill(expr, atom, fills).map(|(lattice, _)| lattice)
     }
 
     /// The lattice of `expr` and its fill, in one pass.
     fn build_with_fill(
         expr: &CinExpr,
         atom: &dyn Fn(usize) -> Option<usize>,
-        temp_fill: &dyn Fn(TempId) -> Option<f64>,
+        fills: &Fills<'_>,
     ) -> Option<(Lattice, Option<f64>)> {
-        let build = |e: &CinExpr| Lattice::build_with_fill(e, atom, temp_fill);
+        let build = |e: &CinExpr| Lattice::build_with_fill(e, atom, fills);
         let (lattice, fill) = match expr {
-            CinExpr::Access(a) => (atom(*a).map_or_else(Lattice::universe, Lattice::iterator), Some(0.0)),
+            CinExpr::Access(a) => (
+                atom(*a).map_or_else(Lattice::universe, Lattice::iterator),
+                Some((fills.operand)(*a)),
+            ),
             CinExpr::Literal(v) => (Lattice::constant(), Some(*v)),
-            CinExpr::Temp(t) => (Lattice::universe(), temp_fill(*t)),
+            CinExpr::Temp(t) => (Lattice::universe(), (fills.temp)(*t)),
             CinExpr::Neg(e) => {
                 let (lattice, fill) = build(e)?;
                 (lattice, fill.map(|v| -v))
@@ -196,7 +195,7 @@ impl Lattice {
         if l.points.len().saturating_mul(r.points.len()) > MAX_POINTS * 64 {
             return None;
         }
-        let absence = Absence::of_fills(annihilators, lfill, rfill);
+        let absence = Absence::of_fills(annihilators, lfill, rfill, &apply);
         let fill = absence.fill(lfill, rfill, apply);
         let lattice = match absence {
             // An annihilating constant (`a * 0`) leaves nothing to compute,
@@ -214,6 +213,21 @@ impl Lattice {
     }
 }
 
+/// The fills of a kernel's operands (their tensors') and of the
+/// temporaries known where an expression is analysed.
+pub struct Fills<'a> {
+    pub operand: &'a dyn Fn(usize) -> f64,
+    pub temp: &'a dyn Fn(TempId) -> Option<f64>,
+}
+
+impl Fills<'_> {
+    /// Every operand's fill 0, no temporary known.
+    pub const ZERO: Fills<'static> = Fills {
+        operand: &|_| 0.0,
+        temp: &|_| None,
+    };
+}
+
 /// Where a binary operation is absent (has its fill), by which operands
 /// are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,21 +243,36 @@ pub enum Absence {
 }
 
 impl Absence {
-    /// How `lhs op rhs` is absent, for an operation with `annihilators`.
+    /// How `lhs op rhs` is absent, for an operation with `annihilators`
+    /// computing `apply`.
     pub fn of(
         annihilators: &[f64],
+        apply: &dyn Fn(f64, f64) -> f64,
         lhs: &CinExpr,
         rhs: &CinExpr,
-        temp_fill: &dyn Fn(TempId) -> Option<f64>,
+        fills: &Fills<'_>,
     ) -> Absence {
-        Absence::of_fills(annihilators, fill(lhs, temp_fill), fill(rhs, temp_fill))
+        Absence::of_fills(annihilators, fill(lhs, fills), fill(rhs, fills), apply)
     }
 
-    /// How an operation with `annihilators` is absent, from its operands'
-    /// fills.
-    fn of_fills(annihilators: &[f64], lfill: Option<f64>, rfill: Option<f64>) -> Absence {
-        let kills = |f: Option<f64>| f.is_some_and(|f| annihilators.contains(&f));
-        match (kills(lfill), kills(rfill)) {
+    /// How an operation with `annihilators` computing `apply` is absent,
+    /// from its operands' fills. A fill annihilates when it is an
+    /// annihilator and stays one against the other side's fill, as IEEE
+    /// computes it: `inf + -inf` is NaN, so a `+inf` fill does not
+    /// annihilate a `-inf` one, and 0 does not annihilate a NaN fill.
+    fn of_fills(
+        annihilators: &[f64],
+        lfill: Option<f64>,
+        rfill: Option<f64>,
+        apply: &dyn Fn(f64, f64) -> f64,
+    ) -> Absence {
+        let same = |a: f64, b: f64| a == b || a.is_nan() && b.is_nan();
+        let kills = |f: Option<f64>, other: Option<f64>, at: &dyn Fn(f64, f64) -> f64| {
+            f.is_some_and(|f| annihilators.contains(&f) && other.is_none_or(|o| same(at(f, o), f)))
+        };
+        let left = kills(lfill, rfill, &|l, r| apply(l, r));
+        let right = kills(rfill, lfill, &|r, l| apply(l, r));
+        match (left, right) {
             (true, true) => Absence::Both,
             (true, false) => Absence::Left,
             (false, true) => Absence::Right,
@@ -262,20 +291,22 @@ impl Absence {
 }
 
 /// The value of `expr` where none of its operands is stored: its *fill*.
-/// Stored operands have fill 0, a literal is its own value, and
-/// `temp_fill` gives the fill of temporaries known here: their reduction's
-/// identity where no term was combined, when absent terms vanish. `None`
-/// when the value varies.
+/// An operand's is its tensor's fill, a literal is its own value, and a
+/// temporary known here has its reduction's identity where no term was
+/// combined, when absent terms vanish ([`Fills`]). `None` when the value
+/// varies.
 ///
 /// ```
 /// use tessera_engine::cin::CinExpr;
-/// use tessera_engine::lattice::fill;
+/// use tessera_engine::lattice::{fill, Fills};
 /// use tessera_engine::notation::Func;
 /// let exp = CinExpr::Call { func: Func::Exp, args: vec![CinExpr::Access(0)] };
-/// assert_eq!(fill(&exp, &|_| None), Some(1.0));
+/// assert_eq!(fill(&exp, &Fills::ZERO), Some(1.0));
+/// let distances = Fills { operand: &|_| f64::INFINITY, temp: &|_| None };
+/// assert_eq!(fill(&exp, &distances), Some(f64::INFINITY));
 /// ```
-pub fn fill(expr: &CinExpr, temp_fill: &dyn Fn(TempId) -> Option<f64>) -> Option<f64> {
-    Lattice::build_with_fill(expr, &|_| None, temp_fill).and_then(|(_, fill)| fill)
+pub fn fill(expr: &CinExpr, fills: &Fills<'_>) -> Option<f64> {
+    Lattice::build_with_fill(expr, &|_| None, fills).and_then(|(_, fill)| fill)
 }
 
 /// Prints points with iterator names.

@@ -128,7 +128,7 @@ impl BinaryOp {
     }
 
     /// The values `z` with `z op y = y op z = z` for every finite `y` (0
-    /// for `*`, `+inf` for `+`): an absent operand holding one makes the
+    /// for `*`, `±inf` for `+`): an absent operand holding one makes the
     /// result absent, so the lattice intersects. `-` and `/` have none.
     ///
     /// Absent entries annihilate whatever they meet, as in every sparse
@@ -137,7 +137,7 @@ impl BinaryOp {
     pub fn annihilators(self) -> &'static [f64] {
         match self {
             BinaryOp::Mul => &[0.0],
-            BinaryOp::Add => &[f64::INFINITY],
+            BinaryOp::Add => &[f64::INFINITY, f64::NEG_INFINITY],
             BinaryOp::Sub | BinaryOp::Div => &[],
         }
     }

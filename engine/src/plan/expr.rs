@@ -97,19 +97,24 @@ impl Emitter<'_> {
             },
             CinExpr::Neg(e) => self.structural(e),
             CinExpr::Reduced { .. } => unreachable!("reduced expressions are only analysed"),
-            CinExpr::Binary { op, lhs, rhs } => self.structural_of(op.annihilators(), lhs, rhs),
+            CinExpr::Binary { op, lhs, rhs } => self.structural_of(op.annihilators(), &|a, b| op.apply(a, b), lhs, rhs),
             CinExpr::Call { func, args } => match args.as_slice() {
                 [arg] => self.structural(arg),
-                [lhs, rhs] => self.structural_of(func.annihilators(), lhs, rhs),
+                [lhs, rhs] => self.structural_of(func.annihilators(), &|a, b| func.apply(&[a, b]), lhs, rhs),
                 _ => unreachable!("functions take one or two arguments"),
             },
         }
     }
 
     /// [`Self::structural`] of a binary operation with `annihilators`.
-    fn structural_of(&mut self, annihilators: &[f64], lhs: &CinExpr, rhs: &CinExpr) -> BReg {
-        let temp_fill = |t: TempId| self.temps.get(&t).and_then(|s| s.fill);
-        let absence = Absence::of(annihilators, lhs, rhs, &temp_fill);
+    fn structural_of(
+        &mut self,
+        annihilators: &[f64],
+        apply: &dyn Fn(f64, f64) -> f64,
+        lhs: &CinExpr,
+        rhs: &CinExpr,
+    ) -> BReg {
+        let absence = self.with_fills(|fills| Absence::of(annihilators, apply, lhs, rhs, fills));
         let l = self.structural(lhs);
         let r = self.structural(rhs);
         match absence {
@@ -133,7 +138,7 @@ impl Emitter<'_> {
         }
     }
 
-    /// The expression's value, absent operands reading as zero.
+    /// The expression's value, absent operands reading as their fills.
     pub(super) fn value(&mut self, expr: &CinExpr) -> FReg {
         match expr {
             CinExpr::Access(a) => {
@@ -141,13 +146,14 @@ impl Emitter<'_> {
                     return hoisted;
                 }
                 let dst = self.freg();
+                let fill = self.lowered.operands.get(*a).map_or(0.0, |op| op.fill);
                 if self.states[*a].present == self.false_reg {
-                    self.ops.push(Op::FConst { dst, value: 0.0 });
+                    self.ops.push(Op::FConst { dst, value: fill });
                     return dst;
                 }
                 let st = self.states[*a].clone();
                 if st.present != self.true_reg {
-                    self.ops.push(Op::FConst { dst, value: 0.0 });
+                    self.ops.push(Op::FConst { dst, value: fill });
                 }
                 let skip = self.jump_unless(st.present);
                 self.ops.push(Op::LoadValue {

@@ -29,7 +29,7 @@ use tessera_formats::{Level, LevelFormat, LevelKind};
 use crate::bytecode::{BReg, FReg, IReg, Op, Program, Regs};
 use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, Target, TempId};
 use crate::error::{EngineError, Result};
-use crate::lattice::{Lattice, LatticePrinter, MAX_POINTS};
+use crate::lattice::{Fills, Lattice, LatticePrinter, MAX_POINTS};
 use crate::notation::Reduction;
 use expr::substitute;
 use state::OperandState;
@@ -480,7 +480,7 @@ impl<'a> Emitter<'a> {
                 consumer,
             } => {
                 let terms = Self::effective(producer);
-                let plain = *reduction == Reduction::Sum && crate::lattice::fill(&terms, &|_| None) == Some(0.0);
+                let plain = *reduction == Reduction::Sum && crate::lattice::fill(&terms, &Fills::ZERO) == Some(0.0);
                 let with = if plain {
                     terms
                 } else {
@@ -507,14 +507,23 @@ impl<'a> Emitter<'a> {
     /// temporary's identity.
     fn neutral(&self, target: &Target) -> f64 {
         match target {
-            Target::Output => 0.0,
+            Target::Output => self.lowered.output.fill,
             Target::Temp(t) => self.temps.get(t).map_or(0.0, |s| s.reduction.identity()),
         }
     }
 
     /// `expr`'s fill with the temporaries known here.
     fn fill_of(&self, expr: &CinExpr) -> Option<f64> {
-        crate::lattice::fill(expr, &|t| self.temps.get(&t).and_then(|s| s.fill))
+        self.with_fills(|fills| crate::lattice::fill(expr, fills))
+    }
+
+    /// Calls `f` with the operands' fills and those of the temporaries
+    /// known here.
+    fn with_fills<R>(&self, f: impl FnOnce(&Fills<'_>) -> R) -> R {
+        f(&Fills {
+            operand: &|a| self.lowered.operands.get(a).map_or(0.0, |op| op.fill),
+            temp: &|t| self.temps.get(&t).and_then(|s| s.fill),
+        })
     }
 
     fn forall(&mut self, var: &LoopVar, body: &Cin, depth: usize) {
@@ -543,8 +552,8 @@ impl<'a> Emitter<'a> {
             }
         }
         let expr = Self::effective(body);
-        let temp_fill = |t: TempId| self.temps.get(&t).and_then(|s| s.fill);
-        let Some(lattice) = Lattice::build(&expr, &|a| iterator_of.get(&a).copied(), &temp_fill) else {
+        let lattice = self.with_fills(|fills| Lattice::build(&expr, &|a| iterator_of.get(&a).copied(), fills));
+        let Some(lattice) = lattice else {
             self.refused = Some(format!(
                 "the loop over {var} would merge {} iterators in more than {MAX_POINTS} combinations \
                  (lattice points); split the statement into smaller ones",
@@ -603,8 +612,10 @@ impl<'a> Emitter<'a> {
         );
         let _ = writeln!(self.plan, "{line}");
 
+        // Block ops add products whose absent factors are 0.
+        let block_ops = self.lowered.operands.iter().all(|op| op.fill == 0.0);
         let strided = "(all rows run as one block op: a product per row, positions stepping with the row)";
-        if !shape.universe && self.try_strided_axpy(var, body, &shape) {
+        if block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
         } else if let Some(how) = self.structured_driver(&shape) {
             let _ = writeln!(
@@ -616,49 +627,49 @@ impl<'a> Emitter<'a> {
                 }
             );
             self.emit_structured_loop(how, var, body, &shape, &involved, depth);
-        } else if self.try_block_rows_dot(var, body, &shape) {
+        } else if block_ops && self.try_block_rows_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all stored blocks run as one block op: dense rows times dense runs per block)"
             );
-        } else if self.try_row_axpy(var, body, &shape) {
+        } else if block_ops && self.try_row_axpy(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (runs as one block op: a dense row update per stored coordinate)"
             );
-        } else if self.try_merge_rows(var, body, &shape) {
+        } else if block_ops && self.try_merge_rows(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (runs as one block op: the two stored rows merged into an output row)"
             );
-        } else if self.try_workspace_axpy(var, body, &shape) {
+        } else if block_ops && self.try_workspace_axpy(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (runs as one block op: the stored row scattered into the workspace)"
             );
-        } else if self.try_dense_axpy(var, body, &shape) {
+        } else if block_ops && self.try_dense_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  (runs as one dense block op)");
-        } else if self.try_rows_dot(var, body, &shape) {
+        } else if block_ops && self.try_rows_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all rows run as one block op: a dot product per row)"
             );
-        } else if self.try_dense_rows_dot(var, body, &shape) {
+        } else if block_ops && self.try_dense_rows_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all rows run as one block op: dense rows times dense runs)"
             );
-        } else if self.try_dense_dot(var, body, &shape) {
+        } else if block_ops && self.try_dense_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (runs as one block op: an inner product of dense rows)"
             );
-        } else if let Some(done) = self.try_dot_block(var, body, &shape) {
+        } else if let Some(done) = block_ops.then(|| self.try_dot_block(var, body, &shape)).flatten() {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (inner products run as blocks of coordinates: {done})"
             );
-        } else if shape.universe && self.try_strided_axpy(var, body, &shape) {
+        } else if block_ops && shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
         } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
             self.emit_driven_loop(var, body, &shape, &involved, depth);

@@ -134,6 +134,8 @@ struct KernelKey {
     /// The schedule's canonical text (empty: the planner's defaults).
     schedule: String,
     value_type: &'static str,
+    /// The inputs' fills that are not 0, by their bits.
+    fills: Vec<(String, u64)>,
 }
 
 /// Compiles statements into kernels, caches them, and runs them on the
@@ -290,11 +292,16 @@ impl Engine {
     pub fn kernel_for(&self, statement: &str, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<Arc<Kernel>> {
         let stmt = parse_statement(statement)?;
         let formats = formats_of(&stmt, inputs)?;
+        let fills: Vec<(String, f64)> = formats
+            .iter()
+            .filter_map(|(n, _)| inputs.get(n).map(|t| (n.clone(), t.fill())))
+            .filter(|(_, f)| *f != 0.0 || f.is_nan())
+            .collect();
         let output = match &options.output_format {
             Some(f) => f.clone(),
             None => default_output(&stmt, &formats).0,
         };
-        self.compile_statement(&stmt, &formats, &output, &options.schedule)
+        self.compile_statement(&stmt, &formats, &fills, &output, &options.schedule)
     }
 
     /// Compiles `statement` for inputs in `formats` (by name) and an output
@@ -337,13 +344,48 @@ impl Engine {
     ) -> Result<Arc<Kernel>> {
         let stmt = parse_statement(statement)?;
         let formats: Vec<(String, Format)> = formats.iter().map(|(n, f)| (n.to_string(), f.clone())).collect();
-        self.compile_statement(&stmt, &formats, output, schedule)
+        self.compile_statement(&stmt, &formats, &[], output, schedule)
+    }
+
+    /// `fills`: the inputs whose fill is not 0.
+    /// [`compile_scheduled`](Self::compile_scheduled) for inputs whose
+    /// fills are not all 0 (`fills` by name; inputs not named have fill
+    /// 0): the fills decide where the kernel computes.
+    ///
+    /// ```
+    /// use tessera_engine::schedule::Schedule;
+    /// use tessera_engine::Engine;
+    /// use tessera_formats::Format;
+    /// let formats = [("A", Format::csr()), ("x", Format::dense(1))];
+    /// let fills = [("A", f64::INFINITY)];
+    /// let kernel = Engine::new()
+    ///     .compile_with_fills("y(i) = min(j, A(i,j) + x(j))", &formats, &fills, &Format::dense(1), &Schedule::new())
+    ///     .unwrap();
+    /// assert!(kernel.plan().contains("iterate A.compressed"), "{}", kernel.plan());
+    /// ```
+    pub fn compile_with_fills(
+        &self,
+        statement: &str,
+        formats: &[(&str, Format)],
+        fills: &[(&str, f64)],
+        output: &Format,
+        schedule: &Schedule,
+    ) -> Result<Arc<Kernel>> {
+        let stmt = parse_statement(statement)?;
+        let formats: Vec<(String, Format)> = formats.iter().map(|(n, f)| (n.to_string(), f.clone())).collect();
+        let fills: Vec<(String, f64)> = fills
+            .iter()
+            .filter(|(_, f)| *f != 0.0 || f.is_nan())
+            .map(|(n, f)| (n.to_string(), *f))
+            .collect();
+        self.compile_statement(&stmt, &formats, &fills, output, schedule)
     }
 
     fn compile_statement(
         &self,
         stmt: &Statement,
         formats: &[(String, Format)],
+        fills: &[(String, f64)],
         output: &Format,
         schedule: &Schedule,
     ) -> Result<Arc<Kernel>> {
@@ -353,11 +395,19 @@ impl Engine {
             output: output.levels().to_vec(),
             schedule: schedule.to_string(),
             value_type: "f64",
+            fills: fills.iter().map(|(n, f)| (n.clone(), f.to_bits())).collect(),
         };
         if let Some(k) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(k.clone());
         }
-        let kernel = Arc::new(Kernel::compile(stmt, formats, output, schedule, self.tiers.clone())?);
+        let kernel = Arc::new(Kernel::compile(
+            stmt,
+            formats,
+            fills,
+            output,
+            schedule,
+            self.tiers.clone(),
+        )?);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         // Another thread may have compiled the same kernel meanwhile: keep one.
         Ok(cache.entry(key).or_insert(kernel).clone())
@@ -417,6 +467,8 @@ pub struct Kernel {
     program: Arc<Program>,
     plan: String,
     input_formats: Vec<(String, Format)>,
+    /// The fill of each input the kernel was compiled for.
+    input_fills: Vec<(String, f64)>,
     /// Level formats of each operand the program reads (inputs, then the
     /// output), as tiers compile them.
     operand_formats: Arc<[Vec<LevelFormat>]>,
@@ -438,12 +490,14 @@ impl Kernel {
     fn compile(
         stmt: &Statement,
         formats: &[(String, Format)],
+        fills: &[(String, f64)],
         output: &Format,
         schedule: &Schedule,
         tiers: Arc<TierSet>,
     ) -> Result<Kernel> {
         let lookup = |name: &str| formats.iter().find(|(n, _)| n == name).map(|(_, f)| f.clone());
-        let lowered = lower(stmt, &lookup, output, schedule)?;
+        let fill_of = |name: &str| fills.iter().find(|(n, _)| n == name).map_or(0.0, |(_, f)| *f);
+        let lowered = lower(stmt, &lookup, &fill_of, output, schedule)?;
         let parallel = check_parallel(schedule, &lowered)?;
         let planned = emit(&lowered)?;
         let cin = CinPrinter {
@@ -490,6 +544,7 @@ impl Kernel {
             program: Arc::new(planned.program),
             plan,
             input_formats: formats.to_vec(),
+            input_fills: formats.iter().map(|(n, _)| (n.clone(), fill_of(n))).collect(),
             operand_formats: operand_formats.into(),
             tiers,
             tiering: Arc::new(Tiering::new(stmt.to_string())),
@@ -658,7 +713,10 @@ impl Kernel {
         if self.lowered.assembly == OutputAssembly::Append {
             *self.last_output.lock().unwrap_or_else(|e| e.into_inner()) = Some(OutputSizes::of(&result));
         }
-        Ok(result)
+        // A sparse output holds the rhs's fill where nothing was computed
+        // (the lowering sets it only on formats without padding, where
+        // this sets a field and copies nothing).
+        Ok(result.with_fill(self.lowered.output.fill)?)
     }
 
     /// Runs the program on `bind` with the tier `route` says: a compiled
@@ -759,6 +817,15 @@ impl Kernel {
                 return Err(EngineError::KernelMismatch(format!(
                     "{name} is stored as {}, the kernel was compiled for {format}",
                     t.format()
+                )));
+            }
+        }
+        for (name, fill) in &self.input_fills {
+            let t = inputs.get(name).expect("checked above");
+            if t.fill() != *fill && !(t.fill().is_nan() && fill.is_nan()) {
+                return Err(EngineError::KernelMismatch(format!(
+                    "{name} has fill {}, the kernel was compiled for fill {fill}",
+                    t.fill()
                 )));
             }
         }
