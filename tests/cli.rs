@@ -912,7 +912,7 @@ fn semirings_rewrite_the_statement_and_fill_the_inputs_with_their_zero() {
         ))
         .stdout(predicate::str::contains("the default for a sparse matrix; fill inf)"))
         .stdout(predicate::str::contains(
-            "e: 4 vector, sv, 3 stored, fill inf, 3 other values",
+            "e: 4 vector, sv, 4 stored, fill inf, 3 other values",
         ))
         .stdout(predicate::str::contains("e(0) = 0\n  e(1) = 1\n  e(3) = 10\n"));
     // Reachability in or-and: vertices 1 and 3 are one edge from 0.

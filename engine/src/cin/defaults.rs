@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use tessera_formats::{Format, Level, LevelFormat, LevelKind};
 
 use super::{CinExpr, LoopVar, Operand, Provenance};
-use crate::notation::BinaryOp;
+use crate::lattice::{Absence, Fills};
 
 /// A scope of the statement: an expression whose accesses are walked by
 /// the same loops, and the loops known to enclose it.
@@ -47,7 +47,7 @@ pub(super) fn rescanned(operands: &[Operand], scopes: &[Scope<'_>], order: &[Loo
         for &k in &direct {
             let op = &operands[k];
             let format = &op.format;
-            if !format.is_per_mode() || format.stores_as_given() || !is_factor(scope.body, k) {
+            if !format.is_per_mode() || format.stores_as_given() || !is_factor(scope.body, k, operands) {
                 continue;
             }
             let vars = op.level_vars();
@@ -63,7 +63,7 @@ pub(super) fn rescanned(operands: &[Operand], scopes: &[Scope<'_>], order: &[Loo
                     .min();
                 let merged_beside = direct.iter().any(|&other| {
                     other != k
-                        && is_factor(scope.body, other)
+                        && is_factor(scope.body, other, operands)
                         && operands[other]
                             .level_vars()
                             .iter()
@@ -121,19 +121,39 @@ pub(super) fn unscanned(format: &Format, level: usize) -> Format {
     Format::from_levels(&kinds, &moved).expect("the same modes")
 }
 
-/// Whether access `k` is a factor of `expr`: `expr` is zero wherever the
-/// access is (a product or negation of it; a quotient is not, as division
-/// keeps its dense meaning).
-pub(super) fn is_factor(expr: &CinExpr, k: usize) -> bool {
+/// Whether operand `k` is a factor of `expr`: where it is absent, so is
+/// `expr` (it has its fill), as for `A` in `A(i,j) * x(j)`, or in
+/// `min(j, A(i,j) + x(j))` when A's fill is `+inf`. Loops may then skip
+/// where it has no entries. Follows each operation's absence
+/// ([`Absence`]) from the operands' fills; a function of one argument is
+/// absent where its argument is.
+pub(super) fn is_factor(expr: &CinExpr, k: usize, operands: &[Operand]) -> bool {
+    let fills = Fills {
+        operand: &|a| operands.get(a).map_or(0.0, |op| op.fill),
+        temp: &|_| None,
+    };
+    let side = |annihilators: &[f64], apply: &dyn Fn(f64, f64) -> f64, lhs: &CinExpr, rhs: &CinExpr| match Absence::of(
+        annihilators,
+        apply,
+        lhs,
+        rhs,
+        &fills,
+    ) {
+        Absence::Both => is_factor(lhs, k, operands) || is_factor(rhs, k, operands),
+        Absence::Left => is_factor(lhs, k, operands),
+        Absence::Right => is_factor(rhs, k, operands),
+        Absence::Either => false,
+    };
     match expr {
         CinExpr::Access(a) => *a == k,
-        CinExpr::Neg(e) => is_factor(e, k),
-        CinExpr::Binary {
-            op: BinaryOp::Mul,
-            lhs,
-            rhs,
-        } => is_factor(lhs, k) || is_factor(rhs, k),
-        _ => false,
+        CinExpr::Neg(e) => is_factor(e, k, operands),
+        CinExpr::Binary { op, lhs, rhs } => side(op.annihilators(), &|a, b| op.apply(a, b), lhs, rhs),
+        CinExpr::Call { func, args } => match args.as_slice() {
+            [arg] => is_factor(arg, k, operands),
+            [lhs, rhs] => side(func.annihilators(), &|a, b| func.apply(&[a, b]), lhs, rhs),
+            _ => false,
+        },
+        CinExpr::Literal(_) | CinExpr::Temp(_) | CinExpr::Reduced { .. } => false,
     }
 }
 

@@ -862,7 +862,7 @@ fn structured_problem(
     if op.format.is_per_mode() {
         return None;
     }
-    if !is_factor(root, k) {
+    if !is_factor(root, k, operands) {
         // Loops over its derived variables visit its entries only: a term
         // without it would be summed once per diagonal, or skipped in
         // blocks it does not store.
@@ -883,7 +883,7 @@ fn structured_problem(
     if let Some(other) = operands
         .iter()
         .enumerate()
-        .find(|(j, o)| *j != k && shares(o) && !is_factor(root, *j))
+        .find(|(j, o)| *j != k && shares(o) && !is_factor(root, *j, operands))
     {
         return Some(format!(
             "{} meets it inside a sum or difference, which loops over {}'s levels cannot merge",
@@ -946,7 +946,7 @@ fn unordered_problem(
     if !output.is_dense() {
         return Some("its entries come in no order, and a sparse output is assembled in order".into());
     }
-    if nested_sums || !is_factor(root, k) {
+    if nested_sums || !is_factor(root, k, operands) {
         return Some("its entries come in no order, and the statement merges it with other terms".into());
     }
     let vars: Vec<&LoopVar> = op.vars.iter().collect();
