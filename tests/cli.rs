@@ -937,7 +937,7 @@ fn semirings_rewrite_the_statement_and_fill_the_inputs_with_their_zero() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains("r: 4 vector, sv, 2 stored, 2 nonzeros"))
+        .stdout(predicate::str::contains("r: 4 vector, sv, 3 stored, 2 nonzeros"))
         .stdout(predicate::str::contains("r(1) = 1\n  r(3) = 1\n"));
     assert_fails(
         tessera().args([
