@@ -8,6 +8,8 @@
 //! The `cranelift 2t` rows run the same kernel on two threads: their ratio
 //! to the `cranelift` row is the thread speedup.
 //!
+//! `semiring` compares min-plus SpMV with plus-times SpMV on one matrix.
+//!
 //! `cargo bench --bench ratios` runs every workload; `cargo bench --bench
 //! ratios -- spgemm` one of them; `TESSERA_ROUNDS=n` sets the rounds.
 
@@ -95,6 +97,37 @@ fn main() {
                         sprs::prod::mul_acc_mat_vec_csr(sp.view(), x.values(), &mut y[..]);
                         black_box(y);
                     }),
+                ),
+            ],
+        );
+    }
+    if wanted("semiring") {
+        // Min-plus SpMV (a Bellman-Ford step) against plus-times SpMV on
+        // the same matrix: absent entries are +inf, so both visit the
+        // stored entries only.
+        let mut r = rng(6);
+        let a = Csr::random(&mut r, 500_000, 500_000, 10);
+        let x = random_dense(&mut r, &[a.cols]);
+        let at = a.tensor();
+        let inputs = Inputs::new().with("A", &at).with("x", &x);
+        let (plus_times, jit, _) = kernel("y(i) = A(i,j) * x(j)", &inputs, Format::dense(1));
+        let (distances, lengths) = (
+            at.clone().with_fill(f64::INFINITY).expect("a fill"),
+            x.clone().with_fill(f64::INFINITY).expect("a fill"),
+        );
+        let paths = Inputs::new().with("A", &distances).with("x", &lengths);
+        let (min_plus, _, _) = kernel("y(i) = min(j, A(i,j) + x(j))", &paths, Format::dense(1));
+        report(
+            &format!("semiring spmv, {} nonzeros", a.nnz()),
+            rounds,
+            vec![
+                (
+                    "plus-times",
+                    Box::new(|| drop(black_box(plus_times.run_with(&inputs, &jit)))),
+                ),
+                (
+                    "min-plus",
+                    Box::new(|| drop(black_box(min_plus.run_with(&paths, &jit)))),
                 ),
             ],
         );

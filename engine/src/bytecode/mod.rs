@@ -12,7 +12,7 @@ use std::fmt;
 use smallvec::SmallVec;
 use tessera_formats::{Cmp, IntOp, LevelRef};
 
-use crate::notation::Func;
+use crate::notation::{Func, Semiring};
 
 pub use crate::runtime::rows::RowOp;
 
@@ -365,10 +365,14 @@ pub enum Op {
     },
     /// Every row of a dense level at once: for each coordinate `c` in
     /// `first..last` of `rows` (below `parent`), the dot block of the
-    /// `driver` level's segment below it, added to the dense output at
-    /// `out_parent * extent(out) + c` when the segment is not empty. SpMV
-    /// in one op.
+    /// `driver` level's segment below it in `semiring` (`⊕` over the
+    /// segment of `⊗` of the values, from `⊕`'s identity), added to the
+    /// dense output at `out_parent * extent(out) + c` when the segment is
+    /// not empty, or on every row when `every_row`. SpMV in one op, in any
+    /// semiring.
     RowsDot {
+        semiring: Semiring,
+        every_row: bool,
         rows: LevelRef,
         parent: IReg,
         first: IReg,
@@ -702,6 +706,8 @@ impl fmt::Display for Op {
                 )
             }
             Op::RowsDot {
+                semiring,
+                every_row,
                 rows,
                 parent,
                 first,
@@ -715,9 +721,14 @@ impl fmt::Display for Op {
                     .iter()
                     .map(|x| format!("t{}[r{} * extent({}) + coord]", x.operand, x.parent, lv(&x.level)))
                     .collect();
+                let semiring = match semiring {
+                    Semiring::PlusTimes => String::new(),
+                    other => format!(" in {other}"),
+                };
+                let every = if *every_row { ", every row" } else { "" };
                 write!(
                     f,
-                    "rows r{first}..r{last} of {} below r{parent}: out[r{out_parent} * extent({}) + row] += dot {} * {}",
+                    "rows r{first}..r{last} of {} below r{parent}: out[r{out_parent} * extent({}) + row] += dot{semiring} {} * {}{every}",
                     lv(rows),
                     lv(out),
                     lv(driver),

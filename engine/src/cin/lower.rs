@@ -1075,7 +1075,10 @@ impl ChainBuilder<'_> {
             let temp = &self.temps[t.0];
             let mut vars = temp.vars.clone();
             vars.sort_by_key(|v| self.order.iter().position(|o| o == v));
-            let all_summed = Some((0, temp.reduction)).filter(|_| !vars.is_empty());
+            // A sum collects its loops in a partial of its own, which the
+            // block ops for sums match; other reductions combine into the
+            // temporary directly.
+            let partial = temp.reduction == Reduction::Sum && !vars.is_empty();
             let producer = self.build(
                 &vars,
                 0,
@@ -1083,14 +1086,14 @@ impl ChainBuilder<'_> {
                 &bound,
                 temp.body.clone(),
                 None,
-                all_summed,
+                partial.then_some((0, temp.reduction)),
                 next_temp,
             );
-            let producer = if vars.is_empty() {
-                retarget(producer, Target::Temp(*t))
-            } else {
-                // The reduction built by `all_summed` ends in `out += r`: make it `t += r`.
+            let producer = if partial {
+                // The reduction built by the partial ends in `out += r`: make it `t += r`.
                 retarget_consumer(producer, Target::Temp(*t))
+            } else {
+                retarget(producer, Target::Temp(*t))
             };
             stmt = Cin::Where {
                 temp: *t,

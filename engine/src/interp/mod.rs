@@ -10,6 +10,7 @@ use tessera_formats::staging::{eval_cmp, eval_int_op};
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage, StorageResolver};
 
 use crate::bytecode::{FloatOp, IReg, Op, Program, Regs};
+use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
 use crate::runtime::rows::Row;
 
@@ -387,6 +388,8 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 block.add_into(dst, out_step, &runs, &shared);
             }
             Op::RowsDot {
+                semiring,
+                every_row,
                 rows,
                 parent,
                 first: first_row,
@@ -409,7 +412,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let out_base = ir[*out_parent as usize] as usize * out_n + rows_range.start;
                 let out_values = out.dense_range_mut(out_base, rows_range.len());
                 match factors.as_slice() {
-                    [f] => {
+                    [f] if *semiring == Semiring::PlusTimes && !every_row => {
                         let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
                         let base = ir[f.parent as usize] as usize * fn_;
                         let x = &bind.values[f.operand as usize][base..base + fn_];
@@ -418,19 +421,20 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     many => {
                         for (c, slot) in out_values.iter_mut().enumerate() {
                             let (b, e) = (pos.get_usize(first + c), pos.get_usize(first + c + 1));
-                            if b == e {
+                            if b == e && !every_row {
                                 continue;
                             }
-                            let mut sum = 0.0;
+                            let mut sum = semiring.plus().identity();
                             for (q, &v) in own[b..e].iter().enumerate() {
                                 let coord = idx.get_usize(b + q);
                                 let mut prod = v;
                                 for f in many {
                                     let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
-                                    prod *=
+                                    let x =
                                         bind.values[f.operand as usize][ir[f.parent as usize] as usize * fn_ + coord];
+                                    prod = semiring.multiply(prod, x);
                                 }
-                                sum += prod;
+                                sum = semiring.add(sum, prod);
                             }
                             *slot += sum;
                         }

@@ -20,4 +20,4 @@ pub use check::{check, place_reductions, IndexSizes};
 pub use func::{Func, Reduction, FUNCTIONS, REDUCTIONS};
 pub use ir::{Access, AssignOp, BinaryOp, Expr, IndexVar, Span, Statement, MAX_ORDER};
 pub use parse::{parse_statement, MAX_DEPTH};
-pub use semiring::{Semiring, SEMIRINGS};
+pub use semiring::{Semiring, Times, SEMIRINGS};

@@ -86,16 +86,45 @@ impl Semiring {
         }
     }
 
-    /// `a ⊕ b`.
-    fn add(self, a: Expr, b: Expr) -> Expr {
+    /// `a ⊕ b` on values.
+    pub fn add(self, a: f64, b: f64) -> f64 {
+        self.plus().combine(a, b)
+    }
+
+    /// `a ⊗ b` on values.
+    pub fn multiply(self, a: f64, b: f64) -> f64 {
+        match self {
+            Semiring::PlusTimes | Semiring::MaxTimes => a * b,
+            Semiring::MinPlus | Semiring::MaxPlus => a + b,
+            Semiring::OrAnd => Func::And.apply(&[a, b]),
+        }
+    }
+
+    /// The semiring whose `⊕` is `plus` and whose `⊗` is `times` (`*`,
+    /// `+`, or `&&` as a function).
+    pub fn of(plus: Reduction, times: Times) -> Option<Semiring> {
+        SEMIRINGS.into_iter().find(|s| s.plus() == plus && s.times() == times)
+    }
+
+    /// `⊗`.
+    pub fn times(self) -> Times {
+        match self {
+            Semiring::PlusTimes | Semiring::MaxTimes => Times::Mul,
+            Semiring::MinPlus | Semiring::MaxPlus => Times::Add,
+            Semiring::OrAnd => Times::And,
+        }
+    }
+
+    /// `a ⊕ b` as an expression.
+    fn add_expr(self, a: Expr, b: Expr) -> Expr {
         match self.plus().func() {
             Some(func) => Expr::call(func, vec![a, b]),
             None => Expr::binary(BinaryOp::Add, a, b),
         }
     }
 
-    /// `a ⊗ b`.
-    fn times(self, a: Expr, b: Expr) -> Expr {
+    /// `a ⊗ b` as an expression.
+    fn times_expr(self, a: Expr, b: Expr) -> Expr {
         match self {
             Semiring::PlusTimes | Semiring::MaxTimes => Expr::binary(BinaryOp::Mul, a, b),
             Semiring::MinPlus | Semiring::MaxPlus => Expr::binary(BinaryOp::Add, a, b),
@@ -111,7 +140,7 @@ impl Semiring {
         let placed = place_reductions(stmt);
         let mut rhs = self.expr(&placed.rhs)?;
         if placed.op == super::AssignOp::AddAssign {
-            rhs = self.add(Expr::Access(placed.lhs.clone()), rhs);
+            rhs = self.add_expr(Expr::Access(placed.lhs.clone()), rhs);
         }
         Ok(Statement::assign(placed.lhs.clone(), rhs))
     }
@@ -128,8 +157,8 @@ impl Semiring {
             Expr::Binary { op, lhs, rhs } => {
                 let (l, r) = (self.expr(lhs)?, self.expr(rhs)?);
                 match op {
-                    BinaryOp::Add => self.add(l, r),
-                    BinaryOp::Mul => self.times(l, r),
+                    BinaryOp::Add => self.add_expr(l, r),
+                    BinaryOp::Mul => self.times_expr(l, r),
                     BinaryOp::Sub => return Err(refuse("-")),
                     BinaryOp::Div => return Err(refuse("/")),
                 }
@@ -141,6 +170,14 @@ impl Semiring {
             }
         })
     }
+}
+
+/// The `⊗` of a semiring.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Times {
+    Mul,
+    Add,
+    And,
 }
 
 impl fmt::Display for Semiring {

@@ -8,7 +8,7 @@ use super::state::OperandState;
 use super::{Emitter, LoopShape};
 use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs, RowOp, RunLength, ValueRun};
 use crate::cin::{Cin, CinExpr, LoopVar, Relation, Target};
-use crate::notation::{BinaryOp, Reduction};
+use crate::notation::{BinaryOp, Func, Reduction, Times, SEMIRINGS};
 
 impl Emitter<'_> {
     /// The walked iterator of a loop whose body is a product with one factor
@@ -312,16 +312,32 @@ impl Emitter<'_> {
         let Some(out) = self.output_operand() else {
             return false;
         };
-        let Some((inner, expr)) = super::runs::reduction_of_product(body) else {
+        let Some((inner, expr, reduction)) = super::runs::reduction_of_terms(body) else {
             return false;
         };
         if !shape.universe || !shape.walked.is_empty() {
             return false;
         }
+        // The semiring whose `⊕` the reduction is and whose `⊗` joins the
+        // accesses.
         let mut factors_ops = Vec::new();
-        if !product_of_accesses(expr, &mut factors_ops) {
+        let Some(semiring) = SEMIRINGS.into_iter().find(|s| {
+            factors_ops.clear();
+            s.plus() == reduction && chain_of_accesses(expr, s.times(), &mut factors_ops)
+        }) else {
+            return false;
+        };
+        // Absent entries of the rows must annihilate `⊗` and vanish in
+        // `⊕` (max-times over values of any sign has no such zero), and
+        // the other factors are stored everywhere: then only the stored
+        // entries of each row count.
+        let fill = |a: usize| self.lowered.operands[a].fill;
+        let stored_everywhere = |a: usize| self.states[a].next_is_dense_last_at(inner);
+        let zero = semiring.zero();
+        if zero != semiring.plus().identity() || factors_ops.iter().any(|&a| !stored_everywhere(a) && fill(a) != zero) {
             return false;
         }
+        let every_row = self.fill_of(&Self::effective(body)) != Some(self.neutral(&Target::Output));
         // The rows operand: a dense level at `var`, then a compact level at `inner`, last.
         let is_rows = |st: &OperandState| {
             st.done + 2 == st.level_vars.len()
@@ -380,6 +396,8 @@ impl Emitter<'_> {
             None => (self.iconst(0), self.loop_extent(var)),
         };
         self.ops.push(Op::RowsDot {
+            semiring,
+            every_row,
             rows,
             parent,
             first,
@@ -625,6 +643,34 @@ impl Emitter<'_> {
 }
 
 /// Whether `expr` is a product of accesses; collects them.
+/// Whether `expr` is a chain of accesses joined by `times`; collects them.
+fn chain_of_accesses(expr: &CinExpr, times: Times, out: &mut Vec<usize>) -> bool {
+    match (expr, times) {
+        (CinExpr::Access(a), _) => {
+            out.push(*a);
+            true
+        }
+        (
+            CinExpr::Binary {
+                op: BinaryOp::Mul,
+                lhs,
+                rhs,
+            },
+            Times::Mul,
+        )
+        | (
+            CinExpr::Binary {
+                op: BinaryOp::Add,
+                lhs,
+                rhs,
+            },
+            Times::Add,
+        ) => chain_of_accesses(lhs, times, out) && chain_of_accesses(rhs, times, out),
+        (CinExpr::Call { func: Func::And, args }, Times::And) => args.iter().all(|a| chain_of_accesses(a, times, out)),
+        _ => false,
+    }
+}
+
 pub(super) fn product_of_accesses(expr: &CinExpr, out: &mut Vec<usize>) -> bool {
     match expr {
         CinExpr::Access(a) => {

@@ -612,7 +612,8 @@ impl<'a> Emitter<'a> {
         );
         let _ = writeln!(self.plan, "{line}");
 
-        // Block ops add products whose absent factors are 0.
+        // Block ops add products whose absent factors are 0 (rows of dot
+        // products check the fills of their semiring themselves).
         let block_ops = self.lowered.operands.iter().all(|op| op.fill == 0.0);
         let strided = "(all rows run as one block op: a product per row, positions stepping with the row)";
         if block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
@@ -649,7 +650,7 @@ impl<'a> Emitter<'a> {
             );
         } else if block_ops && self.try_dense_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  (runs as one dense block op)");
-        } else if block_ops && self.try_rows_dot(var, body, &shape) {
+        } else if self.try_rows_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all rows run as one block op: a dot product per row)"

@@ -233,9 +233,18 @@ impl Emitter<'_> {
 /// `out += t where t = forall inner: t += expr`: the inner loop's variable
 /// and `expr`.
 pub(super) fn reduction_of_product(body: &Cin) -> Option<(&LoopVar, &CinExpr)> {
+    match reduction_of_terms(body) {
+        Some((var, expr, Reduction::Sum)) => Some((var, expr)),
+        _ => None,
+    }
+}
+
+/// `out += t where t = forall inner: t ⊕= expr`: the inner loop's
+/// variable, `expr` and `⊕`.
+pub(super) fn reduction_of_terms(body: &Cin) -> Option<(&LoopVar, &CinExpr, Reduction)> {
     let Cin::Where {
         temp,
-        reduction: Reduction::Sum,
+        reduction,
         producer,
         consumer,
     } = body
@@ -256,7 +265,7 @@ pub(super) fn reduction_of_product(body: &Cin) -> Option<(&LoopVar, &CinExpr)> {
         Cin::Assign {
             target: Target::Temp(t2),
             expr,
-        } if t == temp && t2 == temp => Some((var, expr)),
+        } if t == temp && t2 == temp => Some((var, expr, *reduction)),
         _ => None,
     }
 }

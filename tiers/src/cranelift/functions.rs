@@ -1,7 +1,8 @@
 //! `Op::FCall`: the statement language's functions in Cranelift IR.
 //!
-//! Functions with an exact machine instruction (`sqrt`, `abs`, `min`,
-//! `max`, products, comparisons, logic) are emitted inline; the
+//! Functions with an exact machine instruction or a short exact sequence
+//! (`sqrt`, `abs`, `min`, `max`, products, comparisons, logic) are emitted
+//! inline; the
 //! transcendental ones call the very Rust function the interpreter and the
 //! reference evaluate ([`Func::apply`]), through one `extern "C"` shim per
 //! function, so every tier computes the same bits.
@@ -22,6 +23,25 @@ pub(super) struct FunctionCalls {
 impl FunctionCalls {
     /// `func(x, y)` (`y` is ignored by functions of one argument).
     pub(super) fn emit(&mut self, clif: &mut Clif<'_>, call_conv: CallConv, func: Func, x: Value, y: Value) -> Value {
+        if let Some(v) = inline(clif, func, x, y) {
+            return v;
+        }
+        let signature = *self.signature.get_or_insert_with(|| {
+            let mut sig = Signature::new(call_conv);
+            sig.params.extend([AbiParam::new(types::F64); 2]);
+            sig.returns.push(AbiParam::new(types::F64));
+            clif.fb.import_signature(sig)
+        });
+        let callee = clif.fb.ins().iconst(types::I64, shim(func) as usize as i64);
+        let call = clif.fb.ins().call_indirect(signature, callee, &[x, y]);
+        clif.fb.inst_results(call)[0]
+    }
+}
+
+/// `func(x, y)` as instructions, for the functions machine code has
+/// (`None` for the others, which call their shim).
+pub(super) fn inline(clif: &mut Clif<'_>, func: Func, x: Value, y: Value) -> Option<Value> {
+    {
         let truth = |clif: &mut Clif<'_>, flag: Value| {
             let one = clif.fb.ins().f64const(1.0);
             let zero = clif.fb.ins().f64const(0.0);
@@ -35,13 +55,16 @@ impl FunctionCalls {
             let flag = clif.fb.ins().fcmp(cc, x, y);
             truth(clif, flag)
         };
-        match func {
+        Some(match func {
             Func::Sqrt => clif.fb.ins().sqrt(x),
             Func::Abs => clif.fb.ins().fabs(x),
-            // Cranelift's fmin and fmax propagate NaN and order -0 below
-            // +0, as Func::apply does.
-            Func::Min => clif.fb.ins().fmin(x, y),
-            Func::Max => clif.fb.ins().fmax(x, y),
+            Func::Min => min(clif, x, y),
+            // max(x, y) = -min(-x, -y), exactly (NaN and signed zeros too).
+            Func::Max => {
+                let (nx, ny) = (clif.fb.ins().fneg(x), clif.fb.ins().fneg(y));
+                let m = min(clif, nx, ny);
+                clif.fb.ins().fneg(m)
+            }
             Func::Square => clif.fb.ins().fmul(x, x),
             Func::Cube => {
                 let square = clif.fb.ins().fmul(x, x);
@@ -72,19 +95,23 @@ impl FunctionCalls {
                 };
                 truth(clif, flag)
             }
-            _ => {
-                let signature = *self.signature.get_or_insert_with(|| {
-                    let mut sig = Signature::new(call_conv);
-                    sig.params.extend([AbiParam::new(types::F64); 2]);
-                    sig.returns.push(AbiParam::new(types::F64));
-                    clif.fb.import_signature(sig)
-                });
-                let callee = clif.fb.ins().iconst(types::I64, shim(func) as usize as i64);
-                let call = clif.fb.ins().call_indirect(signature, callee, &[x, y]);
-                clif.fb.inst_results(call)[0]
-            }
-        }
+            _ => return None,
+        })
     }
+}
+
+/// `min(x, y)` as [`Func::apply`] has it (NaN from either side, -0 below
+/// +0), without branches. Cranelift's `fmin` lowers with branches on x86;
+/// here two pseudo-minimums (`x < y ? x : y`, one `minsd` each) are or-ed:
+/// they agree where the operands are ordered and differ; where they are
+/// equal, the or keeps a sign bit (-0); where one is NaN, the or of a NaN
+/// with anything is a NaN.
+fn min(clif: &mut Clif<'_>, x: Value, y: Value) -> Value {
+    let x_first = clif.fb.ins().fcmp(FloatCC::LessThan, x, y);
+    let a = clif.fb.ins().select(x_first, x, y);
+    let y_first = clif.fb.ins().fcmp(FloatCC::LessThan, y, x);
+    let b = clif.fb.ins().select(y_first, y, x);
+    clif.fb.ins().bor(a, b)
 }
 
 type Shim = extern "C" fn(f64, f64) -> f64;

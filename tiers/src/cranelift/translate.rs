@@ -22,10 +22,11 @@ use smallvec::SmallVec;
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRun, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, Strided, StridedRun, ValueRun,
 };
+use tessera_engine::notation::{Func, Semiring, Times};
 use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
-use super::functions::FunctionCalls;
+use super::functions::{self, FunctionCalls};
 use super::kernel;
 
 struct Translator<'p> {
@@ -566,6 +567,8 @@ impl Translator<'_> {
                 *out,
             ),
             Op::RowsDot {
+                semiring,
+                every_row,
                 rows,
                 parent,
                 first,
@@ -582,6 +585,7 @@ impl Translator<'_> {
                     first: *first,
                     last: *last,
                 },
+                (*semiring, *every_row),
                 *driver,
                 factors,
                 *out,
@@ -1220,6 +1224,7 @@ impl Translator<'_> {
             driver,
             own,
             bases: &bases,
+            semiring: Semiring::PlusTimes,
         };
         let total = dot.sum(clif, b, e);
         let old = self.fget(clif, acc);
@@ -1232,10 +1237,12 @@ impl Translator<'_> {
     /// `parent * extent(rows) + c`, added to the dense output at
     /// `out_parent * extent(out) + c` when the segment is not empty.
     #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)]
     fn rows_dot(
         &mut self,
         clif: &mut Clif<'_>,
         rows: RowsOf,
+        (semiring, every_row): (Semiring, bool),
         driver: LevelRef,
         factors: &[DotFactor],
         out: LevelRef,
@@ -1268,6 +1275,7 @@ impl Translator<'_> {
             driver,
             own,
             bases: &bases,
+            semiring,
         };
         clif.loop_with(
             &[first_row],
@@ -1276,7 +1284,11 @@ impl Translator<'_> {
                 let c = s[0];
                 let p = clif.fb.ins().iadd(first, c);
                 let (b, e) = format.pos_iter(clif, driver, p);
-                let nonempty = clif.compare(Cmp::Lt, b, e);
+                let nonempty = if every_row {
+                    clif.int(1)
+                } else {
+                    clif.compare(Cmp::Lt, b, e)
+                };
                 let some = clif.fb.create_block();
                 let next = clif.fb.create_block();
                 clif.fb.ins().brif(nonempty, some, &[], next, &[]);
@@ -1610,6 +1622,8 @@ struct Dot<'b> {
     driver: LevelRef,
     own: Value,
     bases: &'b [Value],
+    /// `⊕` and `⊗` (plus-times in the dot ops of sums).
+    semiring: Semiring,
 }
 
 impl Dot<'_> {
@@ -1621,19 +1635,31 @@ impl Dot<'_> {
         for &base in self.bases {
             let addr = clif.element(base, coord, 8);
             let x = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
-            prod = clif.fb.ins().fmul(prod, x);
+            prod = match self.semiring.times() {
+                Times::Mul => clif.fb.ins().fmul(prod, x),
+                Times::Add => clif.fb.ins().fadd(prod, x),
+                Times::And => functions::inline(clif, Func::And, prod, x).expect("&& is inline"),
+            };
         }
         prod
     }
 
-    /// `init + Σ_{p in from..end} term(p)`, in order.
+    /// `acc ⊕ term`.
+    fn combine(&self, clif: &mut Clif<'_>, acc: Value, term: Value) -> Value {
+        match self.semiring.plus().func() {
+            None => clif.fb.ins().fadd(acc, term),
+            Some(func) => functions::inline(clif, func, acc, term).expect("min, max and || are inline"),
+        }
+    }
+
+    /// `init ⊕ term(from) ⊕ … ⊕ term(end - 1)`, in order.
     fn sequential(&self, clif: &mut Clif<'_>, from: Value, end: Value, init: Value) -> Value {
         let state = clif.loop_with(
             &[from, init],
             &mut |clif, s| clif.compare(Cmp::Lt, s[0], end),
             &mut |clif, s| {
                 let t = self.term(clif, s[0]);
-                let sum = clif.fb.ins().fadd(s[1], t);
+                let sum = self.combine(clif, s[1], t);
                 let next = clif.fb.ins().iadd_imm_s(s[0], 1);
                 smallvec::smallvec![next, sum]
             },
@@ -1648,8 +1674,31 @@ impl Dot<'_> {
     /// nonzeros: the remainder loop's branches cost more than the shorter
     /// dependency chain saves.)
     fn sum(&self, clif: &mut Clif<'_>, begin: Value, end: Value) -> Value {
-        let zero = clif.fb.ins().f64const(0.0);
-        self.sequential(clif, begin, end, zero)
+        let identity = clif.fb.ins().f64const(self.semiring.plus().identity());
+        if !self.semiring.plus().is_idempotent() {
+            return self.sequential(clif, begin, end, identity);
+        }
+        // Min, max and or give the same bits in any order: two chains of
+        // terms halve the latency of `⊕` (a minimum is two instructions
+        // deep), the odd term last.
+        let state = clif.loop_with(
+            &[begin, identity, identity],
+            &mut |clif, s| {
+                let second = clif.fb.ins().iadd_imm_s(s[0], 1);
+                clif.compare(Cmp::Lt, second, end)
+            },
+            &mut |clif, s| {
+                let t0 = self.term(clif, s[0]);
+                let second = clif.fb.ins().iadd_imm_s(s[0], 1);
+                let t1 = self.term(clif, second);
+                let a0 = self.combine(clif, s[1], t0);
+                let a1 = self.combine(clif, s[2], t1);
+                let next = clif.fb.ins().iadd_imm_s(s[0], 2);
+                smallvec::smallvec![next, a0, a1]
+            },
+        );
+        let both = self.combine(clif, state[1], state[2]);
+        self.sequential(clif, state[0], end, both)
     }
 }
 
