@@ -243,3 +243,35 @@ fn in_a_terminal_tab_completes_commands_names_and_paths() {
     let status = child.wait().unwrap();
     assert!(status.success(), "{}", terminal.seen);
 }
+
+/// `:fill` sets what a tensor's unstored components hold: a shortest-path
+/// step over a path graph, with `+inf` where there is no edge.
+#[test]
+fn in_the_repl_a_fill_makes_a_min_plus_step_run_over_the_edges() {
+    let dir = scratch("repl_fill");
+    let graph = dir.join("paths.mtx");
+    // Edges j -> i stored as A(i,j): 0 -> 1 (1), 1 -> 2 (2), 0 -> 3 (10).
+    std::fs::write(
+        &graph,
+        "%%MatrixMarket matrix coordinate real general\n4 4 3\n2 1 1\n3 2 2\n4 1 10\n",
+    )
+    .unwrap();
+    let script = format!(
+        ":load A {}\n:fill A inf\n:gen d 4 0\n:format d sv\n:fill d inf\n:format e dense\n:plan e(i) = min(j, A(i,j) + d(j))\n:fill nobody 1\n:fill A many\n",
+        graph.display()
+    );
+    tessera()
+        .arg("repl")
+        .write_stdin(script)
+        .assert()
+        // A script with errors ends with status 1, after running every line.
+        .code(1)
+        .stdout(predicate::str::contains(
+            "A: 4 x 4 matrix, csr, 3 stored, fill inf, 3 other values",
+        ))
+        .stdout(predicate::str::contains(
+            "all rows run as one block op: a dot product per row",
+        ))
+        .stderr(predicate::str::contains(":fill nobody: no tensor nobody"))
+        .stderr(predicate::str::contains("bad fill `many`"));
+}

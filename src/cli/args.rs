@@ -100,7 +100,7 @@ pub struct TensorArgs {
     pub sizes: Vec<NameValue<usize>>,
 
     /// The value of tensor NAME's components that are not stored (default 0; inf for distances)
-    #[arg(long = "fill", value_name = "NAME:VALUE", value_parser = parse_fill)]
+    #[arg(long = "fill", value_name = "NAME:VALUE", value_parser = parse_named_fill)]
     pub fills: Vec<NameValue<f64>>,
 
     /// Execution tier (opencl: not in this build yet, refused with the tiers that are)
@@ -295,19 +295,23 @@ pub fn parse_count(text: &str) -> Result<usize, String> {
         .map_err(|_| format!("bad size `{}`: expected a non-negative integer", text.trim()))
 }
 
-fn parse_fill(text: &str) -> Result<NameValue<f64>, String> {
+fn parse_named_fill(text: &str) -> Result<NameValue<f64>, String> {
     let (name, value) = split_name(text, "VALUE")?;
-    let value: f64 = match value.trim() {
-        "inf" | "+inf" => f64::INFINITY,
-        "-inf" => f64::NEG_INFINITY,
-        v => v
-            .parse()
-            .map_err(|_| format!("bad fill `{v}`: expected a number, inf or -inf"))?,
-    };
     Ok(NameValue {
         name: name.into(),
-        value,
+        value: parse_fill(value)?,
     })
+}
+
+/// A fill value: a number, `inf` or `-inf`.
+pub fn parse_fill(text: &str) -> Result<f64, String> {
+    match text.trim() {
+        "inf" | "+inf" => Ok(f64::INFINITY),
+        "-inf" => Ok(f64::NEG_INFINITY),
+        v => v
+            .parse()
+            .map_err(|_| format!("bad fill `{v}`: expected a number, inf or -inf")),
+    }
 }
 
 fn parse_size(text: &str) -> Result<NameValue<usize>, String> {

@@ -19,7 +19,7 @@ use rustyline::history::DefaultHistory;
 use rustyline::Editor;
 use tessera_engine::schedule::Schedule;
 
-use super::args::{is_identifier, parse_count, PrintWhat, ReplArgs};
+use super::args::{is_identifier, parse_count, parse_fill, PrintWhat, ReplArgs};
 use super::complete::ReplHelper;
 use super::error::{CliError, Result};
 use super::eval::timing_line;
@@ -41,6 +41,9 @@ Commands:
                                 dense csr csc dcsr dcsc coo ucoo csf dia ell bcsr:RxC sv hash,
                                 or levels such as dense,compressed:1,0
   :size VAR SIZE                size of an index variable no input fixes
+  :fill NAME VALUE              the value of NAME's unstored components (inf for distances):
+                                y(i) = min(j, A(i,j) + x(j)) with A and x filled with inf
+                                runs over their entries only
   :threads [N|auto]             threads kernels may use (results are the same bits for any N)
   :schedule [COMMANDS|none]     schedule of later statements, e.g. reorder(i, k, j); parallelize(i, cpu_threads, no_races)
   :print NAME [N|all]           summary and the first N (10) nonzeros
@@ -252,6 +255,15 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
                 session.set_schedule(schedule);
             }
         },
+        "fill" => {
+            let [name, value] = words[..] else {
+                return Err(usage(":fill NAME VALUE"));
+            };
+            let name = tensor_name(name, &context)?;
+            let fill = parse_fill(value).map_err(|reason| CliError::bad(&context, reason))?;
+            session.set_fill(name, fill, &format!(":fill {name}"))?;
+            header(session, name, out)?;
+        }
         "size" => {
             let [var, size] = words[..] else {
                 return Err(usage(":size VAR SIZE"));

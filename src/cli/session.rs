@@ -293,7 +293,7 @@ impl Session {
         let named = self
             .tensors
             .get_mut(name)
-            .ok_or_else(|| CliError::bad(context, format!("no tensor {name} is given (with -i or -g)")))?;
+            .ok_or_else(|| CliError::bad(context, format!("no tensor {name}")))?;
         if named.tensor.fill() == fill {
             return Ok(());
         }
