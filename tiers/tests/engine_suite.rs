@@ -20,6 +20,9 @@ mod functions;
 #[path = "../../engine/tests/fills.rs"]
 mod fills;
 
+#[path = "../../engine/tests/operators.rs"]
+mod operators;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

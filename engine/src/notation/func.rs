@@ -61,6 +61,9 @@ pub enum Func {
     And,
     Or,
     Xor,
+    /// A user-defined operator ([`register_operator`](super::register_operator)),
+    /// by registration number.
+    User(u16),
 }
 
 /// Every function, in the order `--help` lists them.
@@ -152,18 +155,22 @@ impl Func {
             Func::And => "&&",
             Func::Or => "||",
             Func::Xor => "xor",
+            Func::User(id) => super::operator::with(id, |name, _, _, _| name),
         }
     }
 
     /// The function called `name` (operators are not called by name).
     pub fn from_name(name: &str) -> Option<Func> {
-        FUNCTIONS.into_iter().find(|f| f.is_called() && f.name() == name)
+        FUNCTIONS
+            .into_iter()
+            .find(|f| f.is_called() && f.name() == name)
+            .or_else(|| super::operator::find(name))
     }
 
     /// Whether the function is written as a call, `name(args)`, rather than
     /// as an operator.
     pub fn is_called(self) -> bool {
-        self.name().starts_with(|c: char| c.is_ascii_alphabetic())
+        self != Func::Not && self.infix_precedence().is_none()
     }
 
     /// How many arguments it takes.
@@ -171,6 +178,7 @@ impl Func {
         use Func::*;
         match self {
             Pow | Atan2 | Min | Max | Mod | Lt | Le | Gt | Ge | Eq | Ne | And | Or | Xor => 2,
+            User(id) => super::operator::with(id, |_, arity, _, _| arity),
             _ => 1,
         }
     }
@@ -247,6 +255,7 @@ impl Func {
             Func::And => truth(a != 0.0 && b != 0.0),
             Func::Or => truth(a != 0.0 || b != 0.0),
             Func::Xor => truth((a != 0.0) != (b != 0.0)),
+            Func::User(id) => super::operator::apply(id, args),
         }
     }
 
@@ -260,6 +269,7 @@ impl Func {
             Func::Max => &[f64::INFINITY],
             Func::And => &[0.0],
             Func::Or => &[1.0],
+            Func::User(id) => super::operator::with(id, |_, _, _, annihilators| annihilators),
             _ => &[],
         }
     }

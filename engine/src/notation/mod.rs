@@ -13,11 +13,13 @@
 pub mod check;
 pub mod func;
 pub mod ir;
+pub mod operator;
 pub mod parse;
 pub mod semiring;
 
 pub use check::{check, place_reductions, IndexSizes};
 pub use func::{Func, Reduction, FUNCTIONS, REDUCTIONS};
 pub use ir::{Access, AssignOp, BinaryOp, Expr, IndexVar, Span, Statement, MAX_ORDER};
+pub use operator::{register_operator, Operator};
 pub use parse::{parse_statement, MAX_DEPTH};
 pub use semiring::{Semiring, Times, SEMIRINGS};

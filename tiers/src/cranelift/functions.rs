@@ -14,10 +14,11 @@ use tessera_engine::notation::Func;
 
 use super::builder::Clif;
 
-/// The signature of the shims, imported into a function once.
+/// The signatures of the shims, imported into a function once.
 #[derive(Default)]
 pub(super) struct FunctionCalls {
     signature: Option<SigRef>,
+    user_signature: Option<SigRef>,
 }
 
 impl FunctionCalls {
@@ -26,13 +27,30 @@ impl FunctionCalls {
         if let Some(v) = inline(clif, func, x, y) {
             return v;
         }
+        if let Func::User(id) = func {
+            // A user-defined operator: its registered function, by number.
+            let signature = *self.user_signature.get_or_insert_with(|| {
+                let mut sig = Signature::new(call_conv);
+                sig.params.push(AbiParam::new(types::I64));
+                sig.params.extend([AbiParam::new(types::F64); 2]);
+                sig.returns.push(AbiParam::new(types::F64));
+                clif.fb.import_signature(sig)
+            });
+            let callee = clif.fb.ins().iconst(types::I64, call_user as *const () as usize as i64);
+            let id = clif.fb.ins().iconst(types::I64, i64::from(id));
+            let call = clif.fb.ins().call_indirect(signature, callee, &[id, x, y]);
+            return clif.fb.inst_results(call)[0];
+        }
         let signature = *self.signature.get_or_insert_with(|| {
             let mut sig = Signature::new(call_conv);
             sig.params.extend([AbiParam::new(types::F64); 2]);
             sig.returns.push(AbiParam::new(types::F64));
             clif.fb.import_signature(sig)
         });
-        let callee = clif.fb.ins().iconst(types::I64, shim(func) as usize as i64);
+        let callee = clif
+            .fb
+            .ins()
+            .iconst(types::I64, shim(func) as *const () as usize as i64);
         let call = clif.fb.ins().call_indirect(signature, callee, &[x, y]);
         clif.fb.inst_results(call)[0]
     }
@@ -116,10 +134,17 @@ fn min(clif: &mut Clif<'_>, x: Value, y: Value) -> Value {
 
 type Shim = extern "C" fn(f64, f64) -> f64;
 
+/// A user-defined operator's value. A panic in it must not unwind into
+/// machine code: it aborts the process, as a panic in any `extern "C"`
+/// function does.
+extern "C" fn call_user(id: u64, x: f64, y: f64) -> f64 {
+    Func::User(id as u16).apply(&[x, y])
+}
+
 /// The shim that computes `func` as [`Func::apply`] does.
 fn shim(func: Func) -> Shim {
     macro_rules! shims {
-        ($($name:ident),* $(,)?) => {
+        ($($name:ident),* ; $user:ident) => {
             match func {
                 $(Func::$name => {
                     extern "C" fn call(x: f64, y: f64) -> f64 {
@@ -127,11 +152,13 @@ fn shim(func: Func) -> Shim {
                     }
                     call
                 })*
+                Func::$user(_) => unreachable!("user-defined operators call call_user"),
             }
         };
     }
     shims!(
         Sqrt, Cbrt, Exp, Log, Log10, Abs, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh, Asinh, Acosh, Atanh,
-        Square, Cube, Heaviside, Not, Pow, Atan2, Min, Max, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Xor,
+        Square, Cube, Heaviside, Not, Pow, Atan2, Min, Max, Mod, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Xor;
+        User
     )
 }
