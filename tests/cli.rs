@@ -939,6 +939,32 @@ fn semirings_rewrite_the_statement_and_fill_the_inputs_with_their_zero() {
         .success()
         .stdout(predicate::str::contains("r: 4 vector, sv, 3 stored, 2 nonzeros"))
         .stdout(predicate::str::contains("r(1) = 1\n  r(3) = 1\n"));
+    // A file reads absent entries as 0: a sparse result filled with inf is
+    // refused, a dense one written whole.
+    let out = dir.join("e.mtx").display().to_string();
+    let min_plus = [
+        "eval",
+        "e(i) = A(i,j) * d(j)",
+        "-i",
+        &a,
+        "-i",
+        &d,
+        "--semiring",
+        "min-plus",
+    ];
+    assert_fails(
+        tessera().args(min_plus).args(["-o", &format!("e:{out}")]),
+        &["the tensor's unstored components hold its fill inf, and Matrix Market files read them as 0"],
+    );
+    tessera()
+        .args(min_plus)
+        .args(["-f", "e:dense", "-o", &format!("e:{out}")])
+        .assert()
+        .success();
+    assert_eq!(
+        fs::read_to_string(&out).unwrap(),
+        "%%MatrixMarket matrix array real general\n4 1\ninf\n1\ninf\n10\n"
+    );
     assert_fails(
         tessera().args([
             "eval",

@@ -254,6 +254,7 @@ impl<V: Value> Tensor<V> {
     /// assert_eq!((rows.indptr, rows.indices, rows.data), (vec![0, 1], vec![1], vec![5.0]));
     /// ```
     pub fn to_compressed(&self, compression: Compression) -> Result<CompressedArrays<V>> {
+        self.check_zero_fill(&format!("{} arrays", compression.layout()))?;
         let &[rows, cols] = self.shape() else {
             return Err(FormatError::Shape(format!(
                 "{} arrays hold a matrix; this tensor has order {}",

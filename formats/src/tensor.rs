@@ -191,6 +191,29 @@ impl<V: Value> Tensor<V> {
         self.fill
     }
 
+    /// Refuses a tensor whose unstored components are not 0 where
+    /// `target` (a file format, raw arrays) can only say "absent is 0";
+    /// a dense tensor stores every component and passes.
+    ///
+    /// ```
+    /// use tessera_formats::{Format, Tensor};
+    /// let a = Tensor::<f64>::empty(&[2, 2], Format::csr()).unwrap().with_fill(f64::INFINITY).unwrap();
+    /// let err = a.check_zero_fill("CSR arrays").unwrap_err().to_string();
+    /// assert!(err.contains("fill inf"), "{err}");
+    /// ```
+    pub fn check_zero_fill(&self, target: &str) -> Result<()> {
+        if self.fill.is_zero() || self.format.is_dense() {
+            return Ok(());
+        }
+        Err(FormatError::BadFormat {
+            format: target.to_string(),
+            reason: format!(
+                "the tensor's unstored components hold its fill {}, and {target} read them as 0: store it dense first, or make its fill 0",
+                self.fill
+            ),
+        })
+    }
+
     /// The same stored entries with `fill` as the value of every other
     /// component. Formats that pad (dense, DIA, ELL, BCSR) are packed
     /// again, their padding holding the fill; a stored zero is then taken

@@ -798,6 +798,7 @@ const LARGEST_INTEGER: f64 = (1u64 << 53) as f64;
 
 impl Matrix {
     fn of(tensor: &Tensor<f64>) -> Result<Matrix> {
+        tensor.check_zero_fill("Matrix Market files")?;
         let (rows, cols) = match *tensor.shape() {
             [] => (1, 1),
             [n] => (n, 1),

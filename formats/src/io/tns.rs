@@ -351,6 +351,7 @@ enum Written {
 
 impl Written {
     fn of(tensor: &Tensor<f64>) -> Result<Written> {
+        tensor.check_zero_fill(".tns files")?;
         Ok(if tensor.order() == 0 {
             let value = tensor.to_dense_vec()?.first().copied().unwrap_or(0.0);
             Written::Scalar(value)
