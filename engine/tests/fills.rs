@@ -6,7 +6,7 @@
 //! (`tiers/tests/engine_suite.rs` includes this file).
 
 use tessera_engine::notation::{parse_statement, Semiring, SEMIRINGS};
-use tessera_engine::testing::{check_statement, named_formats, random_tensor, EntryKind, Rng};
+use tessera_engine::testing::{check_statement, rotated_tensors, Rng};
 use tessera_engine::{Engine, EvalOptions, Inputs};
 use tessera_formats::{Format, Tensor};
 
@@ -65,34 +65,21 @@ fn tensors_with_fills_match_the_reference_over_every_format() {
         };
         for trial in 0..12 {
             let mut rng = Rng::new(((s as u64) << 16) | trial as u64);
-            let mut sizes: Vec<(char, usize)> = Vec::new();
-            let mut tensors: Vec<(String, Tensor<f64>)> = Vec::new();
-            for (o, (name, tvars)) in vars.iter().enumerate() {
-                let shape: Vec<usize> = tvars
-                    .chars()
-                    .map(|v| match sizes.iter().find(|(s, _)| *s == v) {
-                        Some(&(_, n)) => n,
-                        None => {
-                            let n = if trial % 4 == 0 {
-                                rng.range(8, 20)
-                            } else {
-                                rng.range(1, 6)
-                            };
-                            sizes.push((v, n));
-                            n
-                        }
-                    })
-                    .collect();
-                let formats = named_formats(&shape);
-                let format = &formats[(trial + 5 * o) % formats.len()];
-                let kind = EntryKind::ALL[(trial + 3 * o) % EntryKind::ALL.len()];
-                let fill = fill.unwrap_or(FILLS[(trial + o) % FILLS.len()]);
-                let tensor = random_tensor(&mut rng, &shape, kind, format)
-                    .expect("random tensor")
-                    .with_fill(fill)
-                    .expect("a fill");
-                tensors.push((name.to_string(), tensor));
-            }
+            let mut size = |rng: &mut Rng| {
+                if trial % 4 == 0 {
+                    rng.range(8, 20)
+                } else {
+                    rng.range(1, 6)
+                }
+            };
+            let tensors: Vec<(String, Tensor<f64>)> = rotated_tensors(&mut rng, vars, trial, &mut size)
+                .into_iter()
+                .enumerate()
+                .map(|(o, (name, t))| {
+                    let fill = fill.unwrap_or(FILLS[(trial + o) % FILLS.len()]);
+                    (name, t.with_fill(fill).expect("a fill"))
+                })
+                .collect();
             let refs: Vec<(&str, &Tensor<f64>)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
             let output = &outputs[trial % outputs.len()];
             match check_statement(&engine, statement, &refs, output.as_ref(), &[]) {

@@ -11,7 +11,7 @@
 //! file).
 
 use tessera_engine::notation::{Func, Reduction, FUNCTIONS, REDUCTIONS};
-use tessera_engine::testing::{check_statement, named_formats, random_tensor, EntryKind, Rng, SAFE_FUNCTIONS};
+use tessera_engine::testing::{check_statement, random_tensor, rotated_tensors, EntryKind, Rng, SAFE_FUNCTIONS};
 use tessera_engine::Engine;
 use tessera_formats::{Format, Tensor};
 
@@ -117,37 +117,6 @@ fn statements() -> Vec<(String, Vec<(&'static str, &'static str)>)> {
     out
 }
 
-/// The tensors of one check: sizes drawn per variable (larger on some
-/// trials), formats rotated through every named format of each shape,
-/// contents rotated through every kind.
-fn inputs(rng: &mut Rng, vars: &[(&str, &str)], trial: usize) -> Vec<(String, Tensor<f64>)> {
-    let mut sizes: Vec<(char, usize)> = Vec::new();
-    let mut tensors = Vec::new();
-    for (o, (name, tvars)) in vars.iter().enumerate() {
-        let shape: Vec<usize> = tvars
-            .chars()
-            .map(|v| match sizes.iter().find(|(s, _)| *s == v) {
-                Some(&(_, n)) => n,
-                None => {
-                    let n = if trial % 5 == 0 {
-                        rng.range(10, 24)
-                    } else {
-                        rng.range(1, 7)
-                    };
-                    sizes.push((v, n));
-                    n
-                }
-            })
-            .collect();
-        let formats = named_formats(&shape);
-        let format = &formats[(trial + 5 * o) % formats.len()];
-        let kind = EntryKind::ALL[(trial + 3 * o) % EntryKind::ALL.len()];
-        let tensor = random_tensor(rng, &shape, kind, format).expect("random tensor");
-        tensors.push((name.to_string(), tensor));
-    }
-    tensors
-}
-
 #[test]
 fn functions_and_reductions_match_the_reference_over_every_format() {
     let engine = crate::suite_engine();
@@ -165,7 +134,14 @@ fn functions_and_reductions_match_the_reference_over_every_format() {
             .map_or(0, |lhs| lhs.matches(',').count() + lhs.contains('(') as usize);
         for trial in 0..14 {
             let mut rng = Rng::new(((s as u64) << 16) | trial as u64);
-            let tensors = inputs(&mut rng, vars, trial);
+            let mut size = |rng: &mut Rng| {
+                if trial % 5 == 0 {
+                    rng.range(10, 24)
+                } else {
+                    rng.range(1, 7)
+                }
+            };
+            let tensors = rotated_tensors(&mut rng, vars, trial, &mut size);
             let refs: Vec<(&str, &Tensor<f64>)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
             let output = &outputs(order)[trial % outputs(order).len()];
             match check_statement(&engine, statement, &refs, output.as_ref(), &[]) {

@@ -8,7 +8,7 @@
 use std::sync::OnceLock;
 
 use tessera_engine::notation::{register_operator, Func, Operator};
-use tessera_engine::testing::{check_statement, named_formats, random_tensor, EntryKind, Rng};
+use tessera_engine::testing::{check_statement, random_tensor, rotated_tensors, EntryKind, Rng};
 use tessera_engine::{Engine, Inputs};
 use tessera_formats::{Format, Tensor};
 
@@ -50,25 +50,7 @@ fn user_defined_operators_match_the_reference_over_every_format() {
     for (s, (statement, vars)) in statements.iter().enumerate() {
         for trial in 0..16 {
             let mut rng = Rng::new(((s as u64) << 16) | trial as u64);
-            let mut sizes: Vec<(char, usize)> = Vec::new();
-            let mut tensors: Vec<(String, Tensor<f64>)> = Vec::new();
-            for (o, (name, tvars)) in vars.iter().enumerate() {
-                let shape: Vec<usize> = tvars
-                    .chars()
-                    .map(|v| match sizes.iter().find(|(s, _)| *s == v) {
-                        Some(&(_, n)) => n,
-                        None => {
-                            let n = rng.range(1, 9);
-                            sizes.push((v, n));
-                            n
-                        }
-                    })
-                    .collect();
-                let formats = named_formats(&shape);
-                let format = &formats[(trial + 5 * o) % formats.len()];
-                let kind = EntryKind::ALL[(trial + 3 * o) % EntryKind::ALL.len()];
-                tensors.push((name.to_string(), random_tensor(&mut rng, &shape, kind, format).unwrap()));
-            }
+            let tensors = rotated_tensors(&mut rng, vars, trial, &mut |rng| rng.range(1, 9));
             let refs: Vec<(&str, &Tensor<f64>)> = tensors.iter().map(|(n, t)| (n.as_str(), t)).collect();
             let output = [
                 None,

@@ -642,7 +642,6 @@ impl Emitter<'_> {
     }
 }
 
-/// Whether `expr` is a product of accesses; collects them.
 /// Whether `expr` is a chain of accesses joined by `times`; collects them.
 fn chain_of_accesses(expr: &CinExpr, times: Times, out: &mut Vec<usize>) -> bool {
     match (expr, times) {
@@ -671,17 +670,7 @@ fn chain_of_accesses(expr: &CinExpr, times: Times, out: &mut Vec<usize>) -> bool
     }
 }
 
+/// Whether `expr` is a product of accesses; collects them.
 pub(super) fn product_of_accesses(expr: &CinExpr, out: &mut Vec<usize>) -> bool {
-    match expr {
-        CinExpr::Access(a) => {
-            out.push(*a);
-            true
-        }
-        CinExpr::Binary {
-            op: BinaryOp::Mul,
-            lhs,
-            rhs,
-        } => product_of_accesses(lhs, out) && product_of_accesses(rhs, out),
-        _ => false,
-    }
+    chain_of_accesses(expr, Times::Mul, out)
 }

@@ -31,7 +31,7 @@ pub use formats::{
 };
 pub use rng::Rng;
 pub use statements::{random_statement, RandomStatement, StatementConfig, TensorSpec, EXACT_FUNCTIONS, SAFE_FUNCTIONS};
-pub use tensors::{random_entries, random_shape, random_tensor, random_value, EntryKind};
+pub use tensors::{random_entries, random_shape, random_tensor, random_value, rotated_tensors, EntryKind};
 
 use std::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};

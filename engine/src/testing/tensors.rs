@@ -215,6 +215,47 @@ pub fn random_tensor(rng: &mut Rng, shape: &[usize], kind: EntryKind, format: &F
         .map_err(|e| format!("packing {kind:?} entries of shape {shape:?} into {format}: {e}"))
 }
 
+/// Random tensors for a table's trial: `reads` names each tensor and its
+/// index variables (`("B", "ij")`); each variable gets one size from
+/// `size`, each tensor the trial's turn of the named formats of its shape
+/// ([`named_formats`](super::named_formats)) and of the entry kinds, so
+/// that a table's trials go through every format and every awkward kind.
+///
+/// ```
+/// use tessera_engine::testing::{rotated_tensors, Rng};
+/// let mut rng = Rng::new(1);
+/// let t = rotated_tensors(&mut rng, &[("A", "ij"), ("x", "j")], 3, &mut |rng| rng.range(1, 6));
+/// assert_eq!(t[0].1.shape()[1], t[1].1.shape()[0]);
+/// ```
+pub fn rotated_tensors(
+    rng: &mut Rng,
+    reads: &[(&str, &str)],
+    trial: usize,
+    size: &mut dyn FnMut(&mut Rng) -> usize,
+) -> Vec<(String, Tensor<f64>)> {
+    let mut sizes: Vec<(char, usize)> = Vec::new();
+    let mut tensors = Vec::new();
+    for (o, (name, vars)) in reads.iter().enumerate() {
+        let shape: Vec<usize> = vars
+            .chars()
+            .map(|v| match sizes.iter().find(|(s, _)| *s == v) {
+                Some(&(_, n)) => n,
+                None => {
+                    let n = size(rng);
+                    sizes.push((v, n));
+                    n
+                }
+            })
+            .collect();
+        let formats = super::named_formats(&shape);
+        let format = &formats[(trial + 5 * o) % formats.len()];
+        let kind = EntryKind::ALL[(trial + 3 * o) % EntryKind::ALL.len()];
+        let tensor = random_tensor(rng, &shape, kind, format).expect("named formats pack every kind");
+        tensors.push((name.to_string(), tensor));
+    }
+    tensors
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
