@@ -6,7 +6,8 @@
 //! operators `+ - * /`, unary minus, literals, the functions, comparisons
 //! and logical operators that are exact on exact arguments, explicit
 //! `sum(...)` (also over a variable the body does not use) and the other
-//! reductions, broadcasts and `+=`; a format
+//! reductions, broadcasts and `+=`, now and then read in a semiring with
+//! every tensor filled with its zero; a format
 //! for every tensor (every named format of its order, or a per-level
 //! composition of dense, compressed, singleton and hashed levels with their
 //! ordered/unique properties, in any mode order), contents of the awkward
@@ -26,7 +27,7 @@
 //! Non-finite values are exercised by the `pack` target, whose kernels
 //! keep the two meanings equal (see [`super::pack`]).
 
-use tessera::engine::notation::{BinaryOp, Expr, IndexVar, Reduction, Statement};
+use tessera::engine::notation::{parse_statement, BinaryOp, Expr, IndexVar, Reduction, Statement, SEMIRINGS};
 use tessera::engine::testing::{named_formats, output_formats, random_entries, EntryKind, Rng, EXACT_FUNCTIONS};
 use tessera::formats::{CoordinateList, Format, LevelFormat, Tensor};
 
@@ -375,6 +376,25 @@ pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
         0 => None,
         1 | 2 => Some(format(src, &out_shape)),
         _ => Some(src.pick(&output_formats(&out_shape)).clone()),
+    };
+    // Now and then the statement read in a semiring, every tensor filled
+    // with its zero (when the statement has no `-`, `/` or negation, and
+    // its text reads back as the rewriting).
+    let semiring = src.percent(15).then(|| *src.pick(&SEMIRINGS));
+    let rewritten = semiring.and_then(|s| {
+        let r = s.rewrite(&statement).ok()?;
+        (parse_statement(&r.to_string()).ok()? == r).then_some((s, r))
+    });
+    let (statement, tensors) = match rewritten {
+        Some((s, r)) => {
+            let filled = tensors
+                .into_iter()
+                .map(|(n, t)| t.with_fill(s.zero()).map(|t| (n, t)))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("filling with {}: {e}", s.zero()))?;
+            (r, filled)
+        }
+        None => (statement, tensors),
     };
     Ok(Case {
         text: statement.to_string(),
