@@ -64,13 +64,19 @@ fn breadth_first_levels(a: &Tensor<f64>, source: u64) -> Result<Vec<Option<usize
     let engine = tessera::engine();
     let mut frontier = CoordinateList::new(&[n]);
     frontier.push(&[source], 1.0)?;
-    let mut frontier = Tensor::pack(&frontier, Format::sparse_vector())?;
+    // Dense vectors of truth values: each step is a pull over every row
+    // (one op), with nothing converted between steps.
+    let mut frontier = Tensor::pack(&frontier, Format::dense(1))?;
     let mut visited = frontier.clone();
+    let dense = EvalOptions {
+        output_format: Some(Format::dense(1)),
+        ..EvalOptions::default()
+    };
     let mut levels = vec![None; n];
     levels[source as usize] = Some(0);
     for level in 1.. {
         let inputs = Inputs::new().with("A", a).with("f", &frontier).with("v", &visited);
-        let next = engine.eval("n(i) = or(j, A(i,j) && f(j)) && !v(i)", &inputs)?;
+        let next = engine.eval_with("n(i) = or(j, A(i,j) && f(j)) && !v(i)", &inputs, &dense)?;
         let found: Vec<u64> = next.entries().filter(|(_, v)| *v != 0.0).map(|(c, _)| c[0]).collect();
         if found.is_empty() {
             break;
@@ -78,9 +84,10 @@ fn breadth_first_levels(a: &Tensor<f64>, source: u64) -> Result<Vec<Option<usize
         for &v in &found {
             levels[v as usize] = Some(level);
         }
-        visited = engine.eval(
+        visited = engine.eval_with(
             "w(i) = v(i) || n(i)",
             &Inputs::new().with("v", &visited).with("n", &next),
+            &dense,
         )?;
         frontier = next;
     }
@@ -95,17 +102,19 @@ fn shortest_paths(a: &Tensor<f64>, source: u64) -> Result<Vec<f64>, Error> {
     let weights = a.clone().with_fill(f64::INFINITY)?;
     let mut start = CoordinateList::new(&[n]);
     start.push(&[source], 0.0)?;
-    let mut d = Tensor::pack_with_fill(&start, Format::sparse_vector(), f64::INFINITY)?;
+    // Distances are dense (every vertex has one, +inf until reached): the
+    // kernel then locates them, and nothing is converted between steps.
+    let mut d = Tensor::pack_with_fill(&start, Format::dense(1), f64::INFINITY)?;
     let relax = Semiring::MinPlus
         .rewrite(&parse_statement("e(i) = A(i,j) * d(j) + d(i)")?)?
         .to_string();
     let options = EvalOptions {
-        output_format: Some(Format::sparse_vector()),
+        output_format: Some(Format::dense(1)),
         ..EvalOptions::default()
     };
     loop {
         let next = engine.eval_with(&relax, &Inputs::new().with("A", &weights).with("d", &d), &options)?;
-        if next.to_coordinates() == d.to_coordinates() {
+        if next.values() == d.values() {
             return Ok(next.to_dense_vec()?);
         }
         d = next;
