@@ -230,6 +230,19 @@ impl Fills<'_> {
 
 /// Where a binary operation is absent (has its fill), by which operands
 /// are.
+///
+/// ```
+/// use tessera_engine::cin::CinExpr;
+/// use tessera_engine::lattice::{Absence, Fills};
+/// use tessera_engine::notation::BinaryOp;
+/// let (a, b) = (CinExpr::Access(0), CinExpr::Access(1));
+/// let times = |x: f64, y: f64| BinaryOp::Mul.apply(x, y);
+/// let absence = Absence::of(BinaryOp::Mul.annihilators(), &times, &a, &b, &Fills::ZERO);
+/// assert_eq!(absence, Absence::Both);
+/// // With b's absent entries +inf, 0 * inf is NaN: only where a is absent.
+/// let fills = Fills { operand: &|k| if k == 1 { f64::INFINITY } else { 0.0 }, temp: &|_| None };
+/// assert_eq!(Absence::of(BinaryOp::Mul.annihilators(), &times, &a, &b, &fills), Absence::Either);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Absence {
     /// Where either operand is absent: both fills annihilate.

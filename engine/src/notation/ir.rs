@@ -131,9 +131,11 @@ impl BinaryOp {
     /// for `*`, `±inf` for `+`): an absent operand holding one makes the
     /// result absent, so the lattice intersects. `-` and `/` have none.
     ///
-    /// Absent entries annihilate whatever they meet, as in every sparse
-    /// system: a product with an absent factor is 0 even where the other
-    /// factor is infinite or NaN (where IEEE's `0 * inf` is NaN).
+    /// Absent entries annihilate the stored values they meet, as in every
+    /// sparse system: a product with an absent factor is 0 even where the
+    /// other factor stores an infinity or a NaN (where IEEE's `0 * inf` is
+    /// NaN). Where absent meets absent, fills follow IEEE: a 0 fill does
+    /// not annihilate an infinite one ([`Absence`](crate::lattice::Absence)).
     pub fn annihilators(self) -> &'static [f64] {
         match self {
             BinaryOp::Mul => &[0.0],
@@ -170,6 +172,8 @@ pub enum Expr {
     },
     /// `body` combined over every value of `var` by `op`: `sum(j, ...)`,
     /// `min(j, ...)`. Implicit sums are made explicit by `place_reductions`.
+    /// (`min` and `max` over a variable their body does not use print as
+    /// the functions of two arguments, which is what such text reads as.)
     Reduce {
         op: Reduction,
         var: IndexVar,
