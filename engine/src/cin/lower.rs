@@ -124,24 +124,13 @@ pub fn lower(
     // minimum of no paths is +inf); a dense output, or one that pads, or
     // one summed into over outer loops, keeps 0.
     let output_fill = match (top_vars.is_empty(), output_format.is_dense() || output_format.pads()) {
-        (true, false) => crate::lattice::fill(
-            &body,
-            &crate::lattice::Fills {
+        (true, false) => {
+            let fills = crate::lattice::Fills {
                 operand: &|a| lowerer.operands[a].fill,
-                temp: &|t| {
-                    let temp = &lowerer.temps[t.0];
-                    let terms = crate::lattice::fill(
-                        &temp.body,
-                        &crate::lattice::Fills {
-                            operand: &|a| lowerer.operands[a].fill,
-                            temp: &|_| None,
-                        },
-                    );
-                    (terms == Some(temp.reduction.identity())).then(|| temp.reduction.identity())
-                },
-            },
-        )
-        .unwrap_or(0.0),
+                temp: &|_| None,
+            };
+            crate::lattice::fill(&lowerer.reduced(&body), &fills).unwrap_or(0.0)
+        }
         _ => 0.0,
     };
     let output = Operand {
@@ -499,6 +488,21 @@ fn peel_reductions(e: Expr, op: Reduction) -> (Vec<LoopVar>, Reduction, Expr) {
 }
 
 impl Lowerer<'_> {
+    /// `expr` with each temporary replaced by the reduction that computes
+    /// it ([`CinExpr::Reduced`]), for analysing the whole expression.
+    fn reduced(&self, expr: &CinExpr) -> CinExpr {
+        let mut temps = Vec::new();
+        expr.temps(&mut temps);
+        temps.into_iter().fold(expr.clone(), |e, t| {
+            let temp = &self.temps[t.0];
+            let with = CinExpr::Reduced {
+                op: temp.reduction,
+                body: Box::new(self.reduced(&temp.body)),
+            };
+            e.substitute(t, &with)
+        })
+    }
+
     /// Converts an expression without top sums; inner sums become temps.
     /// Returns the temps created directly in this scope.
     fn expr(&mut self, e: &Expr) -> Result<(CinExpr, Vec<TempId>)> {

@@ -139,6 +139,29 @@ impl CinExpr {
         }
     }
 
+    /// The expression with temporary `temp` replaced by `with`.
+    pub fn substitute(&self, temp: TempId, with: &CinExpr) -> CinExpr {
+        let sub = |e: &CinExpr| Box::new(e.substitute(temp, with));
+        match self {
+            CinExpr::Temp(t) if *t == temp => with.clone(),
+            CinExpr::Neg(e) => CinExpr::Neg(sub(e)),
+            CinExpr::Binary { op, lhs, rhs } => CinExpr::Binary {
+                op: *op,
+                lhs: sub(lhs),
+                rhs: sub(rhs),
+            },
+            CinExpr::Call { func, args } => CinExpr::Call {
+                func: *func,
+                args: args.iter().map(|a| a.substitute(temp, with)).collect(),
+            },
+            CinExpr::Reduced { op, body } => CinExpr::Reduced {
+                op: *op,
+                body: sub(body),
+            },
+            other => other.clone(),
+        }
+    }
+
     /// Operands read by the expression (not through temporaries).
     pub fn operands(&self, out: &mut Vec<usize>) {
         match self {

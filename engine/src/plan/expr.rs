@@ -3,7 +3,7 @@
 
 use super::{Emitter, TempState};
 use crate::bytecode::{BReg, FReg, FloatOp, Op, Regs};
-use crate::cin::{CinExpr, LoopVar, OutputAssembly, Target, TempId};
+use crate::cin::{CinExpr, LoopVar, OutputAssembly, Target};
 use crate::lattice::Absence;
 use crate::notation::{BinaryOp, Reduction};
 
@@ -201,27 +201,5 @@ impl Emitter<'_> {
                 dst
             }
         }
-    }
-}
-
-/// `expr` with temporary `temp` replaced by `with`.
-pub(super) fn substitute(expr: &CinExpr, temp: TempId, with: &CinExpr) -> CinExpr {
-    match expr {
-        CinExpr::Temp(t) if *t == temp => with.clone(),
-        CinExpr::Neg(e) => CinExpr::Neg(Box::new(substitute(e, temp, with))),
-        CinExpr::Binary { op, lhs, rhs } => CinExpr::Binary {
-            op: *op,
-            lhs: Box::new(substitute(lhs, temp, with)),
-            rhs: Box::new(substitute(rhs, temp, with)),
-        },
-        CinExpr::Call { func, args } => CinExpr::Call {
-            func: *func,
-            args: args.iter().map(|a| substitute(a, temp, with)).collect(),
-        },
-        CinExpr::Reduced { op, body } => CinExpr::Reduced {
-            op: *op,
-            body: Box::new(substitute(body, temp, with)),
-        },
-        other => other.clone(),
     }
 }

@@ -31,7 +31,6 @@ use crate::cin::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, Targe
 use crate::error::{EngineError, Result};
 use crate::lattice::{Fills, Lattice, LatticePrinter, MAX_POINTS};
 use crate::notation::Reduction;
-use expr::substitute;
 use state::OperandState;
 
 /// What [`Emitter::jump_unless`] returns when it emits no jump.
@@ -389,9 +388,10 @@ impl<'a> Emitter<'a> {
                 }
                 .ok();
                 self.stmt(producer, depth + 1);
-                // Absent where no term was combined, if absent terms vanish.
-                let terms = self.fill_of(&Self::effective(producer));
-                let fill = (terms == Some(reduction.identity())).then(|| reduction.identity());
+                let fill = self.fill_of(&CinExpr::Reduced {
+                    op: *reduction,
+                    body: Box::new(Self::effective(producer)),
+                });
                 self.temps.get_mut(temp).expect("inserted above").fill = fill;
                 self.stmt(consumer, depth);
             }
@@ -489,7 +489,7 @@ impl<'a> Emitter<'a> {
                         body: Box::new(terms),
                     }
                 };
-                substitute(&Self::effective(consumer), *temp, &with)
+                Self::effective(consumer).substitute(*temp, &with)
             }
         }
     }

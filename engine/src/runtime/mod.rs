@@ -342,9 +342,7 @@ impl Engine {
         output: &Format,
         schedule: &Schedule,
     ) -> Result<Arc<Kernel>> {
-        let stmt = parse_statement(statement)?;
-        let formats: Vec<(String, Format)> = formats.iter().map(|(n, f)| (n.to_string(), f.clone())).collect();
-        self.compile_statement(&stmt, &formats, &[], output, schedule)
+        self.compile_with_fills(statement, formats, &[], output, schedule)
     }
 
     /// `fills`: the inputs whose fill is not 0.
