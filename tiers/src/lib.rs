@@ -7,6 +7,8 @@
 //! - [`cranelift`]: the CPU tier (`jit`). Level functions are inlined
 //!   through the same staged implementation the interpreter runs, here
 //!   instantiated with Cranelift IR values.
+//! - `opencl` (feature `opencl`): the OpenCL tier, the same staged level
+//!   functions instantiated with C expressions, run on an OpenCL device.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -29,5 +31,9 @@
 //! ```
 
 pub mod cranelift;
+#[cfg(feature = "opencl")]
+pub mod opencl;
 
 pub use cranelift::CraneliftTier;
+#[cfg(feature = "opencl")]
+pub use opencl::OpenClTier;

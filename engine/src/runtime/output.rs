@@ -123,6 +123,22 @@ impl OutputState {
         }
     }
 
+    /// A dense output's values this run may write, and the output position
+    /// of the first (0, or a window's base); `None` for other outputs. A
+    /// tier that copies the values to a device and back uses it.
+    pub fn dense_values_mut(&mut self) -> Option<(usize, &mut [f64])> {
+        match self {
+            OutputState::Dense { values, .. } => Some((0, values.as_mut_slice())),
+            OutputState::Window(window) => {
+                // SAFETY: the window holds `len` values from `ptr`
+                // exclusively; the slice borrows the window mutably.
+                let values = unsafe { std::slice::from_raw_parts_mut(window.ptr, window.len) };
+                Some((window.base, values))
+            }
+            _ => None,
+        }
+    }
+
     pub fn append(&mut self, coords: &[i64], value: f64) {
         match self {
             OutputState::Append { assembler, .. } => assembler.append(coords, value),

@@ -189,6 +189,17 @@ impl Tiering {
         pending.compiling.retain(|(t, s)| !(*t == tier && *s == signature));
         let out = match result {
             Ok(kernel) => {
+                if let Some((runs_on, reason)) = kernel.fallback() {
+                    let diagnostic = TierDiagnostic {
+                        tier: tier.clone(),
+                        statement: self.statement.clone(),
+                        message: reason.to_string(),
+                        runs_on: Some(runs_on.to_string()),
+                    };
+                    if !pending.diagnostics.contains(&diagnostic) {
+                        pending.diagnostics.push(diagnostic);
+                    }
+                }
                 let mut variants = self.variants.write().unwrap_or_else(|e| e.into_inner());
                 if !variants
                     .iter()
@@ -207,6 +218,7 @@ impl Tiering {
                         tier: tier.clone(),
                         statement: self.statement.clone(),
                         message,
+                        runs_on: None,
                     });
                     pending.failed.push((tier, signature));
                 }

@@ -216,10 +216,29 @@ pub trait CompiledKernel: Send + Sync {
     /// engine's runtime builds them; when the program accumulates into a
     /// workspace, the workspace is dense (the runtime interprets the others).
     unsafe fn run(&self, bind: &Bindings<'_>, out: &mut OutputState);
+
+    /// When the tier handed the kernel to another tier because it cannot
+    /// run it itself: that tier's name and why. The engine reports it once
+    /// as a [`TierDiagnostic`].
+    fn fallback(&self) -> Option<(&str, &str)> {
+        None
+    }
 }
 
 /// Something a tier reported about a kernel: a compilation that failed (the
-/// kernel stays interpreted), or a tier that could not be used.
+/// kernel stays interpreted), a kernel it handed to another tier, or a tier
+/// that could not be used.
+///
+/// ```
+/// use tessera_engine::runtime::TierDiagnostic;
+/// let d = TierDiagnostic {
+///     tier: "opencl".into(),
+///     statement: "y(i) = A(i,j) * x(j)".into(),
+///     message: "no device".into(),
+///     runs_on: Some("jit".into()),
+/// };
+/// assert!(d.to_string().ends_with("(the kernel runs on the jit tier)"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TierDiagnostic {
     /// The tier's name.
@@ -227,15 +246,25 @@ pub struct TierDiagnostic {
     /// The statement of the kernel.
     pub statement: String,
     pub message: String,
+    /// The tier that runs the kernel instead; `None` when it is
+    /// interpreted.
+    pub runs_on: Option<String>,
 }
 
 impl fmt::Display for TierDiagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "tier {} could not compile `{}`: {} (the kernel stays interpreted)",
-            self.tier, self.statement, self.message
-        )
+        match &self.runs_on {
+            None => write!(
+                f,
+                "tier {} could not compile `{}`: {} (the kernel stays interpreted)",
+                self.tier, self.statement, self.message
+            ),
+            Some(other) => write!(
+                f,
+                "tier {} cannot run `{}`: {} (the kernel runs on the {other} tier)",
+                self.tier, self.statement, self.message
+            ),
+        }
     }
 }
 

@@ -1,0 +1,208 @@
+//! The OpenCL tier (`opencl`): bytecode → OpenCL C → a device kernel.
+//!
+//! [`OpenClTier`] implements the engine's [`Tier`]. It writes a
+//! [`CompileRequest`]'s program as OpenCL C (`source`), with level
+//! functions inlined through their staged implementation instantiated with
+//! C expressions (`ctext`) — no per-format code here — and builds it for
+//! its device. Each run uploads the storage the kernel reads and reads the
+//! dense output back (`kernel`).
+//!
+//! What it cannot run on a device — sparse outputs, which the runtime
+//! assembles on the host, and user-defined operators — it hands to the
+//! Cranelift tier, which the engine reports once; a device that fails to
+//! build or run a kernel does the same. The answers are the other tiers'.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use tessera_engine::{Engine, EvalOptions, Inputs};
+//! use tessera_engine::runtime::TierChoice;
+//! use tessera_formats::{CoordinateList, Format, Tensor};
+//! use tessera_tiers::OpenClTier;
+//!
+//! let engine = Engine::new().with_tier(Arc::new(OpenClTier::new().unwrap()));
+//! let mut entries = CoordinateList::new(&[2, 3]);
+//! entries.push(&[0, 1], 2.0).unwrap();
+//! entries.push(&[1, 2], 3.0).unwrap();
+//! let a = Tensor::pack(&entries, Format::csr()).unwrap();
+//! let x = Tensor::from_dense(&[3], vec![1.0, 10.0, 100.0]).unwrap();
+//! let options = EvalOptions { tier: TierChoice::Named("opencl".into()), ..EvalOptions::default() };
+//! let inputs = Inputs::new().with("A", &a).with("x", &x);
+//! let y = engine.eval_with("y(i) = A(i,j) * x(j)", &inputs, &options).unwrap();
+//! assert_eq!(y.to_dense_vec().unwrap(), vec![20.0, 300.0]);
+//! ```
+
+mod ctext;
+mod kernel;
+mod source;
+
+use std::sync::{Arc, Mutex};
+
+use ocl::enums::{DeviceInfo, DeviceInfoResult};
+use ocl::flags::DeviceType;
+use ocl::{Context, Device, Platform, Queue};
+use tessera_engine::runtime::{CompileRequest, CompiledKernel, Tier};
+
+use crate::cranelift::CraneliftTier;
+use kernel::{Fallback, OpenClKernel};
+
+/// The name that selects this tier (`--tier opencl`).
+pub const NAME: &str = "opencl";
+
+/// The OpenCL tier on one device.
+pub struct OpenClTier {
+    context: Context,
+    device: Device,
+    queue: Queue,
+    description: String,
+    is_gpu: bool,
+    /// The tier that runs what this one cannot.
+    jit: Option<CraneliftTier>,
+}
+
+/// A device of the platforms installed, with its platform.
+fn devices() -> Vec<(Platform, Device)> {
+    Platform::list()
+        .into_iter()
+        .flat_map(|platform| {
+            Device::list_all(platform)
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |device| (platform, device))
+        })
+        .collect()
+}
+
+fn is_gpu(device: &Device) -> bool {
+    matches!(device.info(DeviceInfo::Type), Ok(DeviceInfoResult::Type(t)) if t.contains(DeviceType::GPU))
+}
+
+fn has_fp64(device: &Device) -> bool {
+    matches!(device.info(DeviceInfo::Extensions), Ok(DeviceInfoResult::Extensions(e)) if e.contains("cl_khr_fp64"))
+}
+
+impl OpenClTier {
+    /// A tier on the first GPU with double precision, or else the first
+    /// other device with it (a CPU implementation such as PoCL). Fails when
+    /// no OpenCL platform is installed or no device computes in `f64`
+    /// (`cl_khr_fp64`), saying which devices were found.
+    pub fn new() -> Result<Self, String> {
+        let found = devices();
+        if found.is_empty() {
+            return Err("no OpenCL device is installed (an OpenCL platform such as PoCL provides one)".into());
+        }
+        let chosen = found
+            .iter()
+            .filter(|(_, d)| has_fp64(d))
+            .max_by_key(|(_, d)| is_gpu(d))
+            .copied();
+        let Some((platform, device)) = chosen else {
+            let names: Vec<String> = found.iter().map(|(_, d)| d.name().unwrap_or_default()).collect();
+            return Err(format!(
+                "no OpenCL device computes in double precision (cl_khr_fp64); found: {}",
+                names.join(", ")
+            ));
+        };
+        let context = Context::builder()
+            .platform(platform)
+            .devices(device)
+            .build()
+            .map_err(|e| format!("OpenCL context on {}: {e}", device.name().unwrap_or_default()))?;
+        let queue = Queue::new(&context, device, None).map_err(|e| format!("OpenCL queue: {e}"))?;
+        let description = format!(
+            "{} ({})",
+            device.name().unwrap_or_default().trim(),
+            platform.name().unwrap_or_default().trim()
+        );
+        Ok(OpenClTier {
+            context,
+            device,
+            queue,
+            description,
+            is_gpu: is_gpu(&device),
+            jit: CraneliftTier::new().ok(),
+        })
+    }
+
+    /// This tier without the Cranelift tier behind it: what it cannot run
+    /// on the device fails to compile (the engine then interprets it, and
+    /// reports why), and a device that fails to run a kernel panics. For
+    /// tests that must see every kernel run on the device.
+    pub fn without_fallback(mut self) -> Self {
+        self.jit = None;
+        self
+    }
+
+    /// The device's name and platform.
+    pub fn device(&self) -> &str {
+        &self.description
+    }
+
+    /// Whether the device is a GPU (not a CPU implementation of OpenCL).
+    pub fn is_gpu(&self) -> bool {
+        self.is_gpu
+    }
+
+    /// Hands `request` to the Cranelift tier, saying why.
+    fn fall_back(&self, request: &CompileRequest, reason: String) -> Result<Arc<dyn CompiledKernel>, String> {
+        let Some(jit) = &self.jit else {
+            return Err(reason);
+        };
+        let inner = jit.compile(request)?;
+        let text = request.keep_text.then(|| {
+            format!(
+                "// not run on OpenCL: {reason}; it runs on the {} tier:\n{}",
+                crate::cranelift::NAME,
+                inner.text().unwrap_or_default()
+            )
+        });
+        Ok(Arc::new(Fallback {
+            inner,
+            tier: crate::cranelift::NAME,
+            reason,
+            text,
+        }))
+    }
+}
+
+/// Why the OpenCL tier hands `program` to another tier, if it does: what
+/// it cannot run on a device (sparse outputs, user-defined operators).
+pub fn unmapped(program: &tessera_engine::bytecode::Program) -> Option<String> {
+    source::unmapped(program)
+}
+
+impl Tier for OpenClTier {
+    fn name(&self) -> &str {
+        NAME
+    }
+
+    fn compile(&self, request: &CompileRequest) -> Result<Arc<dyn CompiledKernel>, String> {
+        let source = match source::generate(&request.program, &request.formats, &request.signature) {
+            Ok(source) => source,
+            Err(reason) => return self.fall_back(request, reason),
+        };
+        let program = match ocl::Program::builder()
+            .src(source.text.as_str())
+            .devices(self.device)
+            .build(&self.context)
+        {
+            Ok(program) => program,
+            Err(e) => {
+                return self.fall_back(request, format!("the device could not build the kernel: {e}"));
+            }
+        };
+        let jit = match &self.jit {
+            Some(jit) => Some(jit.compile(request)?),
+            None => None,
+        };
+        Ok(Arc::new(OpenClKernel {
+            program,
+            queue: self.queue.clone(),
+            args: source.args,
+            mapping: source.mapping,
+            signature: request.signature.clone(),
+            text: request.keep_text.then_some(source.text),
+            jit,
+            failed: Mutex::new(None),
+        }))
+    }
+}

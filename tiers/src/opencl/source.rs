@@ -1,0 +1,840 @@
+//! Bytecode → OpenCL C.
+//!
+//! The program becomes one kernel function. Registers are C locals declared
+//! at its top; each op is a statement (a block when it needs locals of its
+//! own), and the ops that jumps reach carry labels, so the bytecode's jumps
+//! are `goto`s and its loops stay as the planner made them. Level functions
+//! are written through [`CText`]; block ops are loops in the interpreter's
+//! order of operations, so the sums round as on the other tiers.
+//!
+//! [`mapping`] decides how the work spreads over work-items; [`unmapped`]
+//! names the ops the tier cannot run on a device yet.
+
+use std::fmt::Write;
+
+use tessera_engine::bytecode::{
+    AxpyFactor, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedRun, ValueRun,
+};
+use tessera_engine::notation::{Func, Reduction, Semiring, Times};
+use tessera_engine::runtime::StorageSignature;
+use tessera_formats::{Cmp, IndexWidth, IntOp, Level, LevelFormat, LevelRef};
+
+use super::ctext::{double_literal, long_literal, Args, CText, CVal, Pointer, Scalar};
+
+/// How a kernel's work is spread over work-items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mapping {
+    /// One work-item runs the whole program: outputs that several rows add
+    /// into, which work-items could not share without atomics on doubles.
+    Single,
+    /// One work-item per coordinate of the outermost loop: each writes the
+    /// output rows of its coordinate only (a dense output whose first mode
+    /// is that loop's variable).
+    ItemPerRow,
+}
+
+impl Mapping {
+    pub fn describe(self, program: &Program) -> String {
+        match self {
+            Mapping::Single => "one work-item runs the whole kernel".into(),
+            Mapping::ItemPerRow => {
+                let var = program
+                    .chunking
+                    .as_ref()
+                    .and_then(|c| program.vars.get(c.var as usize))
+                    .map_or("the outer loop", String::as_str);
+                format!("one work-item per coordinate of {var}")
+            }
+        }
+    }
+}
+
+/// How `program` runs on a device.
+pub(crate) fn mapping(program: &Program) -> Mapping {
+    match &program.chunking {
+        Some(chunking) if chunking.output == ChunkOutput::DenseRows => Mapping::ItemPerRow,
+        _ => Mapping::Single,
+    }
+}
+
+/// Why the tier cannot run `program` on a device, if it cannot: sparse
+/// outputs are assembled by the runtime on the host, and user-defined
+/// operators are Rust functions.
+pub(crate) fn unmapped(program: &Program) -> Option<String> {
+    program.ops.iter().find_map(|op| match op {
+        Op::Append { .. } | Op::MergeRows { .. } => {
+            Some("its output is sparse, and the OpenCL tier writes dense outputs only".into())
+        }
+        Op::WorkspaceAccum { .. } | Op::WorkspaceAxpy { .. } | Op::WorkspaceFlush { .. } => {
+            Some("it assembles a sparse output through a workspace, which the OpenCL tier does not".into())
+        }
+        Op::FCall { func: Func::User(_), .. } => Some(format!(
+            "it calls the user-defined operator `{}`, a Rust function the device cannot run",
+            match op {
+                Op::FCall { func, .. } => func.to_string(),
+                _ => unreachable!(),
+            }
+        )),
+        _ => None,
+    })
+}
+
+/// The OpenCL C of a program: the text, the arguments it reads, and how it
+/// maps onto work-items.
+pub(crate) struct Source {
+    pub text: String,
+    pub args: Args,
+    pub mapping: Mapping,
+}
+
+/// The name of the kernel function in the source.
+pub(crate) const KERNEL_NAME: &str = "tessera_kernel";
+
+/// Writes `program` as OpenCL C, or says why it cannot.
+pub(crate) fn generate(
+    program: &Program,
+    formats: &[Vec<LevelFormat>],
+    signature: &StorageSignature,
+) -> Result<Source, String> {
+    if let Some(why) = unmapped(program) {
+        return Err(why);
+    }
+    let mapping = mapping(program);
+    let mut c = CText::new(signature.clone());
+    let mut writer = Writer { program, formats };
+    writer.body(&mut c, mapping);
+    if let Some(error) = c.error {
+        return Err(error);
+    }
+    let mut text = String::new();
+    let _ = writeln!(text, "// {}", mapping.describe(program));
+    text.push_str(include_str!("prelude.cl"));
+    text.push('\n');
+    let _ = writeln!(text, "__kernel void {KERNEL_NAME}(");
+    for (k, pointer) in c.args.pointers.iter().enumerate() {
+        let ty = match pointer {
+            Pointer::Array(_, width) => Args::c_type(*width),
+            Pointer::Values(_) => "double",
+        };
+        let name = c.args.clone().pointer(*pointer);
+        let _ = writeln!(text, "    __global const {ty}* restrict {name}, // argument {k}");
+    }
+    text.push_str(
+        "    __global double* restrict out,\n    __global const long* restrict scalars,\n    const long chunk_begin,\n    \
+         const long chunk_end,\n    const long out_base)\n{\n",
+    );
+    text.push_str(&c.code);
+    text.push_str("}\n");
+    Ok(Source {
+        text,
+        args: c.args,
+        mapping,
+    })
+}
+
+struct Writer<'p> {
+    program: &'p Program,
+    formats: &'p [Vec<LevelFormat>],
+}
+
+fn reg(r: u32) -> String {
+    format!("r{r}")
+}
+
+fn freg(r: u32) -> String {
+    format!("f{r}")
+}
+
+fn breg(r: u32) -> String {
+    format!("b{r}")
+}
+
+/// `a ⊕ b` of a reduction, in C.
+fn combine(reduction: Reduction, a: &str, b: &str) -> String {
+    match reduction {
+        Reduction::Sum => format!("{a} + {b}"),
+        Reduction::Prod => format!("{a} * {b}"),
+        Reduction::Min => format!("t_min({a}, {b})"),
+        Reduction::Max => format!("t_max({a}, {b})"),
+        Reduction::Or => format!("t_truth({a} != 0.0 || {b} != 0.0)"),
+        Reduction::And => format!("t_truth({a} != 0.0 && {b} != 0.0)"),
+    }
+}
+
+/// `a ⊗ b` of a semiring, in C.
+fn multiply(semiring: Semiring, a: &str, b: &str) -> String {
+    match semiring.times() {
+        Times::Mul => format!("{a} * {b}"),
+        Times::Add => format!("{a} + {b}"),
+        Times::And => format!("t_truth({a} != 0.0 && {b} != 0.0)"),
+    }
+}
+
+/// A function's value in C ([`Func::apply`] defines it).
+fn call(func: Func, a: &str, b: &str) -> String {
+    use Func::*;
+    let named = |name: &str| format!("{name}({a})");
+    match func {
+        Sqrt => named("sqrt"),
+        Cbrt => named("cbrt"),
+        Exp => named("exp"),
+        Log => named("log"),
+        Log10 => named("log10"),
+        Abs => named("fabs"),
+        Sin => named("sin"),
+        Cos => named("cos"),
+        Tan => named("tan"),
+        Asin => named("asin"),
+        Acos => named("acos"),
+        Atan => named("atan"),
+        Sinh => named("sinh"),
+        Cosh => named("cosh"),
+        Tanh => named("tanh"),
+        Asinh => named("asinh"),
+        Acosh => named("acosh"),
+        Atanh => named("atanh"),
+        Square => format!("{a} * {a}"),
+        Cube => format!("{a} * {a} * {a}"),
+        Heaviside => format!("t_truth({a} > 0.0)"),
+        Not => format!("t_truth({a} == 0.0)"),
+        Pow => format!("pow({a}, {b})"),
+        Atan2 => format!("atan2({a}, {b})"),
+        Min => format!("t_min({a}, {b})"),
+        Max => format!("t_max({a}, {b})"),
+        Mod => format!("fmod({a}, {b})"),
+        Lt => format!("t_truth({a} < {b})"),
+        Le => format!("t_truth({a} <= {b})"),
+        Gt => format!("t_truth({a} > {b})"),
+        Ge => format!("t_truth({a} >= {b})"),
+        Eq => format!("t_truth({a} == {b})"),
+        Ne => format!("t_truth({a} != {b})"),
+        And => format!("t_truth({a} != 0.0 && {b} != 0.0)"),
+        Or => format!("t_truth({a} != 0.0 || {b} != 0.0)"),
+        Xor => format!("t_truth(({a} != 0.0) != ({b} != 0.0))"),
+        // `unmapped` refuses programs that call one.
+        User(_) => "NAN".into(),
+    }
+}
+
+fn run_length(len: RunLength) -> String {
+    match len {
+        RunLength::Fixed(n) => format!("{n}L"),
+        RunLength::In(r) => format!("max(r{r}, 0L)"),
+    }
+}
+
+impl Writer<'_> {
+    fn format(&self, c: &mut CText, level: LevelRef) -> Option<LevelFormat> {
+        let format = self
+            .formats
+            .get(level.operand as usize)
+            .and_then(|levels| levels.get(level.level as usize))
+            .copied();
+        if format.is_none() {
+            c.fail(format!(
+                "the program names level {} of operand {}, which the formats do not have",
+                level.level, level.operand
+            ));
+        }
+        format
+    }
+
+    /// The C name of an input operand's values.
+    fn values(&self, c: &mut CText, operand: u32) -> String {
+        if operand as usize >= self.program.inputs {
+            c.fail(format!("the program reads values of operand {operand}, which is not an input"));
+        }
+        c.values(operand)
+    }
+
+    /// The C name of a level's coordinate array.
+    fn coordinates(&self, c: &mut CText, level: LevelRef) -> String {
+        let Some(format) = self.format(c, level) else {
+            return "0".into();
+        };
+        match format.coordinate_array() {
+            Some(slot) => c.array(level.array(slot)),
+            None => {
+                c.fail(format!(
+                    "level {} of operand {} has no coordinate array",
+                    level.level, level.operand
+                ));
+                "0".into()
+            }
+        }
+    }
+
+    fn extent(&self, c: &mut CText, level: LevelRef) -> String {
+        c.scalar(Scalar::Extent(level))
+    }
+
+    fn body(&mut self, c: &mut CText, mapping: Mapping) {
+        let program = self.program;
+        match mapping {
+            Mapping::Single => {
+                c.line("const long item_begin = chunk_begin;");
+                c.line("const long item_end = chunk_end;");
+            }
+            Mapping::ItemPerRow => {
+                c.line("const long item_begin = chunk_begin + (long)get_global_id(0);");
+                c.line("const long item_end = min(item_begin + 1L, chunk_end);");
+            }
+        }
+        for (kind, prefix, count, init) in [
+            ("long", "r", program.int_regs, "0L"),
+            ("double", "f", program.float_regs, "0.0"),
+            ("bool", "b", program.bool_regs, "false"),
+        ] {
+            for r in 0..count {
+                c.line(format!("{kind} {prefix}{r} = {init};"));
+            }
+        }
+        let n = program.ops.len();
+        let mut target = vec![false; n + 1];
+        for op in &program.ops {
+            if let Op::Jump { to } | Op::JumpIf { to, .. } | Op::JumpIfNot { to, .. } = op {
+                match target.get_mut(*to) {
+                    Some(t) => *t = true,
+                    None => c.fail(format!("a jump leaves the program (to op {to} of {n})")),
+                }
+            }
+        }
+        for (pc, op) in program.ops.iter().enumerate() {
+            if target[pc] {
+                c.line(format!("L{pc}: ;"));
+            }
+            self.op(c, op);
+            if c.error.is_some() {
+                return;
+            }
+        }
+        if target[n] {
+            c.line(format!("L{n}: ;"));
+        }
+    }
+
+    /// The values of integer registers, for a level function.
+    fn regs(c: &mut CText, regs: &[u32]) -> Vec<CVal> {
+        regs.iter().map(|&r| c.val(reg(r))).collect()
+    }
+
+    fn op(&mut self, c: &mut CText, op: &Op) {
+        match op {
+            Op::IConst { dst, value } => c.line(format!("r{dst} = {};", long_literal(*value))),
+            Op::IMove { dst, src } => c.line(format!("r{dst} = r{src};")),
+            Op::IBin { op, dst, a, b } => {
+                let (a, b) = (reg(*a), reg(*b));
+                let value = match op {
+                    IntOp::Add => format!("{a} + {b}"),
+                    IntOp::Sub => format!("{a} - {b}"),
+                    IntOp::Mul => format!("{a} * {b}"),
+                    IntOp::Min => format!("min({a}, {b})"),
+                    IntOp::Max => format!("max({a}, {b})"),
+                    IntOp::BitAnd => format!("{a} & {b}"),
+                    IntOp::Shr => format!("(long)((ulong){a} >> {b})"),
+                };
+                c.line(format!("r{dst} = {value};"));
+            }
+            Op::ICmp { op, dst, a, b } => {
+                let op = match op {
+                    Cmp::Eq => "==",
+                    Cmp::Ne => "!=",
+                    Cmp::Lt => "<",
+                    Cmp::Le => "<=",
+                    Cmp::Gt => ">",
+                    Cmp::Ge => ">=",
+                };
+                c.line(format!("b{dst} = r{a} {op} r{b};"));
+            }
+            Op::ISelect { dst, cond, a, b } => c.line(format!("r{dst} = b{cond} ? r{a} : r{b};")),
+            Op::BConst { dst, value } => c.line(format!("b{dst} = {value};")),
+            Op::BAnd { dst, a, b } => c.line(format!("b{dst} = b{a} && b{b};")),
+            Op::BOr { dst, a, b } => c.line(format!("b{dst} = b{a} || b{b};")),
+            Op::BNot { dst, a } => c.line(format!("b{dst} = !b{a};")),
+            Op::Jump { to } => c.line(format!("goto L{to};")),
+            Op::JumpIf { cond, to } => c.line(format!("if (b{cond}) goto L{to};")),
+            Op::JumpIfNot { cond, to } => c.line(format!("if (!b{cond}) goto L{to};")),
+            Op::Dim { dst, var } => {
+                let size = c.scalar(Scalar::Dim(*var));
+                c.line(format!("r{dst} = {size};"));
+            }
+            Op::Chunk { begin, end } => c.line(format!("r{begin} = item_begin; r{end} = item_end;")),
+            Op::CoordIter {
+                level,
+                ancestors,
+                begin,
+                end,
+            } => self.level_call(c, *level, |f, c| {
+                let ancestors = Self::regs(c, ancestors);
+                let (x, y) = f.coord_iter(c, *level, &ancestors);
+                format!("{} = {}; {} = {};", reg(*begin), c.text(x), reg(*end), c.text(y))
+            }),
+            Op::CoordAccess {
+                level,
+                parent,
+                ancestors,
+                coord,
+                pos,
+                found,
+            } => self.level_call(c, *level, |f, c| {
+                let ancestors = Self::regs(c, ancestors);
+                let (parent, coord) = (c.val(reg(*parent)), c.val(reg(*coord)));
+                let (x, y) = f.coord_access(c, *level, parent, &ancestors, coord);
+                format!("{} = {}; {} = {};", reg(*pos), c.text(x), breg(*found), c.text(y))
+            }),
+            Op::PosIter {
+                level,
+                parent,
+                begin,
+                end,
+            } => self.level_call(c, *level, |f, c| {
+                let parent = c.val(reg(*parent));
+                let (x, y) = f.pos_iter(c, *level, parent);
+                format!("{} = {}; {} = {};", reg(*begin), c.text(x), reg(*end), c.text(y))
+            }),
+            Op::PosAccess {
+                level,
+                pos,
+                ancestors,
+                coord,
+                found,
+            } => self.level_call(c, *level, |f, c| {
+                let ancestors = Self::regs(c, ancestors);
+                let pos = c.val(reg(*pos));
+                let (x, y) = f.pos_access(c, *level, pos, &ancestors);
+                format!("{} = {}; {} = {};", reg(*coord), c.text(x), breg(*found), c.text(y))
+            }),
+            Op::Locate {
+                level,
+                parent,
+                ancestors,
+                coord,
+                pos,
+                found,
+            } => self.level_call(c, *level, |f, c| {
+                let ancestors = Self::regs(c, ancestors);
+                let (parent, coord) = (c.val(reg(*parent)), c.val(reg(*coord)));
+                let (x, y) = f.locate(c, *level, parent, &ancestors, coord);
+                format!("{} = {}; {} = {};", reg(*pos), c.text(x), breg(*found), c.text(y))
+            }),
+            Op::FConst { dst, value } => c.line(format!("f{dst} = {};", double_literal(*value))),
+            Op::FMove { dst, src } => c.line(format!("f{dst} = f{src};")),
+            Op::FBin { op, dst, a, b } => {
+                let op = match op {
+                    FloatOp::Add => "+",
+                    FloatOp::Sub => "-",
+                    FloatOp::Mul => "*",
+                    FloatOp::Div => "/",
+                };
+                c.line(format!("f{dst} = f{a} {op} f{b};"));
+            }
+            Op::FNeg { dst, a } => c.line(format!("f{dst} = -f{a};")),
+            Op::FCall { func, dst, a, b } => c.line(format!("f{dst} = {};", call(*func, &freg(*a), &freg(*b)))),
+            Op::LoadValue { operand, pos, dst } => {
+                let values = self.values(c, *operand);
+                c.line(format!("f{dst} = {values}[r{pos}];"));
+            }
+            Op::AccumOutput { pos, value } => c.line(format!("out[r{pos} - out_base] += f{value};")),
+            Op::DotBlock {
+                driver,
+                begin,
+                end,
+                factors,
+                acc,
+            } => self.dot_block(c, *driver, (*begin, *end), factors, *acc),
+            Op::DenseDot {
+                scale,
+                factors,
+                len,
+                acc,
+            } => self.dense_dot(c, *scale, factors, *len, *acc),
+            Op::StridedAxpy {
+                rows,
+                scale,
+                factors,
+                out,
+            } => self.strided_axpy(c, *rows, *scale, factors, *out),
+            Op::DenseRowsDot {
+                rows,
+                len,
+                scale,
+                factors,
+                shared,
+                out,
+            } => {
+                c.open("");
+                let runs: Vec<(String, String)> = factors
+                    .iter()
+                    .map(|f| (format!("{} + r{}", self.values(c, f.operand), f.start), reg(f.step)))
+                    .collect();
+                let shared: Vec<String> = shared
+                    .iter()
+                    .map(|s| format!("{} + r{}", self.values(c, s.operand), s.start))
+                    .collect();
+                self.rows_of_dots(c, (*rows, *len), *scale, &runs, &shared, *out);
+                c.close();
+            }
+            Op::BlockRowsDot {
+                driver,
+                begin,
+                end,
+                rows,
+                len,
+                scale,
+                factors,
+                shared,
+                out,
+            } => self.block_rows_dot(c, (*driver, *begin, *end), (*rows, *len), *scale, (factors, shared), *out),
+            Op::RowsDot {
+                semiring,
+                every_row,
+                rows,
+                parent,
+                first,
+                last,
+                driver,
+                factors,
+                out,
+                out_parent,
+            } => self.rows_dot(
+                c,
+                (*semiring, *every_row),
+                (*rows, *parent, *first, *last),
+                *driver,
+                factors,
+                (*out, *out_parent),
+            ),
+            Op::DenseAxpy {
+                scale,
+                factors,
+                out,
+                out_parent,
+            } => self.dense_axpy(c, *scale, factors, *out, *out_parent),
+            Op::RowAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                factors,
+                out,
+                out_parent,
+            } => self.row_axpy(c, (*driver, *begin, *end), *scale, factors, (*out, *out_parent)),
+            Op::Append { .. }
+            | Op::MergeRows { .. }
+            | Op::WorkspaceAccum { .. }
+            | Op::WorkspaceAxpy { .. }
+            | Op::WorkspaceFlush { .. } => {
+                c.fail("the OpenCL tier writes dense outputs only");
+            }
+            Op::Halt => c.line("return;"),
+        }
+    }
+
+    /// A level function's code in a block of its own; `call` writes it and
+    /// returns the assignments of its results to registers.
+    fn level_call(&self, c: &mut CText, level: LevelRef, call: impl FnOnce(LevelFormat, &mut CText) -> String) {
+        let Some(format) = self.format(c, level) else {
+            return;
+        };
+        c.open("");
+        let assign = call(format, c);
+        c.line(assign);
+        c.close();
+    }
+
+    /// The values of each factor's row: `(values, base)` with the factor at
+    /// coordinate `k` read at `values[base + k]`.
+    fn factor_rows(&self, c: &mut CText, factors: &[DotFactor]) -> Vec<(String, String)> {
+        factors
+            .iter()
+            .map(|f| {
+                let values = self.values(c, f.operand);
+                let extent = self.extent(c, f.level);
+                (values, c.local("long", format!("r{} * {extent}", f.parent)))
+            })
+            .collect()
+    }
+
+    /// `acc += Σ_p own[p] * Π factors[coords[p]]`, summed as the
+    /// interpreter does: one factor over 32- or 64-bit coordinates in four
+    /// partial sums, otherwise in order.
+    fn dot_block(&self, c: &mut CText, driver: LevelRef, (begin, end): (u32, u32), factors: &[DotFactor], acc: u32) {
+        c.open("");
+        let own = self.values(c, driver.operand);
+        let coords = self.coordinates(c, driver);
+        let rows = self.factor_rows(c, factors);
+        let four_lanes = factors.len() == 1
+            && self
+                .format(c, driver)
+                .and_then(|f| f.coordinate_array())
+                .and_then(|slot| c.width(driver.array(slot)))
+                .is_some_and(|width| width != IndexWidth::I64);
+        if four_lanes {
+            let (x, base) = &rows[0];
+            c.line("double q0 = 0.0, q1 = 0.0, q2 = 0.0, q3 = 0.0;");
+            c.line(format!("long p = r{begin};"));
+            c.open(format!("for (; p + 4 <= r{end}; p += 4)"));
+            for lane in 0..4 {
+                c.line(format!("q{lane} += {own}[p + {lane}] * {x}[{base} + {coords}[p + {lane}]];"));
+            }
+            c.close();
+            c.line("double sum = (q0 + q1) + (q2 + q3);");
+            c.line(format!("for (; p < r{end}; p++) sum += {own}[p] * {x}[{base} + {coords}[p]];"));
+        } else {
+            c.line("double sum = 0.0;");
+            c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
+            c.line(format!("double prod = {own}[p];"));
+            for (x, base) in &rows {
+                c.line(format!("prod *= {x}[{base} + {coords}[p]];"));
+            }
+            c.line("sum += prod;");
+            c.close();
+        }
+        c.line(format!("f{acc} += sum;"));
+        c.close();
+    }
+
+    /// `acc += scale * Σ_{k < len} Π runs[k]`, the sum from 0.0 in order.
+    fn dense_dot(&self, c: &mut CText, scale: u32, factors: &[ValueRun], len: RunLength, acc: u32) {
+        c.open("");
+        c.line(format!("const long n = {};", run_length(len)));
+        c.line("double sum = 0.0;");
+        if let Some((first, rest)) = factors.split_first() {
+            c.open("for (long k = 0; k < n; k++)");
+            let values = self.values(c, first.operand);
+            c.line(format!("double prod = {values}[r{} + k];", first.start));
+            for f in rest {
+                let values = self.values(c, f.operand);
+                c.line(format!("prod *= {values}[r{} + k];", f.start));
+            }
+            c.line("sum += prod;");
+            c.close();
+        }
+        c.line(format!("f{acc} += f{scale} * sum;"));
+        c.close();
+    }
+
+    /// For each row `r < rows`: `out[start + r * step] += scale * Π
+    /// factors(r)`, the product taken from `scale` in the factors' order.
+    fn strided_axpy(&self, c: &mut CText, rows: u32, scale: u32, factors: &[Strided], out: StridedRun) {
+        c.open("");
+        let mut terms = Vec::new();
+        for f in factors {
+            terms.push(match f {
+                Strided::Run(run) => format!("{}[r{} + r * r{}]", self.values(c, run.operand), run.start, run.step),
+                Strided::Gather {
+                    operand,
+                    base,
+                    level,
+                    start,
+                    step,
+                } => {
+                    let values = self.values(c, *operand);
+                    let coords = self.coordinates(c, *level);
+                    format!("{values}[r{base} + {coords}[r{start} + r * r{step}]]")
+                }
+            });
+        }
+        c.open(format!("for (long r = 0; r < r{rows}; r++)"));
+        c.line(format!("double prod = f{scale};"));
+        for term in terms {
+            c.line(format!("prod *= {term};"));
+        }
+        c.line(format!("out[r{} + r * r{} - out_base] += prod;", out.start, out.step));
+        c.close();
+        c.close();
+    }
+
+    /// Dense rows times dense runs ([`Op::DenseRowsDot`], and each block of
+    /// [`Op::BlockRowsDot`]): for each row `r`, `out[start + r * step] +=
+    /// scale * Σ_k Π runs · Π shared`, run `(from, step)` read at `from + r
+    /// * step + k` and a shared run at `from + k`.
+    fn rows_of_dots(
+        &self,
+        c: &mut CText,
+        (rows, len): (RunLength, RunLength),
+        scale: u32,
+        runs: &[(String, String)],
+        shared: &[String],
+        out: StridedRun,
+    ) {
+        c.line(format!("const long rows = {}, n = {};", run_length(rows), run_length(len)));
+        c.open("for (long r = 0; r < rows; r++)");
+        c.line("double sum = 0.0;");
+        let mut factors: Vec<String> = runs
+            .iter()
+            .map(|(from, step)| format!("({from} + r * {step})[k]"))
+            .collect();
+        factors.extend(shared.iter().map(|from| format!("({from})[k]")));
+        if let Some((first, rest)) = factors.split_first() {
+            c.open("for (long k = 0; k < n; k++)");
+            c.line(format!("double prod = {first};"));
+            for f in rest {
+                c.line(format!("prod *= {f};"));
+            }
+            c.line("sum += prod;");
+            c.close();
+        }
+        c.line(format!(
+            "out[r{} + r * r{} - out_base] += f{scale} * sum;",
+            out.start, out.step
+        ));
+        c.close();
+    }
+
+    fn block_rows_dot(
+        &self,
+        c: &mut CText,
+        (driver, begin, end): (LevelRef, u32, u32),
+        sizes: (RunLength, RunLength),
+        scale: u32,
+        (factors, shared): (&[BlockRun], &[BlockRun]),
+        out: StridedRun,
+    ) {
+        c.open("");
+        let coords = self.coordinates(c, driver);
+        c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
+        c.line(format!("const long c = (long){coords}[p];"));
+        let start = |c: &mut CText, run: &BlockRun| {
+            let values = self.values(c, run.operand);
+            format!(
+                "{values} + r{} + p * r{} + c * r{}",
+                run.start, run.pos_step, run.coord_step
+            )
+        };
+        let runs: Vec<(String, String)> = factors.iter().map(|f| (start(c, f), reg(f.row_step))).collect();
+        let shared: Vec<String> = shared.iter().map(|s| start(c, s)).collect();
+        self.rows_of_dots(c, sizes, scale, &runs, &shared, out);
+        c.close();
+        c.close();
+    }
+
+    /// For each row `c` in `first..last` below `parent`: the semiring's
+    /// dot of the driver's segment of that row, added to the dense output
+    /// when the segment is not empty (or always, `every_row`).
+    fn rows_dot(
+        &self,
+        c: &mut CText,
+        (semiring, every_row): (Semiring, bool),
+        (rows, parent, first, last): (LevelRef, u32, u32, u32),
+        driver: LevelRef,
+        factors: &[DotFactor],
+        (out, out_parent): (LevelRef, u32),
+    ) {
+        let Some(format) = self.format(c, driver) else {
+            return;
+        };
+        c.open("");
+        let own = self.values(c, driver.operand);
+        let coords = self.coordinates(c, driver);
+        let factor_rows = self.factor_rows(c, factors);
+        let rows_extent = self.extent(c, rows);
+        let out_extent = self.extent(c, out);
+        let identity = double_literal(semiring.plus().identity());
+        c.open(format!("for (long row = r{first}; row < r{last}; row++)"));
+        let position = c.local("long", format!("r{parent} * {rows_extent} + row"));
+        let position = c.val(position);
+        let (b, e) = format.pos_iter(c, driver, position);
+        let (b, e) = (c.text(b), c.text(e));
+        if !every_row {
+            c.line(format!("if ({b} >= {e}) continue;"));
+        }
+        c.line(format!("double sum = {identity};"));
+        c.open(format!("for (long p = {b}; p < {e}; p++)"));
+        c.line(format!("double prod = {own}[p];"));
+        for (x, base) in &factor_rows {
+            let term = format!("{x}[{base} + {coords}[p]]");
+            c.line(format!("prod = {};", multiply(semiring, "prod", &term)));
+        }
+        c.line(format!("sum = {};", combine(semiring.plus(), "sum", "prod")));
+        c.close();
+        c.line(format!("out[r{out_parent} * {out_extent} + row - out_base] += sum;"));
+        c.close();
+        c.close();
+    }
+
+    /// `out[out_parent * extent(out) + k] += scale * Π factors[k]` for every
+    /// coordinate `k` of the output level.
+    fn dense_axpy(&self, c: &mut CText, scale: u32, factors: &[DotFactor], out: LevelRef, out_parent: u32) {
+        c.open("");
+        let rows = self.factor_rows(c, factors);
+        let n = self.extent(c, out);
+        c.line(format!("const long base = r{out_parent} * {n};"));
+        c.open(format!("for (long k = 0; k < {n}; k++)"));
+        c.line(format!("double prod = f{scale};"));
+        for (x, base) in &rows {
+            c.line(format!("prod *= {x}[{base} + k];"));
+        }
+        c.line("out[base + k - out_base] += prod;");
+        c.close();
+        c.close();
+    }
+
+    /// For each position `p` of the driver in `begin..end` (coordinate
+    /// `c`): the output row gets `scale * own[p] * Π factor rows`.
+    fn row_axpy(
+        &self,
+        c: &mut CText,
+        (driver, begin, end): (LevelRef, u32, u32),
+        scale: u32,
+        factors: &[AxpyFactor],
+        (out, out_parent): (LevelRef, u32),
+    ) {
+        c.open("");
+        let own = self.values(c, driver.operand);
+        let coords = self.coordinates(c, driver);
+        let n = self.extent(c, out);
+        let mut rows = Vec::new();
+        for f in factors {
+            let values = self.values(c, f.operand);
+            let row = match f.via {
+                Some(via) => {
+                    let extent = self.extent(c, via);
+                    format!("(r{} * {extent} + c)", f.parent)
+                }
+                None => format!("r{}", f.parent),
+            };
+            rows.push((values, row));
+        }
+        c.line(format!("const long base = r{out_parent} * {n};"));
+        c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
+        c.line(format!("const long c = (long){coords}[p];"));
+        c.line(format!("const double s = f{scale} * {own}[p];"));
+        c.open(format!("for (long k = 0; k < {n}; k++)"));
+        c.line("double prod = s;");
+        for (values, row) in &rows {
+            c.line(format!("prod *= {values}[{row} * {n} + k];"));
+        }
+        c.line("out[base + k - out_base] += prod;");
+        c.close();
+        c.close();
+        c.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_read_back_as_the_same_values() {
+        assert_eq!(double_literal(0.1), "0.1");
+        assert_eq!(double_literal(-0.0), "-0.0");
+        assert_eq!(double_literal(1e300), "1e300");
+        assert_eq!(double_literal(f64::NEG_INFINITY), "(-INFINITY)");
+        assert_eq!(long_literal(i64::MIN), "(-9223372036854775807L - 1)");
+        assert_eq!(long_literal(-3), "-3L");
+    }
+
+    #[test]
+    fn sparse_outputs_and_user_operators_are_named_as_unmapped() {
+        let program = Program {
+            ops: vec![Op::WorkspaceFlush {
+                prefix: Default::default(),
+            }],
+            ..Program::default()
+        };
+        assert!(unmapped(&program).unwrap().contains("workspace"));
+        assert!(unmapped(&Program::default()).is_none());
+    }
+}
