@@ -44,21 +44,31 @@ pub use tessera_engine::{Engine, EngineError, EvalOptions, Inputs, Kernel};
 /// The name of the Cranelift tier (`--tier jit`).
 pub const JIT: &str = tessera_tiers::cranelift::NAME;
 
+/// The name of the OpenCL tier (`--tier opencl`, built with the feature
+/// `opencl`).
+pub const OPENCL: &str = "opencl";
+
 /// An engine with every compiled tier of this build registered (the
-/// Cranelift tier, `jit`) and the default [`PromotionPolicy`]. On a host
-/// Cranelift cannot target, the engine has the interpreter only, and
-/// [`Engine::tier_names`] says so.
+/// Cranelift tier, `jit`, and with the feature `opencl` the OpenCL tier
+/// when a device with double precision is installed) and the default
+/// [`PromotionPolicy`]. Automatic promotion goes to the Cranelift tier;
+/// the OpenCL tier runs kernels when it is named. A tier this host cannot
+/// run is left out, and [`Engine::tier_names`] says so.
 pub fn engine() -> Engine {
     engine_with(PromotionPolicy::default())
 }
 
 /// [`engine()`] with a promotion policy.
 pub fn engine_with(policy: PromotionPolicy) -> Engine {
-    let engine = Engine::new().with_promotion(policy);
-    match tessera_tiers::CraneliftTier::new() {
-        Ok(tier) => engine.with_tier(Arc::new(tier)),
-        Err(_) => engine,
+    let mut engine = Engine::new().with_promotion(policy);
+    if let Ok(tier) = tessera_tiers::CraneliftTier::new() {
+        engine = engine.with_tier(Arc::new(tier));
     }
+    #[cfg(feature = "opencl")]
+    if let Ok(tier) = tessera_tiers::OpenClTier::new() {
+        engine = engine.with_tier(Arc::new(tier));
+    }
+    engine
 }
 
 /// The Cranelift IR of a kernel (`--print clif`), compiled for the index

@@ -750,6 +750,7 @@ fn an_unknown_function_is_reported_with_its_column_and_the_nearest_name() {
 }
 
 #[test]
+#[cfg(not(feature = "opencl"))]
 fn tiers_not_in_this_build_are_clear_errors() {
     let a = format!("A:{}", four_elt());
     assert_fails(

@@ -46,9 +46,17 @@ fn seeds() -> std::ops::Range<u64> {
     seeds_from_env("TESSERA_SEEDS", 0..CASES)
 }
 
+/// The engine the statements run on. The compiled tiers' suites include
+/// this file as a module (`tiers/tests/opencl_suite.rs`) and give their
+/// own `suite_engine` at their crate root, so the test takes theirs.
+#[allow(dead_code)]
+pub(crate) fn suite_engine() -> Engine {
+    Engine::new()
+}
+
 #[test]
 fn random_statements_match_the_reference() {
-    let engine = Engine::new();
+    let engine = crate::suite_engine();
     let verbose = std::env::var_os("TESSERA_VERBOSE").is_some();
     let mut failures = Vec::new();
     let seeds = seeds();

@@ -103,7 +103,7 @@ pub struct TensorArgs {
     #[arg(long = "fill", value_name = "NAME:VALUE", value_parser = parse_named_fill)]
     pub fills: Vec<NameValue<f64>>,
 
-    /// Execution tier (opencl: not in this build yet, refused with the tiers that are)
+    /// Execution tier (opencl: in builds with the feature `opencl`, on an OpenCL device)
     #[arg(long, value_enum, default_value_t = Tier::Auto)]
     pub tier: Tier,
 

@@ -44,10 +44,16 @@ impl fmt::Display for Tier {
 
 /// An engine that runs kernels on `tier`, or why this build cannot.
 pub fn engine_for(tier: Tier) -> Result<Engine> {
+    #[cfg(feature = "opencl")]
+    if tier == Tier::Opencl {
+        if let Err(why) = tessera::tiers::OpenClTier::new() {
+            return Err(CliError::Unavailable(format!("tier opencl: {why}")));
+        }
+    }
     let engine = tessera::engine();
     match tier {
         Tier::Auto | Tier::Interp => Ok(engine),
-        Tier::Jit if engine.tier_names().iter().any(|t| t == tessera::JIT) => Ok(engine),
+        Tier::Jit | Tier::Opencl if engine.tier_names().iter().any(|t| t == tier.name()) => Ok(engine),
         Tier::Jit | Tier::Opencl => {
             let mut available = vec!["auto".to_string()];
             available.extend(engine.tier_names());
@@ -62,7 +68,7 @@ pub fn tier_choice(tier: Tier) -> TierChoice {
         Tier::Auto => TierChoice::Auto,
         Tier::Interp => TierChoice::Interpreter,
         Tier::Jit => TierChoice::Named(tessera::JIT.to_string()),
-        Tier::Opencl => TierChoice::Named("opencl".to_string()),
+        Tier::Opencl => TierChoice::Named(tessera::OPENCL.to_string()),
     }
 }
 
@@ -83,9 +89,14 @@ pub fn clif_text(kernel: &Kernel, inputs: &Inputs<'_>, sizes: &[(String, usize)]
         .map_err(|e| CliError::Unavailable(format!("--print clif: {e}")))
 }
 
-/// OpenCL source of a kernel (`--print opencl`).
-pub fn opencl_text(_kernel: &Kernel) -> Result<String> {
-    Err(CliError::Unavailable(
-        "--print opencl needs the opencl tier, which is not available in this build".into(),
-    ))
+/// OpenCL source of a kernel compiled for these inputs (`--print opencl`).
+pub fn opencl_text(kernel: &Kernel, inputs: &Inputs<'_>, sizes: &[(String, usize)]) -> Result<String> {
+    if !cfg!(feature = "opencl") {
+        return Err(CliError::Unavailable(
+            "--print opencl needs the opencl tier: build tessera with `--features opencl`".into(),
+        ));
+    }
+    kernel
+        .compiled_text_for(inputs, sizes, tessera::OPENCL)
+        .map_err(|e| CliError::Unavailable(format!("--print opencl: {e}")))
 }

@@ -24,7 +24,11 @@ pub fn write_listing(out: &mut dyn Write, session: &Session, prepared: &Prepared
             "{}",
             session.with_inputs(prepared, |inputs, sizes| clif_text(kernel, inputs, sizes))?
         )?,
-        PrintWhat::Opencl => write!(out, "{}", opencl_text(kernel)?)?,
+        PrintWhat::Opencl => write!(
+            out,
+            "{}",
+            session.with_inputs(prepared, |inputs, sizes| opencl_text(kernel, inputs, sizes))?
+        )?,
     }
     Ok(())
 }

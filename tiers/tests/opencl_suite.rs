@@ -6,7 +6,9 @@
 //! behind it: a kernel the device fails to build or run fails the test.
 //! The kernels the tier does not map to a device (`opencl::unmapped`:
 //! sparse outputs, user-defined operators) are interpreted instead and
-//! counted; the count is printed with `--nocapture`.
+//! counted; the count is printed with `--nocapture`. The random
+//! statements run here too (`TESSERA_SEEDS` chooses them: each builds a
+//! kernel, and a CPU device builds a few a second).
 #![cfg(feature = "opencl")]
 
 #[path = "../../engine/tests/differential.rs"]
@@ -23,6 +25,9 @@ mod fills;
 
 #[path = "../../engine/tests/operators.rs"]
 mod operators;
+
+#[path = "../../engine/tests/random_statements.rs"]
+mod random_statements;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

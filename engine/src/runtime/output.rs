@@ -155,6 +155,37 @@ impl OutputState {
         }
     }
 
+    /// Adds entries of `width` coordinates and a value's bits each, in
+    /// order, as appends and workspace flushes add them: appended to an
+    /// assembled output, pushed to a packed one. For a tier that computes
+    /// the entries elsewhere (on a device) and hands them over at once.
+    pub fn add_entries(&mut self, entries: &[i64], width: usize) {
+        match self {
+            OutputState::Append { assembler, .. } => assembler.append_entries(entries, width),
+            OutputState::Packed { entries: list, .. } => {
+                let mut coords: smallvec::SmallVec<[u64; 8]> = smallvec::SmallVec::new();
+                for entry in entries.chunks_exact(width + 1) {
+                    coords.clear();
+                    coords.extend(entry[..width].iter().map(|&c| c as u64));
+                    list.push(&coords, f64::from_bits(entry[width] as u64))
+                        .expect("entries hold coordinates within the shape");
+                }
+            }
+            _ => unreachable!("entries are added to a sparse output"),
+        }
+    }
+
+    /// The extents of the output's workspace, when it has one.
+    pub fn workspace_extents(&self) -> Option<&[usize]> {
+        match self {
+            OutputState::Append {
+                workspace: Some(ws), ..
+            }
+            | OutputState::Packed { workspace: ws, .. } => Some(&ws.extents),
+            _ => None,
+        }
+    }
+
     /// Appends `a` and `b` merged by `op` below the output coordinates
     /// `prefix`, in order ([`super::rows`]).
     pub fn append_merged(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp) {

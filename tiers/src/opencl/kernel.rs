@@ -15,7 +15,7 @@ use tessera_engine::runtime::{CompiledKernel, StorageSignature};
 use tessera_formats::IndexArray;
 
 use super::ctext::{Args, Pointer, Scalar};
-use super::source::{Mapping, KERNEL_NAME};
+use super::source::{Entries, Mapping, KERNEL_NAME};
 
 /// A kernel built for an OpenCL device.
 pub(crate) struct OpenClKernel {
@@ -23,6 +23,7 @@ pub(crate) struct OpenClKernel {
     pub queue: Queue,
     pub args: Args,
     pub mapping: Mapping,
+    pub entries: Entries,
     pub signature: StorageSignature,
     pub text: Option<String>,
     /// The Cranelift kernel of the same program, run when the device fails.
@@ -52,22 +53,49 @@ fn upload<T: OclPrm>(queue: &Queue, data: &[T], flags: MemFlags) -> ocl::Result<
         .build()
 }
 
+/// The device memory all work-items' workspaces may take together: the
+/// number of work-items with a workspace is cut to fit (each then takes
+/// several rows in turn).
+const WORKSPACE_BUDGET: usize = 256 << 20;
+
+/// Bytes per workspace slot: a value, a flag and a touched slot.
+const WORKSPACE_SLOT_BYTES: usize = 8 + 1 + 4;
+
+/// Work-items per work-group. Always the same, so that a device that
+/// compiles a kernel per work-group size (PoCL does) compiles it once; the
+/// items past the last unit find no work.
+const WORK_GROUP: usize = 64;
+
+/// The kernel's arguments after its pointers (`source::FIXED_ARGUMENTS`).
+struct Fixed {
+    out: Buffer<f64>,
+    scalars: Buffer<i64>,
+    counts: Buffer<i64>,
+    offsets: Buffer<i64>,
+    entry_coords: Buffer<i64>,
+    entry_values: Buffer<f64>,
+    ws_values: Buffer<f64>,
+    ws_set: Buffer<u8>,
+    ws_touched: Buffer<u32>,
+    ws_strides: Buffer<i64>,
+    ws_size: i64,
+    out_base: i64,
+}
+
 impl OpenClKernel {
     /// Runs the kernel on the device; an error leaves `out` as it was.
     fn launch(&self, bind: &Bindings<'_>, out: &mut OutputState) -> Result<(), String> {
-        let (out_base, out_values) = out
-            .dense_values_mut()
-            .ok_or("the OpenCL tier writes dense outputs only")?;
         let (chunk_begin, chunk_end) = bind.chunk;
-        let items = match self.mapping {
+        let units = match self.mapping {
             Mapping::Single => 1,
             Mapping::ItemPerRow => (chunk_end - chunk_begin).max(0) as usize,
         };
-        if items == 0 {
+        if units == 0 {
             return Ok(());
         }
         let queue = &self.queue;
         let read = MemFlags::new().read_only();
+        let write = MemFlags::new().read_write();
         let error = |e: ocl::Error| e.to_string();
         let mut uploads = Vec::with_capacity(self.args.pointers.len());
         for pointer in &self.args.pointers {
@@ -95,15 +123,128 @@ impl OpenClKernel {
                 Scalar::Dim(var) => bind.dims[var as usize],
             })
             .collect();
-        let scalars = upload(queue, &scalars, read).map_err(error)?;
-        let output = upload(queue, out_values, MemFlags::new().read_write()).map_err(error)?;
+        // A workspace per work-item, as the runtime's: row-major strides.
+        let extents: Vec<usize> = match self.entries.workspace {
+            Some(_) => out
+                .workspace_extents()
+                .ok_or("the program adds to a workspace the output does not have")?
+                .to_vec(),
+            None => Vec::new(),
+        };
+        let mut strides = vec![1i64; extents.len()];
+        for k in (0..extents.len().saturating_sub(1)).rev() {
+            strides[k] = strides[k + 1] * extents[k + 1] as i64;
+        }
+        let ws_size: usize = if self.entries.workspace.is_some() {
+            extents.iter().product::<usize>().max(1)
+        } else {
+            0
+        };
+        // Work-items with a workspace each take one work-group of their
+        // own, so that their number is not rounded up to a group's.
+        let (items, group) = match (self.mapping, ws_size) {
+            (Mapping::Single, _) => (1, 1),
+            (Mapping::ItemPerRow, 0) => (units.next_multiple_of(WORK_GROUP), WORK_GROUP),
+            (Mapping::ItemPerRow, slots) => (
+                units.min((WORKSPACE_BUDGET / (slots * WORKSPACE_SLOT_BYTES)).max(1)),
+                1,
+            ),
+        };
+        let slots = items * ws_size;
+        let dense = out.dense_values_mut();
+        let (out_base, out_values) = match &dense {
+            Some((base, values)) => (*base, &values[..]),
+            None => (0, &[][..]),
+        };
+        let fixed = Fixed {
+            out: upload(queue, out_values, write).map_err(error)?,
+            scalars: upload(queue, &scalars, read).map_err(error)?,
+            counts: upload(queue, &vec![0i64; if self.entries.width.is_some() { units } else { 0 }], write)
+                .map_err(error)?,
+            offsets: upload(queue, &[0i64], read).map_err(error)?,
+            entry_coords: upload(queue, &[0i64], write).map_err(error)?,
+            entry_values: upload(queue, &[0f64], write).map_err(error)?,
+            ws_values: upload(queue, &vec![0f64; slots], write).map_err(error)?,
+            ws_set: upload(queue, &vec![0u8; slots], write).map_err(error)?,
+            ws_touched: upload(queue, &vec![0u32; slots], write).map_err(error)?,
+            ws_strides: upload(queue, &strides, read).map_err(error)?,
+            ws_size: ws_size as i64,
+            out_base: out_base as i64,
+        };
+        let Some(width) = self.entries.width else {
+            self.enqueue(&uploads, &fixed, (chunk_begin, chunk_end), (items, group), 1)
+                .map_err(error)?;
+            if let Some((_, values)) = dense {
+                if !values.is_empty() {
+                    fixed.out.read(&mut *values).enq().map_err(error)?;
+                }
+            }
+            return Ok(());
+        };
+        drop(dense);
+        // Count each unit's entries, place them, then write them.
+        self.enqueue(&uploads, &fixed, (chunk_begin, chunk_end), (items, group), 0)
+            .map_err(error)?;
+        let mut counts = vec![0i64; units];
+        fixed.counts.read(&mut counts).enq().map_err(error)?;
+        let mut offsets = Vec::with_capacity(units);
+        let mut total = 0i64;
+        for &count in &counts {
+            offsets.push(total);
+            total += count;
+        }
+        if total == 0 {
+            return Ok(());
+        }
+        let total = total as usize;
+        let fixed = Fixed {
+            offsets: upload(queue, &offsets, read).map_err(error)?,
+            entry_coords: Buffer::<i64>::builder()
+                .queue(queue.clone())
+                .flags(write)
+                .len(total * width.max(1))
+                .build()
+                .map_err(error)?,
+            entry_values: Buffer::<f64>::builder()
+                .queue(queue.clone())
+                .flags(write)
+                .len(total)
+                .build()
+                .map_err(error)?,
+            ..fixed
+        };
+        self.enqueue(&uploads, &fixed, (chunk_begin, chunk_end), (items, group), 1)
+            .map_err(error)?;
+        let mut coords = vec![0i64; total * width.max(1)];
+        let mut values = vec![0f64; total];
+        fixed.entry_coords.read(&mut coords).enq().map_err(error)?;
+        fixed.entry_values.read(&mut values).enq().map_err(error)?;
+        let mut words = Vec::with_capacity(total * (width + 1));
+        for (entry, value) in coords.chunks_exact(width.max(1)).zip(&values) {
+            words.extend_from_slice(&entry[..width]);
+            words.push(value.to_bits() as i64);
+        }
+        out.add_entries(&words, width);
+        Ok(())
+    }
+
+    /// Launches `items` work-items over the chunk, in phase `fill`.
+    fn enqueue(
+        &self,
+        uploads: &[Upload],
+        fixed: &Fixed,
+        chunk: (i64, i64),
+        (items, group): (usize, usize),
+        fill: i32,
+    ) -> ocl::Result<()> {
         let mut builder = ocl::Kernel::builder();
         builder
             .program(&self.program)
             .name(KERNEL_NAME)
-            .queue(queue.clone())
-            .global_work_size(items);
-        for upload in &uploads {
+            .queue(self.queue.clone())
+            .global_work_size(items)
+            .local_work_size(group);
+        for upload in uploads {
             match upload {
                 Upload::U32(b) => builder.arg(b),
                 Upload::U64(b) => builder.arg(b),
@@ -112,21 +253,27 @@ impl OpenClKernel {
             };
         }
         builder
-            .arg(&output)
-            .arg(&scalars)
-            .arg(chunk_begin)
-            .arg(chunk_end)
-            .arg(out_base as i64);
-        let kernel = builder.build().map_err(error)?;
+            .arg(&fixed.out)
+            .arg(&fixed.scalars)
+            .arg(&fixed.counts)
+            .arg(&fixed.offsets)
+            .arg(&fixed.entry_coords)
+            .arg(&fixed.entry_values)
+            .arg(&fixed.ws_values)
+            .arg(&fixed.ws_set)
+            .arg(&fixed.ws_touched)
+            .arg(&fixed.ws_strides)
+            .arg(fixed.ws_size)
+            .arg(chunk.0)
+            .arg(chunk.1)
+            .arg(fixed.out_base)
+            .arg(fill);
+        let kernel = builder.build()?;
         // SAFETY: the kernel's arguments are the buffers above, which hold
         // the valid storage the source was generated for (the runtime's
-        // contract for `run`), and the output covers every position the
-        // chunk writes.
-        unsafe { kernel.enq().map_err(error)? };
-        if !out_values.is_empty() {
-            output.read(&mut *out_values).enq().map_err(error)?;
-        }
-        Ok(())
+        // contract for `run`); the output, counts, entries and workspaces
+        // cover every position the units write.
+        unsafe { kernel.enq() }
     }
 }
 

@@ -31,11 +31,12 @@
 //! assert_eq!(y.to_dense_vec().unwrap(), vec![20.0, 300.0]);
 //! ```
 
+mod assembly;
 mod ctext;
 mod kernel;
 mod source;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ocl::enums::{DeviceInfo, DeviceInfoResult};
 use ocl::flags::DeviceType;
@@ -59,8 +60,15 @@ pub struct OpenClTier {
     jit: Option<CraneliftTier>,
 }
 
-/// A device of the platforms installed, with its platform.
+/// Each device of the platforms installed, with its platform. Listed once
+/// per process: ICD loaders are not safe to initialise from two threads
+/// at once (two engines made at the same time found no platform).
 fn devices() -> Vec<(Platform, Device)> {
+    static FOUND: OnceLock<Vec<(Platform, Device)>> = OnceLock::new();
+    FOUND.get_or_init(list_devices).clone()
+}
+
+fn list_devices() -> Vec<(Platform, Device)> {
     Platform::list()
         .into_iter()
         .flat_map(|platform| {
@@ -199,6 +207,7 @@ impl Tier for OpenClTier {
             queue: self.queue.clone(),
             args: source.args,
             mapping: source.mapping,
+            entries: source.entries,
             signature: request.signature.clone(),
             text: request.keep_text.then_some(source.text),
             jit,

@@ -19,3 +19,29 @@ double t_max(double a, double b) {
     if (a > b || (a == b && !signbit(a))) return a;
     return b;
 }
+
+// Restores the heap below `root` in keys[0..n).
+void t_sift_keys(__global uint* keys, long root, long n) {
+    for (;;) {
+        long child = 2 * root + 1;
+        if (child >= n) return;
+        if (child + 1 < n && keys[child] < keys[child + 1]) child++;
+        if (keys[root] >= keys[child]) return;
+        uint swap = keys[root];
+        keys[root] = keys[child];
+        keys[child] = swap;
+        root = child;
+    }
+}
+
+// Sorts a workspace's touched slots in place (heapsort: no recursion, no
+// extra memory, n log n however the row is shaped).
+void t_sort_keys(__global uint* keys, long n) {
+    for (long root = n / 2 - 1; root >= 0; root--) t_sift_keys(keys, root, n);
+    for (long end = n - 1; end > 0; end--) {
+        uint swap = keys[0];
+        keys[0] = keys[end];
+        keys[end] = swap;
+        t_sift_keys(keys, 0, end);
+    }
+}

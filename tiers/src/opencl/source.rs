@@ -52,43 +52,101 @@ impl Mapping {
 /// How `program` runs on a device.
 pub(crate) fn mapping(program: &Program) -> Mapping {
     match &program.chunking {
-        Some(chunking) if chunking.output == ChunkOutput::DenseRows => Mapping::ItemPerRow,
+        Some(chunking) if matches!(chunking.output, ChunkOutput::DenseRows | ChunkOutput::SparseParts) => {
+            Mapping::ItemPerRow
+        }
         _ => Mapping::Single,
     }
 }
 
-/// Why the tier cannot run `program` on a device, if it cannot: sparse
-/// outputs are assembled by the runtime on the host, and user-defined
-/// operators are Rust functions.
+/// Why the tier cannot run `program` on a device, if it cannot:
+/// user-defined operators are Rust functions.
 pub(crate) fn unmapped(program: &Program) -> Option<String> {
     program.ops.iter().find_map(|op| match op {
-        Op::Append { .. } | Op::MergeRows { .. } => {
-            Some("its output is sparse, and the OpenCL tier writes dense outputs only".into())
-        }
-        Op::WorkspaceAccum { .. } | Op::WorkspaceAxpy { .. } | Op::WorkspaceFlush { .. } => {
-            Some("it assembles a sparse output through a workspace, which the OpenCL tier does not".into())
-        }
-        Op::FCall { func: Func::User(_), .. } => Some(format!(
-            "it calls the user-defined operator `{}`, a Rust function the device cannot run",
-            match op {
-                Op::FCall { func, .. } => func.to_string(),
-                _ => unreachable!(),
-            }
+        Op::FCall {
+            func: func @ Func::User(_),
+            ..
+        } => Some(format!(
+            "it calls the user-defined operator `{func}`, a Rust function the device cannot run"
         )),
         _ => None,
     })
 }
 
-/// The OpenCL C of a program: the text, the arguments it reads, and how it
-/// maps onto work-items.
+/// What a program writes besides a dense output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Entries {
+    /// The coordinates of each entry it writes (appends, merged rows,
+    /// flushed workspaces), when it writes entries.
+    pub width: Option<usize>,
+    /// The number of coordinates of its workspace, when it has one.
+    pub workspace: Option<usize>,
+}
+
+impl Entries {
+    fn of(program: &Program) -> Result<Entries, String> {
+        let mut workspace = None;
+        for op in &program.ops {
+            let dims = match op {
+                Op::WorkspaceAccum { coords, .. } => coords.len(),
+                Op::WorkspaceAxpy { prefix, .. } => prefix.len() + 1,
+                _ => continue,
+            };
+            if workspace.is_some_and(|d| d != dims) {
+                return Err("the program's workspace ops disagree on its coordinates".into());
+            }
+            workspace = Some(dims);
+        }
+        let mut width = None;
+        for op in &program.ops {
+            let entry = match op {
+                Op::Append { coords, .. } => coords.len(),
+                Op::MergeRows { prefix, .. } => prefix.len() + 1,
+                Op::WorkspaceFlush { prefix } => match workspace {
+                    Some(dims) => prefix.len() + dims,
+                    None => return Err("the program flushes a workspace it never adds to".into()),
+                },
+                _ => continue,
+            };
+            if width.is_some_and(|w| w != entry) {
+                return Err("the program's entries disagree on their coordinates".into());
+            }
+            width = Some(entry);
+        }
+        Ok(Entries { width, workspace })
+    }
+}
+
+/// The OpenCL C of a program: the text, the arguments it reads, how it
+/// maps onto work-items and what entries it writes.
 pub(crate) struct Source {
     pub text: String,
     pub args: Args,
     pub mapping: Mapping,
+    pub entries: Entries,
 }
 
 /// The name of the kernel function in the source.
 pub(crate) const KERNEL_NAME: &str = "tessera_kernel";
+
+/// The kernel's arguments after its pointers, in order; `kernel` sets them
+/// in the same order.
+const FIXED_ARGUMENTS: &str = "    __global double* restrict out,
+    __global const long* restrict scalars,
+    __global long* restrict counts,
+    __global const long* restrict offsets,
+    __global long* restrict entry_coords,
+    __global double* restrict entry_values,
+    __global double* restrict ws_values,
+    __global uchar* restrict ws_set,
+    __global uint* restrict ws_touched,
+    __global const long* restrict ws_strides,
+    const long ws_size,
+    const long chunk_begin,
+    const long chunk_end,
+    const long out_base,
+    const int fill)
+";
 
 /// Writes `program` as OpenCL C, or says why it cannot.
 pub(crate) fn generate(
@@ -100,8 +158,13 @@ pub(crate) fn generate(
         return Err(why);
     }
     let mapping = mapping(program);
+    let entries = Entries::of(program)?;
     let mut c = CText::new(signature.clone());
-    let mut writer = Writer { program, formats };
+    let mut writer = Writer {
+        program,
+        formats,
+        entries,
+    };
     writer.body(&mut c, mapping);
     if let Some(error) = c.error {
         return Err(error);
@@ -119,29 +182,29 @@ pub(crate) fn generate(
         let name = c.args.clone().pointer(*pointer);
         let _ = writeln!(text, "    __global const {ty}* restrict {name}, // argument {k}");
     }
-    text.push_str(
-        "    __global double* restrict out,\n    __global const long* restrict scalars,\n    const long chunk_begin,\n    \
-         const long chunk_end,\n    const long out_base)\n{\n",
-    );
+    text.push_str(FIXED_ARGUMENTS);
+    text.push_str("{\n");
     text.push_str(&c.code);
     text.push_str("}\n");
     Ok(Source {
         text,
         args: c.args,
         mapping,
+        entries,
     })
 }
 
-struct Writer<'p> {
+pub(super) struct Writer<'p> {
     program: &'p Program,
     formats: &'p [Vec<LevelFormat>],
+    pub entries: Entries,
 }
 
-fn reg(r: u32) -> String {
+pub(super) fn reg(r: u32) -> String {
     format!("r{r}")
 }
 
-fn freg(r: u32) -> String {
+pub(super) fn freg(r: u32) -> String {
     format!("f{r}")
 }
 
@@ -224,7 +287,7 @@ fn run_length(len: RunLength) -> String {
 }
 
 impl Writer<'_> {
-    fn format(&self, c: &mut CText, level: LevelRef) -> Option<LevelFormat> {
+    pub(super) fn format(&self, c: &mut CText, level: LevelRef) -> Option<LevelFormat> {
         let format = self
             .formats
             .get(level.operand as usize)
@@ -240,7 +303,7 @@ impl Writer<'_> {
     }
 
     /// The C name of an input operand's values.
-    fn values(&self, c: &mut CText, operand: u32) -> String {
+    pub(super) fn values(&self, c: &mut CText, operand: u32) -> String {
         if operand as usize >= self.program.inputs {
             c.fail(format!("the program reads values of operand {operand}, which is not an input"));
         }
@@ -248,7 +311,7 @@ impl Writer<'_> {
     }
 
     /// The C name of a level's coordinate array.
-    fn coordinates(&self, c: &mut CText, level: LevelRef) -> String {
+    pub(super) fn coordinates(&self, c: &mut CText, level: LevelRef) -> String {
         let Some(format) = self.format(c, level) else {
             return "0".into();
         };
@@ -268,16 +331,31 @@ impl Writer<'_> {
         c.scalar(Scalar::Extent(level))
     }
 
+    /// The kernel's body: a loop over the units of work (one, or a row
+    /// each) this work-item takes, each running the program.
     fn body(&mut self, c: &mut CText, mapping: Mapping) {
         let program = self.program;
+        if self.entries.workspace.is_some() {
+            // Each work-item has a workspace of its own.
+            c.line("const long item = (long)get_global_id(0);");
+            c.line("__global double* restrict wsv = ws_values + item * ws_size;");
+            c.line("__global uchar* restrict wss = ws_set + item * ws_size;");
+            c.line("__global uint* restrict wst = ws_touched + item * ws_size;");
+            c.line("long ws_count = 0;");
+        }
+        match mapping {
+            Mapping::Single => c.line("const long units = 1;"),
+            Mapping::ItemPerRow => c.line("const long units = max(chunk_end - chunk_begin, 0L);"),
+        }
+        c.open("for (long unit = (long)get_global_id(0); unit < units; unit += (long)get_global_size(0))");
         match mapping {
             Mapping::Single => {
                 c.line("const long item_begin = chunk_begin;");
                 c.line("const long item_end = chunk_end;");
             }
             Mapping::ItemPerRow => {
-                c.line("const long item_begin = chunk_begin + (long)get_global_id(0);");
-                c.line("const long item_end = min(item_begin + 1L, chunk_end);");
+                c.line("const long item_begin = chunk_begin + unit;");
+                c.line("const long item_end = item_begin + 1;");
             }
         }
         for (kind, prefix, count, init) in [
@@ -288,6 +366,9 @@ impl Writer<'_> {
             for r in 0..count {
                 c.line(format!("{kind} {prefix}{r} = {init};"));
             }
+        }
+        if self.entries.width.is_some() {
+            c.line("long appended = 0;");
         }
         let n = program.ops.len();
         let mut target = vec![false; n + 1];
@@ -311,6 +392,11 @@ impl Writer<'_> {
         if target[n] {
             c.line(format!("L{n}: ;"));
         }
+        c.line("done: ;");
+        if self.entries.width.is_some() {
+            c.line("if (!fill) counts[unit] = appended;");
+        }
+        c.close();
     }
 
     /// The values of integer registers, for a level function.
@@ -519,14 +605,30 @@ impl Writer<'_> {
                 out,
                 out_parent,
             } => self.row_axpy(c, (*driver, *begin, *end), *scale, factors, (*out, *out_parent)),
-            Op::Append { .. }
-            | Op::MergeRows { .. }
-            | Op::WorkspaceAccum { .. }
-            | Op::WorkspaceAxpy { .. }
-            | Op::WorkspaceFlush { .. } => {
-                c.fail("the OpenCL tier writes dense outputs only");
+            Op::Append { coords, value } => {
+                let coords: Vec<String> = coords.iter().map(|&r| reg(r)).collect();
+                self.append(c, &coords, &freg(*value));
             }
-            Op::Halt => c.line("return;"),
+            Op::MergeRows {
+                a,
+                a_begin,
+                a_end,
+                b,
+                b_begin,
+                b_end,
+                op,
+                prefix,
+            } => self.merge_rows(c, [(*a, *a_begin, *a_end), (*b, *b_begin, *b_end)], *op, prefix),
+            Op::WorkspaceAccum { coords, value } => self.workspace_accumulate(c, coords, *value),
+            Op::WorkspaceAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                prefix,
+            } => self.workspace_axpy(c, (*driver, *begin, *end), *scale, prefix),
+            Op::WorkspaceFlush { prefix } => self.workspace_flush(c, prefix),
+            Op::Halt => c.line("goto done;"),
         }
     }
 
@@ -827,14 +929,14 @@ mod tests {
     }
 
     #[test]
-    fn sparse_outputs_and_user_operators_are_named_as_unmapped() {
+    fn a_workspace_must_be_added_to_before_it_is_flushed() {
         let program = Program {
             ops: vec![Op::WorkspaceFlush {
                 prefix: Default::default(),
             }],
             ..Program::default()
         };
-        assert!(unmapped(&program).unwrap().contains("workspace"));
-        assert!(unmapped(&Program::default()).is_none());
+        assert!(unmapped(&program).is_none());
+        assert!(Entries::of(&program).unwrap_err().contains("never adds"));
     }
 }

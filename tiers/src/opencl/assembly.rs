@@ -1,0 +1,173 @@
+//! Sparse outputs on the device, in two phases.
+//!
+//! A kernel that writes entries (appends, merged rows, flushed
+//! workspaces) runs twice over the same units of work: first counting each
+//! unit's entries (`fill` is 0), then, once the host has turned the counts
+//! into offsets, writing each entry's coordinates and value at its unit's
+//! offset (`fill` is 1). Units are rows of the outer loop taken in order,
+//! so the entries come back in the order one thread would append them,
+//! and the runtime assembles them as it assembles any run's.
+//!
+//! A workspace is dense and per work-item: its values, a flag per slot and
+//! the list of slots touched, which a flush sorts and drains.
+
+use tessera_engine::runtime::rows::RowOp;
+use tessera_formats::LevelRef;
+
+use super::ctext::CText;
+use super::source::{freg, reg, Writer};
+
+impl Writer<'_> {
+    /// Writes one entry: its coordinates and value at the unit's next
+    /// position in the fill phase; counted in both.
+    pub(super) fn append(&self, c: &mut CText, coords: &[String], value: &str) {
+        let Some(width) = self.entries.width else {
+            c.fail("the program appends without a width");
+            return;
+        };
+        if coords.len() != width {
+            c.fail("the program's entries disagree on their coordinates");
+            return;
+        }
+        c.open("if (fill)");
+        c.line("const long entry_at = offsets[unit] + appended;");
+        for (k, coord) in coords.iter().enumerate() {
+            c.line(format!("entry_coords[entry_at * {width} + {k}] = {coord};"));
+        }
+        c.line(format!("entry_values[entry_at] = {value};"));
+        c.close();
+        c.line("appended++;");
+    }
+
+    /// Merges two ordered rows with `op` and appends the result below
+    /// `prefix`, with the values `runtime::rows::merge` computes: an entry
+    /// in one row only is combined with `0.0`, so zeros keep their signs.
+    pub(super) fn merge_rows(&self, c: &mut CText, rows: [(LevelRef, u32, u32); 2], op: RowOp, prefix: &[u32]) {
+        c.open("");
+        let [(a, a_begin, a_end), (b, b_begin, b_end)] = rows;
+        let (ac, av) = (self.coordinates(c, a), self.values(c, a.operand));
+        let (bc, bv) = (self.coordinates(c, b), self.values(c, b.operand));
+        let entry = |coord: &str| -> Vec<String> {
+            prefix
+                .iter()
+                .map(|&r| reg(r))
+                .chain(std::iter::once(coord.to_string()))
+                .collect()
+        };
+        let combine = |x: &str, y: &str| match op {
+            RowOp::Add => format!("{x} + {y}"),
+            RowOp::Sub => format!("{x} - {y}"),
+            RowOp::Mul => format!("{x} * {y}"),
+        };
+        c.line(format!("long p = r{a_begin}, q = r{b_begin};"));
+        c.open(format!("while (p < r{a_end} && q < r{b_end})"));
+        c.line(format!("const long x = (long){ac}[p], y = (long){bc}[q];"));
+        match op {
+            RowOp::Mul => {
+                c.open("if (x == y)");
+                self.append(c, &entry("x"), &combine(&format!("{av}[p]"), &format!("{bv}[q]")));
+                c.close();
+            }
+            RowOp::Add | RowOp::Sub => {
+                c.line("long merged; double value;");
+                c.line(format!(
+                    "if (x == y) {{ merged = x; value = {}; }}",
+                    combine(&format!("{av}[p]"), &format!("{bv}[q]"))
+                ));
+                c.line(format!(
+                    "else if (x < y) {{ merged = x; value = {}; }}",
+                    combine(&format!("{av}[p]"), "0.0")
+                ));
+                c.line(format!(
+                    "else {{ merged = y; value = {}; }}",
+                    combine("0.0", &format!("{bv}[q]"))
+                ));
+                self.append(c, &entry("merged"), "value");
+            }
+        }
+        c.line("p += x <= y;");
+        c.line("q += y <= x;");
+        c.close();
+        if op != RowOp::Mul {
+            c.open(format!("for (; p < r{a_end}; p++)"));
+            self.append(c, &entry(&format!("(long){ac}[p]")), &combine(&format!("{av}[p]"), "0.0"));
+            c.close();
+            c.open(format!("for (; q < r{b_end}; q++)"));
+            self.append(c, &entry(&format!("(long){bc}[q]")), &combine("0.0", &format!("{bv}[q]")));
+            c.close();
+        }
+        c.close();
+    }
+
+    /// The workspace slot of coordinates given as C expressions.
+    fn workspace_key(coords: &[String]) -> String {
+        if coords.is_empty() {
+            return "0L".into();
+        }
+        let terms: Vec<String> = coords
+            .iter()
+            .enumerate()
+            .map(|(k, coord)| format!("{coord} * ws_strides[{k}]"))
+            .collect();
+        terms.join(" + ")
+    }
+
+    /// Adds `value` at slot `key` of the workspace, recording a new slot.
+    fn workspace_add(c: &mut CText, key: &str, value: &str) {
+        c.line(format!("const long key = {key};"));
+        c.line("if (!wss[key]) { wss[key] = 1; wst[ws_count++] = (uint)key; }");
+        c.line(format!("wsv[key] += {value};"));
+    }
+
+    pub(super) fn workspace_accumulate(&self, c: &mut CText, coords: &[u32], value: u32) {
+        c.open("");
+        let coords: Vec<String> = coords.iter().map(|&r| reg(r)).collect();
+        Self::workspace_add(c, &Self::workspace_key(&coords), &freg(value));
+        c.close();
+    }
+
+    /// For each position `p` of the driver in `begin..end`: the workspace
+    /// at `prefix ++ [coordinate]` gets `scale * value[p]`.
+    pub(super) fn workspace_axpy(&self, c: &mut CText, (driver, begin, end): (LevelRef, u32, u32), scale: u32, prefix: &[u32]) {
+        c.open("");
+        let own = self.values(c, driver.operand);
+        let coords = self.coordinates(c, driver);
+        let prefix: Vec<String> = prefix.iter().map(|&r| reg(r)).collect();
+        c.line(format!("const long base = {};", Self::workspace_key(&prefix)));
+        c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
+        Self::workspace_add(c, &format!("base + (long){coords}[p]"), &format!("f{scale} * {own}[p]"));
+        c.close();
+        c.close();
+    }
+
+    /// Appends the workspace's entries below `prefix`, in order of their
+    /// coordinates, and clears it.
+    pub(super) fn workspace_flush(&self, c: &mut CText, prefix: &[u32]) {
+        let Some(dims) = self.entries.workspace else {
+            c.fail("the program flushes a workspace it never adds to");
+            return;
+        };
+        c.open("");
+        c.line("t_sort_keys(wst, ws_count);");
+        c.open("for (long t = 0; t < ws_count; t++)");
+        c.line("const long key = wst[t];");
+        let mut coords: Vec<String> = prefix.iter().map(|&r| reg(r)).collect();
+        if dims == 1 {
+            coords.push("key".into());
+        } else {
+            c.line("long rest = key;");
+            for k in 0..dims {
+                c.line(format!("const long w{k} = rest / ws_strides[{k}];"));
+                c.line(format!("rest -= w{k} * ws_strides[{k}];"));
+                coords.push(format!("w{k}"));
+            }
+        }
+        c.line("const double value = wsv[key];");
+        c.line("wsv[key] = 0.0;");
+        c.line("wss[key] = 0;");
+        self.append(c, &coords, "value");
+        c.close();
+        c.line("ws_count = 0;");
+        c.close();
+    }
+}
