@@ -10,6 +10,10 @@
 //!
 //! `semiring` compares min-plus SpMV with plus-times SpMV on one matrix.
 //!
+//! `opencl` (with `--features opencl`) compares the OpenCL tier with the
+//! Cranelift tier on SpMV, SpMM, SDDMM and SpGEMM; both on every core of
+//! the machine, the device's or the CPU's.
+//!
 //! `cargo bench --bench ratios` runs every workload; `cargo bench --bench
 //! ratios -- spgemm` one of them; `TESSERA_ROUNDS=n` sets the rounds.
 
@@ -316,6 +320,70 @@ fn main() {
                     "interpreter",
                     Box::new(|| drop(black_box(k.run_with(&inputs, &interp)))),
                 ),
+            ],
+        );
+    }
+    #[cfg(feature = "opencl")]
+    if wanted("opencl") {
+        opencl(rounds);
+    }
+}
+
+/// The OpenCL tier against the Cranelift tier (on all cores, since the
+/// device runs on all of its own): each statement on the same inputs.
+#[cfg(feature = "opencl")]
+fn opencl(rounds: usize) {
+    let mut r = rng(7);
+    let a = Csr::random(&mut r, 200_000, 200_000, 10);
+    let at = a.tensor();
+    let x = random_dense(&mut r, &[a.cols]);
+    let b = random_dense(&mut r, &[a.cols, 32]);
+    let (u, v) = (random_dense(&mut r, &[a.rows, 16]), random_dense(&mut r, &[16, a.cols]));
+    let small = Csr::random(&mut r, 20_000, 20_000, 10);
+    let st = small.tensor();
+    let workloads: [(&str, &str, Inputs<'_>, Format); 4] = [
+        (
+            "spmv",
+            "y(i) = A(i,j) * x(j)",
+            Inputs::new().with("A", &at).with("x", &x),
+            Format::dense(1),
+        ),
+        (
+            "spmm",
+            "C(i,j) = A(i,k) * B(k,j)",
+            Inputs::new().with("A", &at).with("B", &b),
+            Format::dense(2),
+        ),
+        (
+            "sddmm",
+            "C(i,j) = A(i,j) * U(i,k) * V(k,j)",
+            Inputs::new().with("A", &at).with("U", &u).with("V", &v),
+            Format::csr(),
+        ),
+        (
+            "spgemm",
+            "C(i,j) = A(i,k) * B(k,j)",
+            Inputs::new().with("A", &st).with("B", &st),
+            Format::csr(),
+        ),
+    ];
+    for (name, statement, inputs, output) in workloads {
+        let (k, jit, _) = kernel(statement, &inputs, output.clone());
+        let jit = common::on_threads(&jit, std::thread::available_parallelism().map_or(1, |n| n.get()));
+        // One launch over every row: the device spreads the rows over its
+        // work-items itself.
+        let device = tessera::EvalOptions {
+            tier: tessera::TierChoice::Named(tessera::OPENCL.into()),
+            threads: Some(1),
+            ..jit.clone()
+        };
+        k.run_with(&inputs, &device).expect("the OpenCL tier runs the kernel");
+        report(
+            &format!("opencl {name}, {} nonzeros", if name == "spgemm" { small.nnz() } else { a.nnz() }),
+            rounds,
+            vec![
+                ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
+                ("opencl", Box::new(|| drop(black_box(k.run_with(&inputs, &device))))),
             ],
         );
     }

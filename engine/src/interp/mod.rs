@@ -21,6 +21,10 @@ pub struct Bindings<'a> {
     pub formats: Vec<&'a [LevelFormat]>,
     pub levels: Vec<&'a [LevelStorage]>,
     pub values: Vec<&'a [f64]>,
+    /// The [`Version`](tessera_formats::Version) of each input's tensor:
+    /// equal versions hold equal contents, so a tier may keep a copy of an
+    /// input (on a device) and reuse it while the version is the same.
+    pub versions: Vec<tessera_formats::Version>,
     /// Size of each loop variable, indexed like `Program::vars`.
     pub dims: Vec<i64>,
     /// The coordinates of the outermost loop this run covers ([`Op::Chunk`]).

@@ -50,7 +50,9 @@ pub use parallel::{CancelToken, Parallelism, CHUNK_WORK, PARALLEL_FROM};
 pub use progress::Progress;
 pub use promotion::KernelStats;
 use promotion::Tiering;
-pub use tier::{CompileRequest, CompiledKernel, PromotionPolicy, StorageSignature, Tier, TierChoice, TierDiagnostic};
+pub use tier::{
+    CompileRequest, CompiledKernel, KernelFallback, PromotionPolicy, StorageSignature, Tier, TierChoice, TierDiagnostic,
+};
 use tier::{TierSet, INTERPRETER};
 
 /// Named input tensors for one evaluation.
@@ -769,7 +771,9 @@ impl Kernel {
                 // against the shapes; each chunk's output is prepared for
                 // the program's output (a part, a window or a partial of it).
                 let run = |bind: &Bindings<'_>, out: &mut OutputState| unsafe { kernel.run(bind, out) };
-                return self.run_chunks(bind, out, parallelism, &run);
+                let joined = self.run_chunks(bind, out, parallelism, &run);
+                self.tiering.note_fallback(kernel.as_ref());
+                return joined;
             }
         }
         let run = |bind: &Bindings<'_>, out: &mut OutputState| interp::run(&self.program, bind, out);
@@ -923,6 +927,7 @@ impl Kernel {
             formats: input_level_formats.iter().map(Vec::as_slice).collect(),
             levels: tensors.iter().map(|t| t.levels()).collect(),
             values: tensors.iter().map(|t| t.values()).collect(),
+            versions: tensors.iter().map(|t| t.version()).collect(),
             dims,
             chunk,
         };

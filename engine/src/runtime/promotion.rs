@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use std::time::{Duration, Instant};
 
-use super::tier::{CompileRequest, CompiledKernel, StorageSignature, Tier, TierDiagnostic};
+use super::tier::{CompileRequest, CompiledKernel, KernelFallback, StorageSignature, Tier, TierDiagnostic};
 
 /// Counters of one kernel, for diagnostics and tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -189,16 +189,8 @@ impl Tiering {
         pending.compiling.retain(|(t, s)| !(*t == tier && *s == signature));
         let out = match result {
             Ok(kernel) => {
-                if let Some((runs_on, reason)) = kernel.fallback() {
-                    let diagnostic = TierDiagnostic {
-                        tier: tier.clone(),
-                        statement: self.statement.clone(),
-                        message: reason.to_string(),
-                        runs_on: Some(runs_on.to_string()),
-                    };
-                    if !pending.diagnostics.contains(&diagnostic) {
-                        pending.diagnostics.push(diagnostic);
-                    }
+                if let Some(fallback) = kernel.fallback() {
+                    self.report_fallback(&mut pending, fallback);
                 }
                 let mut variants = self.variants.write().unwrap_or_else(|e| e.into_inner());
                 if !variants
@@ -228,6 +220,26 @@ impl Tiering {
         drop(pending);
         self.idle.notify_all();
         out
+    }
+
+    /// Reports a compiled kernel's fallback ([`CompiledKernel::fallback`])
+    /// once.
+    pub fn note_fallback(&self, kernel: &dyn CompiledKernel) {
+        if let Some(fallback) = kernel.fallback() {
+            self.report_fallback(&mut self.pending(), fallback);
+        }
+    }
+
+    fn report_fallback(&self, pending: &mut Pending, fallback: KernelFallback) {
+        let diagnostic = TierDiagnostic {
+            tier: fallback.tier,
+            statement: self.statement.clone(),
+            message: fallback.reason,
+            runs_on: Some(fallback.runs_on),
+        };
+        if !pending.diagnostics.contains(&diagnostic) {
+            pending.diagnostics.push(diagnostic);
+        }
     }
 
     /// Waits until no compilation is in flight, at most `timeout`; returns

@@ -217,12 +217,24 @@ pub trait CompiledKernel: Send + Sync {
     /// workspace, the workspace is dense (the runtime interprets the others).
     unsafe fn run(&self, bind: &Bindings<'_>, out: &mut OutputState);
 
-    /// When the tier handed the kernel to another tier because it cannot
-    /// run it itself: that tier's name and why. The engine reports it once
-    /// as a [`TierDiagnostic`].
-    fn fallback(&self) -> Option<(&str, &str)> {
+    /// When the kernel's tier handed it to another tier because it cannot
+    /// run it itself (when compiling, or after a device failed to run it):
+    /// which tiers and why. The engine asks after each compiled run and
+    /// reports it once as a [`TierDiagnostic`].
+    fn fallback(&self) -> Option<KernelFallback> {
         None
     }
+}
+
+/// A kernel one tier handed to another ([`CompiledKernel::fallback`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelFallback {
+    /// The tier asked to run the kernel.
+    pub tier: String,
+    /// The tier that runs it instead.
+    pub runs_on: String,
+    /// Why.
+    pub reason: String,
 }
 
 /// Something a tier reported about a kernel: a compilation that failed (the

@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex};
 use ocl::{Buffer, MemFlags, OclPrm, Queue};
 use tessera_engine::interp::Bindings;
 use tessera_engine::runtime::output::OutputState;
-use tessera_engine::runtime::{CompiledKernel, StorageSignature};
+use tessera_engine::runtime::{CompiledKernel, KernelFallback, StorageSignature};
 use tessera_formats::IndexArray;
 
 use super::ctext::{Args, Pointer, Scalar};
+use super::resident::{Part, Resident, Upload};
 use super::source::{Entries, Mapping, KERNEL_NAME};
 
 /// A kernel built for an OpenCL device.
@@ -28,16 +29,10 @@ pub(crate) struct OpenClKernel {
     pub text: Option<String>,
     /// The Cranelift kernel of the same program, run when the device fails.
     pub jit: Option<Arc<dyn CompiledKernel>>,
+    /// The inputs kept on the device, shared by the tier's kernels.
+    pub resident: Arc<Resident>,
     /// Why the device failed, once it has: later runs go to `jit` at once.
     pub failed: Mutex<Option<String>>,
-}
-
-/// A buffer of one of the element types the kernel reads.
-enum Upload {
-    U32(Buffer<u32>),
-    U64(Buffer<u64>),
-    I64(Buffer<i64>),
-    F64(Buffer<f64>),
 }
 
 /// A device copy of `data` (one default element when it is empty: OpenCL
@@ -99,19 +94,40 @@ impl OpenClKernel {
         let error = |e: ocl::Error| e.to_string();
         let mut uploads = Vec::with_capacity(self.args.pointers.len());
         for pointer in &self.args.pointers {
-            uploads.push(match *pointer {
-                Pointer::Array(array, _) => {
-                    let storage = &bind.levels[array.level.operand as usize][array.level.level as usize];
-                    match &storage.arrays[array.slot as usize] {
-                        IndexArray::U32(v) => Upload::U32(upload(queue, v, read).map_err(error)?),
-                        IndexArray::U64(v) => Upload::U64(upload(queue, v, read).map_err(error)?),
-                        IndexArray::I64(v) => Upload::I64(upload(queue, v, read).map_err(error)?),
+            let (operand, part) = match *pointer {
+                Pointer::Array(array, _) => (
+                    array.level.operand,
+                    Part::Array {
+                        level: array.level.level,
+                        slot: array.slot,
+                    },
+                ),
+                Pointer::Values(operand) => (operand, Part::Values),
+            };
+            let (bytes, copy): (usize, Box<dyn Fn() -> ocl::Result<Upload>>) = match part {
+                Part::Array { level, slot } => {
+                    let array = &bind.levels[operand as usize][level as usize].arrays[slot as usize];
+                    match array {
+                        IndexArray::U32(v) => (v.len() * 4, Box::new(|| Ok(Upload::U32(upload(queue, v, read)?)))),
+                        IndexArray::U64(v) => (v.len() * 8, Box::new(|| Ok(Upload::U64(upload(queue, v, read)?)))),
+                        IndexArray::I64(v) => (v.len() * 8, Box::new(|| Ok(Upload::I64(upload(queue, v, read)?)))),
                     }
                 }
-                Pointer::Values(operand) => {
-                    Upload::F64(upload(queue, bind.values[operand as usize], read).map_err(error)?)
+                Part::Values => {
+                    let values = bind.values[operand as usize];
+                    (
+                        values.len() * 8,
+                        Box::new(move || Ok(Upload::F64(upload(queue, values, read)?))),
+                    )
                 }
-            });
+            };
+            // Inputs stay on the device by version; anything else (the
+            // output's own levels) is copied for the run.
+            let buffer = match bind.versions.get(operand as usize) {
+                Some(&version) => self.resident.get_or_upload((version, part), bytes, copy),
+                None => copy(),
+            };
+            uploads.push(buffer.map_err(error)?);
         }
         let scalars: Vec<i64> = self
             .args
@@ -286,6 +302,16 @@ impl CompiledKernel for OpenClKernel {
         self.text.as_deref()
     }
 
+    fn fallback(&self) -> Option<KernelFallback> {
+        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
+        let why = failed.as_ref()?;
+        Some(KernelFallback {
+            tier: super::NAME.into(),
+            runs_on: crate::cranelift::NAME.into(),
+            reason: format!("the device failed to run the kernel: {why}"),
+        })
+    }
+
     unsafe fn run(&self, bind: &Bindings<'_>, out: &mut OutputState) {
         let device_failed = self.failed.lock().unwrap_or_else(|e| e.into_inner()).is_some();
         if !device_failed {
@@ -329,7 +355,11 @@ impl CompiledKernel for Fallback {
         unsafe { self.inner.run(bind, out) }
     }
 
-    fn fallback(&self) -> Option<(&str, &str)> {
-        Some((self.tier, &self.reason))
+    fn fallback(&self) -> Option<KernelFallback> {
+        Some(KernelFallback {
+            tier: super::NAME.into(),
+            runs_on: self.tier.into(),
+            reason: self.reason.clone(),
+        })
     }
 }

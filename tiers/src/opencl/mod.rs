@@ -34,6 +34,7 @@
 mod assembly;
 mod ctext;
 mod kernel;
+mod resident;
 mod source;
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -45,6 +46,7 @@ use tessera_engine::runtime::{CompileRequest, CompiledKernel, Tier};
 
 use crate::cranelift::CraneliftTier;
 use kernel::{Fallback, OpenClKernel};
+use resident::Resident;
 
 /// The name that selects this tier (`--tier opencl`).
 pub const NAME: &str = "opencl";
@@ -58,6 +60,8 @@ pub struct OpenClTier {
     is_gpu: bool,
     /// The tier that runs what this one cannot.
     jit: Option<CraneliftTier>,
+    /// Inputs kept on the device between runs.
+    resident: Arc<Resident>,
 }
 
 /// Each device of the platforms installed, with its platform. Listed once
@@ -121,6 +125,12 @@ impl OpenClTier {
             device.name().unwrap_or_default().trim(),
             platform.name().unwrap_or_default().trim()
         );
+        // A quarter of the device's memory, at most 2 GiB, holds inputs
+        // between runs.
+        let memory = match device.info(DeviceInfo::GlobalMemSize) {
+            Ok(DeviceInfoResult::GlobalMemSize(bytes)) => bytes as usize,
+            _ => 0,
+        };
         Ok(OpenClTier {
             context,
             device,
@@ -128,6 +138,7 @@ impl OpenClTier {
             description,
             is_gpu: is_gpu(&device),
             jit: CraneliftTier::new().ok(),
+            resident: Arc::new(Resident::new((memory / 4).min(2 << 30))),
         })
     }
 
@@ -143,6 +154,12 @@ impl OpenClTier {
     /// The device's name and platform.
     pub fn device(&self) -> &str {
         &self.description
+    }
+
+    /// The bytes of inputs kept on the device for later runs (each tensor
+    /// part once per version of the tensor).
+    pub fn resident_bytes(&self) -> usize {
+        self.resident.bytes()
     }
 
     /// Whether the device is a GPU (not a CPU implementation of OpenCL).
@@ -211,6 +228,7 @@ impl Tier for OpenClTier {
             signature: request.signature.clone(),
             text: request.keep_text.then_some(source.text),
             jit,
+            resident: self.resident.clone(),
             failed: Mutex::new(None),
         }))
     }

@@ -1,0 +1,101 @@
+//! The OpenCL tier's own behaviour (with `--features opencl`, on an OpenCL
+//! device such as PoCL's): inputs kept on the device by version, kernels it
+//! hands to the Cranelift tier and the note that says so, and the kernel
+//! text with its mapping. Its answers are checked by `opencl_suite.rs`.
+#![cfg(feature = "opencl")]
+
+use std::sync::Arc;
+
+use tessera_engine::notation::{register_operator, Operator};
+use tessera_engine::runtime::{PromotionPolicy, TierChoice};
+use tessera_engine::{Engine, EvalOptions, Inputs};
+use tessera_formats::{CoordinateList, Format, Tensor};
+use tessera_tiers::opencl::NAME;
+use tessera_tiers::OpenClTier;
+
+fn options() -> EvalOptions {
+    EvalOptions {
+        tier: TierChoice::Named(NAME.into()),
+        threads: Some(1),
+        ..EvalOptions::default()
+    }
+}
+
+/// A 3 x 4 matrix in CSR: [[1, 0, 2, 0], [0, 0, 0, 3], [4, 0, 0, 5]].
+fn matrix() -> Tensor<f64> {
+    let mut entries = CoordinateList::new(&[3, 4]);
+    for (i, j, v) in [(0, 0, 1.0), (0, 2, 2.0), (1, 3, 3.0), (2, 0, 4.0), (2, 3, 5.0)] {
+        entries.push(&[i, j], v).unwrap();
+    }
+    Tensor::pack(&entries, Format::csr()).unwrap()
+}
+
+#[test]
+fn inputs_stay_on_the_device_until_their_version_changes() {
+    let tier = Arc::new(OpenClTier::new().expect("an OpenCL device"));
+    let engine = Engine::new()
+        .with_tier(tier.clone())
+        .with_promotion(PromotionPolicy::EAGER);
+    let a = matrix();
+    let mut x = Tensor::from_dense(&[4], vec![1.0, 10.0, 100.0, 1000.0]).unwrap();
+    let run = |x: &Tensor<f64>| {
+        let inputs = Inputs::new().with("A", &a).with("x", x);
+        engine
+            .eval_with("y(i) = A(i,j) * x(j)", &inputs, &options())
+            .unwrap()
+            .to_dense_vec()
+            .unwrap()
+    };
+    assert_eq!(run(&x), vec![201.0, 3000.0, 5004.0]);
+    let kept = tier.resident_bytes();
+    // A's positions, coordinates and values, and x's values.
+    assert!(kept > 0, "the inputs are kept on the device");
+    assert_eq!(run(&x), vec![201.0, 3000.0, 5004.0]);
+    assert_eq!(tier.resident_bytes(), kept, "the same versions are not uploaded again");
+    x.values_mut()[0] = 2.0;
+    assert_eq!(run(&x), vec![202.0, 3000.0, 5008.0], "a changed tensor is uploaded again");
+    assert_eq!(tier.resident_bytes(), kept + 4 * 8, "x's new version is kept beside the old");
+    assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
+}
+
+#[test]
+fn user_operators_run_on_the_jit_tier_with_a_note() {
+    register_operator(Operator::binary("opencl_gate", |a, b| if a > 0.0 { b } else { 0.0 }).annihilated_by(0.0))
+        .unwrap();
+    let engine = Engine::new()
+        .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
+        .with_promotion(PromotionPolicy::EAGER);
+    let a = matrix();
+    let x = Tensor::from_dense(&[4], vec![1.0, -1.0, 1.0, -1.0]).unwrap();
+    let inputs = Inputs::new().with("A", &a).with("x", &x);
+    let y = engine
+        .eval_with("y(i) = sum(j, opencl_gate(x(j), A(i,j)))", &inputs, &options())
+        .unwrap();
+    // Row sums of A over the columns where x is positive (0 and 2).
+    assert_eq!(y.to_dense_vec().unwrap(), vec![3.0, 0.0, 4.0]);
+    let notes: Vec<String> = engine.diagnostics().iter().map(|d| d.to_string()).collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("user-defined operator `opencl_gate`") && notes[0].ends_with("(the kernel runs on the jit tier)"),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn the_kernel_text_names_its_mapping() {
+    let engine = Engine::new()
+        .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
+        .with_promotion(PromotionPolicy::EAGER);
+    let a = matrix();
+    let x = Tensor::from_dense(&[4], vec![1.0; 4]).unwrap();
+    let inputs = Inputs::new().with("A", &a).with("x", &x);
+    let text = |statement: &str| {
+        let kernel = engine.kernel_for(statement, &inputs, &options()).unwrap();
+        kernel.compiled_text_for(&inputs, &[], NAME).unwrap()
+    };
+    let spmv = text("y(i) = A(i,j) * x(j)");
+    assert!(spmv.starts_with("// one work-item per coordinate of i\n"), "{spmv}");
+    assert!(spmv.contains("__kernel void tessera_kernel("), "{spmv}");
+    let total = text("s = A(i,j) * x(j)");
+    assert!(total.starts_with("// one work-item runs the whole kernel\n"), "{total}");
+}
