@@ -379,7 +379,10 @@ fn opencl(rounds: usize) {
         };
         k.run_with(&inputs, &device).expect("the OpenCL tier runs the kernel");
         report(
-            &format!("opencl {name}, {} nonzeros", if name == "spgemm" { small.nnz() } else { a.nnz() }),
+            &format!(
+                "opencl {name}, {} nonzeros",
+                if name == "spgemm" { small.nnz() } else { a.nnz() }
+            ),
             rounds,
             vec![
                 ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),

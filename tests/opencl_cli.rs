@@ -88,12 +88,7 @@ fn sparse_outputs_are_assembled_from_the_device_as_on_the_jit() {
     let a = format!("A:{}", four_elt());
     // SpGEMM through a workspace per work-item, and a sum of two matrices
     // merged row by row: both two-phase on the device.
-    same_on_both_tiers(
-        "spgemm",
-        "C(i,j) = A(i,k) * A(k,j)",
-        &["-i", &a, "-f", "C:csr"],
-        "C",
-    );
+    same_on_both_tiers("spgemm", "C(i,j) = A(i,k) * A(k,j)", &["-i", &a, "-f", "C:csr"], "C");
     same_on_both_tiers(
         "add",
         "C(i,j) = A(i,j) + B(i,j)",

@@ -53,8 +53,16 @@ fn inputs_stay_on_the_device_until_their_version_changes() {
     assert_eq!(run(&x), vec![201.0, 3000.0, 5004.0]);
     assert_eq!(tier.resident_bytes(), kept, "the same versions are not uploaded again");
     x.values_mut()[0] = 2.0;
-    assert_eq!(run(&x), vec![202.0, 3000.0, 5008.0], "a changed tensor is uploaded again");
-    assert_eq!(tier.resident_bytes(), kept + 4 * 8, "x's new version is kept beside the old");
+    assert_eq!(
+        run(&x),
+        vec![202.0, 3000.0, 5008.0],
+        "a changed tensor is uploaded again"
+    );
+    assert_eq!(
+        tier.resident_bytes(),
+        kept + 4 * 8,
+        "x's new version is kept beside the old"
+    );
     assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
 }
 
@@ -76,7 +84,8 @@ fn user_operators_run_on_the_jit_tier_with_a_note() {
     let notes: Vec<String> = engine.diagnostics().iter().map(|d| d.to_string()).collect();
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
-        notes[0].contains("user-defined operator `opencl_gate`") && notes[0].ends_with("(the kernel runs on the jit tier)"),
+        notes[0].contains("user-defined operator `opencl_gate`")
+            && notes[0].ends_with("(the kernel runs on the jit tier)"),
         "{notes:?}"
     );
 }

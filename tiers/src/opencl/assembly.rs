@@ -90,10 +90,18 @@ impl Writer<'_> {
         c.close();
         if op != RowOp::Mul {
             c.open(format!("for (; p < r{a_end}; p++)"));
-            self.append(c, &entry(&format!("(long){ac}[p]")), &combine(&format!("{av}[p]"), "0.0"));
+            self.append(
+                c,
+                &entry(&format!("(long){ac}[p]")),
+                &combine(&format!("{av}[p]"), "0.0"),
+            );
             c.close();
             c.open(format!("for (; q < r{b_end}; q++)"));
-            self.append(c, &entry(&format!("(long){bc}[q]")), &combine("0.0", &format!("{bv}[q]")));
+            self.append(
+                c,
+                &entry(&format!("(long){bc}[q]")),
+                &combine("0.0", &format!("{bv}[q]")),
+            );
             c.close();
         }
         c.close();
@@ -128,7 +136,13 @@ impl Writer<'_> {
 
     /// For each position `p` of the driver in `begin..end`: the workspace
     /// at `prefix ++ [coordinate]` gets `scale * value[p]`.
-    pub(super) fn workspace_axpy(&self, c: &mut CText, (driver, begin, end): (LevelRef, u32, u32), scale: u32, prefix: &[u32]) {
+    pub(super) fn workspace_axpy(
+        &self,
+        c: &mut CText,
+        (driver, begin, end): (LevelRef, u32, u32),
+        scale: u32,
+        prefix: &[u32],
+    ) {
         c.open("");
         let own = self.values(c, driver.operand);
         let coords = self.coordinates(c, driver);

@@ -29,6 +29,9 @@ pub(crate) struct OpenClKernel {
     pub text: Option<String>,
     /// The Cranelift kernel of the same program, run when the device fails.
     pub jit: Option<Arc<dyn CompiledKernel>>,
+    /// How many work-items with a workspace run at once: enough to fill
+    /// the device; each takes rows in turn.
+    pub workspaces: usize,
     /// The inputs kept on the device, shared by the tier's kernels.
     pub resident: Arc<Resident>,
     /// Why the device failed, once it has: later runs go to `jit` at once.
@@ -135,7 +138,7 @@ impl OpenClKernel {
             .iter()
             .map(|scalar| match *scalar {
                 Scalar::Extent(l) => bind.levels[l.operand as usize][l.level as usize].extent as i64,
-                Scalar::Extra(l, k) => bind.levels[l.operand as usize][l.level as usize].params[k as usize] as i64,
+                Scalar::Extra(l, k) => bind.levels[l.operand as usize][l.level as usize].params[k as usize],
                 Scalar::Dim(var) => bind.dims[var as usize],
             })
             .collect();
@@ -162,7 +165,9 @@ impl OpenClKernel {
             (Mapping::Single, _) => (1, 1),
             (Mapping::ItemPerRow, 0) => (units.next_multiple_of(WORK_GROUP), WORK_GROUP),
             (Mapping::ItemPerRow, slots) => (
-                units.min((WORKSPACE_BUDGET / (slots * WORKSPACE_SLOT_BYTES)).max(1)),
+                units
+                    .min(self.workspaces)
+                    .min((WORKSPACE_BUDGET / (slots * WORKSPACE_SLOT_BYTES)).max(1)),
                 1,
             ),
         };
@@ -175,8 +180,12 @@ impl OpenClKernel {
         let fixed = Fixed {
             out: upload(queue, out_values, write).map_err(error)?,
             scalars: upload(queue, &scalars, read).map_err(error)?,
-            counts: upload(queue, &vec![0i64; if self.entries.width.is_some() { units } else { 0 }], write)
-                .map_err(error)?,
+            counts: upload(
+                queue,
+                &vec![0i64; if self.entries.width.is_some() { units } else { 0 }],
+                write,
+            )
+            .map_err(error)?,
             offsets: upload(queue, &[0i64], read).map_err(error)?,
             entry_coords: upload(queue, &[0i64], write).map_err(error)?,
             entry_values: upload(queue, &[0f64], write).map_err(error)?,
@@ -197,7 +206,6 @@ impl OpenClKernel {
             }
             return Ok(());
         };
-        drop(dense);
         // Count each unit's entries, place them, then write them.
         self.enqueue(&uploads, &fixed, (chunk_begin, chunk_end), (items, group), 0)
             .map_err(error)?;
@@ -327,7 +335,11 @@ impl CompiledKernel for OpenClKernel {
             Some(jit) => unsafe { jit.run(bind, out) },
             None => panic!(
                 "the OpenCL device failed to run a kernel and no other tier can: {}",
-                self.failed.lock().unwrap_or_else(|e| e.into_inner()).as_deref().unwrap_or_default()
+                self.failed
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .as_deref()
+                    .unwrap_or_default()
             ),
         }
     }

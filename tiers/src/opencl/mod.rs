@@ -62,6 +62,8 @@ pub struct OpenClTier {
     jit: Option<CraneliftTier>,
     /// Inputs kept on the device between runs.
     resident: Arc<Resident>,
+    /// Work-items with a workspace of their own per launch.
+    workspaces: usize,
 }
 
 /// Each device of the platforms installed, with its platform. Listed once
@@ -139,6 +141,12 @@ impl OpenClTier {
             is_gpu: is_gpu(&device),
             jit: CraneliftTier::new().ok(),
             resident: Arc::new(Resident::new((memory / 4).min(2 << 30))),
+            // Eight per compute unit keep a CPU's cores and a GPU's units
+            // busy; more would only zero more workspaces.
+            workspaces: 8 * match device.info(DeviceInfo::MaxComputeUnits) {
+                Ok(DeviceInfoResult::MaxComputeUnits(units)) => units.max(1) as usize,
+                _ => 1,
+            },
         })
     }
 
@@ -229,6 +237,7 @@ impl Tier for OpenClTier {
             text: request.keep_text.then_some(source.text),
             jit,
             resident: self.resident.clone(),
+            workspaces: self.workspaces,
             failed: Mutex::new(None),
         }))
     }

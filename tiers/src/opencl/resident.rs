@@ -24,13 +24,19 @@ pub(crate) enum Upload {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Part {
     /// The index array `slot` of level `level`.
-    Array { level: u32, slot: u8 },
+    Array {
+        level: u32,
+        slot: u8,
+    },
     Values,
 }
 
+/// A kept buffer: its key, the buffer and its bytes.
+type Kept = ((Version, Part), Upload, usize);
+
 /// Buffers by the version of the tensor they copy, most recently used last.
 pub(crate) struct Resident {
-    kept: Mutex<Vec<((Version, Part), Upload, usize)>>,
+    kept: Mutex<Vec<Kept>>,
     limit: usize,
 }
 
@@ -78,6 +84,11 @@ impl Resident {
 
     /// The bytes kept.
     pub fn bytes(&self) -> usize {
-        self.kept.lock().unwrap_or_else(|e| e.into_inner()).iter().map(|e| e.2).sum()
+        self.kept
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|e| e.2)
+            .sum()
     }
 }

@@ -307,7 +307,9 @@ impl Writer<'_> {
     /// The C name of an input operand's values.
     pub(super) fn values(&self, c: &mut CText, operand: u32) -> String {
         if operand as usize >= self.program.inputs {
-            c.fail(format!("the program reads values of operand {operand}, which is not an input"));
+            c.fail(format!(
+                "the program reads values of operand {operand}, which is not an input"
+            ));
         }
         c.values(operand)
     }
@@ -572,7 +574,14 @@ impl Writer<'_> {
                 factors,
                 shared,
                 out,
-            } => self.block_rows_dot(c, (*driver, *begin, *end), (*rows, *len), *scale, (factors, shared), *out),
+            } => self.block_rows_dot(
+                c,
+                (*driver, *begin, *end),
+                (*rows, *len),
+                *scale,
+                (factors, shared),
+                *out,
+            ),
             Op::RowsDot {
                 semiring,
                 every_row,
@@ -679,11 +688,15 @@ impl Writer<'_> {
             c.line(format!("long p = r{begin};"));
             c.open(format!("for (; p + 4 <= r{end}; p += 4)"));
             for lane in 0..4 {
-                c.line(format!("q{lane} += {own}[p + {lane}] * {x}[{base} + {coords}[p + {lane}]];"));
+                c.line(format!(
+                    "q{lane} += {own}[p + {lane}] * {x}[{base} + {coords}[p + {lane}]];"
+                ));
             }
             c.close();
             c.line("double sum = (q0 + q1) + (q2 + q3);");
-            c.line(format!("for (; p < r{end}; p++) sum += {own}[p] * {x}[{base} + {coords}[p]];"));
+            c.line(format!(
+                "for (; p < r{end}; p++) sum += {own}[p] * {x}[{base} + {coords}[p]];"
+            ));
         } else {
             c.line("double sum = 0.0;");
             c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
@@ -762,7 +775,11 @@ impl Writer<'_> {
         shared: &[String],
         out: StridedRun,
     ) {
-        c.line(format!("const long rows = {}, n = {};", run_length(rows), run_length(len)));
+        c.line(format!(
+            "const long rows = {}, n = {};",
+            run_length(rows),
+            run_length(len)
+        ));
         c.open("for (long r = 0; r < rows; r++)");
         c.line("double sum = 0.0;");
         let mut factors: Vec<String> = runs
