@@ -97,14 +97,35 @@ fn the_kernel_text_names_its_mapping() {
         .with_promotion(PromotionPolicy::EAGER);
     let a = matrix();
     let x = Tensor::from_dense(&[4], vec![1.0; 4]).unwrap();
-    let inputs = Inputs::new().with("A", &a).with("x", &x);
-    let text = |statement: &str| {
-        let kernel = engine.kernel_for(statement, &inputs, &options()).unwrap();
+    let mut transposed = CoordinateList::new(&[4, 3]);
+    for (j, i, v) in [(0, 0, 1.0), (2, 0, 2.0), (3, 1, 3.0), (0, 2, 4.0), (3, 2, 5.0)] {
+        transposed.push(&[j, i], v).unwrap();
+    }
+    let b = Tensor::pack(&transposed, Format::csr()).unwrap();
+    let inputs = Inputs::new().with("A", &a).with("x", &x).with("B", &b);
+    let text = |statement: &str, output: Option<Format>| {
+        let options = EvalOptions {
+            output_format: output,
+            ..options()
+        };
+        let kernel = engine.kernel_for(statement, &inputs, &options).unwrap();
         kernel.compiled_text_for(&inputs, &[], NAME).unwrap()
     };
-    let spmv = text("y(i) = A(i,j) * x(j)");
+    let spmv = text("y(i) = A(i,j) * x(j)", None);
     assert!(spmv.starts_with("// one work-item per coordinate of i\n"), "{spmv}");
     assert!(spmv.contains("__kernel void tessera_kernel("), "{spmv}");
-    let total = text("s = A(i,j) * x(j)");
+    let total = text("s = A(i,j) * x(j)", None);
     assert!(total.starts_with("// one work-item runs the whole kernel\n"), "{total}");
+    let square = text("C(i,j) = A(i,j) * A(i,j)", Some(Format::csr()));
+    assert!(
+        square
+            .starts_with("// one work-item per coordinate of i; entries counted, placed, then written (two phases)\n"),
+        "{square}"
+    );
+    // A times its transpose, by Gustavson's rows.
+    let gram = text("C(i,j) = A(i,k) * B(k,j)", Some(Format::csr()));
+    assert!(
+        gram.starts_with("// work-items with a workspace each take coordinates of i in turn;"),
+        "{gram}"
+    );
 }

@@ -12,7 +12,7 @@
 //! Cranelift tier, which the engine reports once; a device that fails to
 //! build or run a kernel does the same. The answers are the other tiers'.
 //!
-//! ```no_run
+//! ```
 //! use std::sync::Arc;
 //! use tessera_engine::{Engine, EvalOptions, Inputs};
 //! use tessera_engine::runtime::TierChoice;

@@ -29,23 +29,31 @@ pub(crate) enum Mapping {
     Single,
     /// One work-item per coordinate of the outermost loop: each writes the
     /// output rows of its coordinate only (a dense output whose first mode
-    /// is that loop's variable).
+    /// is that loop's variable, or a sparse one assembled in two phases).
+    /// Work-items with a workspace of their own are fewer and take the
+    /// coordinates in turn.
     ItemPerRow,
 }
 
 impl Mapping {
-    pub fn describe(self, program: &Program) -> String {
-        match self {
-            Mapping::Single => "one work-item runs the whole kernel".into(),
-            Mapping::ItemPerRow => {
-                let var = program
-                    .chunking
-                    .as_ref()
-                    .and_then(|c| program.vars.get(c.var as usize))
-                    .map_or("the outer loop", String::as_str);
-                format!("one work-item per coordinate of {var}")
+    /// The mapping in words, as `--print opencl` shows it.
+    pub fn describe(self, program: &Program, entries: Entries) -> String {
+        let var = program
+            .chunking
+            .as_ref()
+            .and_then(|c| program.vars.get(c.var as usize))
+            .map_or("the outer loop", String::as_str);
+        let mut text = match (self, entries.workspace) {
+            (Mapping::Single, _) => "one work-item runs the whole kernel".to_string(),
+            (Mapping::ItemPerRow, None) => format!("one work-item per coordinate of {var}"),
+            (Mapping::ItemPerRow, Some(_)) => {
+                format!("work-items with a workspace each take coordinates of {var} in turn")
             }
+        };
+        if entries.width.is_some() {
+            text.push_str("; entries counted, placed, then written (two phases)");
         }
+        text
     }
 }
 
@@ -172,7 +180,7 @@ pub(crate) fn generate(
         return Err(error);
     }
     let mut text = String::new();
-    let _ = writeln!(text, "// {}", mapping.describe(program));
+    let _ = writeln!(text, "// {}", mapping.describe(program, entries));
     text.push_str(include_str!("prelude.cl"));
     text.push('\n');
     let _ = writeln!(text, "__kernel void {KERNEL_NAME}(");
