@@ -222,6 +222,31 @@ pub(crate) fn double_literal(value: f64) -> String {
     }
 }
 
+/// `a op b` in C, for 64-bit integers.
+pub(crate) fn int_op(op: IntOp, a: &str, b: &str) -> String {
+    match op {
+        IntOp::Add => format!("{a} + {b}"),
+        IntOp::Sub => format!("{a} - {b}"),
+        IntOp::Mul => format!("{a} * {b}"),
+        IntOp::Min => format!("min({a}, {b})"),
+        IntOp::Max => format!("max({a}, {b})"),
+        IntOp::BitAnd => format!("{a} & {b}"),
+        IntOp::Shr => format!("(long)((ulong)({a}) >> ({b}))"),
+    }
+}
+
+/// A comparison's C operator.
+pub(crate) fn comparison(op: Cmp) -> &'static str {
+    match op {
+        Cmp::Eq => "==",
+        Cmp::Ne => "!=",
+        Cmp::Lt => "<",
+        Cmp::Le => "<=",
+        Cmp::Gt => ">",
+        Cmp::Ge => ">=",
+    }
+}
+
 impl Builder for CText {
     type Int = CVal;
     type Bool = CVal;
@@ -236,29 +261,12 @@ impl Builder for CText {
 
     fn binary(&mut self, op: IntOp, a: CVal, b: CVal) -> CVal {
         let (a, b) = (self.text(a), self.text(b));
-        let expr = match op {
-            IntOp::Add => format!("{a} + {b}"),
-            IntOp::Sub => format!("{a} - {b}"),
-            IntOp::Mul => format!("{a} * {b}"),
-            IntOp::Min => format!("min({a}, {b})"),
-            IntOp::Max => format!("max({a}, {b})"),
-            IntOp::BitAnd => format!("{a} & {b}"),
-            IntOp::Shr => format!("(long)((ulong)({a}) >> ({b}))"),
-        };
-        self.local_val("long", expr)
+        self.local_val("long", int_op(op, &a, &b))
     }
 
     fn compare(&mut self, op: Cmp, a: CVal, b: CVal) -> CVal {
-        let op = match op {
-            Cmp::Eq => "==",
-            Cmp::Ne => "!=",
-            Cmp::Lt => "<",
-            Cmp::Le => "<=",
-            Cmp::Gt => ">",
-            Cmp::Ge => ">=",
-        };
         let (a, b) = (self.text(a), self.text(b));
-        self.local_val("bool", format!("{a} {op} {b}"))
+        self.local_val("bool", format!("{a} {} {b}", comparison(op)))
     }
 
     fn and(&mut self, a: CVal, b: CVal) -> CVal {

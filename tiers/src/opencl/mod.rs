@@ -198,7 +198,12 @@ impl OpenClTier {
 }
 
 /// Why the OpenCL tier hands `program` to another tier, if it does: what
-/// it cannot run on a device (sparse outputs, user-defined operators).
+/// it cannot run on a device (user-defined operators, Rust functions).
+///
+/// ```
+/// use tessera_engine::bytecode::Program;
+/// assert!(tessera_tiers::opencl::unmapped(&Program::default()).is_none());
+/// ```
 pub fn unmapped(program: &tessera_engine::bytecode::Program) -> Option<String> {
     source::unmapped(program)
 }

@@ -17,9 +17,9 @@ use tessera_engine::bytecode::{
 };
 use tessera_engine::notation::{Func, Reduction, Semiring, Times};
 use tessera_engine::runtime::StorageSignature;
-use tessera_formats::{Cmp, IndexWidth, IntOp, Level, LevelFormat, LevelRef};
+use tessera_formats::{IndexWidth, Level, LevelFormat, LevelRef};
 
-use super::ctext::{double_literal, long_literal, Args, CText, CVal, Pointer, Scalar};
+use super::ctext::{comparison, double_literal, int_op, long_literal, Args, CText, CVal, Pointer, Scalar};
 
 /// How a kernel's work is spread over work-items.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -420,30 +420,8 @@ impl Writer<'_> {
         match op {
             Op::IConst { dst, value } => c.line(format!("r{dst} = {};", long_literal(*value))),
             Op::IMove { dst, src } => c.line(format!("r{dst} = r{src};")),
-            Op::IBin { op, dst, a, b } => {
-                let (a, b) = (reg(*a), reg(*b));
-                let value = match op {
-                    IntOp::Add => format!("{a} + {b}"),
-                    IntOp::Sub => format!("{a} - {b}"),
-                    IntOp::Mul => format!("{a} * {b}"),
-                    IntOp::Min => format!("min({a}, {b})"),
-                    IntOp::Max => format!("max({a}, {b})"),
-                    IntOp::BitAnd => format!("{a} & {b}"),
-                    IntOp::Shr => format!("(long)((ulong){a} >> {b})"),
-                };
-                c.line(format!("r{dst} = {value};"));
-            }
-            Op::ICmp { op, dst, a, b } => {
-                let op = match op {
-                    Cmp::Eq => "==",
-                    Cmp::Ne => "!=",
-                    Cmp::Lt => "<",
-                    Cmp::Le => "<=",
-                    Cmp::Gt => ">",
-                    Cmp::Ge => ">=",
-                };
-                c.line(format!("b{dst} = r{a} {op} r{b};"));
-            }
+            Op::IBin { op, dst, a, b } => c.line(format!("r{dst} = {};", int_op(*op, &reg(*a), &reg(*b)))),
+            Op::ICmp { op, dst, a, b } => c.line(format!("b{dst} = r{a} {} r{b};", comparison(*op))),
             Op::ISelect { dst, cond, a, b } => c.line(format!("r{dst} = b{cond} ? r{a} : r{b};")),
             Op::BConst { dst, value } => c.line(format!("b{dst} = {value};")),
             Op::BAnd { dst, a, b } => c.line(format!("b{dst} = b{a} && b{b};")),
