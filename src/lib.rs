@@ -51,9 +51,10 @@ pub const OPENCL: &str = "opencl";
 /// An engine with every compiled tier of this build registered (the
 /// Cranelift tier, `jit`, and with the feature `opencl` the OpenCL tier
 /// when a device with double precision is installed) and the default
-/// [`PromotionPolicy`]. Automatic promotion goes to the Cranelift tier;
-/// the OpenCL tier runs kernels when it is named. A tier this host cannot
-/// run is left out, and [`Engine::tier_names`] says so.
+/// [`PromotionPolicy`]. Automatic promotion goes to the OpenCL tier for
+/// large runs when its device is a GPU, and to the Cranelift tier
+/// otherwise. A tier this host cannot run is left out, and
+/// [`Engine::tier_names`] says so.
 pub fn engine() -> Engine {
     engine_with(PromotionPolicy::default())
 }

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use tessera_engine::notation::{register_operator, Operator};
-use tessera_engine::runtime::{PromotionPolicy, TierChoice};
+use tessera_engine::runtime::{PromotionPolicy, Tier, TierChoice};
 use tessera_engine::{Engine, EvalOptions, Inputs};
 use tessera_formats::{CoordinateList, Format, Tensor};
 use tessera_tiers::opencl::NAME;
@@ -64,6 +64,9 @@ fn inputs_stay_on_the_device_until_their_version_changes() {
         "x's new version is kept beside the old"
     );
     assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
+    // Automatic promotion takes large runs to a GPU only.
+    assert_eq!(tier.takes(u64::MAX), tier.is_gpu());
+    assert!(!tier.takes(10));
 }
 
 #[test]

@@ -377,3 +377,72 @@ fn a_run_reading_many_stored_values_is_compiled_before_it_runs() {
         "the large run ran compiled: {stats:?}"
     );
 }
+
+/// The Cranelift tier under another name, taking runs of at least `from`
+/// stored values (as a GPU tier takes large runs), counting compilations.
+struct Large {
+    inner: CraneliftTier,
+    from: u64,
+    compiled: AtomicUsize,
+}
+
+impl Tier for Large {
+    fn name(&self) -> &str {
+        "large"
+    }
+    fn compile(&self, request: &CompileRequest) -> Result<Arc<dyn CompiledKernel>, String> {
+        self.compiled.fetch_add(1, Ordering::SeqCst);
+        self.inner.compile(request)
+    }
+    fn takes(&self, work: u64) -> bool {
+        work >= self.from
+    }
+}
+
+#[test]
+fn auto_promotes_large_runs_to_the_tier_that_takes_them() {
+    let large = Arc::new(Large {
+        inner: CraneliftTier::new().unwrap(),
+        from: 1000,
+        compiled: AtomicUsize::new(0),
+    });
+    let jit = Arc::new(CraneliftTier::new().unwrap());
+    // Compiled before the first run of any size, by the tier the run's
+    // work chooses.
+    let engine = || {
+        Engine::new()
+            .with_tier(jit.clone())
+            .with_tier(large.clone())
+            .with_promotion(PromotionPolicy {
+                runs: 1,
+                work: u64::MAX,
+                first_run_work: 0,
+            })
+    };
+    let run = |n: usize| {
+        let mut rng = Rng::new(n as u64);
+        let a = matrix(&mut rng, &[n, n], &Format::csr());
+        let x = dense_vector(&mut rng, n);
+        let inputs = Inputs::new().with("A", &a).with("x", &x);
+        let engine = engine();
+        let y = engine
+            .eval_with("y(i) = A(i,j) * x(j)", &inputs, &tier("auto"))
+            .unwrap();
+        let want = Engine::new().eval("y(i) = A(i,j) * x(j)", &inputs).unwrap();
+        assert_eq!(y.to_dense_vec().unwrap(), want.to_dense_vec().unwrap());
+        assert!(engine.diagnostics().is_empty());
+    };
+    run(4);
+    assert_eq!(
+        large.compiled.load(Ordering::SeqCst),
+        0,
+        "a small run goes to the first tier"
+    );
+    // x alone holds 2000 stored values.
+    run(2000);
+    assert_eq!(
+        large.compiled.load(Ordering::SeqCst),
+        1,
+        "a large run goes to the tier that takes it"
+    );
+}

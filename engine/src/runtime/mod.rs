@@ -752,8 +752,8 @@ impl Kernel {
                     .find(Some(tier.name()), signature)
                     .or_else(|| self.tiering.compile_now(tier, self.request(signature.clone(), false))),
                 Route::Interpret { .. } => self.tiering.find(None, signature).or_else(|| {
-                    let best = self.tiers.tiers.first()?;
                     let work: u64 = bind.values.iter().map(|v| v.len() as u64).sum();
+                    let best = self.tiers.best_for(work)?;
                     self.tiers
                         .policy
                         .compiles_before(work)
@@ -778,11 +778,11 @@ impl Kernel {
         }
         let run = |bind: &Bindings<'_>, out: &mut OutputState| interp::run(&self.program, bind, out);
         let joined = self.run_chunks(bind, out, parallelism, &run);
-        let work: u64 = bind.values.iter().map(|v| v.len() as u64).sum();
-        let (runs, work) = self.tiering.count_interpreted(work.max(1));
+        let run_work: u64 = bind.values.iter().map(|v| v.len() as u64).sum();
+        let (runs, work) = self.tiering.count_interpreted(run_work.max(1));
         if let (Route::Interpret { promote: true }, Some(signature)) = (route, signature) {
             if self.tiers.policy.is_due(runs, work) {
-                if let Some(best) = self.tiers.tiers.first() {
+                if let Some(best) = self.tiers.best_for(run_work) {
                     self.tiering.promote(best.clone(), self.request(signature, false));
                 }
             }

@@ -191,6 +191,14 @@ pub trait Tier: Send + Sync {
     /// reported once as a [`TierDiagnostic`]. Tiers should not panic, but a
     /// panic is caught and reported the same way.
     fn compile(&self, request: &CompileRequest) -> Result<Arc<dyn CompiledKernel>, String>;
+
+    /// Whether [`TierChoice::Auto`] should promote a kernel to this tier
+    /// rather than to the first registered one, for runs that read `work`
+    /// stored values: a GPU tier takes large runs. By default, no.
+    fn takes(&self, work: u64) -> bool {
+        let _ = work;
+        false
+    }
 }
 
 /// A kernel compiled by a [`Tier`].
@@ -294,6 +302,13 @@ pub(crate) struct TierSet {
 impl TierSet {
     pub fn find(&self, name: &str) -> Option<&Arc<dyn Tier>> {
         self.tiers.iter().find(|t| t.name() == name)
+    }
+
+    /// The tier [`TierChoice::Auto`] promotes a kernel to for runs reading
+    /// `work` stored values: the first that [`takes`](Tier::takes) them,
+    /// else the first registered.
+    pub fn best_for(&self, work: u64) -> Option<&Arc<dyn Tier>> {
+        self.tiers.iter().find(|t| t.takes(work)).or_else(|| self.tiers.first())
     }
 
     /// Every tier name a user may choose, interpreter first.

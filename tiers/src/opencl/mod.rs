@@ -208,9 +208,20 @@ pub fn unmapped(program: &tessera_engine::bytecode::Program) -> Option<String> {
     source::unmapped(program)
 }
 
+/// Stored values a run reads from which automatic promotion prefers a GPU:
+/// about 12 MB of input, against a launch's tens of microseconds. An
+/// estimate: no GPU was at hand to measure it.
+const GPU_WORK: u64 = 1 << 20;
+
 impl Tier for OpenClTier {
     fn name(&self) -> &str {
         NAME
+    }
+
+    /// Large runs on a GPU; never on a CPU device, which the Cranelift tier
+    /// serves better.
+    fn takes(&self, work: u64) -> bool {
+        self.is_gpu && work >= GPU_WORK
     }
 
     fn compile(&self, request: &CompileRequest) -> Result<Arc<dyn CompiledKernel>, String> {
