@@ -118,7 +118,10 @@ fn the_kernel_text_names_its_mapping() {
     assert!(spmv.starts_with("// one work-item per coordinate of i\n"), "{spmv}");
     assert!(spmv.contains("__kernel void tessera_kernel("), "{spmv}");
     let total = text("s = A(i,j) * x(j)", None);
-    assert!(total.starts_with("// one work-item runs the whole kernel\n"), "{total}");
+    assert!(
+        total.starts_with("// each work-item sums a block of coordinates of i into a partial output\n"),
+        "{total}"
+    );
     let square = text("C(i,j) = A(i,j) * A(i,j)", Some(Format::csr()));
     assert!(
         square

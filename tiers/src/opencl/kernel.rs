@@ -59,6 +59,16 @@ const WORKSPACE_BUDGET: usize = 256 << 20;
 /// Bytes per workspace slot: a value, a flag and a touched slot.
 const WORKSPACE_SLOT_BYTES: usize = 8 + 1 + 4;
 
+/// The most partial outputs of a [`Mapping::Partials`] kernel, and the
+/// memory they may take together.
+const PARTIALS: usize = 256;
+const PARTIALS_BUDGET: usize = 256 << 20;
+
+/// Stored values read per value of the partial outputs, at least: a
+/// partial costs its zeroing, its copy back and its addition, which only
+/// pays where the rows it takes hold much more work than it has values.
+const WORK_PER_PARTIAL_VALUE: usize = 16;
+
 /// Work-items per work-group. Always the same, so that a device that
 /// compiles a kernel per work-group size (PoCL does) compiles it once; the
 /// items past the last unit find no work.
@@ -67,6 +77,7 @@ const WORK_GROUP: usize = 64;
 /// The kernel's arguments after its pointers (`source::FIXED_ARGUMENTS`).
 struct Fixed {
     out: Buffer<f64>,
+    out_len: i64,
     scalars: Buffer<i64>,
     counts: Buffer<i64>,
     offsets: Buffer<i64>,
@@ -84,9 +95,21 @@ impl OpenClKernel {
     /// Runs the kernel on the device; an error leaves `out` as it was.
     fn launch(&self, bind: &Bindings<'_>, out: &mut OutputState) -> Result<(), String> {
         let (chunk_begin, chunk_end) = bind.chunk;
+        let rows = (chunk_end - chunk_begin).max(0) as usize;
         let units = match self.mapping {
             Mapping::Single => 1,
-            Mapping::ItemPerRow => (chunk_end - chunk_begin).max(0) as usize,
+            Mapping::ItemPerRow => rows,
+            // Blocks of rows, as many as the partial outputs' memory allows;
+            // a function of the chunk alone, so that the sums round the
+            // same on every run of it.
+            Mapping::Partials => {
+                let len = out.dense_values_mut().map_or(0, |(_, v)| v.len()).max(1);
+                let work: usize = bind.values.iter().map(|v| v.len()).sum();
+                rows.min(PARTIALS)
+                    .min(PARTIALS_BUDGET / (len * 8))
+                    .min(work / (WORK_PER_PARTIAL_VALUE * len))
+                    .max(1)
+            }
         };
         if units == 0 {
             return Ok(());
@@ -163,6 +186,7 @@ impl OpenClKernel {
         // own, so that their number is not rounded up to a group's.
         let (items, group) = match (self.mapping, ws_size) {
             (Mapping::Single, _) => (1, 1),
+            (Mapping::Partials, _) => (units, 1),
             (Mapping::ItemPerRow, 0) => (units.next_multiple_of(WORK_GROUP), WORK_GROUP),
             (Mapping::ItemPerRow, slots) => (
                 units
@@ -177,8 +201,14 @@ impl OpenClKernel {
             Some((base, values)) => (*base, &values[..]),
             None => (0, &[][..]),
         };
+        let partials = self.mapping == Mapping::Partials;
         let fixed = Fixed {
-            out: upload(queue, out_values, write).map_err(error)?,
+            out: if partials {
+                upload(queue, &vec![0f64; units * out_values.len()], write).map_err(error)?
+            } else {
+                upload(queue, out_values, write).map_err(error)?
+            },
+            out_len: if partials { out_values.len() as i64 } else { 0 },
             scalars: upload(queue, &scalars, read).map_err(error)?,
             counts: upload(
                 queue,
@@ -200,8 +230,20 @@ impl OpenClKernel {
             self.enqueue(&uploads, &fixed, (chunk_begin, chunk_end), (items, group), 1)
                 .map_err(error)?;
             if let Some((_, values)) = dense {
-                if !values.is_empty() {
+                if values.is_empty() {
+                    return Ok(());
+                }
+                if !partials {
                     fixed.out.read(&mut *values).enq().map_err(error)?;
+                    return Ok(());
+                }
+                // The partials added to the output in block order.
+                let mut parts = vec![0f64; units * values.len()];
+                fixed.out.read(&mut parts).enq().map_err(error)?;
+                for part in parts.chunks_exact(values.len()) {
+                    for (value, p) in values.iter_mut().zip(part) {
+                        *value += p;
+                    }
                 }
             }
             return Ok(());
@@ -278,6 +320,7 @@ impl OpenClKernel {
         }
         builder
             .arg(&fixed.out)
+            .arg(fixed.out_len)
             .arg(&fixed.scalars)
             .arg(&fixed.counts)
             .arg(&fixed.offsets)

@@ -33,6 +33,11 @@ pub(crate) enum Mapping {
     /// Work-items with a workspace of their own are fewer and take the
     /// coordinates in turn.
     ItemPerRow,
+    /// Each work-item runs a block of consecutive coordinates of the
+    /// outermost loop into a partial output of its own, and the partials
+    /// are added in block order: outputs that every row adds into (sums
+    /// over the outer loop, as the parallel runtime's partials).
+    Partials,
 }
 
 impl Mapping {
@@ -49,6 +54,9 @@ impl Mapping {
             (Mapping::ItemPerRow, Some(_)) => {
                 format!("work-items with a workspace each take coordinates of {var} in turn")
             }
+            (Mapping::Partials, _) => {
+                format!("each work-item sums a block of coordinates of {var} into a partial output")
+            }
         };
         if entries.width.is_some() {
             text.push_str("; entries counted, placed, then written (two phases)");
@@ -63,6 +71,7 @@ pub(crate) fn mapping(program: &Program) -> Mapping {
         Some(chunking) if matches!(chunking.output, ChunkOutput::DenseRows | ChunkOutput::SparseParts) => {
             Mapping::ItemPerRow
         }
+        Some(chunking) if chunking.output == ChunkOutput::DensePartials => Mapping::Partials,
         _ => Mapping::Single,
     }
 }
@@ -141,7 +150,8 @@ pub(crate) const KERNEL_NAME: &str = "tessera_kernel";
 
 /// The kernel's arguments after its pointers, in order; `kernel` sets them
 /// in the same order.
-const FIXED_ARGUMENTS: &str = "    __global double* restrict out,
+const FIXED_ARGUMENTS: &str = "    __global double* restrict out_all,
+    const long out_len,
     __global const long* restrict scalars,
     __global long* restrict counts,
     __global const long* restrict offsets,
@@ -347,6 +357,8 @@ impl Writer<'_> {
     /// each) this work-item takes, each running the program.
     fn body(&mut self, c: &mut CText, mapping: Mapping) {
         let program = self.program;
+        // A partial output per work-item, or the one output (`out_len` 0).
+        c.line("__global double* restrict out = out_all + (long)get_global_id(0) * out_len;");
         if self.entries.workspace.is_some() {
             // Each work-item has a workspace of its own.
             c.line("const long item = (long)get_global_id(0);");
@@ -358,6 +370,10 @@ impl Writer<'_> {
         match mapping {
             Mapping::Single => c.line("const long units = 1;"),
             Mapping::ItemPerRow => c.line("const long units = max(chunk_end - chunk_begin, 0L);"),
+            Mapping::Partials => {
+                c.line("const long units = (long)get_global_size(0);");
+                c.line("const long block = (max(chunk_end - chunk_begin, 0L) + units - 1) / units;");
+            }
         }
         c.open("for (long unit = (long)get_global_id(0); unit < units; unit += (long)get_global_size(0))");
         match mapping {
@@ -368,6 +384,10 @@ impl Writer<'_> {
             Mapping::ItemPerRow => {
                 c.line("const long item_begin = chunk_begin + unit;");
                 c.line("const long item_end = item_begin + 1;");
+            }
+            Mapping::Partials => {
+                c.line("const long item_begin = min(chunk_begin + unit * block, chunk_end);");
+                c.line("const long item_end = min(item_begin + block, chunk_end);");
             }
         }
         for (kind, prefix, count, init) in [
