@@ -5,7 +5,7 @@
 //! is compiled for the device before its first run, with no Cranelift tier
 //! behind it: a kernel the device fails to build or run fails the test.
 //! The kernels the tier does not map to a device (`opencl::unmapped`:
-//! sparse outputs, user-defined operators) are interpreted instead and
+//! calls of user-defined operators) are interpreted instead and
 //! counted; the count is printed with `--nocapture`. The random
 //! statements run here too (`TESSERA_SEEDS` chooses them: each builds a
 //! kernel, and a CPU device builds a few a second).

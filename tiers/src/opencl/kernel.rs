@@ -1,10 +1,11 @@
 //! An OpenCL kernel at run time: the built program, the arguments it
 //! reads, and how its work maps onto work-items.
 //!
-//! Each run uploads the storage the kernel reads and the dense output,
-//! launches one work-item per row (or one in all), and reads the output
-//! back. A launch the device refuses runs the same program on the Cranelift
-//! kernel compiled beside it, so a device failure never loses an answer.
+//! Each run finds the inputs on the device (or uploads them), copies the
+//! dense output there, launches the work-items the mapping asks for, and
+//! reads the output (or the entries of a sparse one) back. A launch the
+//! device refuses runs the same program on the Cranelift kernel compiled
+//! beside it, so a device failure never loses an answer.
 
 use std::sync::{Arc, Mutex};
 

@@ -4,13 +4,15 @@
 //! [`CompileRequest`]'s program as OpenCL C (`source`), with level
 //! functions inlined through their staged implementation instantiated with
 //! C expressions (`ctext`) — no per-format code here — and builds it for
-//! its device. Each run uploads the storage the kernel reads and reads the
-//! dense output back (`kernel`).
+//! its device. Work maps onto work-items by rows of the outer loop
+//! (`source::Mapping`); sparse outputs are assembled in two phases
+//! (`assembly`); inputs stay on the device while their tensors are
+//! unchanged (`resident`); each run reads back only the results (`kernel`).
 //!
-//! What it cannot run on a device — sparse outputs, which the runtime
-//! assembles on the host, and user-defined operators — it hands to the
-//! Cranelift tier, which the engine reports once; a device that fails to
-//! build or run a kernel does the same. The answers are the other tiers'.
+//! What it cannot run on a device — user-defined operators, which are
+//! Rust functions — it hands to the Cranelift tier, which the engine
+//! reports once; a device that fails to build or run a kernel does the
+//! same. The answers are the other tiers'.
 //!
 //! ```
 //! use std::sync::Arc;
