@@ -92,17 +92,109 @@ struct Fixed {
     out_base: i64,
 }
 
+/// How one run spreads over work-items.
+#[derive(Debug, Clone, Copy)]
+struct Launch {
+    /// The chunk of the outer loop the run covers.
+    chunk: (i64, i64),
+    /// Units of work: rows, blocks of rows (partials), or one.
+    units: usize,
+    /// Work-items and work-group size.
+    items: usize,
+    group: usize,
+}
+
+fn error(e: ocl::Error) -> String {
+    e.to_string()
+}
+
 impl OpenClKernel {
     /// Runs the kernel on the device; an error leaves `out` as it was.
     fn launch(&self, bind: &Bindings<'_>, out: &mut OutputState) -> Result<(), String> {
-        let (chunk_begin, chunk_end) = bind.chunk;
-        let rows = (chunk_end - chunk_begin).max(0) as usize;
-        let units = match self.mapping {
+        let units = self.units(bind, out);
+        if units == 0 {
+            return Ok(());
+        }
+        let inputs = self.inputs(bind).map_err(error)?;
+        let (strides, ws_size) = self.workspace(out)?;
+        let (items, group) = match (self.mapping, ws_size) {
+            (Mapping::Single, _) => (1, 1),
+            (Mapping::Partials, _) => (units, 1),
+            (Mapping::ItemPerRow, 0) => (units.next_multiple_of(WORK_GROUP), WORK_GROUP),
+            // Work-items with a workspace each take one work-group of their
+            // own, so that their number is not rounded up to a group's.
+            (Mapping::ItemPerRow, slots) => (
+                units
+                    .min(self.workspaces)
+                    .min((WORKSPACE_BUDGET / (slots * WORKSPACE_SLOT_BYTES)).max(1)),
+                1,
+            ),
+        };
+        let launch = Launch {
+            chunk: bind.chunk,
+            units,
+            items,
+            group,
+        };
+        let queue = &self.queue;
+        let (read, write) = (MemFlags::new().read_only(), MemFlags::new().read_write());
+        let slots = items * ws_size;
+        let partials = self.mapping == Mapping::Partials;
+        let dense = out.dense_values_mut();
+        let (out_base, out_values) = match &dense {
+            Some((base, values)) => (*base, &values[..]),
+            None => (0, &[][..]),
+        };
+        let scalars = self.scalars(bind);
+        let fixed = Fixed {
+            out: if partials {
+                upload(queue, &vec![0f64; units * out_values.len()], write).map_err(error)?
+            } else {
+                upload(queue, out_values, write).map_err(error)?
+            },
+            out_len: if partials { out_values.len() as i64 } else { 0 },
+            scalars: upload(queue, &scalars, read).map_err(error)?,
+            counts: upload(
+                queue,
+                &vec![0i64; if self.entries.width.is_some() { units } else { 0 }],
+                write,
+            )
+            .map_err(error)?,
+            offsets: upload(queue, &[0i64], read).map_err(error)?,
+            entry_coords: upload(queue, &[0i64], write).map_err(error)?,
+            entry_values: upload(queue, &[0f64], write).map_err(error)?,
+            ws_values: upload(queue, &vec![0f64; slots], write).map_err(error)?,
+            ws_set: upload(queue, &vec![0u8; slots], write).map_err(error)?,
+            ws_touched: upload(queue, &vec![0u32; slots], write).map_err(error)?,
+            ws_strides: upload(queue, &strides, read).map_err(error)?,
+            ws_size: ws_size as i64,
+            out_base: out_base as i64,
+        };
+        match self.entries.width {
+            None => {
+                self.enqueue(&inputs, &fixed, launch, 1).map_err(error)?;
+                match dense {
+                    Some((_, values)) => read_dense(&fixed.out, values, partials.then_some(units)),
+                    None => Ok(()),
+                }
+            }
+            Some(width) => {
+                let words = self.entries(&inputs, fixed, launch, width)?;
+                out.add_entries(&words, width);
+                Ok(())
+            }
+        }
+    }
+
+    /// The units of work of a run: rows of the chunk, one, or blocks of
+    /// rows (as many partial outputs as the work pays for and their memory
+    /// allows; a function of the chunk alone, so that the sums round the
+    /// same on every run of it).
+    fn units(&self, bind: &Bindings<'_>, out: &mut OutputState) -> usize {
+        let rows = (bind.chunk.1 - bind.chunk.0).max(0) as usize;
+        match self.mapping {
             Mapping::Single => 1,
             Mapping::ItemPerRow => rows,
-            // Blocks of rows, as many as the partial outputs' memory allows;
-            // a function of the chunk alone, so that the sums round the
-            // same on every run of it.
             Mapping::Partials => {
                 let len = out.dense_values_mut().map_or(0, |(_, v)| v.len()).max(1);
                 let work: usize = bind.values.iter().map(|v| v.len()).sum();
@@ -111,14 +203,14 @@ impl OpenClKernel {
                     .min(work / (WORK_PER_PARTIAL_VALUE * len))
                     .max(1)
             }
-        };
-        if units == 0 {
-            return Ok(());
         }
-        let queue = &self.queue;
-        let read = MemFlags::new().read_only();
-        let write = MemFlags::new().read_write();
-        let error = |e: ocl::Error| e.to_string();
+    }
+
+    /// The device buffers of the arrays and values the kernel reads:
+    /// inputs kept on the device by version (uploaded when new), anything
+    /// else (the output's own levels) copied for the run.
+    fn inputs(&self, bind: &Bindings<'_>) -> ocl::Result<Vec<Upload>> {
+        let (queue, read) = (&self.queue, MemFlags::new().read_only());
         let mut uploads = Vec::with_capacity(self.args.pointers.len());
         for pointer in &self.args.pointers {
             let (operand, part) = match *pointer {
@@ -148,16 +240,17 @@ impl OpenClKernel {
                     )
                 }
             };
-            // Inputs stay on the device by version; anything else (the
-            // output's own levels) is copied for the run.
-            let buffer = match bind.versions.get(operand as usize) {
-                Some(&version) => self.resident.get_or_upload((version, part), bytes, copy),
-                None => copy(),
-            };
-            uploads.push(buffer.map_err(error)?);
+            uploads.push(match bind.versions.get(operand as usize) {
+                Some(&version) => self.resident.get_or_upload((version, part), bytes, copy)?,
+                None => copy()?,
+            });
         }
-        let scalars: Vec<i64> = self
-            .args
+        Ok(uploads)
+    }
+
+    /// The values of the kernel's scalar table for this run.
+    fn scalars(&self, bind: &Bindings<'_>) -> Vec<i64> {
+        self.args
             .scalars
             .iter()
             .map(|scalar| match *scalar {
@@ -165,107 +258,46 @@ impl OpenClKernel {
                 Scalar::Extra(l, k) => bind.levels[l.operand as usize][l.level as usize].params[k as usize],
                 Scalar::Dim(var) => bind.dims[var as usize],
             })
-            .collect();
-        // A workspace per work-item, as the runtime's: row-major strides.
-        let extents: Vec<usize> = match self.entries.workspace {
-            Some(_) => out
-                .workspace_extents()
-                .ok_or("the program adds to a workspace the output does not have")?
-                .to_vec(),
-            None => Vec::new(),
-        };
+            .collect()
+    }
+
+    /// The strides and slots of a work-item's workspace (row-major, as the
+    /// runtime's), or nothing when the program has none.
+    fn workspace(&self, out: &OutputState) -> Result<(Vec<i64>, usize), String> {
+        if self.entries.workspace.is_none() {
+            return Ok((Vec::new(), 0));
+        }
+        let extents = out
+            .workspace_extents()
+            .ok_or("the program adds to a workspace the output does not have")?;
         let mut strides = vec![1i64; extents.len()];
         for k in (0..extents.len().saturating_sub(1)).rev() {
             strides[k] = strides[k + 1] * extents[k + 1] as i64;
         }
-        let ws_size: usize = if self.entries.workspace.is_some() {
-            extents.iter().product::<usize>().max(1)
-        } else {
-            0
-        };
-        // Work-items with a workspace each take one work-group of their
-        // own, so that their number is not rounded up to a group's.
-        let (items, group) = match (self.mapping, ws_size) {
-            (Mapping::Single, _) => (1, 1),
-            (Mapping::Partials, _) => (units, 1),
-            (Mapping::ItemPerRow, 0) => (units.next_multiple_of(WORK_GROUP), WORK_GROUP),
-            (Mapping::ItemPerRow, slots) => (
-                units
-                    .min(self.workspaces)
-                    .min((WORKSPACE_BUDGET / (slots * WORKSPACE_SLOT_BYTES)).max(1)),
-                1,
-            ),
-        };
-        let slots = items * ws_size;
-        let dense = out.dense_values_mut();
-        let (out_base, out_values) = match &dense {
-            Some((base, values)) => (*base, &values[..]),
-            None => (0, &[][..]),
-        };
-        let partials = self.mapping == Mapping::Partials;
-        let fixed = Fixed {
-            out: if partials {
-                upload(queue, &vec![0f64; units * out_values.len()], write).map_err(error)?
-            } else {
-                upload(queue, out_values, write).map_err(error)?
-            },
-            out_len: if partials { out_values.len() as i64 } else { 0 },
-            scalars: upload(queue, &scalars, read).map_err(error)?,
-            counts: upload(
-                queue,
-                &vec![0i64; if self.entries.width.is_some() { units } else { 0 }],
-                write,
-            )
-            .map_err(error)?,
-            offsets: upload(queue, &[0i64], read).map_err(error)?,
-            entry_coords: upload(queue, &[0i64], write).map_err(error)?,
-            entry_values: upload(queue, &[0f64], write).map_err(error)?,
-            ws_values: upload(queue, &vec![0f64; slots], write).map_err(error)?,
-            ws_set: upload(queue, &vec![0u8; slots], write).map_err(error)?,
-            ws_touched: upload(queue, &vec![0u32; slots], write).map_err(error)?,
-            ws_strides: upload(queue, &strides, read).map_err(error)?,
-            ws_size: ws_size as i64,
-            out_base: out_base as i64,
-        };
-        let Some(width) = self.entries.width else {
-            self.enqueue(&uploads, &fixed, (chunk_begin, chunk_end), (items, group), 1)
-                .map_err(error)?;
-            if let Some((_, values)) = dense {
-                if values.is_empty() {
-                    return Ok(());
-                }
-                if !partials {
-                    fixed.out.read(&mut *values).enq().map_err(error)?;
-                    return Ok(());
-                }
-                // The partials added to the output in block order.
-                let mut parts = vec![0f64; units * values.len()];
-                fixed.out.read(&mut parts).enq().map_err(error)?;
-                for part in parts.chunks_exact(values.len()) {
-                    for (value, p) in values.iter_mut().zip(part) {
-                        *value += p;
-                    }
-                }
-            }
-            return Ok(());
-        };
-        // Count each unit's entries, place them, then write them.
-        self.enqueue(&uploads, &fixed, (chunk_begin, chunk_end), (items, group), 0)
-            .map_err(error)?;
-        let mut counts = vec![0i64; units];
+        Ok((strides, extents.iter().product::<usize>().max(1)))
+    }
+
+    /// Runs the two phases of a kernel that writes entries: counts per
+    /// unit, offsets, then the entries themselves; returns them as the
+    /// runtime takes them (each entry's `width` coordinates, then its
+    /// value's bits).
+    fn entries(&self, inputs: &[Upload], fixed: Fixed, launch: Launch, width: usize) -> Result<Vec<i64>, String> {
+        let (queue, write) = (&self.queue, MemFlags::new().read_write());
+        self.enqueue(inputs, &fixed, launch, 0).map_err(error)?;
+        let mut counts = vec![0i64; launch.units];
         fixed.counts.read(&mut counts).enq().map_err(error)?;
-        let mut offsets = Vec::with_capacity(units);
+        let mut offsets = Vec::with_capacity(launch.units);
         let mut total = 0i64;
         for &count in &counts {
             offsets.push(total);
             total += count;
         }
         if total == 0 {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let total = total as usize;
         let fixed = Fixed {
-            offsets: upload(queue, &offsets, read).map_err(error)?,
+            offsets: upload(queue, &offsets, MemFlags::new().read_only()).map_err(error)?,
             entry_coords: Buffer::<i64>::builder()
                 .queue(queue.clone())
                 .flags(write)
@@ -280,8 +312,7 @@ impl OpenClKernel {
                 .map_err(error)?,
             ..fixed
         };
-        self.enqueue(&uploads, &fixed, (chunk_begin, chunk_end), (items, group), 1)
-            .map_err(error)?;
+        self.enqueue(inputs, &fixed, launch, 1).map_err(error)?;
         let mut coords = vec![0i64; total * width.max(1)];
         let mut values = vec![0f64; total];
         fixed.entry_coords.read(&mut coords).enq().map_err(error)?;
@@ -291,26 +322,19 @@ impl OpenClKernel {
             words.extend_from_slice(&entry[..width]);
             words.push(value.to_bits() as i64);
         }
-        out.add_entries(&words, width);
-        Ok(())
+        Ok(words)
     }
 
     /// Launches `items` work-items over the chunk, in phase `fill`.
-    fn enqueue(
-        &self,
-        uploads: &[Upload],
-        fixed: &Fixed,
-        chunk: (i64, i64),
-        (items, group): (usize, usize),
-        fill: i32,
-    ) -> ocl::Result<()> {
+    fn enqueue(&self, uploads: &[Upload], fixed: &Fixed, launch: Launch, fill: i32) -> ocl::Result<()> {
+        let chunk = launch.chunk;
         let mut builder = ocl::Kernel::builder();
         builder
             .program(&self.program)
             .name(KERNEL_NAME)
             .queue(self.queue.clone())
-            .global_work_size(items)
-            .local_work_size(group);
+            .global_work_size(launch.items)
+            .local_work_size(launch.group);
         for upload in uploads {
             match upload {
                 Upload::U32(b) => builder.arg(b),
@@ -343,6 +367,25 @@ impl OpenClKernel {
         // cover every position the units write.
         unsafe { kernel.enq() }
     }
+}
+
+/// Reads a dense output back: the values, or `partials` partial outputs
+/// added to it in block order.
+fn read_dense(buffer: &Buffer<f64>, values: &mut [f64], partials: Option<usize>) -> Result<(), String> {
+    if values.is_empty() {
+        return Ok(());
+    }
+    let Some(parts) = partials else {
+        return buffer.read(values).enq().map_err(error);
+    };
+    let mut all = vec![0f64; parts * values.len()];
+    buffer.read(&mut all).enq().map_err(error)?;
+    for part in all.chunks_exact(values.len()) {
+        for (value, p) in values.iter_mut().zip(part) {
+            *value += p;
+        }
+    }
+    Ok(())
 }
 
 impl CompiledKernel for OpenClKernel {
