@@ -226,11 +226,12 @@ impl OpenClKernel {
             let (bytes, copy): (usize, Box<dyn Fn() -> ocl::Result<Upload>>) = match part {
                 Part::Array { level, slot } => {
                     let array = &bind.levels[operand as usize][level as usize].arrays[slot as usize];
-                    match array {
-                        IndexArray::U32(v) => (v.len() * 4, Box::new(|| Ok(Upload::U32(upload(queue, v, read)?)))),
-                        IndexArray::U64(v) => (v.len() * 8, Box::new(|| Ok(Upload::U64(upload(queue, v, read)?)))),
-                        IndexArray::I64(v) => (v.len() * 8, Box::new(|| Ok(Upload::I64(upload(queue, v, read)?)))),
-                    }
+                    let copy: Box<dyn Fn() -> ocl::Result<Upload>> = match array {
+                        IndexArray::U32(v) => Box::new(|| Ok(Upload::U32(upload(queue, v, read)?))),
+                        IndexArray::U64(v) => Box::new(|| Ok(Upload::U64(upload(queue, v, read)?))),
+                        IndexArray::I64(v) => Box::new(|| Ok(Upload::I64(upload(queue, v, read)?))),
+                    };
+                    (array.bytes(), copy)
                 }
                 Part::Values => {
                     let values = bind.values[operand as usize];
