@@ -462,7 +462,7 @@ fn convert_refuses_formats_and_files_that_cannot_hold_the_tensor() {
     );
     assert_fails(
         tessera().args(["convert", &a]).arg(dir.join("a.csv")),
-        &["a.csv has no .mtx or .tns extension"],
+        &["a.csv has no .mtx, .tns or .h5 extension"],
     );
     let t = write(&dir, "t.tns", "1 1 1 1.5\n2 3 4 2\n");
     assert_fails(
@@ -623,7 +623,7 @@ fn missing_files_and_unknown_extensions_are_clear() {
     assert_fails(tessera().args(["info", "nowhere.tns"]), &["nowhere.tns"]);
     assert_fails(
         tessera().args(["eval", "s = A(i,j)", "-i", "A:matrix.csv"]),
-        &["-i A: matrix.csv has no .mtx or .tns extension"],
+        &["-i A: matrix.csv has no .mtx, .tns or .h5 extension"],
     );
 }
 
@@ -804,7 +804,7 @@ fn outputs_that_cannot_be_written_are_refused_before_reading() {
     );
     assert_fails(
         tessera().args(["eval", "y(i) = A(i,j)", "-i", &a, "-o", "y:out.txt"]),
-        &["out.txt has no .mtx or .tns extension"],
+        &["out.txt has no .mtx, .tns or .h5 extension"],
     );
     let dir = scratch("write_refusals");
     assert_fails(

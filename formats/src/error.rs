@@ -48,6 +48,11 @@ pub enum FormatError {
     /// An I/O failure on a file.
     #[error("{}: {reason}", path.display())]
     Io { path: PathBuf, reason: String },
+
+    /// A binsparse file that cannot be read as a tensor, or a tensor that
+    /// cannot be written as one, with the reason.
+    #[error("{}: binsparse: {reason}", path.display())]
+    Binsparse { path: PathBuf, reason: String },
 }
 
 impl FormatError {

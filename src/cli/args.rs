@@ -44,7 +44,7 @@ pub enum Command {
     Eval(EvalArgs),
     /// Evaluate statements one after another (from a terminal or a pipe)
     Repl(ReplArgs),
-    /// Convert a tensor file into another (.mtx, .tns), through a format
+    /// Convert a tensor file into another (.mtx, .tns, binsparse .h5), through a format
     Convert(ConvertArgs),
     /// Describe a tensor file: shape, nonzeros, row lengths, symmetry, suggested formats, bytes per format
     Info(InfoArgs),
@@ -83,7 +83,7 @@ Without -o, a summary of the result is printed (a scalar is printed as a number)
 /// Tensors, formats and sizes given on the command line.
 #[derive(Debug, Args)]
 pub struct TensorArgs {
-    /// Read tensor NAME from a .mtx or .tns file
+    /// Read tensor NAME from a .mtx, .tns or binsparse .h5 file
     #[arg(short = 'i', long = "input", value_name = "NAME:PATH", value_parser = parse_input)]
     pub inputs: Vec<NameValue<PathBuf>>,
 
@@ -177,7 +177,7 @@ pub struct EvalArgs {
 
 #[derive(Debug, Args)]
 pub struct ReorderArgs {
-    /// The file to read (.mtx or .tns)
+    /// The file to read (.mtx, .tns or binsparse .h5)
     pub input: PathBuf,
     /// The file to write, reordered (.mtx for order <= 2, .tns for any order)
     pub output: PathBuf,
@@ -200,7 +200,7 @@ pub struct ReplArgs {
 
 #[derive(Debug, Args)]
 pub struct ConvertArgs {
-    /// The file to read (.mtx or .tns)
+    /// The file to read (.mtx, .tns or binsparse .h5)
     pub input: PathBuf,
     /// The file to write (.mtx for order <= 2, .tns for any order)
     pub output: PathBuf,
@@ -215,7 +215,7 @@ pub struct ConvertArgs {
 
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// The file to describe (.mtx or .tns)
+    /// The file to describe (.mtx, .tns or binsparse .h5)
     pub path: PathBuf,
     /// Draw the matrix's sparsity picture in the terminal (shaded block characters)
     #[arg(long)]

@@ -65,7 +65,7 @@ pub enum CliError {
     Editor(String),
 
     /// A path whose extension names no file format tessera reads or writes.
-    #[error("{}{} has no .mtx or .tns extension (tessera reads and writes Matrix Market .mtx and FROSTT .tns files)", prefix(context), path.display())]
+    #[error("{}{} has no .mtx, .tns or .h5 extension (tessera reads and writes Matrix Market .mtx, FROSTT .tns and binsparse .h5 files)", prefix(context), path.display())]
     UnknownExtension { context: String, path: PathBuf },
 }
 

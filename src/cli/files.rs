@@ -1,8 +1,10 @@
 //! Tensor files, chosen by extension: Matrix Market (`.mtx`, matrices and
 //! vectors) and FROSTT (`.tns`, any order), either gzip-compressed under a
-//! `.gz`, or `-` for standard input and output. Reading gives the entries and
-//! the format that suits them; writing takes any tensor whose order the
-//! file kind holds. A spinner shows while large files are read and packed.
+//! `.gz`, or `-` for standard input and output; and binsparse (`.h5`,
+//! `.hdf5`, any order) in builds with the feature `binsparse`. Reading
+//! gives the entries and the format that suits them (a binsparse file's
+//! own); writing takes any tensor whose order the file kind holds. A
+//! spinner shows while large files are read and packed.
 
 use std::path::Path;
 
@@ -21,6 +23,8 @@ pub enum FileKind {
     /// `-`: standard input (either kind, told by its first line) or
     /// standard output (Matrix Market up to order 2, FROSTT beyond).
     Stream,
+    /// A binsparse file in its HDF5 container.
+    Binsparse,
 }
 
 /// The path that stands for standard input or output.
@@ -40,6 +44,15 @@ impl FileKind {
         {
             Some("mtx") => Ok(FileKind::Mtx),
             Some("tns") => Ok(FileKind::Tns),
+            Some("h5" | "hdf5") if io::without_gzip(path) != path => Err(CliError::bad(
+                context,
+                format!(
+                    "{}: binsparse files are not gzip-compressed (HDF5 compresses its own arrays)",
+                    path.display()
+                ),
+            )),
+            Some("h5" | "hdf5") if cfg!(feature = "binsparse") => Ok(FileKind::Binsparse),
+            Some("h5" | "hdf5") => Err(binsparse_unavailable(path, context)),
             _ => Err(CliError::UnknownExtension {
                 context: context.to_string(),
                 path: path.to_path_buf(),
@@ -58,14 +71,19 @@ pub struct FileEntries {
     /// A Matrix Market file's field, symmetry and comments, to write the
     /// entries back with; `None` for FROSTT files.
     pub header: Option<io::MtxHeader>,
+    /// The format a binsparse file stores its tensor in.
+    pub stored_format: Option<Format>,
 }
 
 impl FileEntries {
     /// The format a tensor read from this file gets when none is asked for:
-    /// dense for a dense file, else CSR for a matrix, a sparse vector for a
-    /// vector, CSF beyond.
+    /// a binsparse file's own, dense for a dense file, else CSR for a
+    /// matrix, a sparse vector for a vector, CSF beyond.
     pub fn natural_format(&self) -> Format {
-        natural_format(self.entries.order(), self.dense)
+        match &self.stored_format {
+            Some(format) => format.clone(),
+            None => natural_format(self.entries.order(), self.dense),
+        }
     }
 }
 
@@ -100,12 +118,14 @@ pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
         description: format!("Matrix Market {} {} {}", file.layout, file.field, file.symmetry),
         header: Some(file.header()),
         entries: file.entries,
+        stored_format: None,
     };
     let tns_entries = |entries: CoordinateList<f64>| FileEntries {
         dense: false,
         description: format!("FROSTT, order {}", entries.order()),
         header: None,
         entries,
+        stored_format: None,
     };
     match kind {
         FileKind::Stream => {
@@ -119,7 +139,43 @@ pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
         }
         FileKind::Mtx => Ok(mtx_entries(io::read_mtx(path).map_err(file_error)?)),
         FileKind::Tns => Ok(tns_entries(io::read_tns(path).map_err(file_error)?)),
+        FileKind::Binsparse => {
+            let (tensor, description) = read_binsparse(path, context)?;
+            Ok(FileEntries {
+                dense: tensor.format().is_dense(),
+                description,
+                header: None,
+                entries: tensor.to_coordinates(),
+                stored_format: Some(tensor.format().clone()),
+            })
+        }
     }
+}
+
+/// A binsparse file's tensor, in the file's format, and its description.
+#[cfg(feature = "binsparse")]
+fn read_binsparse(path: &Path, context: &str) -> Result<(Tensor<f64>, String)> {
+    let file = io::read_binsparse_file(path).map_err(|source| CliError::File {
+        context: context.to_string(),
+        source,
+    })?;
+    Ok((file.tensor, file.description))
+}
+
+#[cfg(not(feature = "binsparse"))]
+fn read_binsparse(path: &Path, context: &str) -> Result<(Tensor<f64>, String)> {
+    Err(binsparse_unavailable(path, context))
+}
+
+/// The error for a binsparse file in a build without them.
+fn binsparse_unavailable(path: &Path, context: &str) -> CliError {
+    CliError::bad(
+        context,
+        format!(
+            "{} is a binsparse (HDF5) file, and this tessera was built without them: build it with `--features binsparse` (needs the HDF5 library, Debian: libhdf5-dev)",
+            path.display()
+        ),
+    )
 }
 
 /// Reads a file and packs it into `spec` (or the format that suits it);
@@ -128,6 +184,29 @@ pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
 pub fn load(path: &Path, spec: Option<(&FormatSpec, &str)>, context: &str) -> Result<(Tensor<f64>, String)> {
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
     let spinner = Spinner::for_file(format!("reading {}", path.display()), bytes);
+    if FileKind::of(path, context)? == FileKind::Binsparse {
+        // Read in the file's own format, array for array; converted only
+        // when another format is asked for.
+        let (tensor, description) = read_binsparse(path, context)?;
+        return match spec {
+            Some((spec, asked)) => {
+                let format = resolve(spec, tensor.order(), asked)?;
+                spinner.say(format!("converting {} to {format}", path.display()));
+                let converted = tensor.convert(&format).map_err(|source| CliError::Format {
+                    context: format!("{context}: storing as {format}"),
+                    source,
+                })?;
+                Ok((
+                    converted,
+                    format!("read from {} ({description}), as asked", path.display()),
+                ))
+            }
+            None => Ok((
+                tensor,
+                format!("read from {} ({description}), as the file stores it", path.display()),
+            )),
+        };
+    }
     let file = read_entries(path, context)?;
     let (format, why) = match spec {
         Some((spec, asked)) => (resolve(spec, file.entries.order(), asked)?, "as asked".to_string()),
@@ -204,9 +283,30 @@ pub fn write_with(path: &Path, tensor: &Tensor<f64>, header: &io::MtxHeader, con
             io::write_mtx_with(path, tensor, header)
         }
         FileKind::Tns => io::write_tns(path, tensor),
+        FileKind::Binsparse => write_binsparse(path, tensor),
     };
     result.map_err(|source| CliError::File {
         context: context.to_string(),
         source,
+    })
+}
+
+/// Writes a binsparse file: the tensor's arrays as they are, or, for a
+/// format binsparse cannot store (DIA, ELL, BCSR, hashed), the tensor
+/// converted to the format a file of its kind reads into.
+#[cfg(feature = "binsparse")]
+fn write_binsparse(path: &Path, tensor: &Tensor<f64>) -> tessera_formats::Result<()> {
+    if io::binsparse_can_store(tensor.format()) {
+        return io::write_binsparse(path, tensor);
+    }
+    let format = natural_format(tensor.order(), tensor.format().is_dense());
+    io::write_binsparse(path, &tensor.convert(&format)?)
+}
+
+#[cfg(not(feature = "binsparse"))]
+fn write_binsparse(path: &Path, _: &Tensor<f64>) -> tessera_formats::Result<()> {
+    Err(tessera_formats::FormatError::Io {
+        path: path.to_path_buf(),
+        reason: "this tessera was built without binsparse files (`--features binsparse`)".into(),
     })
 }

@@ -35,7 +35,7 @@ pub const HELP: &str = "\
 Statements, one per line, are evaluated and their results kept by name:
   y(i) = A(i,j) * x(j)          C(i,j) = A(i,k) * B(k,j)          s = sum(i, y(i))
 Commands:
-  :load NAME PATH               read a .mtx or .tns file
+  :load NAME PATH               read a .mtx, .tns or .h5 file
   :gen NAME DIMS DENSITY [SEED] random tensor, e.g. :gen A 1000x1000 0.01 7
   :format NAME FORMAT           store NAME in FORMAT (now, or when it is made):
                                 dense csr csc dcsr dcsc coo ucoo csf dia ell bcsr:RxC sv hash,
@@ -48,7 +48,7 @@ Commands:
   :schedule [COMMANDS|none]     schedule of later statements, e.g. reorder(i, k, j); parallelize(i, cpu_threads, no_races)
   :print NAME [N|all]           summary and the first N (10) nonzeros
   :list                         the tensors, formats and sizes of the session
-  :save NAME PATH               write NAME to a .mtx or .tns file
+  :save NAME PATH               write NAME to a .mtx, .tns or .h5 file
   :drop NAME                    forget a tensor
   :plan STATEMENT               formats chosen and the plan, without running
   :lattice STATEMENT            the merge lattice of each loop

@@ -1,4 +1,5 @@
-//! Reading and writing Matrix Market and FROSTT files.
+//! Reading and writing Matrix Market and FROSTT files, and binsparse
+//! files (HDF5) with the cargo feature `binsparse`.
 //!
 //! Readers take a file (or its bytes, for callers that hold them, such as
 //! the fuzzer) and give a [`CoordinateList`](crate::CoordinateList), the
@@ -21,11 +22,15 @@
 //! # Ok::<(), tessera_formats::FormatError>(())
 //! ```
 
+#[cfg(feature = "binsparse")]
+mod binsparse;
 mod mtx;
 mod replace;
 mod text;
 mod tns;
 
+#[cfg(feature = "binsparse")]
+pub use binsparse::{binsparse_can_store, read_binsparse, read_binsparse_file, write_binsparse, BinsparseFile};
 pub use mtx::{
     parse_mtx, read_mtx, write_mtx, write_mtx_to, write_mtx_to_with, write_mtx_with, MtxField, MtxFile, MtxHeader,
     MtxLayout, MtxSymmetry,

@@ -17,10 +17,41 @@ use crate::error::{FormatError, Result};
 /// Errors: [`FormatError::Io`] naming `path` when the temporary file cannot
 /// be made, `fill` fails, or the rename fails.
 pub fn replace_file(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    let io_error = |e: std::io::Error| FormatError::Io {
+    let io_error = |e: std::io::Error| io_error(path, e);
+    let temp = temporary_beside(path)?;
+    let mut file = temp.as_file();
+    if super::text::is_gzip(path) {
+        let mut encoder = flate2::write::GzEncoder::new(&mut file, flate2::Compression::default());
+        fill(&mut encoder).map_err(io_error)?;
+        encoder.finish().map_err(io_error)?;
+    } else {
+        fill(&mut file).map_err(io_error)?;
+    }
+    temp.persist(path).map_err(|e| io_error(e.error))?;
+    Ok(())
+}
+
+/// [`replace_file`] for writers that open the file by its path themselves
+/// (HDF5): `fill` writes the temporary file at the path it is given, which
+/// is renamed over `path` only when `fill` succeeds.
+#[cfg_attr(not(feature = "binsparse"), allow(dead_code))]
+pub(crate) fn replace_by_path(path: &Path, fill: impl FnOnce(&Path) -> Result<()>) -> Result<()> {
+    let temp = temporary_beside(path)?;
+    fill(temp.path())?;
+    temp.persist(path).map_err(|e| io_error(path, e.error))?;
+    Ok(())
+}
+
+fn io_error(path: &Path, e: std::io::Error) -> FormatError {
+    FormatError::Io {
         path: path.to_path_buf(),
         reason: e.to_string(),
-    };
+    }
+}
+
+/// An empty temporary file in `path`'s directory, named after it, with the
+/// permissions `path` has (or a new file's usual ones).
+fn temporary_beside(path: &Path) -> Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -41,15 +72,5 @@ pub fn replace_file(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::R
             std::fs::metadata(path).map_or_else(|_| std::fs::Permissions::from_mode(0o644), |m| m.permissions());
         builder.permissions(permissions);
     }
-    let temp = builder.tempfile_in(dir).map_err(io_error)?;
-    let mut file = temp.as_file();
-    if super::text::is_gzip(path) {
-        let mut encoder = flate2::write::GzEncoder::new(&mut file, flate2::Compression::default());
-        fill(&mut encoder).map_err(io_error)?;
-        encoder.finish().map_err(io_error)?;
-    } else {
-        fill(&mut file).map_err(io_error)?;
-    }
-    temp.persist(path).map_err(|e| io_error(e.error))?;
-    Ok(())
+    builder.tempfile_in(dir).map_err(|e| io_error(path, e))
 }
