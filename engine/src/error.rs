@@ -61,6 +61,10 @@ pub enum EngineError {
     /// The run was cancelled through its [`CancelToken`](crate::runtime::CancelToken).
     #[error("interrupted")]
     Cancelled,
+
+    /// A fault of tessera's own, caught before it gave a wrong answer.
+    #[error("internal error (a bug in tessera; please report it with the statement): {0}")]
+    Internal(String),
 }
 
 impl EngineError {

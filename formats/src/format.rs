@@ -198,6 +198,15 @@ impl Level for LevelFormat {
     fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: CoordRun<'_>) {
         with_level!(self, |l| l.append_coords(storage, pos, coords))
     }
+    fn append_init_now(&self, storage: &mut LevelStorage, parent_size: usize) {
+        with_level!(self, |l| l.append_init_now(storage, parent_size))
+    }
+    fn append_edges_now(&self, storage: &mut LevelStorage, parent: usize, begin: usize, end: usize) {
+        with_level!(self, |l| l.append_edges_now(storage, parent, begin, end))
+    }
+    fn append_finalize_now(&self, storage: &mut LevelStorage, parent_size: usize, size: usize) {
+        with_level!(self, |l| l.append_finalize_now(storage, parent_size, size))
+    }
     fn empty_storage(&self, extent: usize) -> LevelStorage {
         with_level!(self, |l| l.empty_storage(extent))
     }
@@ -215,6 +224,9 @@ impl Level for LevelFormat {
         next_extent: Option<usize>,
     ) -> Result<usize> {
         with_level!(self, |l| l.validate(storage, parent_size, level, next_extent))
+    }
+    fn positions(&self, storage: &LevelStorage, parent_size: usize, level: usize, next_extent: Option<usize>) -> usize {
+        with_level!(self, |l| l.positions(storage, parent_size, level, next_extent))
     }
     fn trim(&self, storage: &mut LevelStorage, parent_size: usize) {
         with_level!(self, |l| l.trim(storage, parent_size))

@@ -158,6 +158,60 @@ impl IndexArray {
         }
     }
 
+    /// Grows or shortens the array to `len` elements, new ones 0.
+    pub fn resize(&mut self, len: usize) {
+        match self {
+            IndexArray::U32(v) => v.resize(len, 0),
+            IndexArray::U64(v) => v.resize(len, 0),
+            IndexArray::I64(v) => v.resize(len, 0),
+        }
+    }
+
+    /// Stores `value` at `index`, widening a 32-bit array that cannot hold it.
+    pub fn set(&mut self, index: usize, value: u64) {
+        if let IndexArray::U32(v) = self {
+            match u32::try_from(value) {
+                Ok(narrow) => return v[index] = narrow,
+                Err(_) => self.widen(),
+            }
+        }
+        match self {
+            IndexArray::U32(_) => unreachable!("widened above"),
+            IndexArray::U64(v) => v[index] = value,
+            IndexArray::I64(v) => v[index] = value as i64,
+        }
+    }
+
+    /// Stores a 32-bit array in 64 bits, for values that will not fit.
+    pub fn widen(&mut self) {
+        if let IndexArray::U32(v) = self {
+            *self = IndexArray::U64(v.iter().map(|&x| u64::from(x)).collect());
+        }
+    }
+
+    /// Replaces each element in `range` by the sum of it and the one
+    /// before it, in order: counts become offsets. The caller makes sure
+    /// the sums fit (a 32-bit array is [widened](Self::widen) first).
+    ///
+    /// ```
+    /// use tessera_formats::IndexArray;
+    /// let mut pos = IndexArray::U32(vec![0, 2, 0, 3]);
+    /// pos.prefix_sums(1..4);
+    /// assert_eq!(pos.to_u64_vec(), [0, 2, 2, 5]);
+    /// ```
+    pub fn prefix_sums(&mut self, range: std::ops::Range<usize>) {
+        fn sums<T: Copy + std::ops::Add<Output = T>>(v: &mut [T], range: std::ops::Range<usize>) {
+            for k in range {
+                v[k] = v[k - 1] + v[k];
+            }
+        }
+        match self {
+            IndexArray::U32(v) => sums(v, range),
+            IndexArray::U64(v) => sums(v, range),
+            IndexArray::I64(v) => sums(v, range),
+        }
+    }
+
     /// Whether each element is at least the one before it.
     pub fn is_non_decreasing(&self) -> bool {
         fn check<T: PartialOrd>(v: &[T]) -> bool {

@@ -197,6 +197,31 @@ pub trait Level {
         }
     }
 
+    /// [`append_init`](Level::append_init) on this level's storage alone,
+    /// for `parent_size` parents: the runtime's assembler gives every row
+    /// of an output its slot at once. Levels whose init fills one array
+    /// override it with a fill.
+    fn append_init_now(&self, storage: &mut LevelStorage, parent_size: usize) {
+        let mut b = Immediate::new(OneLevel(storage));
+        self.append_init(&mut b, LevelRef::new(0, 0), parent_size as i64, 0);
+    }
+
+    /// [`append_edges`](Level::append_edges) on this level's storage alone:
+    /// the runtime's assembler closes a segment per output row this way.
+    /// Levels whose edges are one array override it with a store.
+    fn append_edges_now(&self, storage: &mut LevelStorage, parent: usize, begin: usize, end: usize) {
+        let mut b = Immediate::new(OneLevel(storage));
+        self.append_edges(&mut b, LevelRef::new(0, 0), parent as i64, begin as i64, end as i64);
+    }
+
+    /// [`append_finalize`](Level::append_finalize) on this level's storage
+    /// alone, as the runtime's assembler finishes an output. Levels that
+    /// finish with a pass over one array override it with that pass.
+    fn append_finalize_now(&self, storage: &mut LevelStorage, parent_size: usize, size: usize) {
+        let mut b = Immediate::new(OneLevel(storage));
+        self.append_finalize(&mut b, LevelRef::new(0, 0), parent_size as i64, size as i64);
+    }
+
     /// Empty storage ready for assembly as an output level: the arrays the
     /// assembly functions write, with the given extent.
     fn empty_storage(&self, extent: usize) -> LevelStorage {
@@ -220,6 +245,15 @@ pub trait Level {
         level: usize,
         next_extent: Option<usize>,
     ) -> Result<usize>;
+
+    /// The number of positions of valid `storage` below a parent level of
+    /// `parent_size` positions, without checking it: what building a
+    /// tensor from arrays known to be valid needs. Levels whose size is
+    /// arithmetic or one stored number override the default, which
+    /// validates.
+    fn positions(&self, storage: &LevelStorage, parent_size: usize, level: usize, next_extent: Option<usize>) -> usize {
+        self.validate(storage, parent_size, level, next_extent).unwrap_or(0)
+    }
 
     /// Cuts an assembled output level's arrays to their final lengths
     /// (assembly grows them with amortised doubling).

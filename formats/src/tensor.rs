@@ -551,7 +551,7 @@ fn level_sizes(format: &Format, levels: &[LevelStorage]) -> Vec<usize> {
     let mut parent = 1usize;
     for (k, storage) in levels.iter().enumerate() {
         let next = levels.get(k + 1).map(|l| l.extent);
-        parent = format.level(k).validate(storage, parent, k, next).unwrap_or(0);
+        parent = format.level(k).positions(storage, parent, k, next);
         sizes.push(parent);
     }
     sizes

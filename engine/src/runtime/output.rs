@@ -406,6 +406,18 @@ pub struct Assembler {
     started: bool,
     /// [`Assembler::appends_runs`], computed once.
     runs: bool,
+    /// The format has dense and sorted compressed levels only, so entries
+    /// must come in order and inside the shape ([`Assembler::in_order`]).
+    tracks_order: bool,
+    /// Every entry so far came in order and inside the shape: the arrays
+    /// are valid as built, and [`Assembler::finish`] need not check them
+    /// again. An entry out of order in a format that tracks it is a fault
+    /// of the kernel, refused at finish.
+    in_order: bool,
+    /// Every level above the last is dense, and runs are appended: a new
+    /// row's place is arithmetic, and [`Assembler::append_entries`] opens
+    /// it without leaving the run ([`Assembler::opens_row`]).
+    rows_by_arithmetic: bool,
     /// Scratch for [`Assembler::append_entries`], kept between batches.
     run_coords: Vec<u64>,
     /// Scratch for [`Assembler::append_merged`], kept between rows.
@@ -434,6 +446,9 @@ impl Assembler {
         }
         let mut assembler = Assembler {
             runs: false,
+            tracks_order: false,
+            in_order: false,
+            rows_by_arithmetic: false,
             shape: shape.to_vec(),
             format,
             levels,
@@ -448,6 +463,27 @@ impl Assembler {
             origin: 0,
         };
         assembler.runs = assembler.appends_runs();
+        let levels = assembler.format.levels();
+        assembler.tracks_order = levels.iter().all(|l| {
+            let level = l.level;
+            level.kind == LevelKind::Dense || (level.kind == LevelKind::Compressed && level.ordered && level.unique)
+        });
+        assembler.in_order = assembler.tracks_order;
+        assembler.rows_by_arithmetic = assembler.runs
+            && levels[..levels.len() - 1]
+                .iter()
+                .all(|l| l.level.kind == LevelKind::Dense);
+        let rows = assembler.levels[..n.saturating_sub(1)]
+            .iter()
+            .try_fold(1usize, |rows, l| rows.checked_mul(l.extent));
+        if let (true, Some(rows @ 1..=MAX_POSITIONS)) = (assembler.rows_by_arithmetic, rows) {
+            // Every row's edge has its slot from the start (as scipy's
+            // indptr), rather than one more at each row.
+            assembler
+                .format
+                .level(n - 1)
+                .append_init_now(&mut assembler.levels[n - 1], rows);
+        }
         assembler
     }
 
@@ -499,6 +535,7 @@ impl Assembler {
         if self.runs && self.started && coords[last] != self.current[last] && same_above() {
             // A new coordinate in the open segment of the last level: the
             // levels above keep their positions.
+            self.in_order &= coords[last] > self.current[last] && self.inside(last, coords[last]);
             self.values.push(value);
             self.extend_last_coords(CoordRun::Wide(&[coords[last] as u64]));
             return;
@@ -515,7 +552,9 @@ impl Assembler {
                 return;
             };
             first = (0..changed).find(|&k| !self.format.level(k).unique).unwrap_or(changed);
+            self.in_order &= coords[changed] > self.current[changed];
         }
+        self.in_order &= (first..n).all(|k| self.inside(k, coords[k]));
         self.started = true;
         let mut b = Immediate::new(OutputLevels(&mut self.levels));
         for k in first..n {
@@ -590,8 +629,9 @@ impl Assembler {
             let (coords, value) = (&entry[..width], f64::from_bits(entry[width] as u64));
             let in_segment = self.started
                 && coords[last] > self.current[last]
+                && self.inside(last, coords[last])
                 && coords[..last].iter().zip(&self.current).all(|(a, b)| a == b);
-            if in_segment {
+            if in_segment || (self.rows_by_arithmetic && self.started && self.opens_row(coords, run.len())) {
                 run.push(coords[last] as u64);
                 self.values.push(value);
                 self.current[last] = coords[last];
@@ -602,6 +642,44 @@ impl Assembler {
         }
         self.commit_run(&mut run);
         self.run_coords = run;
+    }
+
+    /// When `coords` is in a later row than the last entry (the levels
+    /// above the last differ, and are dense), opens its row: the levels
+    /// above take their positions by arithmetic, and the open segment of
+    /// the last level, `pending` coordinates past those written, closes.
+    /// The last coordinate then joins the run. False, changing nothing,
+    /// for entries out of order.
+    fn opens_row(&mut self, coords: &[i64], pending: usize) -> bool {
+        let last = coords.len() - 1;
+        let Some(changed) = (0..last).find(|&k| coords[k] != self.current[k]) else {
+            return false;
+        };
+        if coords[changed] < self.current[changed] || !(changed..=last).all(|k| self.inside(k, coords[k])) {
+            return false;
+        }
+        for k in changed..last {
+            let parent = if k == 0 { 0 } else { self.positions[k - 1] };
+            let coord = if k == 0 { coords[0] - self.origin } else { coords[k] };
+            self.positions[k] = parent * self.levels[k].extent as i64 + coord;
+            self.current[k] = coords[k];
+        }
+        let end = self.sizes[last] as usize + pending;
+        let (open_parent, begin) = self.segment[last];
+        if open_parent >= 0 {
+            self.format
+                .level(last)
+                .append_edges_now(&mut self.levels[last], open_parent as usize, begin as usize, end);
+        }
+        self.segment[last] = (self.positions[last - 1], end as i64);
+        true
+    }
+
+    /// Whether `coord` is a coordinate of level `k` of the output (the
+    /// first level's shifted by the part's origin).
+    fn inside(&self, k: usize, coord: i64) -> bool {
+        let coord = if k == 0 { coord - self.origin } else { coord };
+        (0..self.levels[k].extent as i64).contains(&coord)
     }
 
     /// Writes the coordinates of a run whose values are already pushed.
@@ -631,6 +709,15 @@ impl Assembler {
         let Some((&first, rest)) = keys.split_first() else {
             return;
         };
+        let last = self.levels.len() - 1;
+        self.in_order &= keys.windows(2).all(|w| w[0] < w[1]) && self.inside(last, i64::from(keys[keys.len() - 1]));
+        if self.opens_row_at(prefix, i64::from(first)) {
+            self.extend_last(
+                CoordRun::Narrow(keys),
+                keys.iter().map(|&k| std::mem::take(&mut values[k as usize])),
+            );
+            return;
+        }
         let first_value = std::mem::take(&mut values[first as usize]);
         self.append_after(prefix, i64::from(first), first_value);
         self.extend_last(
@@ -640,8 +727,9 @@ impl Assembler {
     }
 
     /// Appends the row `a op b` below `prefix` ([`super::rows::merge`]):
-    /// the first entry as [`Assembler::append`] does, the rest copied into
-    /// the last level at once when [`Assembler::appends_runs`].
+    /// the first entry as [`Assembler::append`] does (or its row opened by
+    /// arithmetic), the rest copied into the last level at once when
+    /// [`Assembler::appends_runs`].
     pub fn append_merged(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp) {
         let (mut coords, mut values) = (
             std::mem::take(&mut self.run_coords),
@@ -649,17 +737,36 @@ impl Assembler {
         );
         super::rows::merge(a, b, op, &mut coords, &mut values);
         if let Some((&first, rest)) = coords.split_first() {
-            self.append_after(prefix, first as i64, values[0]);
             if self.runs {
-                self.extend_last(CoordRun::Wide(rest), values[1..].iter().copied());
+                let last = self.levels.len() - 1;
+                self.in_order &=
+                    coords.windows(2).all(|w| w[0] < w[1]) && self.inside(last, coords[coords.len() - 1] as i64);
+                if self.opens_row_at(prefix, first as i64) {
+                    self.extend_last(CoordRun::Wide(&coords), values.iter().copied());
+                } else {
+                    self.append_after(prefix, first as i64, values[0]);
+                    self.extend_last(CoordRun::Wide(rest), values[1..].iter().copied());
+                }
             } else {
-                for (&c, &v) in rest.iter().zip(&values[1..]) {
+                for (&c, &v) in coords.iter().zip(&values) {
                     self.append_after(prefix, c as i64, v);
                 }
             }
         }
         self.run_coords = coords;
         self.row_values = values;
+    }
+
+    /// Opens the row of `(prefix, first)` by arithmetic ([`Assembler::opens_row`]),
+    /// when the format allows and the row comes after the last entry's; the
+    /// caller then appends its coordinates from `first` on.
+    fn opens_row_at(&mut self, prefix: &[i64], first: i64) -> bool {
+        if !(self.rows_by_arithmetic && self.started) {
+            return false;
+        }
+        let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
+        full.push(first);
+        self.opens_row(&full, 0)
     }
 
     fn append_after(&mut self, prefix: &[i64], coord: i64, value: f64) {
@@ -700,20 +807,22 @@ impl Assembler {
         }
         let mut parent_size: i64 = 1;
         let mut sizes = Vec::with_capacity(n);
-        let mut b = Immediate::new(OutputLevels(&mut self.levels));
         for k in 0..n {
             let level = self.format.level(k);
             let lv = LevelRef::new(0, k);
             let size = match level.capabilities().assembly {
                 Some(Assembly::Append) => {
                     let (open_parent, begin) = self.segment[k];
+                    let storage = &mut self.levels[k];
+                    let end = self.sizes[k] as usize;
                     if open_parent >= 0 {
-                        level.append_edges(&mut b, lv, open_parent, begin, self.sizes[k]);
+                        level.append_edges_now(storage, open_parent as usize, begin as usize, end);
                     }
-                    level.append_finalize(&mut b, lv, parent_size, self.sizes[k]);
+                    level.append_finalize_now(storage, parent_size as usize, end);
                     self.sizes[k]
                 }
                 _ => {
+                    let mut b = Immediate::new(OutputLevels(&mut self.levels));
                     let size = level.size(&mut b, lv, parent_size);
                     level.insert_finalize(&mut b, lv, parent_size, size);
                     size
@@ -731,6 +840,19 @@ impl Assembler {
             self.format.level(k).trim(&mut self.levels[k], parent);
         }
         self.values.resize(parent_size as usize, 0.0);
+        if self.tracks_order && !self.in_order {
+            return Err(EngineError::Internal(format!(
+                "the kernel's output entries for {} came out of order or outside the shape {:?}",
+                self.format, self.shape
+            )));
+        }
+        if self.in_order {
+            // SAFETY: every entry was checked as it came, in order and
+            // inside the shape, into dense and sorted compressed levels
+            // whose edges are counts summed in order: the invariants
+            // `from_parts` checks hold by construction.
+            return Ok(unsafe { Tensor::from_parts_unchecked(&self.shape, self.format, self.levels, self.values) });
+        }
         Ok(Tensor::from_parts(&self.shape, self.format, self.levels, self.values)?)
     }
 }
@@ -1128,5 +1250,117 @@ mod tests {
         let mut out = Vec::new();
         ws.drain_sorted(|c, v| out.push((c[0], v)));
         assert_eq!(out, vec![(7, 2.0)]);
+    }
+
+    /// Random in-order entries of `shape`: rows left empty, some long.
+    fn sorted_entries(rng: &mut Rng, shape: &[usize]) -> Vec<(Vec<i64>, f64)> {
+        let total: usize = shape.iter().product();
+        let mut out = Vec::new();
+        for flat in 0..total {
+            let mut rest = flat;
+            let mut coords = vec![0i64; shape.len()];
+            for (c, &n) in coords.iter_mut().zip(shape).rev() {
+                *c = (rest % n) as i64;
+                rest /= n;
+            }
+            if rng.below(4) == 0 && coords[0] % 3 != 1 {
+                out.push((coords, rng.below(9) as f64 - 4.0));
+            }
+        }
+        out
+    }
+
+    fn packed(shape: &[usize], format: &Format, entries: &[(Vec<i64>, f64)]) -> Tensor<f64> {
+        let mut list = tessera_formats::CoordinateList::new(shape);
+        for (c, v) in entries {
+            let c: Vec<u64> = c.iter().map(|&x| x as u64).collect();
+            list.push(&c, *v).unwrap();
+        }
+        Tensor::pack(&list, format.clone()).unwrap()
+    }
+
+    /// Entries handed over in batches (rows opened by arithmetic where the
+    /// levels above the last are dense), one by one, or as a part of a
+    /// parallel run's rows, all give the tensor packing gives.
+    #[test]
+    fn assembled_outputs_are_the_packed_tensors() {
+        use tessera_formats::LevelFormat;
+        let mut rng = Rng::new(5);
+        let dense_dense_compressed = Format::from_levels(
+            &[LevelFormat::dense(), LevelFormat::dense(), LevelFormat::compressed()],
+            &[0, 1, 2],
+        )
+        .unwrap();
+        let cases = [
+            (vec![7, 9], Format::csr()),
+            (vec![7, 9], Format::dcsr()),
+            (vec![7, 9], Format::csc()),
+            (vec![1, 1], Format::csr()),
+            (vec![0, 4], Format::csr()),
+            (vec![4, 3, 5], dense_dense_compressed),
+            (vec![4, 3, 5], Format::csf(3)),
+        ];
+        for (shape, format) in cases {
+            let order = format.mode_order().unwrap();
+            let mut entries: Vec<(Vec<i64>, f64)> = sorted_entries(&mut rng, &shape)
+                .into_iter()
+                .map(|(c, v)| (order.iter().map(|&m| c[m]).collect(), v))
+                .collect();
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            let want = packed(&shape, &format, &{
+                let mut by_mode = entries.clone();
+                for (c, _) in &mut by_mode {
+                    let mut natural = vec![0; c.len()];
+                    for (k, &m) in order.iter().enumerate() {
+                        natural[m] = c[k];
+                    }
+                    *c = natural;
+                }
+                by_mode
+            });
+            let words: Vec<i64> = entries
+                .iter()
+                .flat_map(|(c, v)| c.iter().copied().chain([v.to_bits() as i64]))
+                .collect();
+            let width = shape.len();
+            for batch in [1, 3, 1000] {
+                let mut a = Assembler::new(format.clone(), &shape);
+                for chunk in words.chunks((width + 1) * batch) {
+                    a.append_entries(chunk, width);
+                }
+                let got = a.finish().unwrap();
+                assert!(
+                    crate::testing::same_bits(&got, &want),
+                    "{format} {shape:?} in batches of {batch}"
+                );
+            }
+            let mut one_by_one = Assembler::new(format.clone(), &shape);
+            for (c, v) in &entries {
+                one_by_one.append(c, *v);
+            }
+            assert!(
+                crate::testing::same_bits(&one_by_one.finish().unwrap(), &want),
+                "{format} one by one"
+            );
+        }
+    }
+
+    /// Entries out of order are not trusted: the finished output is
+    /// checked, and refused.
+    #[test]
+    fn entries_out_of_order_are_refused_at_finish() {
+        for format in [Format::csr(), Format::dcsr()] {
+            let mut a = Assembler::new(format.clone(), &[3, 4]);
+            let words: Vec<i64> = [(1, 2), (1, 0), (2, 1)]
+                .iter()
+                .flat_map(|&(i, j)| [i, j, 1f64.to_bits() as i64])
+                .collect();
+            a.append_entries(&words, 2);
+            assert!(a.finish().is_err(), "{format}: out of order within a row");
+            let mut b = Assembler::new(format.clone(), &[3, 4]);
+            b.append(&[2, 0], 1.0);
+            b.append(&[1, 3], 1.0);
+            assert!(b.finish().is_err(), "{format}: a row after a later one");
+        }
     }
 }

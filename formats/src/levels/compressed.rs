@@ -103,6 +103,32 @@ impl Level for Compressed {
     fn append_coords(&self, storage: &mut LevelStorage, pos: usize, coords: CoordRun<'_>) {
         storage.arrays[IDX as usize].write_run(pos, coords);
     }
+    fn positions(&self, storage: &LevelStorage, parent_size: usize, _: usize, _: Option<usize>) -> usize {
+        storage.arrays[POS as usize].get_usize(parent_size)
+    }
+    fn append_init_now(&self, storage: &mut LevelStorage, parent_size: usize) {
+        let pos = &mut storage.arrays[POS as usize];
+        pos.truncate(0);
+        pos.resize(parent_size + 1);
+    }
+    fn append_edges_now(&self, storage: &mut LevelStorage, parent: usize, begin: usize, end: usize) {
+        let pos = &mut storage.arrays[POS as usize];
+        if pos.len() < parent + 2 {
+            pos.resize(parent + 2);
+        }
+        pos.set(parent + 1, (end - begin) as u64);
+    }
+    fn append_finalize_now(&self, storage: &mut LevelStorage, parent_size: usize, size: usize) {
+        // `append_edges` left per-parent counts in pos[p + 1]; turn them into offsets.
+        let pos = &mut storage.arrays[POS as usize];
+        if pos.len() < parent_size + 1 {
+            pos.resize(parent_size + 1);
+        }
+        if size as u64 > u64::from(u32::MAX) {
+            pos.widen();
+        }
+        pos.prefix_sums(1..parent_size + 1);
+    }
     fn append_edges<B: Builder>(&self, b: &mut B, lv: LevelRef, parent: B::Int, begin: B::Int, end: B::Int) {
         let count = b.sub(end, begin);
         let slot = b.add_const(parent, 1);
@@ -223,9 +249,16 @@ impl Level for Compressed {
                 idx.len()
             )));
         }
-        for p in 0..parent_size {
-            let (a, b) = (pos.get_usize(p), pos.get_usize(p + 1));
-            check_siblings(idx, a, b, storage.extent, self.properties(), level, "compressed")?;
+        let props = self.properties();
+        // One typed pass over every sibling group decides most levels; the
+        // per-group check runs where it fails (to name the first fault) and
+        // where uniqueness needs more than order to check.
+        let needs_groups = (props.unique && !props.ordered) || props.full;
+        if needs_groups || !groups_clean(pos, idx, parent_size, storage.extent, props.ordered, props.unique) {
+            for p in 0..parent_size {
+                let (a, b) = (pos.get_usize(p), pos.get_usize(p + 1));
+                check_siblings(idx, a, b, storage.extent, props, level, "compressed")?;
+            }
         }
         Ok(nnz)
     }
@@ -242,5 +275,55 @@ impl Level for Compressed {
         let nnz = storage.arrays[POS as usize].get_usize(parent_size);
         storage.arrays[POS as usize].truncate(parent_size + 1);
         storage.arrays[IDX as usize].truncate(nnz);
+    }
+}
+
+/// Whether every coordinate is inside `0..extent` and, for an ordered
+/// level, each sibling group `idx[pos[p]..pos[p + 1]]` is increasing
+/// (strictly when unique): one pass over `idx`, `pos` monotone and ending
+/// at `idx`'s length (checked before).
+fn groups_clean(
+    pos: &IndexArray,
+    idx: &IndexArray,
+    parents: usize,
+    extent: usize,
+    ordered: bool,
+    strict: bool,
+) -> bool {
+    fn scan<P: Copy, C: Copy>(
+        pos: &[P],
+        idx: &[C],
+        extent: usize,
+        ordered: bool,
+        strict: bool,
+        at: impl Fn(P) -> usize,
+        wide: impl Fn(C) -> i64,
+    ) -> bool {
+        let extent = extent.min(i64::MAX as usize) as i64;
+        let mut ok = true;
+        for edges in pos.windows(2) {
+            let mut prev = -1i64;
+            for &c in &idx[at(edges[0])..at(edges[1])] {
+                let c = wide(c);
+                let in_order = !ordered || prev < c || (!strict && prev == c);
+                ok &= (0..extent).contains(&c) & in_order;
+                prev = c;
+            }
+        }
+        ok
+    }
+    macro_rules! over_idx {
+        ($pos:expr, $at:expr) => {
+            match idx {
+                IndexArray::U32(v) => scan($pos, v, extent, ordered, strict, $at, i64::from),
+                IndexArray::U64(v) => scan($pos, v, extent, ordered, strict, $at, |c| c as i64),
+                IndexArray::I64(v) => scan($pos, v, extent, ordered, strict, $at, |c| c),
+            }
+        };
+    }
+    match pos {
+        IndexArray::U32(p) => over_idx!(&p[..=parents], |x: u32| x as usize),
+        IndexArray::U64(p) => over_idx!(&p[..=parents], |x: u64| x as usize),
+        IndexArray::I64(p) => over_idx!(&p[..=parents], |x: i64| x as usize),
     }
 }

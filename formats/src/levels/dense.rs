@@ -115,6 +115,9 @@ impl Level for Dense {
         })
     }
 
+    fn positions(&self, storage: &LevelStorage, parent_size: usize, _: usize, _: Option<usize>) -> usize {
+        parent_size * storage.extent
+    }
     fn validate(
         &self,
         storage: &LevelStorage,

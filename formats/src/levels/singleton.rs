@@ -110,6 +110,10 @@ impl Level for Singleton {
         Ok(Packed { storage, positions })
     }
 
+    // One position per parent position.
+    fn positions(&self, _: &LevelStorage, parent_size: usize, _: usize, _: Option<usize>) -> usize {
+        parent_size
+    }
     fn validate(
         &self,
         storage: &LevelStorage,
