@@ -1,36 +1,25 @@
-//! binsparse files (`.h5`) wherever the `tessera` command reads or writes a
-//! tensor: `eval -i/-o`, `convert` both ways, `info` and the REPL's `:load` and `:save`, with the same
-//! answers as through Matrix Market files; a `.h5.gz` is refused. Built
-//! without the feature, the command says how to get them.
+//! binsparse files (`.h5`) wherever the `tessera` command reads or writes
+//! a tensor: `eval -i/-o`, `convert` both ways, `info` and the REPL's
+//! `:load` and `:save`, with the same answers as through Matrix Market
+//! files; a `.h5.gz` is refused. Built without the feature, the command
+//! says how to get them.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use assert_cmd::cargo::cargo_bin_cmd;
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-/// The shipped matrix: 15606 x 15606, 91756 pattern entries.
-fn four_elt() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/4elt.mtx")
-        .display()
-        .to_string()
-}
-
-fn tessera() -> Command {
-    cargo_bin_cmd!("tessera")
-}
+mod common;
+use common::{four_elt, tessera};
 
 fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("binsparse_cli").join(test);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("binsparse_cli", test)
 }
 
 #[cfg(feature = "binsparse")]
 mod with_binsparse {
+    use std::fs;
+    use std::path::Path;
+
     use super::*;
 
     fn path(dir: &Path, name: &str) -> String {

@@ -6,20 +6,14 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::cargo::cargo_bin_cmd;
-use assert_cmd::Command;
 use tessera::formats::io::{read_mtx, MtxField, MtxSymmetry};
 
-fn tessera() -> Command {
-    cargo_bin_cmd!("tessera")
-}
+mod common;
+use common::tessera;
 
 /// A fresh directory for one test.
 fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("convert_keeps").join(test);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("convert_keeps", test)
 }
 
 /// Converts `text` (a `.mtx` file) to another `.mtx` file with `options`;

@@ -4,12 +4,10 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn tessera() -> Command {
-    Command::cargo_bin("tessera").expect("the tessera binary is built")
-}
+mod common;
+use common::tessera;
 
 fn scratch(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tessera-memory-{}", std::process::id()));

@@ -6,27 +6,13 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::cargo::cargo_bin_cmd;
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-/// The shipped matrix: 15606 x 15606, 91756 pattern entries.
-fn four_elt() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/4elt.mtx")
-        .display()
-        .to_string()
-}
-
-fn tessera() -> Command {
-    cargo_bin_cmd!("tessera")
-}
+mod common;
+use common::{four_elt, tessera};
 
 fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("opencl_cli").join(test);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("opencl_cli", test)
 }
 
 /// The entries of a Matrix Market file written by `-o`: its size line and

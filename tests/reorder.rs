@@ -6,29 +6,16 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::cargo::cargo_bin_cmd;
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tessera::formats::io::read_mtx;
 use tessera::formats::reorder::{band_profile, load_permutations};
 use tessera::formats::CoordinateList;
 
-fn four_elt() -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("data/4elt.mtx")
-        .display()
-        .to_string()
-}
-
-fn tessera() -> Command {
-    cargo_bin_cmd!("tessera")
-}
+mod common;
+use common::{four_elt, tessera};
 
 fn scratch(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("reorder").join(test);
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("reorder", test)
 }
 
 fn path(dir: &Path, name: &str) -> String {

@@ -1,11 +1,9 @@
 //! The REPL as people type in it.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn tessera() -> Command {
-    Command::cargo_bin("tessera").expect("the tessera binary is built")
-}
+mod common;
+use common::tessera;
 
 #[test]
 fn in_the_repl_a_name_alone_prints_the_tensor_and_help_needs_no_colon() {
@@ -114,12 +112,7 @@ fn in_the_repl_an_interrupt_stops_the_statement_and_keeps_the_session() {
 }
 
 fn scratch(test: &str) -> std::path::PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("repl")
-        .join(test);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::scratch("repl", test)
 }
 
 /// A scalar result is printed with its name, so piped output says which

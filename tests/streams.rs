@@ -1,16 +1,10 @@
 //! `-` for standard input and output, and `.gz` files read and written
 //! transparently, with the same entries as the plain files.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn tessera() -> Command {
-    Command::cargo_bin("tessera").expect("the tessera binary is built")
-}
-
-fn four_elt() -> String {
-    format!("{}/data/4elt.mtx", env!("CARGO_MANIFEST_DIR"))
-}
+mod common;
+use common::{four_elt, tessera};
 
 #[test]
 fn standard_input_and_output_carry_matrix_market_and_frostt() {

@@ -2,12 +2,10 @@
 //! reads back as the vector it was, when a statement reads it with one
 //! index; with two it stays the matrix the file holds.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
-fn tessera() -> Command {
-    Command::cargo_bin("tessera").expect("the tessera binary is built")
-}
+mod common;
+use common::tessera;
 
 #[test]
 fn a_vector_round_trips_through_matrix_market() {

@@ -1,7 +1,7 @@
 //! The OpenCL tier's own behaviour (with `--features opencl`, on an OpenCL
 //! device such as PoCL's): inputs kept on the device by version, kernels it
-//! hands to the Cranelift tier and the note that says so, and the kernel
-//! text with its mapping. Its answers are checked by `opencl_suite.rs`.
+//! hands to the Cranelift tier and the note that says so, kernels and
+//! workspaces kept between runs, and the kernel text with its mapping. Its answers are checked by `opencl_suite.rs`.
 #![cfg(feature = "opencl")]
 
 use std::sync::Arc;
@@ -67,6 +67,34 @@ fn inputs_stay_on_the_device_until_their_version_changes() {
     // Automatic promotion takes large runs to a GPU only.
     assert_eq!(tier.takes(u64::MAX), tier.is_gpu());
     assert!(!tier.takes(10));
+}
+
+/// A kernel launched again keeps its kernel object and takes the
+/// workspaces an earlier run left clean: SpGEMM on new contents each time
+/// gives what the interpreter gives, never a sum left over from before.
+#[test]
+fn later_runs_reuse_the_kernel_and_its_clean_workspaces() {
+    let engine = Engine::new()
+        .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
+        .with_promotion(PromotionPolicy::EAGER);
+    let interpreter = Engine::new();
+    let mut a = matrix();
+    let b = Tensor::pack(&matrix().stored_entries().permute(&[1, 0]).unwrap(), Format::csr()).unwrap();
+    let statement = "C(i,j) = A(i,k) * B(k,j)";
+    for round in 0..4 {
+        for (k, v) in a.values_mut().iter_mut().enumerate() {
+            *v = (round * 7 + k) as f64 - 3.0;
+        }
+        let inputs = Inputs::new().with("A", &a).with("B", &b);
+        let on_device = engine.eval_with(statement, &inputs, &options()).unwrap();
+        let interpreted = interpreter.eval(statement, &inputs).unwrap();
+        assert_eq!(
+            on_device.to_dense_vec().unwrap(),
+            interpreted.to_dense_vec().unwrap(),
+            "round {round}"
+        );
+    }
+    assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
 }
 
 #[test]

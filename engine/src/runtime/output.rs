@@ -631,7 +631,9 @@ impl Assembler {
                 && coords[last] > self.current[last]
                 && self.inside(last, coords[last])
                 && coords[..last].iter().zip(&self.current).all(|(a, b)| a == b);
-            if in_segment || (self.rows_by_arithmetic && self.started && self.opens_row(coords, run.len())) {
+            if in_segment
+                || (self.rows_by_arithmetic && self.started && self.opens_row(&coords[..last], coords[last], run.len()))
+            {
                 run.push(coords[last] as u64);
                 self.values.push(value);
                 self.current[last] = coords[last];
@@ -644,25 +646,28 @@ impl Assembler {
         self.run_coords = run;
     }
 
-    /// When `coords` is in a later row than the last entry (the levels
-    /// above the last differ, and are dense), opens its row: the levels
-    /// above take their positions by arithmetic, and the open segment of
-    /// the last level, `pending` coordinates past those written, closes.
-    /// The last coordinate then joins the run. False, changing nothing,
-    /// for entries out of order.
-    fn opens_row(&mut self, coords: &[i64], pending: usize) -> bool {
-        let last = coords.len() - 1;
-        let Some(changed) = (0..last).find(|&k| coords[k] != self.current[k]) else {
+    /// When `(prefix, coord)` is in a later row than the last entry (the
+    /// levels above the last differ, and are dense), opens its row: the
+    /// levels above take their positions by arithmetic, and the open
+    /// segment of the last level, `pending` coordinates past those
+    /// written, closes. `coord` then joins the run. False, changing
+    /// nothing, for entries out of order.
+    fn opens_row(&mut self, prefix: &[i64], coord: i64, pending: usize) -> bool {
+        let last = prefix.len();
+        let Some(changed) = (0..last).find(|&k| prefix[k] != self.current[k]) else {
             return false;
         };
-        if coords[changed] < self.current[changed] || !(changed..=last).all(|k| self.inside(k, coords[k])) {
+        if prefix[changed] < self.current[changed]
+            || !(changed..last).all(|k| self.inside(k, prefix[k]))
+            || !self.inside(last, coord)
+        {
             return false;
         }
         for k in changed..last {
             let parent = if k == 0 { 0 } else { self.positions[k - 1] };
-            let coord = if k == 0 { coords[0] - self.origin } else { coords[k] };
+            let coord = if k == 0 { prefix[0] - self.origin } else { prefix[k] };
             self.positions[k] = parent * self.levels[k].extent as i64 + coord;
-            self.current[k] = coords[k];
+            self.current[k] = prefix[k];
         }
         let end = self.sizes[last] as usize + pending;
         let (open_parent, begin) = self.segment[last];
@@ -761,12 +766,7 @@ impl Assembler {
     /// when the format allows and the row comes after the last entry's; the
     /// caller then appends its coordinates from `first` on.
     fn opens_row_at(&mut self, prefix: &[i64], first: i64) -> bool {
-        if !(self.rows_by_arithmetic && self.started) {
-            return false;
-        }
-        let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
-        full.push(first);
-        self.opens_row(&full, 0)
+        self.rows_by_arithmetic && self.started && self.opens_row(prefix, first, 0)
     }
 
     fn append_after(&mut self, prefix: &[i64], coord: i64, value: f64) {

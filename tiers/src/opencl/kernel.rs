@@ -37,6 +37,21 @@ pub(crate) struct OpenClKernel {
     pub resident: Arc<Resident>,
     /// Why the device failed, once it has: later runs go to `jit` at once.
     pub failed: Mutex<Option<String>>,
+    /// The kernel object, made at the first launch and given new
+    /// arguments at each (an OpenCL kernel's arguments are its state, so
+    /// one launch at a time sets and enqueues it).
+    pub kernel: Mutex<Option<ocl::Kernel>>,
+    /// Workspaces of finished runs, clean (a flush clears what it drains),
+    /// for later runs to take instead of zeroing new ones.
+    pub workspace_pool: Mutex<Vec<Workspaces>>,
+}
+
+/// The workspaces of a run's work-items, on the device.
+pub(crate) struct Workspaces {
+    slots: usize,
+    values: Buffer<f64>,
+    set: Buffer<u8>,
+    touched: Buffer<u32>,
 }
 
 /// A device copy of `data` (one default element when it is empty: OpenCL
@@ -146,6 +161,7 @@ impl OpenClKernel {
             None => (0, &[][..]),
         };
         let scalars = self.scalars(bind);
+        let workspaces = self.take_workspaces(slots).map_err(error)?;
         let fixed = Fixed {
             out: if partials {
                 upload(queue, &vec![0f64; units * out_values.len()], write).map_err(error)?
@@ -163,9 +179,9 @@ impl OpenClKernel {
             offsets: upload(queue, &[0i64], read).map_err(error)?,
             entry_coords: upload(queue, &[0i64], write).map_err(error)?,
             entry_values: upload(queue, &[0f64], write).map_err(error)?,
-            ws_values: upload(queue, &vec![0f64; slots], write).map_err(error)?,
-            ws_set: upload(queue, &vec![0u8; slots], write).map_err(error)?,
-            ws_touched: upload(queue, &vec![0u32; slots], write).map_err(error)?,
+            ws_values: workspaces.values.clone(),
+            ws_set: workspaces.set.clone(),
+            ws_touched: workspaces.touched.clone(),
             ws_strides: upload(queue, &strides, read).map_err(error)?,
             ws_size: ws_size as i64,
             out_base: out_base as i64,
@@ -173,17 +189,37 @@ impl OpenClKernel {
         match self.entries.width {
             None => {
                 self.enqueue(&inputs, &fixed, launch, 1).map_err(error)?;
-                match dense {
-                    Some((_, values)) => read_dense(&fixed.out, values, partials.then_some(units)),
-                    None => Ok(()),
+                if let Some((_, values)) = dense {
+                    read_dense(&fixed.out, values, partials.then_some(units))?;
                 }
             }
             Some(width) => {
                 let words = self.entries(&inputs, fixed, launch, width)?;
                 out.add_entries(&words, width);
-                Ok(())
             }
         }
+        // Only a run that finished leaves its workspaces clean.
+        self.workspace_pool
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(workspaces);
+        Ok(())
+    }
+
+    /// Workspaces of `slots` slots in all, zeroed: a finished run's, or new.
+    fn take_workspaces(&self, slots: usize) -> ocl::Result<Workspaces> {
+        let mut pool = self.workspace_pool.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(at) = pool.iter().position(|w| w.slots == slots) {
+            return Ok(pool.swap_remove(at));
+        }
+        drop(pool);
+        let (queue, write) = (&self.queue, MemFlags::new().read_write());
+        Ok(Workspaces {
+            slots,
+            values: upload(queue, &vec![0f64; slots], write)?,
+            set: upload(queue, &vec![0u8; slots], write)?,
+            touched: upload(queue, &vec![0u32; slots], write)?,
+        })
     }
 
     /// The units of work of a run: rows of the chunk, one, or blocks of
@@ -326,47 +362,88 @@ impl OpenClKernel {
         Ok(words)
     }
 
-    /// Launches `items` work-items over the chunk, in phase `fill`.
+    /// Launches `items` work-items over the chunk, in phase `fill`: the
+    /// kernel object is made once and given this launch's arguments.
     fn enqueue(&self, uploads: &[Upload], fixed: &Fixed, launch: Launch, fill: i32) -> ocl::Result<()> {
         let chunk = launch.chunk;
-        let mut builder = ocl::Kernel::builder();
-        builder
-            .program(&self.program)
-            .name(KERNEL_NAME)
-            .queue(self.queue.clone())
-            .global_work_size(launch.items)
-            .local_work_size(launch.group);
+        let mut kept = self.kernel.lock().unwrap_or_else(|e| e.into_inner());
+        let kernel = match kept.as_mut() {
+            Some(kernel) => kernel,
+            None => {
+                let mut builder = ocl::Kernel::builder();
+                builder
+                    .program(&self.program)
+                    .name(KERNEL_NAME)
+                    .queue(self.queue.clone());
+                // Placeholders of the right types; every launch sets them.
+                for upload in uploads {
+                    match upload {
+                        Upload::U32(_) => builder.arg(None::<&Buffer<u32>>),
+                        Upload::U64(_) => builder.arg(None::<&Buffer<u64>>),
+                        Upload::I64(_) => builder.arg(None::<&Buffer<i64>>),
+                        Upload::F64(_) => builder.arg(None::<&Buffer<f64>>),
+                    };
+                }
+                builder
+                    .arg(None::<&Buffer<f64>>)
+                    .arg(0i64)
+                    .arg(None::<&Buffer<i64>>)
+                    .arg(None::<&Buffer<i64>>)
+                    .arg(None::<&Buffer<i64>>)
+                    .arg(None::<&Buffer<i64>>)
+                    .arg(None::<&Buffer<f64>>)
+                    .arg(None::<&Buffer<f64>>)
+                    .arg(None::<&Buffer<u8>>)
+                    .arg(None::<&Buffer<u32>>)
+                    .arg(None::<&Buffer<i64>>)
+                    .arg(0i64)
+                    .arg(0i64)
+                    .arg(0i64)
+                    .arg(0i64)
+                    .arg(0i32);
+                kept.insert(builder.build()?)
+            }
+        };
+        let mut at = 0u32;
+        let mut next = || {
+            at += 1;
+            at - 1
+        };
         for upload in uploads {
             match upload {
-                Upload::U32(b) => builder.arg(b),
-                Upload::U64(b) => builder.arg(b),
-                Upload::I64(b) => builder.arg(b),
-                Upload::F64(b) => builder.arg(b),
-            };
+                Upload::U32(b) => kernel.set_arg(next(), b)?,
+                Upload::U64(b) => kernel.set_arg(next(), b)?,
+                Upload::I64(b) => kernel.set_arg(next(), b)?,
+                Upload::F64(b) => kernel.set_arg(next(), b)?,
+            }
         }
-        builder
-            .arg(&fixed.out)
-            .arg(fixed.out_len)
-            .arg(&fixed.scalars)
-            .arg(&fixed.counts)
-            .arg(&fixed.offsets)
-            .arg(&fixed.entry_coords)
-            .arg(&fixed.entry_values)
-            .arg(&fixed.ws_values)
-            .arg(&fixed.ws_set)
-            .arg(&fixed.ws_touched)
-            .arg(&fixed.ws_strides)
-            .arg(fixed.ws_size)
-            .arg(chunk.0)
-            .arg(chunk.1)
-            .arg(fixed.out_base)
-            .arg(fill);
-        let kernel = builder.build()?;
+        kernel.set_arg(next(), &fixed.out)?;
+        kernel.set_arg(next(), fixed.out_len)?;
+        kernel.set_arg(next(), &fixed.scalars)?;
+        kernel.set_arg(next(), &fixed.counts)?;
+        kernel.set_arg(next(), &fixed.offsets)?;
+        kernel.set_arg(next(), &fixed.entry_coords)?;
+        kernel.set_arg(next(), &fixed.entry_values)?;
+        kernel.set_arg(next(), &fixed.ws_values)?;
+        kernel.set_arg(next(), &fixed.ws_set)?;
+        kernel.set_arg(next(), &fixed.ws_touched)?;
+        kernel.set_arg(next(), &fixed.ws_strides)?;
+        kernel.set_arg(next(), fixed.ws_size)?;
+        kernel.set_arg(next(), chunk.0)?;
+        kernel.set_arg(next(), chunk.1)?;
+        kernel.set_arg(next(), fixed.out_base)?;
+        kernel.set_arg(next(), fill)?;
         // SAFETY: the kernel's arguments are the buffers above, which hold
         // the valid storage the source was generated for (the runtime's
         // contract for `run`); the output, counts, entries and workspaces
         // cover every position the units write.
-        unsafe { kernel.enq() }
+        unsafe {
+            kernel
+                .cmd()
+                .global_work_size(launch.items)
+                .local_work_size(launch.group)
+                .enq()
+        }
     }
 }
 

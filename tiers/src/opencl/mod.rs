@@ -257,6 +257,8 @@ impl Tier for OpenClTier {
             resident: self.resident.clone(),
             workspaces: self.workspaces,
             failed: Mutex::new(None),
+            kernel: Mutex::new(None),
+            workspace_pool: Mutex::new(Vec::new()),
         }))
     }
 }
