@@ -470,7 +470,7 @@ impl Assembler {
         });
         assembler.in_order = assembler.tracks_order;
         assembler.rows_by_arithmetic = assembler.runs
-            && levels[..levels.len() - 1]
+            && levels[..n.saturating_sub(1)]
                 .iter()
                 .all(|l| l.level.kind == LevelKind::Dense);
         let rows = assembler.levels[..n.saturating_sub(1)]

@@ -71,16 +71,12 @@ pub fn read_binsparse_file(path: impl AsRef<Path>) -> Result<BinsparseFile> {
         Read::Fault(reason) => fault(reason),
         Read::Invalid(e) => fault(format!("its arrays are not a valid {}: {e}", format_name(&descriptor))),
     })?;
-    let index_types: Vec<String> = descriptor
-        .index_types
-        .iter()
-        .map(|(_, t)| t.name())
-        .fold(Vec::new(), |mut v, t| {
-            if !v.contains(&t) {
-                v.push(t);
-            }
-            v
-        });
+    let mut index_types: Vec<String> = Vec::new();
+    for (_, t) in &descriptor.index_types {
+        if !index_types.contains(&t.name()) {
+            index_types.push(t.name());
+        }
+    }
     let mut description = format!("binsparse {}", format_name(&descriptor));
     if !index_types.is_empty() {
         description += &format!(", {} indices", index_types.join("/"));
