@@ -168,7 +168,7 @@ impl IndexArray {
     }
 
     /// Stores `value` at `index`, widening a 32-bit array that cannot hold it.
-    pub fn set(&mut self, index: usize, value: u64) {
+    pub fn set(&mut self, index: usize, value: i64) {
         if let IndexArray::U32(v) = self {
             match u32::try_from(value) {
                 Ok(narrow) => return v[index] = narrow,
@@ -177,8 +177,8 @@ impl IndexArray {
         }
         match self {
             IndexArray::U32(_) => unreachable!("widened above"),
-            IndexArray::U64(v) => v[index] = value,
-            IndexArray::I64(v) => v[index] = value as i64,
+            IndexArray::U64(v) => v[index] = value as u64,
+            IndexArray::I64(v) => v[index] = value,
         }
     }
 
@@ -249,7 +249,7 @@ impl IndexArray {
                 CoordRun::Wide(c) if c.iter().all(|&x| x <= u64::from(u32::MAX)) => {
                     return write(v, at, c.iter().map(|&x| x as u32))
                 }
-                CoordRun::Wide(_) => *self = IndexArray::U64(v.iter().map(|&x| u64::from(x)).collect()),
+                CoordRun::Wide(_) => self.widen(),
             }
         }
         match self {

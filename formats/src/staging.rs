@@ -8,7 +8,6 @@
 //! functions need: integer arithmetic, comparisons, selects, loads and stores
 //! of a level's arrays, its scalar parameters, and structured loops.
 
-use crate::index::IndexArray;
 use crate::tensor::LevelStorage;
 use smallvec::SmallVec;
 
@@ -203,7 +202,7 @@ impl<R: StorageResolver> Builder for Immediate<R> {
     }
     fn store(&mut self, array: ArrayRef, index: i64, value: i64) {
         let storage = self.storage.level_mut(array.level);
-        store_widening(&mut storage.arrays[array.slot as usize], index as usize, value);
+        storage.arrays[array.slot as usize].set(index as usize, value);
     }
     fn grow(&mut self, array: ArrayRef, len: i64) {
         let storage = self.storage.level_mut(array.level);
@@ -212,11 +211,7 @@ impl<R: StorageResolver> Builder for Immediate<R> {
         // stays amortised without writing (and faulting in) unused slots.
         let len = len as usize;
         if arr.len() < len {
-            match arr {
-                IndexArray::U32(v) => v.resize(len, 0),
-                IndexArray::U64(v) => v.resize(len, 0),
-                IndexArray::I64(v) => v.resize(len, 0),
-            }
+            arr.resize(len);
         }
     }
     #[inline(always)]
@@ -265,23 +260,5 @@ pub fn eval_cmp(op: Cmp, a: i64, b: i64) -> bool {
         Cmp::Le => a <= b,
         Cmp::Gt => a > b,
         Cmp::Ge => a >= b,
-    }
-}
-
-/// Stores `value` at `index`, widening a 32-bit array to 64 bits when the
-/// value does not fit.
-fn store_widening(array: &mut IndexArray, index: usize, value: i64) {
-    match array {
-        IndexArray::U32(v) => {
-            if (0..=i64::from(u32::MAX)).contains(&value) {
-                v[index] = value as u32;
-            } else {
-                let mut wide: Vec<u64> = v.iter().map(|&x| u64::from(x)).collect();
-                wide[index] = value as u64;
-                *array = IndexArray::U64(wide);
-            }
-        }
-        IndexArray::U64(v) => v[index] = value as u64,
-        IndexArray::I64(v) => v[index] = value,
     }
 }

@@ -5,8 +5,8 @@
 
 use hashbrown::HashMap;
 use tessera_formats::{
-    Assembly, CoordRun, CoordinateList, Format, Immediate, IndexArray, Level, LevelKind, LevelRef, LevelStorage,
-    StorageResolver, Tensor, MAX_POSITIONS,
+    Assembly, CoordRun, CoordinateList, CoordinateRelation, Format, Immediate, IndexArray, Level, LevelFormat,
+    LevelKind, LevelRef, LevelStorage, StorageResolver, Tensor, MAX_POSITIONS,
 };
 
 use super::rows::{Row, RowOp};
@@ -464,15 +464,20 @@ impl Assembler {
         };
         assembler.runs = assembler.appends_runs();
         let levels = assembler.format.levels();
-        assembler.tracks_order = levels.iter().all(|l| {
-            let level = l.level;
-            level.kind == LevelKind::Dense || (level.kind == LevelKind::Compressed && level.ordered && level.unique)
-        });
+        // Positions by arithmetic (dense), or appended in order, one per
+        // coordinate (sorted compressed): the levels whose arrays the order
+        // of the entries and their bounds make valid.
+        let positional = |l: &LevelFormat| l.coordinate_relation() == CoordinateRelation::Positional;
+        let appended_in_order = |l: &LevelFormat| {
+            let props = l.properties();
+            l.capabilities().assembly == Some(Assembly::Append) && props.ordered && props.unique && !props.branchless
+        };
+        assembler.tracks_order = levels
+            .iter()
+            .all(|l| positional(&l.level) || appended_in_order(&l.level));
         assembler.in_order = assembler.tracks_order;
-        assembler.rows_by_arithmetic = assembler.runs
-            && levels[..n.saturating_sub(1)]
-                .iter()
-                .all(|l| l.level.kind == LevelKind::Dense);
+        assembler.rows_by_arithmetic =
+            assembler.runs && levels[..n.saturating_sub(1)].iter().all(|l| positional(&l.level));
         let rows = assembler.levels[..n.saturating_sub(1)]
             .iter()
             .try_fold(1usize, |rows, l| rows.checked_mul(l.extent));

@@ -4,7 +4,7 @@
 use crate::error::{FormatError, Result};
 use crate::index::{CoordRun, IndexArray};
 use crate::level::{index_bytes, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
-use crate::levels::check_siblings;
+use crate::levels::{check_siblings, siblings_in_order};
 use crate::properties::{Assembly, Capabilities, Iteration, Properties};
 use crate::staging::{Builder, LevelRef};
 use crate::tensor::LevelStorage;
@@ -116,7 +116,7 @@ impl Level for Compressed {
         if pos.len() < parent + 2 {
             pos.resize(parent + 2);
         }
-        pos.set(parent + 1, (end - begin) as u64);
+        pos.set(parent + 1, (end - begin) as i64);
     }
     fn append_finalize_now(&self, storage: &mut LevelStorage, parent_size: usize, size: usize) {
         // `append_edges` left per-parent counts in pos[p + 1]; turn them into offsets.
@@ -299,16 +299,9 @@ fn groups_clean(
         at: impl Fn(P) -> usize,
         wide: impl Fn(C) -> i64,
     ) -> bool {
-        let extent = extent.min(i64::MAX as usize) as i64;
         let mut ok = true;
         for edges in pos.windows(2) {
-            let mut prev = -1i64;
-            for &c in &idx[at(edges[0])..at(edges[1])] {
-                let c = wide(c);
-                let in_order = !ordered || prev < c || (!strict && prev == c);
-                ok &= (0..extent).contains(&c) & in_order;
-                prev = c;
-            }
+            ok &= siblings_in_order(&idx[at(edges[0])..at(edges[1])], extent, ordered, strict, &wide);
         }
         ok
     }

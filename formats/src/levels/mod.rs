@@ -17,7 +17,7 @@ use crate::properties::Properties;
 /// ordered / unique / full as `properties` claim.
 /// Whether every coordinate is in `0..extent` and, when `ordered`, each
 /// follows the previous one (strictly when `strict`).
-fn siblings_in_order<T: Copy>(
+pub(crate) fn siblings_in_order<T: Copy>(
     coords: &[T],
     extent: usize,
     ordered: bool,

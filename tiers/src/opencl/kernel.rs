@@ -365,7 +365,7 @@ impl OpenClKernel {
     /// Launches `items` work-items over the chunk, in phase `fill`: the
     /// kernel object is made once and given this launch's arguments.
     fn enqueue(&self, uploads: &[Upload], fixed: &Fixed, launch: Launch, fill: i32) -> ocl::Result<()> {
-        let chunk = launch.chunk;
+        let args = arguments(uploads, fixed, launch.chunk, fill);
         let mut kept = self.kernel.lock().unwrap_or_else(|e| e.into_inner());
         let kernel = match kept.as_mut() {
             Some(kernel) => kernel,
@@ -375,64 +375,15 @@ impl OpenClKernel {
                     .program(&self.program)
                     .name(KERNEL_NAME)
                     .queue(self.queue.clone());
-                // Placeholders of the right types; every launch sets them.
-                for upload in uploads {
-                    match upload {
-                        Upload::U32(_) => builder.arg(None::<&Buffer<u32>>),
-                        Upload::U64(_) => builder.arg(None::<&Buffer<u64>>),
-                        Upload::I64(_) => builder.arg(None::<&Buffer<i64>>),
-                        Upload::F64(_) => builder.arg(None::<&Buffer<f64>>),
-                    };
+                for arg in &args {
+                    arg.declare(&mut builder);
                 }
-                builder
-                    .arg(None::<&Buffer<f64>>)
-                    .arg(0i64)
-                    .arg(None::<&Buffer<i64>>)
-                    .arg(None::<&Buffer<i64>>)
-                    .arg(None::<&Buffer<i64>>)
-                    .arg(None::<&Buffer<i64>>)
-                    .arg(None::<&Buffer<f64>>)
-                    .arg(None::<&Buffer<f64>>)
-                    .arg(None::<&Buffer<u8>>)
-                    .arg(None::<&Buffer<u32>>)
-                    .arg(None::<&Buffer<i64>>)
-                    .arg(0i64)
-                    .arg(0i64)
-                    .arg(0i64)
-                    .arg(0i64)
-                    .arg(0i32);
                 kept.insert(builder.build()?)
             }
         };
-        let mut at = 0u32;
-        let mut next = || {
-            at += 1;
-            at - 1
-        };
-        for upload in uploads {
-            match upload {
-                Upload::U32(b) => kernel.set_arg(next(), b)?,
-                Upload::U64(b) => kernel.set_arg(next(), b)?,
-                Upload::I64(b) => kernel.set_arg(next(), b)?,
-                Upload::F64(b) => kernel.set_arg(next(), b)?,
-            }
+        for (index, arg) in args.iter().enumerate() {
+            arg.set(kernel, index as u32)?;
         }
-        kernel.set_arg(next(), &fixed.out)?;
-        kernel.set_arg(next(), fixed.out_len)?;
-        kernel.set_arg(next(), &fixed.scalars)?;
-        kernel.set_arg(next(), &fixed.counts)?;
-        kernel.set_arg(next(), &fixed.offsets)?;
-        kernel.set_arg(next(), &fixed.entry_coords)?;
-        kernel.set_arg(next(), &fixed.entry_values)?;
-        kernel.set_arg(next(), &fixed.ws_values)?;
-        kernel.set_arg(next(), &fixed.ws_set)?;
-        kernel.set_arg(next(), &fixed.ws_touched)?;
-        kernel.set_arg(next(), &fixed.ws_strides)?;
-        kernel.set_arg(next(), fixed.ws_size)?;
-        kernel.set_arg(next(), chunk.0)?;
-        kernel.set_arg(next(), chunk.1)?;
-        kernel.set_arg(next(), fixed.out_base)?;
-        kernel.set_arg(next(), fill)?;
         // SAFETY: the kernel's arguments are the buffers above, which hold
         // the valid storage the source was generated for (the runtime's
         // contract for `run`); the output, counts, entries and workspaces
@@ -443,6 +394,78 @@ impl OpenClKernel {
                 .global_work_size(launch.items)
                 .local_work_size(launch.group)
                 .enq()
+        }
+    }
+}
+
+/// One argument of a launch.
+enum Arg<'a> {
+    U8(&'a Buffer<u8>),
+    U32(&'a Buffer<u32>),
+    U64(&'a Buffer<u64>),
+    I64(&'a Buffer<i64>),
+    F64(&'a Buffer<f64>),
+    Long(i64),
+    Int(i32),
+}
+
+/// A launch's arguments in the kernel's order: the pointers the program
+/// reads, then `source::FIXED_ARGUMENTS`.
+fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fill: i32) -> Vec<Arg<'a>> {
+    let mut args: Vec<Arg<'a>> = uploads
+        .iter()
+        .map(|upload| match upload {
+            Upload::U32(b) => Arg::U32(b),
+            Upload::U64(b) => Arg::U64(b),
+            Upload::I64(b) => Arg::I64(b),
+            Upload::F64(b) => Arg::F64(b),
+        })
+        .collect();
+    args.extend([
+        Arg::F64(&fixed.out),
+        Arg::Long(fixed.out_len),
+        Arg::I64(&fixed.scalars),
+        Arg::I64(&fixed.counts),
+        Arg::I64(&fixed.offsets),
+        Arg::I64(&fixed.entry_coords),
+        Arg::F64(&fixed.entry_values),
+        Arg::F64(&fixed.ws_values),
+        Arg::U8(&fixed.ws_set),
+        Arg::U32(&fixed.ws_touched),
+        Arg::I64(&fixed.ws_strides),
+        Arg::Long(fixed.ws_size),
+        Arg::Long(chunk.0),
+        Arg::Long(chunk.1),
+        Arg::Long(fixed.out_base),
+        Arg::Int(fill),
+    ]);
+    args
+}
+
+impl Arg<'_> {
+    /// Declares the argument's type to a kernel being made; every launch
+    /// sets its value.
+    fn declare(&self, builder: &mut ocl::builders::KernelBuilder<'_>) {
+        match self {
+            Arg::U8(_) => builder.arg(None::<&Buffer<u8>>),
+            Arg::U32(_) => builder.arg(None::<&Buffer<u32>>),
+            Arg::U64(_) => builder.arg(None::<&Buffer<u64>>),
+            Arg::I64(_) => builder.arg(None::<&Buffer<i64>>),
+            Arg::F64(_) => builder.arg(None::<&Buffer<f64>>),
+            Arg::Long(_) => builder.arg(0i64),
+            Arg::Int(_) => builder.arg(0i32),
+        };
+    }
+
+    fn set(&self, kernel: &ocl::Kernel, index: u32) -> ocl::Result<()> {
+        match *self {
+            Arg::U8(b) => kernel.set_arg(index, b),
+            Arg::U32(b) => kernel.set_arg(index, b),
+            Arg::U64(b) => kernel.set_arg(index, b),
+            Arg::I64(b) => kernel.set_arg(index, b),
+            Arg::F64(b) => kernel.set_arg(index, b),
+            Arg::Long(v) => kernel.set_arg(index, v),
+            Arg::Int(v) => kernel.set_arg(index, v),
         }
     }
 }

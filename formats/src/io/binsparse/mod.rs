@@ -34,7 +34,9 @@ use descriptor::{DataType, Descriptor, Layout, Structure, TreeLevel, Values};
 
 use crate::coordinates::CoordinateList;
 use crate::error::{FormatError, Result};
+use crate::format::LevelFormat;
 use crate::index::IndexArray;
+use crate::level::Level;
 use crate::levels::compressed::Compressed;
 use crate::tensor::{LevelStorage, Tensor};
 
@@ -164,10 +166,14 @@ fn read_tensor(container: &Container, d: &Descriptor) -> std::result::Result<Ten
                 let mut arrays = arrays.into_iter();
                 let head = arrays.next().expect("a sparse level has rank at least 1");
                 levels.push(Compressed::storage(extent(first), pos, head));
+                let singleton = LevelFormat::singleton();
+                let slot = singleton
+                    .coordinate_array()
+                    .expect("a singleton level stores its coordinates") as usize;
                 for (k, idx) in arrays.enumerate() {
-                    let mut singleton = LevelStorage::new(extent(first + 1 + k));
-                    singleton.arrays.push(idx);
-                    levels.push(singleton);
+                    let mut storage = singleton.empty_storage(extent(first + 1 + k));
+                    storage.arrays[slot] = idx;
+                    levels.push(storage);
                 }
                 parents = stored;
             }
@@ -307,20 +313,20 @@ fn write_arrays(path: &Path, tensor: &Tensor<f64>, layout: &Layout) -> std::resu
         let TreeLevel::Sparse { rank } = *level else {
             continue;
         };
-        let (pos, head) = Compressed::arrays(tensor.level(first)).ok_or("a compressed level without its arrays")?;
+        let (pos, _) = Compressed::arrays(tensor.level(first)).ok_or("a compressed level without its arrays")?;
         if first > 0 {
             let name = format!("pointers_to_{first}");
             index_types.push((name.clone(), file.write_indices(&name, pos)?));
         }
-        let name = format!("indices_{first}");
-        index_types.push((name.clone(), file.write_indices(&name, head)?));
-        for k in 1..rank {
+        // The sparse level's coordinates: its compressed level's and its singletons'.
+        for k in first..first + rank {
             let idx = tensor
-                .level(first + k)
-                .arrays
-                .first()
-                .ok_or("a singleton level without its array")?;
-            let name = format!("indices_{}", first + k);
+                .format()
+                .level(k)
+                .coordinate_array()
+                .and_then(|slot| tensor.level(k).arrays.get(slot as usize))
+                .ok_or("a sparse level without its coordinates")?;
+            let name = format!("indices_{k}");
             index_types.push((name.clone(), file.write_indices(&name, idx)?));
         }
     }
