@@ -149,3 +149,77 @@ fn structured_spmv_runs_as_block_ops_over_runs_and_matches_the_reference() {
         }
     }
 }
+
+/// A sum, difference or product of two operands whose rows lie below
+/// dense levels merges every row in one `RowsMerge` (CSR and CSC rows
+/// alike, a dense prefix above), whatever the output; outputs whose rows
+/// are not placed by arithmetic (DCSR, COO) take the rows one at a time.
+/// Every result is the reference's, for awkward operands, on any number of
+/// threads (`check_statement` compares 1, 2 and 7).
+#[test]
+fn sums_of_matrices_merge_every_row_in_one_op_and_match_the_reference() {
+    use tessera_formats::LevelFormat;
+    let engine = Engine::new();
+    let mut rng = Rng::new(23);
+    let dense_dense_compressed = Format::from_levels(
+        &[LevelFormat::dense(), LevelFormat::dense(), LevelFormat::compressed()],
+        &[0, 1, 2],
+    )
+    .unwrap();
+    let cases = [
+        ("C(i,j) = A(i,j) + B(i,j)", Format::csr(), Format::csr(), vec![9, 7]),
+        ("C(i,j) = A(i,j) - B(j,i)", Format::csr(), Format::csc(), vec![8, 8]),
+        ("C(i,j) = A(i,j) * B(i,j)", Format::csr(), Format::csr(), vec![6, 11]),
+        ("C(j,i) = A(i,j) + B(i,j)", Format::csc(), Format::csc(), vec![7, 5]),
+        (
+            "C(i,j,k) = A(i,j,k) + B(i,j,k)",
+            dense_dense_compressed.clone(),
+            dense_dense_compressed.clone(),
+            vec![3, 4, 6],
+        ),
+    ];
+    for (statement, a_format, b_format, shape) in cases {
+        let order = shape.len();
+        let row_outputs = match order {
+            2 => vec![Format::csr(), Format::dcsr(), Format::coo(2)],
+            _ => vec![dense_dense_compressed.clone(), Format::csf(3)],
+        };
+        for output in row_outputs {
+            let kernel = engine
+                .compile(statement, &[("A", a_format.clone()), ("B", b_format.clone())], &output)
+                .unwrap();
+            let ops = &kernel.program().ops;
+            assert!(
+                ops.iter().any(|op| matches!(op, Op::RowsMerge { .. }))
+                    && !ops
+                        .iter()
+                        .any(|op| matches!(op, Op::MergeRows { .. } | Op::Append { .. })),
+                "{statement} into {output}: not one merge of every row:\n{}",
+                kernel.program()
+            );
+            for kind in [
+                EntryKind::Empty,
+                EntryKind::Single,
+                EntryKind::Random,
+                EntryKind::EmptySlices,
+                EntryKind::Skewed,
+                EntryKind::Full,
+            ] {
+                let b_shape: Vec<usize> = if statement.contains("B(j,i)") {
+                    vec![shape[1], shape[0]]
+                } else {
+                    shape.clone()
+                };
+                let a = random_tensor(&mut rng, &shape, kind, &a_format).unwrap();
+                let b = random_tensor(&mut rng, &b_shape, EntryKind::Random, &b_format).unwrap();
+                check_statement(&engine, statement, &[("A", &a), ("B", &b)], Some(&output), &[])
+                    .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+                check_statement(&engine, statement, &[("A", &b), ("B", &a)], Some(&output), &[])
+                    .unwrap_or_else(|e| panic!("{kind:?}, swapped: {e}"));
+            }
+        }
+        let one = random_tensor(&mut rng, &vec![1; order], EntryKind::Full, &a_format).unwrap();
+        let one_b = random_tensor(&mut rng, &vec![1; order], EntryKind::Full, &b_format).unwrap();
+        check_statement(&engine, statement, &[("A", &one), ("B", &one_b)], None, &[]).unwrap();
+    }
+}

@@ -204,6 +204,9 @@ impl Level for LevelFormat {
     fn append_edges_now(&self, storage: &mut LevelStorage, parent: usize, begin: usize, end: usize) {
         with_level!(self, |l| l.append_edges_now(storage, parent, begin, end))
     }
+    fn append_segments_now(&self, storage: &mut LevelStorage, begin: usize, segments: &[(usize, usize)]) {
+        with_level!(self, |l| l.append_segments_now(storage, begin, segments))
+    }
     fn append_finalize_now(&self, storage: &mut LevelStorage, parent_size: usize, size: usize) {
         with_level!(self, |l| l.append_finalize_now(storage, parent_size, size))
     }

@@ -27,6 +27,28 @@ impl Default for IndexArray {
     }
 }
 
+/// Room for `additional` more elements in `v`, as [`Vec::reserve`],
+/// except that a move copies only the elements: a reallocation copies the
+/// whole capacity, which a vector reserved ahead and cut back is mostly
+/// made of. True when `v` moved, to memory not yet touched.
+///
+/// ```
+/// let mut v: Vec<u32> = Vec::with_capacity(1000);
+/// v.push(7);
+/// assert!(tessera_formats::reserve_moving_elements(&mut v, 5000));
+/// assert!(v.capacity() >= 5001 && v == [7]);
+/// assert!(!tessera_formats::reserve_moving_elements(&mut v, 10));
+/// ```
+pub fn reserve_moving_elements<T: Copy>(v: &mut Vec<T>, additional: usize) -> bool {
+    if v.capacity() - v.len() >= additional {
+        return false;
+    }
+    let mut moved = Vec::with_capacity(v.len() + additional);
+    moved.extend_from_slice(v);
+    *v = moved;
+    true
+}
+
 impl IndexArray {
     /// Stores `values` in 32 bits when the largest fits, else in 64.
     pub fn from_u64(values: Vec<u64>) -> Self {
@@ -158,6 +180,17 @@ impl IndexArray {
         }
     }
 
+    /// Room for `additional` more elements, as [`Vec::reserve`], except
+    /// that a move copies only the elements ([`reserve_moving_elements`]).
+    /// True when the array moved, to memory not yet touched.
+    pub fn reserve_moving_elements(&mut self, additional: usize) -> bool {
+        match self {
+            IndexArray::U32(v) => reserve_moving_elements(v, additional),
+            IndexArray::U64(v) => reserve_moving_elements(v, additional),
+            IndexArray::I64(v) => reserve_moving_elements(v, additional),
+        }
+    }
+
     /// Grows or shortens the array to `len` elements, new ones 0.
     pub fn resize(&mut self, len: usize) {
         match self {
@@ -201,8 +234,15 @@ impl IndexArray {
     /// ```
     pub fn prefix_sums(&mut self, range: std::ops::Range<usize>) {
         fn sums<T: Copy + std::ops::Add<Output = T>>(v: &mut [T], range: std::ops::Range<usize>) {
-            for k in range {
-                v[k] = v[k - 1] + v[k];
+            if range.is_empty() {
+                return;
+            }
+            // The running sum kept in a register: each element waits on
+            // an add, not on the store of the one before.
+            let mut sum = v[range.start - 1];
+            for x in &mut v[range] {
+                sum = sum + *x;
+                *x = sum;
             }
         }
         match self {

@@ -214,6 +214,19 @@ pub trait Level {
         self.append_edges(&mut b, LevelRef::new(0, 0), parent as i64, begin as i64, end as i64);
     }
 
+    /// [`append_edges_now`](Level::append_edges_now) for consecutive
+    /// segments from position `begin` on: each `(parent, count)` closes
+    /// the next `count` positions below `parent`, parents increasing. The
+    /// assembler closes a block of output rows at once this way. Levels
+    /// whose edges are one array override it with one pass.
+    fn append_segments_now(&self, storage: &mut LevelStorage, begin: usize, segments: &[(usize, usize)]) {
+        let mut at = begin;
+        for &(parent, count) in segments {
+            self.append_edges_now(storage, parent, at, at + count);
+            at += count;
+        }
+    }
+
     /// [`append_finalize`](Level::append_finalize) on this level's storage
     /// alone, as the runtime's assembler finishes an output. Levels that
     /// finish with a pass over one array override it with that pass.

@@ -31,7 +31,7 @@ pub mod walk;
 pub use coordinates::{CoordinateList, MAX_ENTRIES, MAX_POSITIONS};
 pub use error::{FormatError, Result};
 pub use format::{Format, FormatLevel, LevelFormat, LevelKind, Projection, Split, MAX_DIMENSION};
-pub use index::{CoordRun, IndexArray, IndexWidth};
+pub use index::{reserve_moving_elements, CoordRun, IndexArray, IndexWidth};
 pub use level::{Footprint, Level, LevelCounts, PackInput, Packed, Segment};
 pub use properties::{Assembly, Capabilities, CoordinateRelation, Iteration, Properties};
 pub use raw::{CompressedArrays, Compression};

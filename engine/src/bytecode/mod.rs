@@ -429,6 +429,22 @@ pub enum Op {
         op: RowOp,
         prefix: Regs,
     },
+    /// Every row of a dense level at once: for each coordinate `row` in
+    /// `first..last`, the [`Op::MergeRows`] of the compact, ordered,
+    /// unique levels below `a_rows` and `b_rows` (dense levels, at
+    /// positions `parent * extent + row` below their parents), appended
+    /// below the output coordinates `prefix ++ [row]`. A sum of two
+    /// matrices in one op.
+    RowsMerge {
+        a_rows: LevelRef,
+        a_parent: IReg,
+        b_rows: LevelRef,
+        b_parent: IReg,
+        first: IReg,
+        last: IReg,
+        op: RowOp,
+        prefix: Regs,
+    },
     Halt,
 }
 
@@ -457,6 +473,11 @@ pub struct Chunking {
     /// The rows of the output's first mode each coordinate of the chunked
     /// variable holds.
     pub rows: ChunkRows,
+    /// The chunks merge rows into sparse parts ([`Op::RowsMerge`]): they
+    /// write about as much as they read, and joining the parts copies it
+    /// all again, so by default the run takes one thread (see
+    /// [`crate::runtime::Parallelism::threads`]).
+    pub join_bound: bool,
 }
 
 /// The output rows below a coordinate of the chunked variable: one, or a
@@ -803,6 +824,22 @@ impl fmt::Display for Op {
                 regs(prefix),
                 lv(a),
                 lv(b)
+            ),
+            Op::RowsMerge {
+                a_rows,
+                a_parent,
+                b_rows,
+                b_parent,
+                first,
+                last,
+                op,
+                prefix,
+            } => write!(
+                f,
+                "rows r{first}..r{last}: append below {} ++ [row]: merge {op:?} the row below {} r{a_parent}, the row below {} r{b_parent}",
+                regs(prefix),
+                lv(a_rows),
+                lv(b_rows)
             ),
             Op::Halt => write!(f, "halt"),
         }

@@ -577,6 +577,26 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     *op,
                 );
             }
+            Op::RowsMerge {
+                a_rows,
+                a_parent,
+                b_rows,
+                b_parent,
+                first,
+                last,
+                op,
+                prefix,
+            } => crate::runtime::rows::run_rows_merge(
+                bind,
+                out,
+                [
+                    (*a_rows, ir[*a_parent as usize] as usize),
+                    (*b_rows, ir[*b_parent as usize] as usize),
+                ],
+                ir[*first as usize] as usize..ir[*last as usize] as usize,
+                *op,
+                &gather(&ir, prefix),
+            ),
             Op::Halt => return,
         }
         pc += 1;

@@ -130,45 +130,23 @@ impl Emitter<'_> {
         {
             return false;
         }
-        let Cin::Assign {
-            target: Target::Output,
-            expr: CinExpr::Binary { op, lhs, rhs },
-        } = body
-        else {
+        let Some((a, b, op)) = merged_pair(body) else {
             return false;
-        };
-        let (CinExpr::Access(a), CinExpr::Access(b)) = (lhs.as_ref(), rhs.as_ref()) else {
-            return false;
-        };
-        let op = match op {
-            BinaryOp::Add => RowOp::Add,
-            BinaryOp::Sub => RowOp::Sub,
-            BinaryOp::Mul => RowOp::Mul,
-            BinaryOp::Div => return false,
         };
         let row = |operand: usize| {
             shape
                 .iterators
                 .iter()
-                .find(|it| it.operand == operand)
-                .cloned()
-                .filter(|it| {
-                    let st = &self.states[it.operand];
-                    let props = it.format.properties();
-                    it.format.kind == LevelKind::Compressed
-                        && props.compact
-                        && props.ordered
-                        && props.unique
-                        && it.level + 1 == st.level_vars.len()
-                        && st.parent_run_end().is_none()
+                .find(|it| {
+                    it.operand == operand
+                        && self.mergeable_row(operand, it.level)
+                        && self.states[operand].parent_run_end().is_none()
                 })
+                .cloned()
         };
-        let (Some(row_a), Some(row_b)) = (row(*a), row(*b)) else {
+        let (Some(row_a), Some(row_b)) = (row(a), row(b)) else {
             return false;
         };
-        if a == b {
-            return false;
-        }
         let out_vars = self.lowered.output.level_vars();
         if out_vars.last() != Some(var) {
             return false;
@@ -193,6 +171,84 @@ impl Emitter<'_> {
             prefix,
         });
         true
+    }
+
+    /// Every row of [`Self::try_merge_rows`] at once: a loop over every
+    /// coordinate of a dense level of both operands, each with its
+    /// mergeable row below, whose body is the merge of the rows into the
+    /// output's last two levels. One [`Op::RowsMerge`] for the loop (or
+    /// the chunk of a parallel run).
+    pub(super) fn try_rows_merge(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        if self.workspace.is_some()
+            || self.output_operand().is_some()
+            || !shape.universe
+            || !shape.walked.is_empty()
+            || shape.iterators.len() != 2
+        {
+            return false;
+        }
+        let Cin::Forall { var: inner, body } = body else {
+            return false;
+        };
+        let Some((a, b, op)) = merged_pair(body) else {
+            return false;
+        };
+        // Each operand: a dense level at `var` still to bind, always
+        // present, and a mergeable row at `inner` below it.
+        let rows_of = |operand: usize| {
+            let st = &self.states[operand];
+            let fits = st.done + 2 == st.level_vars.len()
+                && st.level_vars[st.done] == *var
+                && st.level_vars[st.done + 1] == *inner
+                && st.formats[st.done].coordinate_relation() == tessera_formats::CoordinateRelation::Positional
+                && st.present == self.true_reg
+                && st.parent_run_end().is_none()
+                && self.mergeable_row(operand, st.done + 1);
+            fits.then(|| (LevelRef::new(operand, st.done), st.parent_pos()))
+        };
+        let (Some((a_rows, a_parent)), Some((b_rows, b_parent))) = (rows_of(a), rows_of(b)) else {
+            return false;
+        };
+        let out_vars = self.lowered.output.level_vars();
+        let n = out_vars.len();
+        if n < 2 || out_vars[n - 1] != *inner || out_vars[n - 2] != *var {
+            return false;
+        }
+        let Some(prefix) = out_vars[..n - 2]
+            .iter()
+            .map(|v| self.var_regs.get(v).copied())
+            .collect::<Option<Regs>>()
+        else {
+            return false;
+        };
+        let (first, last) = match self.chunk_of(var) {
+            Some(range) => range,
+            None => (self.iconst(0), self.loop_extent(var)),
+        };
+        self.ops.push(Op::RowsMerge {
+            a_rows,
+            a_parent,
+            b_rows,
+            b_parent,
+            first,
+            last,
+            op,
+            prefix,
+        });
+        true
+    }
+
+    /// Whether level `level` of operand `operand` is a row the merges
+    /// read: compressed, compact, ordered and unique, and the operand's last.
+    fn mergeable_row(&self, operand: usize, level: usize) -> bool {
+        let st = &self.states[operand];
+        let format = st.formats[level];
+        let props = format.properties();
+        format.kind == LevelKind::Compressed
+            && props.compact
+            && props.ordered
+            && props.unique
+            && level + 1 == st.level_vars.len()
     }
 
     /// The Gustavson row of SpGEMM: a loop driven by one compact last level
@@ -668,6 +724,28 @@ fn chain_of_accesses(expr: &CinExpr, times: Times, out: &mut Vec<usize>) -> bool
         (CinExpr::Call { func: Func::And, args }, Times::And) => args.iter().all(|a| chain_of_accesses(a, times, out)),
         _ => false,
     }
+}
+
+/// `out = a op b` of two different operands' accesses, `op` one a row
+/// merge computes: the body of [`Emitter::try_merge_rows`].
+fn merged_pair(body: &Cin) -> Option<(usize, usize, RowOp)> {
+    let Cin::Assign {
+        target: Target::Output,
+        expr: CinExpr::Binary { op, lhs, rhs },
+    } = body
+    else {
+        return None;
+    };
+    let (CinExpr::Access(a), CinExpr::Access(b)) = (lhs.as_ref(), rhs.as_ref()) else {
+        return None;
+    };
+    let op = match op {
+        BinaryOp::Add => RowOp::Add,
+        BinaryOp::Sub => RowOp::Sub,
+        BinaryOp::Mul => RowOp::Mul,
+        BinaryOp::Div => return None,
+    };
+    (a != b).then_some((*a, *b, op))
 }
 
 /// Whether `expr` is a product of accesses; collects them.

@@ -129,6 +129,7 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
             drivers,
             output,
             rows,
+            join_bound: false,
         },
     ))
 }

@@ -85,6 +85,11 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
         return Err(EngineError::Unsupported(reason));
     }
     e.ops.push(Op::Halt);
+    let mut chunking = chunking;
+    if let Ok((_, c)) = &mut chunking {
+        c.join_bound = c.output == crate::bytecode::ChunkOutput::SparseParts
+            && e.ops.iter().any(|op| matches!(op, Op::RowsMerge { .. }));
+    }
     let program = Program {
         ops: e.ops,
         int_regs: e.ni as usize,
@@ -137,6 +142,10 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
             };
             let threads = if lowered.every_core {
                 "the schedule asks for every core at any size".to_string()
+            } else if c.join_bound {
+                "by default one thread: the rows' merge writes about as much as it reads, and joining the parts \
+                 copies it all again (--threads sets more)"
+                    .to_string()
             } else {
                 format!(
                     "by default runs reading {} stored values or more use every core, smaller ones one thread",
@@ -632,6 +641,11 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all stored blocks run as one block op: dense rows times dense runs per block)"
+            );
+        } else if block_ops && self.try_rows_merge(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (all rows run as one block op: each row's two stored rows merged into an output row)"
             );
         } else if block_ops && self.try_row_axpy(var, body, &shape) {
             let _ = writeln!(

@@ -94,7 +94,8 @@ pub struct EvalOptions {
     pub tier: TierChoice,
     /// Threads the run may use (at least 1). By default the engine's
     /// ([`Engine::with_threads`]), else every core for runs with at least
-    /// [`PARALLEL_FROM`] stored entries and one thread for smaller ones. The
+    /// [`PARALLEL_FROM`] stored entries and one thread for smaller ones (and
+    /// for sums of matrices, which a second core does not speed up). The
     /// result is the same, bit for bit, for any number of threads (see
     /// [`Parallelism`]).
     pub threads: Option<usize>,

@@ -5,11 +5,11 @@
 
 use hashbrown::HashMap;
 use tessera_formats::{
-    Assembly, CoordRun, CoordinateList, CoordinateRelation, Format, Immediate, IndexArray, Level, LevelFormat,
-    LevelKind, LevelRef, LevelStorage, StorageResolver, Tensor, MAX_POSITIONS,
+    reserve_moving_elements, Assembly, CoordRun, CoordinateList, CoordinateRelation, Format, Immediate, IndexArray,
+    Level, LevelFormat, LevelKind, LevelRef, LevelStorage, StorageResolver, Tensor, MAX_POSITIONS,
 };
 
-use super::rows::{Row, RowOp};
+use super::rows::{Row, RowOp, RowsBelow};
 use crate::error::{EngineError, Result};
 
 /// Workspaces with at most this many slots are dense arrays; larger ones
@@ -191,6 +191,22 @@ impl OutputState {
     pub fn append_merged(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp) {
         match self {
             OutputState::Append { assembler, .. } => assembler.append_merged(prefix, a, b, op),
+            _ => unreachable!("append targets an appended output"),
+        }
+    }
+
+    /// [`OutputState::append_merged`] for each row `r` in `rows`, below
+    /// `prefix ++ [r]` ([`Assembler::append_merged_rows`]).
+    pub fn append_merged_rows(
+        &mut self,
+        prefix: &[i64],
+        rows: std::ops::Range<usize>,
+        a: RowsBelow<'_>,
+        b: RowsBelow<'_>,
+        op: RowOp,
+    ) {
+        match self {
+            OutputState::Append { assembler, .. } => assembler.append_merged_rows(prefix, rows, a, b, op),
             _ => unreachable!("append targets an appended output"),
         }
     }
@@ -422,6 +438,9 @@ pub struct Assembler {
     run_coords: Vec<u64>,
     /// Scratch for [`Assembler::append_merged`], kept between rows.
     row_values: Vec<f64>,
+    /// Scratch for [`Assembler::append_merged_rows`]: each merged row's
+    /// coordinate and length.
+    row_counts: Vec<(usize, usize)>,
     /// Subtracted from the first coordinate: a part of a parallel run holds
     /// rows `origin..` of a dense first level as rows `0..`.
     origin: i64,
@@ -460,6 +479,7 @@ impl Assembler {
             started: false,
             run_coords: Vec::new(),
             row_values: Vec::new(),
+            row_counts: Vec::new(),
             origin: 0,
         };
         assembler.runs = assembler.appends_runs();
@@ -765,6 +785,139 @@ impl Assembler {
         }
         self.run_coords = coords;
         self.row_values = values;
+    }
+
+    /// [`Assembler::append_merged`] for each row `r` in `rows`, below
+    /// `prefix ++ [r]`. Where the rows' places are arithmetic
+    /// ([`Assembler::opens_row`]) and they come after the last entry, every
+    /// row is merged at once, its edge written by the level and the
+    /// coordinates copied in one run.
+    pub fn append_merged_rows(
+        &mut self,
+        prefix: &[i64],
+        rows: std::ops::Range<usize>,
+        a: RowsBelow<'_>,
+        b: RowsBelow<'_>,
+        op: RowOp,
+    ) {
+        let n = self.levels.len();
+        let fits = self.rows_by_arithmetic
+            && self.tracks_order
+            && prefix.len() + 2 == n
+            && !rows.is_empty()
+            && prefix.iter().enumerate().all(|(k, &c)| self.inside(k, c))
+            && self.inside(n - 2, rows.start as i64)
+            && self.inside(n - 2, rows.end as i64 - 1)
+            && self.after_last_row(prefix, rows.start as i64);
+        if !fits {
+            return self.append_merged_each(prefix, rows, a, b, op);
+        }
+        let (last, row_level) = (n - 1, n - 2);
+        let level = *self.format.level(last);
+        let Some(slot) = level.coordinate_array().map(usize::from) else {
+            return self.append_merged_each(prefix, rows, a, b, op);
+        };
+        let start = self.sizes[last] as usize;
+        // The levels above the rows' take their positions by arithmetic.
+        let mut above: smallvec::SmallVec<[i64; 8]> = smallvec::SmallVec::new();
+        for (k, &c) in prefix.iter().enumerate() {
+            let c = if k == 0 { c - self.origin } else { c };
+            above.push(above.last().map_or(c, |&p| p * self.levels[k].extent as i64 + c));
+        }
+        let shift = if row_level == 0 { self.origin } else { 0 };
+        let row_parent = above.last().copied().unwrap_or(0);
+        let first_position = (row_parent * self.levels[row_level].extent as i64 + rows.start as i64 - shift) as usize;
+        let mut counts = std::mem::take(&mut self.row_counts);
+        counts.clear();
+        // The level's coordinate of position `p` is `coords[p]` (that is
+        // what its coordinate array means): the merged rows are written
+        // there directly, after the positions appended so far. (Both
+        // operands' coordinates have the output's width, so they fit.)
+        self.make_room(slot, start, a.entries(rows.clone()) + b.entries(rows.clone()));
+        let coords = &mut self.levels[last].arrays[slot];
+        let merged = super::rows::merge_rows(
+            a,
+            b,
+            rows.clone(),
+            op,
+            first_position,
+            coords,
+            &mut self.values,
+            &mut counts,
+        );
+        let Some(largest) = merged else {
+            self.row_counts = counts;
+            return self.append_merged_each(prefix, rows, a, b, op);
+        };
+        if let Some(&(last_position, last_count)) = counts.last() {
+            let (open_parent, begin) = self.segment[last];
+            let storage = &mut self.levels[last];
+            if open_parent >= 0 {
+                level.append_edges_now(storage, open_parent as usize, begin as usize, start);
+            }
+            level.append_segments_now(storage, start, &counts);
+            let end = start + counts.iter().map(|&(_, count)| count).sum::<usize>();
+            self.in_order &= largest < self.levels[last].extent as u64;
+            self.positions[..row_level].copy_from_slice(&above);
+            self.current[..row_level].copy_from_slice(prefix);
+            self.positions[row_level] = last_position as i64;
+            self.current[row_level] = (last_position - first_position + rows.start) as i64;
+            self.sizes[last] = end as i64;
+            self.positions[last] = end as i64 - 1;
+            self.current[last] = self.levels[last].arrays[slot].get(end - 1);
+            self.segment[last] = (last_position as i64, (end - last_count) as i64);
+            self.started = true;
+        }
+        self.row_counts = counts;
+    }
+
+    /// Room for `more` entries after the first `start` in the last level's
+    /// coordinate array `slot` and in the values, the array cut to
+    /// `start`. Moving them copies their entries, not their spare room (as
+    /// growing a vector would: a result's reserved, unfilled arrays are
+    /// mostly spare room), and new room is advised onto huge pages.
+    fn make_room(&mut self, slot: usize, start: usize, more: usize) {
+        let last = self.levels.len() - 1;
+        let coords = &mut self.levels[last].arrays[slot];
+        coords.truncate(start);
+        if coords.reserve_moving_elements(more) {
+            advise_huge_pages(coords.as_ptr(), coords.capacity_bytes());
+        }
+        if reserve_moving_elements(&mut self.values, more) {
+            advise_huge_pages(self.values.as_ptr() as *const u8, self.values.capacity() * 8);
+        }
+    }
+
+    /// [`Assembler::append_merged_rows`] one row at a time.
+    fn append_merged_each(
+        &mut self,
+        prefix: &[i64],
+        rows: std::ops::Range<usize>,
+        a: RowsBelow<'_>,
+        b: RowsBelow<'_>,
+        op: RowOp,
+    ) {
+        let n = prefix.len() + 2;
+        let mut coords: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
+        coords.push(0);
+        for r in rows {
+            coords[n - 2] = r as i64;
+            self.append_merged(&coords, a.row(r), b.row(r), op);
+        }
+    }
+
+    /// Whether the row `(prefix, row)` comes after the last entry's.
+    fn after_last_row(&self, prefix: &[i64], row: i64) -> bool {
+        if !self.started {
+            return true;
+        }
+        let ours = prefix.iter().copied().chain(std::iter::once(row));
+        for (c, &last) in ours.zip(&self.current) {
+            if c != last {
+                return c > last;
+            }
+        }
+        false
     }
 
     /// Opens the row of `(prefix, first)` by arithmetic ([`Assembler::opens_row`]),

@@ -46,7 +46,8 @@ const WORK_PER_PARTIAL_VALUE: u64 = 4;
 #[derive(Debug, Clone)]
 pub struct Parallelism {
     /// Threads, at least 1; `None`: every core when the run has at least
-    /// [`PARALLEL_FROM`] units of work, else one.
+    /// [`PARALLEL_FROM`] units of work, else one; one for a run whose
+    /// chunks are [join-bound](crate::bytecode::Chunking::join_bound).
     pub threads: Option<usize>,
     /// Work units per chunk ([`CHUNK_WORK`]); tests make it small to get
     /// many chunks, empty ones and more chunks than rows.
@@ -147,7 +148,18 @@ pub(crate) fn run(
     let work = total_work(bind);
     let threads = parallelism
         .threads
-        .unwrap_or_else(|| if work >= PARALLEL_FROM { default_threads() } else { 1 })
+        .unwrap_or_else(|| {
+            // Measured on `C(i,j) = A(i,j) + B(j,i)` into CSR (`--time 30
+            // --tier jit --threads 1|2`): two threads take 1.37x one
+            // thread's time on 4elt (92K entries), 1.11x on bcsstk16
+            // (290K) and 1.0x on a 1M-row Laplacian (5M): a join-bound run
+            // gains nothing from a second core at any size.
+            if work >= PARALLEL_FROM && !chunking.join_bound {
+                default_threads()
+            } else {
+                1
+            }
+        })
         .max(1);
     let whole = |out: &mut OutputState| {
         let mut whole = bind.clone();

@@ -10,7 +10,10 @@
 //!
 //! [`Op::MergeRows`]: crate::bytecode::Op::MergeRows
 
-use tessera_formats::IndexArray;
+use tessera_formats::{IndexArray, Level, LevelRef};
+
+use super::output::OutputState;
+use crate::interp::Bindings;
 
 /// How two rows combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -57,113 +60,310 @@ impl<'a> Row<'a> {
     }
 }
 
+/// The rows below a dense level of a stored operand: row `r` is the
+/// segment `positions[base + r]..positions[base + r + 1]` of the compact,
+/// ordered, unique level below, whose coordinates are `coords`.
+#[derive(Debug, Clone, Copy)]
+pub struct RowsBelow<'a> {
+    pub positions: &'a IndexArray,
+    pub coords: &'a IndexArray,
+    pub values: &'a [f64],
+    /// The position of row 0: the dense level's parent times its extent.
+    pub base: usize,
+}
+
+impl<'a> RowsBelow<'a> {
+    /// The rows below the dense level `rows` of a bound operand, whose
+    /// parent is at position `parent`; `None` when the level below has no
+    /// position or coordinate array.
+    pub fn of(bind: &Bindings<'a>, rows: LevelRef, parent: usize) -> Option<RowsBelow<'a>> {
+        let (operand, level) = (rows.operand as usize, rows.level as usize);
+        let below = (
+            bind.formats[operand].get(level + 1)?,
+            bind.levels[operand].get(level + 1)?,
+        );
+        Some(RowsBelow {
+            positions: below.0.position_view(below.1)?,
+            coords: below.0.coordinate_view(below.1)?,
+            values: bind.values[operand],
+            base: parent * bind.levels[operand][level].extent,
+        })
+    }
+
+    /// The positions of row `r` in the level below.
+    #[inline]
+    pub fn range(&self, r: usize) -> std::ops::Range<usize> {
+        self.positions.get_usize(self.base + r)..self.positions.get_usize(self.base + r + 1)
+    }
+
+    /// How many entries rows `rows` hold.
+    pub fn entries(&self, rows: std::ops::Range<usize>) -> usize {
+        match rows.is_empty() {
+            true => 0,
+            false => self.range(rows.end - 1).end - self.range(rows.start).start,
+        }
+    }
+
+    /// Row `r`.
+    pub fn row(&self, r: usize) -> Row<'a> {
+        Row::of(self.coords, self.values, self.range(r))
+    }
+}
+
+/// Runs [`Op::RowsMerge`] on `bind`: rows `rows` below the dense levels
+/// `a` and `b` (each with its parent's position) merged with `op` and
+/// appended below `prefix ++ [row]`. The interpreter and compiled tiers
+/// call it once per block of rows.
+///
+/// [`Op::RowsMerge`]: crate::bytecode::Op::RowsMerge
+pub fn run_rows_merge(
+    bind: &Bindings<'_>,
+    out: &mut OutputState,
+    [a, b]: [(LevelRef, usize); 2],
+    rows: std::ops::Range<usize>,
+    op: RowOp,
+    prefix: &[i64],
+) {
+    let below = |(level, parent): (LevelRef, usize)| {
+        RowsBelow::of(bind, level, parent)
+            .expect("the planner merges rows only below levels with position and coordinate arrays")
+    };
+    out.append_merged_rows(prefix, rows, below(a), below(b), op);
+}
+
 /// Merges `a` and `b` with `op` into `coords` and `values` (cleared first).
 pub fn merge(a: Row<'_>, b: Row<'_>, op: RowOp, coords: &mut Vec<u64>, values: &mut Vec<f64>) {
     coords.clear();
     values.clear();
-    fn typed<A: Copy + Into<u64>, B: Copy + Into<u64>>(
-        (ac, av): (&[A], &[f64]),
-        (bc, bv): (&[B], &[f64]),
-        op: RowOp,
-        coords: &mut Vec<u64>,
-        values: &mut Vec<f64>,
-    ) {
-        // The op is fixed for the row: one loop per op, each inlined.
-        match op {
-            RowOp::Add => union(ac, av, bc, bv, |a, b| a + b, coords, values),
-            RowOp::Sub => union(ac, av, bc, bv, |a, b| a - b, coords, values),
-            RowOp::Mul => intersection(ac, av, bc, bv, coords, values),
+    merge_after(a, b, op, coords, values);
+}
+
+/// Merges row `r` of `a` and of `b` with `op` for each `r` in `rows`,
+/// appending each merged row's coordinates and values to `coords` and
+/// `values`, and `(out_first + r - rows.start, its length)` to `counts`
+/// when it is not empty: a block of rows in one call, inlined for the
+/// width of the positions and of the coordinates (the caller makes room
+/// for the block's entries first: rows that each made room for their own
+/// would outgrow a result's exact size near its end and copy it all).
+/// Returns the largest
+/// coordinate written (0 for none); `None`, doing nothing, when the
+/// operands' or the output's widths differ (or are signed, read from
+/// files that store them): the caller then merges row by row.
+#[allow(clippy::too_many_arguments)]
+pub fn merge_rows(
+    a: RowsBelow<'_>,
+    b: RowsBelow<'_>,
+    rows: std::ops::Range<usize>,
+    op: RowOp,
+    out_first: usize,
+    coords: &mut IndexArray,
+    values: &mut Vec<f64>,
+    counts: &mut Vec<(usize, usize)>,
+) -> Option<u64> {
+    use IndexArray::{U32, U64};
+    let ((av, base_a), (bv, base_b)) = ((a.values, a.base), (b.values, b.base));
+    let (a_rows, b_rows) = (
+        base_a + rows.start..base_a + rows.end + 1,
+        base_b + rows.start..base_b + rows.end + 1,
+    );
+    macro_rules! block {
+        ($ap:expr, $ac:expr, $bp:expr, $bc:expr, $out:expr) => {
+            merge_block(
+                (&$ap[a_rows], $ac, av),
+                (&$bp[b_rows], $bc, bv),
+                out_first,
+                op,
+                $out,
+                values,
+                counts,
+            )
+        };
+    }
+    if rows.is_empty() {
+        return Some(0);
+    }
+    match (a.positions, a.coords, b.positions, b.coords, coords) {
+        (U32(ap), U32(ac), U32(bp), U32(bc), U32(out)) => Some(block!(ap, ac, bp, bc, out)),
+        (U64(ap), U32(ac), U64(bp), U32(bc), U32(out)) => Some(block!(ap, ac, bp, bc, out)),
+        (U32(ap), U64(ac), U32(bp), U64(bc), U64(out)) => Some(block!(ap, ac, bp, bc, out)),
+        (U64(ap), U64(ac), U64(bp), U64(bc), U64(out)) => Some(block!(ap, ac, bp, bc, out)),
+        _ => None,
+    }
+}
+
+/// The rows of one operand in a block: the positions of its rows' edges
+/// (one more than the rows), its coordinates and its values.
+type BlockRows<'a, P, C> = (&'a [P], &'a [C], &'a [f64]);
+
+/// [`merge_rows`] for one width of positions `P` and coordinates `C`.
+#[inline(always)]
+fn merge_block<P: Coord, C: Coord + Ord>(
+    (ap, ac, av): BlockRows<'_, P, C>,
+    (bp, bc, bv): BlockRows<'_, P, C>,
+    out_first: usize,
+    op: RowOp,
+    coords: &mut Vec<C>,
+    values: &mut Vec<f64>,
+    counts: &mut Vec<(usize, usize)>,
+) -> u64 {
+    let rows = ap.len() - 1;
+    counts.reserve(rows);
+    let mut largest = 0;
+    for r in 0..rows {
+        let ra = ap[r].wide() as usize..ap[r + 1].wide() as usize;
+        let rb = bp[r].wide() as usize..bp[r + 1].wide() as usize;
+        let before = coords.len();
+        merge_typed(
+            (&ac[ra.clone()], &av[ra]),
+            (&bc[rb.clone()], &bv[rb]),
+            op,
+            coords,
+            values,
+        );
+        if let Some(&c) = coords.get(before..).and_then(<[C]>::last) {
+            // A merged row increases: its last coordinate is its largest.
+            largest = largest.max(c.wide());
+            counts.push((out_first + r, coords.len() - before));
         }
+    }
+    largest
+}
+
+/// A stored coordinate type.
+trait Coord: Copy {
+    fn wide(self) -> u64;
+    /// `c` as this type; the caller knows it fits.
+    fn narrow(c: u64) -> Self;
+}
+
+impl Coord for u32 {
+    #[inline(always)]
+    fn wide(self) -> u64 {
+        u64::from(self)
     }
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn union<A: Copy + Into<u64>, B: Copy + Into<u64>>(
-        ac: &[A],
-        av: &[f64],
-        bc: &[B],
-        bv: &[f64],
-        f: impl Fn(f64, f64) -> f64,
-        coords: &mut Vec<u64>,
-        values: &mut Vec<f64>,
-    ) {
-        assert!(
-            ac.len() == av.len() && bc.len() == bv.len(),
-            "a row has a value per coordinate"
-        );
-        let most = ac.len() + bc.len();
-        coords.reserve(most);
-        values.reserve(most);
-        let (cs, vs) = (
-            &mut coords.spare_capacity_mut()[..most],
-            &mut values.spare_capacity_mut()[..most],
-        );
-        let (mut p, mut q, mut n) = (0, 0, 0);
-        // SAFETY: p < ac.len() == av.len() and q < bc.len() == bv.len() by
-        // the loop conditions (asserted above); n <= p + q < most, the
-        // spare room's length. The merge runs at every stored entry of two
-        // matrices: bounds checks there cost a third of its time.
-        unsafe {
-            while p < ac.len() && q < bc.len() {
-                let (x, y) = ((*ac.get_unchecked(p)).into(), (*bc.get_unchecked(q)).into());
-                let (c, v) = if x == y {
-                    (x, f(*av.get_unchecked(p), *bv.get_unchecked(q)))
-                } else if x < y {
-                    (x, f(*av.get_unchecked(p), 0.0))
-                } else {
-                    (y, f(0.0, *bv.get_unchecked(q)))
-                };
-                cs.get_unchecked_mut(n).write(c);
-                vs.get_unchecked_mut(n).write(v);
-                n += 1;
-                p += usize::from(x <= y);
-                q += usize::from(y <= x);
-            }
-        }
-        for (&c, &v) in ac[p..].iter().zip(&av[p..]) {
-            cs[n].write(c.into());
-            vs[n].write(f(v, 0.0));
-            n += 1;
-        }
-        for (&c, &v) in bc[q..].iter().zip(&bv[q..]) {
-            cs[n].write(c.into());
-            vs[n].write(f(0.0, v));
-            n += 1;
-        }
-        // SAFETY: the first `n` spare slots were written above (coords and
-        // values were empty: cleared by `merge`).
-        unsafe {
-            coords.set_len(n);
-            values.set_len(n);
-        }
+    fn narrow(c: u64) -> Self {
+        c as u32
     }
-    fn intersection<A: Copy + Into<u64>, B: Copy + Into<u64>>(
-        ac: &[A],
-        av: &[f64],
-        bc: &[B],
-        bv: &[f64],
-        coords: &mut Vec<u64>,
-        values: &mut Vec<f64>,
-    ) {
-        let (mut p, mut q) = (0, 0);
+}
+
+impl Coord for u64 {
+    #[inline(always)]
+    fn wide(self) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn narrow(c: u64) -> Self {
+        c
+    }
+}
+
+/// [`merge`] without clearing: the merged row is appended.
+fn merge_after(a: Row<'_>, b: Row<'_>, op: RowOp, coords: &mut Vec<u64>, values: &mut Vec<f64>) {
+    // Signed coordinates are below 2^63 (validated), so they convert.
+    let wide = |c: &[i64]| -> Vec<u64> { c.iter().map(|&x| x as u64).collect() };
+    match (a, b) {
+        (Row::U32(ac, av), Row::U32(bc, bv)) => merge_typed((ac, av), (bc, bv), op, coords, values),
+        (Row::U32(ac, av), Row::U64(bc, bv)) => merge_typed((ac, av), (bc, bv), op, coords, values),
+        (Row::U64(ac, av), Row::U32(bc, bv)) => merge_typed((ac, av), (bc, bv), op, coords, values),
+        (Row::U64(ac, av), Row::U64(bc, bv)) => merge_typed((ac, av), (bc, bv), op, coords, values),
+        (Row::I64(ac, av), other) => merge_after(Row::U64(&wide(ac), av), other, op, coords, values),
+        (other, Row::I64(bc, bv)) => merge_after(other, Row::U64(&wide(bc), bv), op, coords, values),
+    }
+}
+
+/// One row merged with `op`, appended to `coords` and `values`.
+#[inline(always)]
+fn merge_typed<A: Coord, B: Coord, O: Coord>(
+    a: (&[A], &[f64]),
+    b: (&[B], &[f64]),
+    op: RowOp,
+    coords: &mut Vec<O>,
+    values: &mut Vec<f64>,
+) {
+    // The op is fixed for the row: one loop per op, each inlined.
+    match op {
+        RowOp::Add => union(a, b, |a, b| a + b, coords, values),
+        RowOp::Sub => union(a, b, |a, b| a - b, coords, values),
+        RowOp::Mul => intersection(a, b, coords, values),
+    }
+}
+
+#[inline(always)]
+fn union<A: Coord, B: Coord, O: Coord>(
+    (ac, av): (&[A], &[f64]),
+    (bc, bv): (&[B], &[f64]),
+    f: impl Fn(f64, f64) -> f64,
+    coords: &mut Vec<O>,
+    values: &mut Vec<f64>,
+) {
+    assert!(
+        ac.len() == av.len() && bc.len() == bv.len(),
+        "a row has a value per coordinate"
+    );
+    let most = ac.len() + bc.len();
+    coords.reserve(most);
+    values.reserve(most);
+    let (cs, vs) = (
+        &mut coords.spare_capacity_mut()[..most],
+        &mut values.spare_capacity_mut()[..most],
+    );
+    let (mut p, mut q, mut n) = (0, 0, 0);
+    // SAFETY: p < ac.len() == av.len() and q < bc.len() == bv.len() by
+    // the loop conditions (asserted above); n <= p + q < most, the
+    // spare room's length. The merge runs at every stored entry of two
+    // matrices: bounds checks there cost a third of its time.
+    unsafe {
         while p < ac.len() && q < bc.len() {
-            let (x, y) = (ac[p].into(), bc[q].into());
-            if x == y {
-                coords.push(x);
-                values.push(av[p] * bv[q]);
-            }
+            let (x, y) = ((*ac.get_unchecked(p)).wide(), (*bc.get_unchecked(q)).wide());
+            let (c, v) = if x == y {
+                (x, f(*av.get_unchecked(p), *bv.get_unchecked(q)))
+            } else if x < y {
+                (x, f(*av.get_unchecked(p), 0.0))
+            } else {
+                (y, f(0.0, *bv.get_unchecked(q)))
+            };
+            cs.get_unchecked_mut(n).write(O::narrow(c));
+            vs.get_unchecked_mut(n).write(v);
+            n += 1;
             p += usize::from(x <= y);
             q += usize::from(y <= x);
         }
     }
-    // Signed coordinates are below 2^63 (validated), so they convert.
-    let wide = |c: &[i64]| -> Vec<u64> { c.iter().map(|&x| x as u64).collect() };
-    match (a, b) {
-        (Row::U32(ac, av), Row::U32(bc, bv)) => typed((ac, av), (bc, bv), op, coords, values),
-        (Row::U32(ac, av), Row::U64(bc, bv)) => typed((ac, av), (bc, bv), op, coords, values),
-        (Row::U64(ac, av), Row::U32(bc, bv)) => typed((ac, av), (bc, bv), op, coords, values),
-        (Row::U64(ac, av), Row::U64(bc, bv)) => typed((ac, av), (bc, bv), op, coords, values),
-        (Row::I64(ac, av), other) => merge(Row::U64(&wide(ac), av), other, op, coords, values),
-        (other, Row::I64(bc, bv)) => merge(other, Row::U64(&wide(bc), bv), op, coords, values),
+    for (&c, &v) in ac[p..].iter().zip(&av[p..]) {
+        cs[n].write(O::narrow(c.wide()));
+        vs[n].write(f(v, 0.0));
+        n += 1;
+    }
+    for (&c, &v) in bc[q..].iter().zip(&bv[q..]) {
+        cs[n].write(O::narrow(c.wide()));
+        vs[n].write(f(0.0, v));
+        n += 1;
+    }
+    // SAFETY: the first `n` spare slots were written above, right after
+    // the `len` elements already there.
+    unsafe {
+        coords.set_len(coords.len() + n);
+        values.set_len(values.len() + n);
+    }
+}
+
+#[inline(always)]
+fn intersection<A: Coord, B: Coord, O: Coord>(
+    (ac, av): (&[A], &[f64]),
+    (bc, bv): (&[B], &[f64]),
+    coords: &mut Vec<O>,
+    values: &mut Vec<f64>,
+) {
+    let (mut p, mut q) = (0, 0);
+    while p < ac.len() && q < bc.len() {
+        let (x, y) = (ac[p].wide(), bc[q].wide());
+        if x == y {
+            coords.push(O::narrow(x));
+            values.push(av[p] * bv[q]);
+        }
+        p += usize::from(x <= y);
+        q += usize::from(y <= x);
     }
 }
 

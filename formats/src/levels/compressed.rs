@@ -118,6 +118,28 @@ impl Level for Compressed {
         }
         pos.set(parent + 1, (end - begin) as i64);
     }
+    fn append_segments_now(&self, storage: &mut LevelStorage, _begin: usize, segments: &[(usize, usize)]) {
+        let Some(&(last, _)) = segments.last() else {
+            return;
+        };
+        let pos = &mut storage.arrays[POS as usize];
+        if pos.len() < last + 2 {
+            pos.resize(last + 2);
+        }
+        // Counts, as `append_edges_now` leaves them; a segment too long
+        // for 32 bits widens the array once.
+        if let IndexArray::U32(counts) = pos {
+            if segments.iter().all(|&(_, count)| count <= u32::MAX as usize) {
+                for &(parent, count) in segments {
+                    counts[parent + 1] = count as u32;
+                }
+                return;
+            }
+        }
+        for &(parent, count) in segments {
+            pos.set(parent + 1, count as i64);
+        }
+    }
     fn append_finalize_now(&self, storage: &mut LevelStorage, parent_size: usize, size: usize) {
         // `append_edges` left per-parent counts in pos[p + 1]; turn them into offsets.
         let pos = &mut storage.arrays[POS as usize];

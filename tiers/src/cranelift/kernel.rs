@@ -17,8 +17,9 @@ use cranelift_jit::JITModule;
 use smallvec::SmallVec;
 use tessera_engine::interp::Bindings;
 use tessera_engine::runtime::output::{DenseWorkspaceParts, OutputState};
-use tessera_engine::runtime::rows::{Row, RowOp};
+use tessera_engine::runtime::rows::{run_rows_merge, Row, RowOp};
 use tessera_engine::runtime::{CompiledKernel, StorageSignature};
+use tessera_formats::LevelRef;
 
 use super::builder::{Slot, WorkspacePart};
 use super::translate::APPEND_BATCH;
@@ -103,11 +104,11 @@ impl CompiledKernel for CraneliftKernel {
             .iter()
             .map(|&s| word(s, bind, output, workspace, &mut append_buffer))
             .collect();
-        let mut ctx = CallContext { out, panic: None };
+        let mut ctx = CallContext { out, bind, panic: None };
         // SAFETY: the caller guarantees that `bind` is valid storage of the
         // formats and signature the code was compiled for; the table holds
         // exactly the words the code reads; `ctx` outlives the call.
-        let status = unsafe { (self.code)(table.as_ptr(), &mut ctx as *mut CallContext<'_> as *mut c_void) };
+        let status = unsafe { (self.code)(table.as_ptr(), &mut ctx as *mut CallContext<'_, '_> as *mut c_void) };
         if let Some(panic) = ctx.panic.take() {
             resume_unwind(panic);
         }
@@ -116,8 +117,10 @@ impl CompiledKernel for CraneliftKernel {
 }
 
 /// What the output callbacks receive as `ctx`.
-struct CallContext<'o> {
+struct CallContext<'o, 'b> {
     out: &'o mut OutputState,
+    /// The run's inputs, for callbacks that read whole levels.
+    bind: &'o Bindings<'b>,
     /// The panic a callback caught; the kernel has returned by the time it
     /// is resumed.
     panic: Option<Box<dyn Any + Send>>,
@@ -131,7 +134,7 @@ struct CallContext<'o> {
 /// `coords` points at `n` coordinates.
 unsafe fn output_call(ctx: *mut c_void, coords: *const i64, n: usize, f: impl FnOnce(&mut OutputState, &[i64])) -> u32 {
     // SAFETY: see the function's contract.
-    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_>) };
+    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_, '_>) };
     let coords = unsafe { std::slice::from_raw_parts(coords, n) };
     match catch_unwind(AssertUnwindSafe(|| f(ctx.out, coords))) {
         Ok(()) => 0,
@@ -142,12 +145,27 @@ unsafe fn output_call(ctx: *mut c_void, coords: *const i64, n: usize, f: impl Fn
     }
 }
 
+/// [`output_call`] for callbacks that also read the run's inputs.
+///
+/// # Safety
+/// As for [`output_call`].
+unsafe fn bound_call(
+    ctx: *mut c_void,
+    coords: *const i64,
+    n: usize,
+    f: impl FnOnce(&Bindings<'_>, &mut OutputState, &[i64]),
+) -> u32 {
+    // SAFETY: see the function's contract.
+    let bind = unsafe { (*(ctx as *mut CallContext<'_, '_>)).bind };
+    unsafe { output_call(ctx, coords, n, |out, coords| f(bind, out, coords)) }
+}
+
 /// Appends `count` buffered entries: each `width` coordinates then the
 /// value's bits, one word each.
 pub(crate) unsafe extern "C" fn append_batch(ctx: *mut c_void, entries: *const u64, count: usize, width: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and a buffer of
     // `count` entries of `width + 1` words.
-    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_>) };
+    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_, '_>) };
     let words = unsafe { std::slice::from_raw_parts(entries as *const i64, count * (width + 1)) };
     match catch_unwind(AssertUnwindSafe(|| ctx.out.append_entries(words, width))) {
         Ok(()) => 0,
@@ -195,6 +213,35 @@ pub(crate) unsafe extern "C" fn merge_rows(ctx: *mut c_void, args: *const i64, n
     let op = RowOp::from_code(code & 0xff).expect("the translator writes a row op's code");
     // SAFETY: `ctx` is the kernel's context; the prefix follows the code.
     unsafe { output_call(ctx, args.add(9), n, |out, prefix| out.append_merged(prefix, a, b, op)) }
+}
+
+/// A level named in one word of a runtime call: `operand << 32 | level`.
+pub(crate) fn level_word(level: LevelRef) -> i64 {
+    (i64::from(level.operand) << 32) | i64::from(level.level)
+}
+
+/// `Op::RowsMerge`: `args` holds, for each operand, its rows level (a
+/// [`level_word`]) and its parent's position; then the first and last
+/// row, the `RowOp` code, and the `n` prefix coordinates.
+pub(crate) unsafe extern "C" fn rows_merge(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
+    // SAFETY: called only by kernels, with their context and the words above.
+    let words = unsafe { std::slice::from_raw_parts(args, 7 + n) };
+    let level = |w: i64| LevelRef {
+        operand: (w >> 32) as u32,
+        level: w as u32,
+    };
+    let rows = [
+        (level(words[0]), words[1] as usize),
+        (level(words[2]), words[3] as usize),
+    ];
+    let range = words[4] as usize..words[5] as usize;
+    let op = RowOp::from_code(words[6] as u64).expect("the translator writes a row op's code");
+    // SAFETY: `ctx` is the kernel's context; the prefix follows the code.
+    unsafe {
+        bound_call(ctx, args.add(7), n, |bind, out, prefix| {
+            run_rows_merge(bind, out, rows, range, op, prefix)
+        })
+    }
 }
 
 pub(crate) unsafe extern "C" fn workspace_flush(ctx: *mut c_void, prefix: *const i64, n: usize) -> u32 {

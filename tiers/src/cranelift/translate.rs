@@ -616,6 +616,22 @@ impl Translator<'_> {
                 op,
                 prefix,
             } => self.merge_rows(clif, [(*a, *a_begin, *a_end), (*b, *b_begin, *b_end)], *op, prefix),
+            Op::RowsMerge {
+                a_rows,
+                a_parent,
+                b_rows,
+                b_parent,
+                first,
+                last,
+                op,
+                prefix,
+            } => self.rows_merge(
+                clif,
+                [(*a_rows, *a_parent), (*b_rows, *b_parent)],
+                (*first, *last),
+                *op,
+                prefix,
+            ),
             Op::Halt => {
                 self.finish(clif);
                 return true;
@@ -707,6 +723,38 @@ impl Translator<'_> {
         for &r in prefix {
             words.push(self.iget(clif, r));
         }
+        self.call_with_words(clif, kernel::merge_rows as *const () as usize, &words, prefix.len());
+    }
+
+    /// `Op::RowsMerge`: calls `kernel::rows_merge` once for the block of
+    /// rows, with each operand's rows level and parent position, the rows,
+    /// the op and the output prefix.
+    fn rows_merge(
+        &mut self,
+        clif: &mut Clif<'_>,
+        rows: [(LevelRef, u32); 2],
+        (first, last): (u32, u32),
+        op: RowOp,
+        prefix: &Regs,
+    ) {
+        let mut words: Vec<Value> = Vec::with_capacity(7 + prefix.len());
+        for (level, parent) in rows {
+            words.push(clif.int(kernel::level_word(level)));
+            words.push(self.iget(clif, parent));
+        }
+        words.push(self.iget(clif, first));
+        words.push(self.iget(clif, last));
+        words.push(clif.int(op.code() as i64));
+        for &r in prefix {
+            words.push(self.iget(clif, r));
+        }
+        self.call_with_words(clif, kernel::rows_merge as *const () as usize, &words, prefix.len());
+    }
+
+    /// Calls the runtime's `callee(ctx, words, n)` with `words` stored on
+    /// the stack, after handing over pending appends; returns from the
+    /// kernel when it fails.
+    fn call_with_words(&mut self, clif: &mut Clif<'_>, callee: usize, words: &[Value], n: usize) {
         let slot = clif.fb.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             (words.len() * 8) as u32,
@@ -717,8 +765,8 @@ impl Translator<'_> {
             clif.fb.ins().store(MemFlagsData::trusted(), w, addr, (k * 8) as i32);
         }
         let sig = self.three_word_callback(clif);
-        let n = clif.int(prefix.len() as i64);
-        let callee = clif.int(kernel::merge_rows as *const () as usize as i64);
+        let n = clif.int(n as i64);
+        let callee = clif.int(callee as i64);
         self.hand_over_appends(clif);
         let call = clif.fb.ins().call_indirect(sig, callee, &[self.ctx, addr, n]);
         let status = clif.fb.inst_results(call)[0];

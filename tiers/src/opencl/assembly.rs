@@ -12,7 +12,7 @@
 //! the list of slots touched, which a flush sorts and drains.
 
 use tessera_engine::runtime::rows::RowOp;
-use tessera_formats::LevelRef;
+use tessera_formats::{Level, LevelRef};
 
 use super::ctext::CText;
 use super::source::{freg, reg, Writer};
@@ -43,6 +43,53 @@ impl Writer<'_> {
     /// `prefix`, with the values `runtime::rows::merge` computes: an entry
     /// in one row only is combined with `0.0`, so zeros keep their signs.
     pub(super) fn merge_rows(&self, c: &mut CText, rows: [(LevelRef, u32, u32); 2], op: RowOp, prefix: &[u32]) {
+        let [(a, a_begin, a_end), (b, b_begin, b_end)] = rows;
+        let prefix: Vec<String> = prefix.iter().map(|&r| reg(r)).collect();
+        self.merge(
+            c,
+            [(a, reg(a_begin), reg(a_end)), (b, reg(b_begin), reg(b_end))],
+            op,
+            &prefix,
+        );
+    }
+
+    /// Every row `row` in `first..last` of [`Writer::merge_rows`]: the rows
+    /// below the dense levels `a` and `b` (at `parent * extent + row`)
+    /// merged and appended below `prefix ++ [row]`.
+    pub(super) fn rows_merge(
+        &self,
+        c: &mut CText,
+        rows: [(LevelRef, u32); 2],
+        (first, last): (u32, u32),
+        op: RowOp,
+        prefix: &[u32],
+    ) {
+        c.open("");
+        c.open(format!("for (long row = r{first}; row < r{last}; row++)"));
+        let mut bounds = Vec::new();
+        for (level, parent) in rows {
+            let below = LevelRef::new(level.operand as usize, level.level as usize + 1);
+            let Some(format) = self.format(c, below) else {
+                c.close();
+                c.close();
+                return;
+            };
+            let extent = self.extent(c, level);
+            let position = c.local("long", format!("r{parent} * {extent} + row"));
+            let position = c.val(position);
+            let (begin, end) = format.pos_iter(c, below, position);
+            bounds.push((below, c.text(begin), c.text(end)));
+        }
+        let prefix: Vec<String> = prefix.iter().map(|&r| reg(r)).chain(["row".to_string()]).collect();
+        let [a, b]: [(LevelRef, String, String); 2] = bounds.try_into().expect("two operands");
+        self.merge(c, [a, b], op, &prefix);
+        c.close();
+        c.close();
+    }
+
+    /// The merge of [`Writer::merge_rows`], its row bounds and output
+    /// prefix given as C expressions.
+    fn merge(&self, c: &mut CText, rows: [(LevelRef, String, String); 2], op: RowOp, prefix: &[String]) {
         c.open("");
         let [(a, a_begin, a_end), (b, b_begin, b_end)] = rows;
         let (ac, av) = (self.coordinates(c, a), self.values(c, a.operand));
@@ -50,7 +97,7 @@ impl Writer<'_> {
         let entry = |coord: &str| -> Vec<String> {
             prefix
                 .iter()
-                .map(|&r| reg(r))
+                .cloned()
                 .chain(std::iter::once(coord.to_string()))
                 .collect()
         };
@@ -59,8 +106,9 @@ impl Writer<'_> {
             RowOp::Sub => format!("{x} - {y}"),
             RowOp::Mul => format!("{x} * {y}"),
         };
-        c.line(format!("long p = r{a_begin}, q = r{b_begin};"));
-        c.open(format!("while (p < r{a_end} && q < r{b_end})"));
+        c.line(format!("long p = {a_begin}, q = {b_begin};"));
+        c.line(format!("const long p_end = {a_end}, q_end = {b_end};"));
+        c.open("while (p < p_end && q < q_end)");
         c.line(format!("const long x = (long){ac}[p], y = (long){bc}[q];"));
         match op {
             RowOp::Mul => {
@@ -89,14 +137,14 @@ impl Writer<'_> {
         c.line("q += y <= x;");
         c.close();
         if op != RowOp::Mul {
-            c.open(format!("for (; p < r{a_end}; p++)"));
+            c.open("for (; p < p_end; p++)");
             self.append(
                 c,
                 &entry(&format!("(long){ac}[p]")),
                 &combine(&format!("{av}[p]"), "0.0"),
             );
             c.close();
-            c.open(format!("for (; q < r{b_end}; q++)"));
+            c.open("for (; q < q_end; q++)");
             self.append(
                 c,
                 &entry(&format!("(long){bc}[q]")),

@@ -119,6 +119,7 @@ impl Entries {
             let entry = match op {
                 Op::Append { coords, .. } => coords.len(),
                 Op::MergeRows { prefix, .. } => prefix.len() + 1,
+                Op::RowsMerge { prefix, .. } => prefix.len() + 2,
                 Op::WorkspaceFlush { prefix } => match workspace {
                     Some(dims) => prefix.len() + dims,
                     // A workspace nothing adds to (every term absent)
@@ -349,7 +350,7 @@ impl Writer<'_> {
         }
     }
 
-    fn extent(&self, c: &mut CText, level: LevelRef) -> String {
+    pub(super) fn extent(&self, c: &mut CText, level: LevelRef) -> String {
         c.scalar(Scalar::Extent(level))
     }
 
@@ -636,6 +637,22 @@ impl Writer<'_> {
                 op,
                 prefix,
             } => self.merge_rows(c, [(*a, *a_begin, *a_end), (*b, *b_begin, *b_end)], *op, prefix),
+            Op::RowsMerge {
+                a_rows,
+                a_parent,
+                b_rows,
+                b_parent,
+                first,
+                last,
+                op,
+                prefix,
+            } => self.rows_merge(
+                c,
+                [(*a_rows, *a_parent), (*b_rows, *b_parent)],
+                (*first, *last),
+                *op,
+                prefix,
+            ),
             Op::WorkspaceAccum { coords, value } => self.workspace_accumulate(c, coords, *value),
             Op::WorkspaceAxpy {
                 driver,
