@@ -10,6 +10,8 @@
 //!
 //! [`Op::MergeRows`]: crate::bytecode::Op::MergeRows
 
+use std::cmp::Ordering;
+
 use tessera_formats::{IndexArray, Level, LevelRef};
 
 use super::output::OutputState;
@@ -316,18 +318,31 @@ fn union<A: Coord, B: Coord, O: Coord>(
     unsafe {
         while p < ac.len() && q < bc.len() {
             let (x, y) = ((*ac.get_unchecked(p)).wide(), (*bc.get_unchecked(q)).wide());
-            let (c, v) = if x == y {
-                (x, f(*av.get_unchecked(p), *bv.get_unchecked(q)))
-            } else if x < y {
-                (x, f(*av.get_unchecked(p), 0.0))
-            } else {
-                (y, f(0.0, *bv.get_unchecked(q)))
+            // Each case advances its own rows: branches the processor
+            // predicts (rows of a matrix and its transpose mostly agree)
+            // and runs ahead of, where computing the next positions from
+            // the comparison would make every load wait for the last.
+            let (c, v) = match x.cmp(&y) {
+                Ordering::Equal => {
+                    let v = f(*av.get_unchecked(p), *bv.get_unchecked(q));
+                    p += 1;
+                    q += 1;
+                    (x, v)
+                }
+                Ordering::Less => {
+                    let v = f(*av.get_unchecked(p), 0.0);
+                    p += 1;
+                    (x, v)
+                }
+                Ordering::Greater => {
+                    let v = f(0.0, *bv.get_unchecked(q));
+                    q += 1;
+                    (y, v)
+                }
             };
             cs.get_unchecked_mut(n).write(O::narrow(c));
             vs.get_unchecked_mut(n).write(v);
             n += 1;
-            p += usize::from(x <= y);
-            q += usize::from(y <= x);
         }
     }
     for (&c, &v) in ac[p..].iter().zip(&av[p..]) {
@@ -358,12 +373,17 @@ fn intersection<A: Coord, B: Coord, O: Coord>(
     let (mut p, mut q) = (0, 0);
     while p < ac.len() && q < bc.len() {
         let (x, y) = (ac[p].wide(), bc[q].wide());
-        if x == y {
-            coords.push(O::narrow(x));
-            values.push(av[p] * bv[q]);
+        // Branches, as in `union`.
+        match x.cmp(&y) {
+            Ordering::Equal => {
+                coords.push(O::narrow(x));
+                values.push(av[p] * bv[q]);
+                p += 1;
+                q += 1;
+            }
+            Ordering::Less => p += 1,
+            Ordering::Greater => q += 1,
         }
-        p += usize::from(x <= y);
-        q += usize::from(y <= x);
     }
 }
 
