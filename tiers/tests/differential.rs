@@ -201,3 +201,64 @@ fn random_statements_agree_on_both_tiers() {
     }
     tally.finish(&jit);
 }
+
+/// Dense row updates (the inner loops of SpMM and MTTKRP) of every width:
+/// the Cranelift tier keeps whole tiles of an output row in registers
+/// while a row's entries add to them, and takes the columns past the last
+/// tile one entry at a time. Every width gives the interpreter's bits.
+#[test]
+fn dense_row_updates_of_any_width_give_the_interpreters_bits() {
+    use tessera_engine::bytecode::Op;
+    use tessera_engine::runtime::TierChoice;
+    use tessera_engine::testing::same_bits;
+    use tessera_engine::{EvalOptions, Inputs};
+    let interp = Engine::new();
+    let jit = jit_engine();
+    let mut rng = Rng::new(41);
+    let eval = |engine: &Engine, statement: &str, inputs: &Inputs<'_>, tier| {
+        let options = EvalOptions {
+            output_format: Some(Format::dense(2)),
+            tier,
+            ..EvalOptions::default()
+        };
+        engine.eval_with(statement, inputs, &options).unwrap()
+    };
+    for columns in [0, 1, 2, 7, 8, 9, 15, 16, 17, 33] {
+        for kind in [
+            EntryKind::Random,
+            EntryKind::EmptySlices,
+            EntryKind::Skewed,
+            EntryKind::Empty,
+        ] {
+            let a = random_tensor(&mut rng, &[7, 6], kind, &Format::csr()).unwrap();
+            let x = random_tensor(&mut rng, &[6, columns], EntryKind::Full, &Format::dense(2)).unwrap();
+            let b = random_tensor(&mut rng, &[5, 6, 4], kind, &Format::csf(3)).unwrap();
+            let c = random_tensor(&mut rng, &[6, columns], EntryKind::Random, &Format::dense(2)).unwrap();
+            let d = random_tensor(&mut rng, &[4, columns], EntryKind::Full, &Format::dense(2)).unwrap();
+            let cases = [
+                ("C(i,j) = A(i,k) * X(k,j)", vec![("A", &a), ("X", &x)]),
+                (
+                    "M(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+                    vec![("B", &b), ("C", &c), ("D", &d)],
+                ),
+            ];
+            for (statement, tensors) in cases {
+                let inputs = tensors.iter().fold(Inputs::new(), |i, &(n, t)| i.with(n, t));
+                let formats: Vec<(&str, Format)> = tensors.iter().map(|&(n, t)| (n, t.format().clone())).collect();
+                let kernel = jit.compile(statement, &formats, &Format::dense(2)).unwrap();
+                assert!(
+                    kernel.program().ops.iter().any(|op| matches!(op, Op::RowAxpy { .. })),
+                    "{statement}: no dense row update:\n{}",
+                    kernel.program()
+                );
+                let want = eval(&interp, statement, &inputs, TierChoice::Interpreter);
+                let got = eval(&jit, statement, &inputs, TierChoice::Auto);
+                assert!(
+                    same_bits(&want, &got),
+                    "{statement}, {columns} columns, {kind:?}: the tiers' bits differ"
+                );
+                check_both_tiers(&interp, &jit, statement, &tensors, Some(&Format::dense(2)), &[]).unwrap();
+            }
+        }
+    }
+}

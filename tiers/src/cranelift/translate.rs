@@ -1432,8 +1432,9 @@ impl Translator<'_> {
         let b = self.iget(clif, begin);
         let e = self.iget(clif, end);
         let entries = Row { format, driver, own };
-        entries.scaled_entries(clif, scale, (b, e), &mut |clif, c, s| {
-            let mut bases: SmallVec<[Value; 2]> = SmallVec::new();
+        // Each factor's row for coordinate `c`, from column `from` on.
+        let bases = |clif: &mut Clif<'_>, c: Value, from: Value| -> SmallVec<[Value; 2]> {
+            let mut bases = SmallVec::new();
             for &(values, parent, via) in &parts {
                 let r = match via {
                     Some(extent) => {
@@ -1443,12 +1444,70 @@ impl Translator<'_> {
                     None => parent,
                 };
                 let first = clif.fb.ins().imul(r, n);
+                let first = clif.fb.ins().iadd(first, from);
                 bases.push(clif.element(values, first, 8));
             }
-            axpy(clif, row, n, s, &bases);
+            bases
+        };
+        // Whole tiles of the output row stay in registers while every
+        // entry adds to them: the row is loaded and stored once per tile,
+        // not once per entry. Each element still gets the entries' products
+        // in their order, so the sums are the entry-by-entry ones.
+        let tiled = clif.fb.ins().band_imm_s(n, -TILE_COLUMNS);
+        let zero = clif.int(0);
+        clif.loop_with(
+            &[zero],
+            &mut |clif, st| clif.compare(Cmp::Lt, st[0], tiled),
+            &mut |clif, st| {
+                let t = st[0];
+                let out = clif.element(row, t, 8);
+                let mut init: SmallVec<[Value; 8]> = smallvec::smallvec![b];
+                for k in 0..TILE_VECTORS {
+                    init.push(clif.fb.ins().load(types::F64X2, output_flags(), out, 16 * k));
+                }
+                let sums = clif.loop_with(
+                    &init,
+                    &mut |clif, st| clif.compare(Cmp::Lt, st[0], e),
+                    &mut |clif, st| {
+                        let p = st[0];
+                        let (c, s) = entries.scaled_entry(clif, scale, p);
+                        let lanes = clif.fb.ins().splat(types::F64X2, s);
+                        let bases = bases(clif, c, t);
+                        let mut next: tessera_formats::LoopState<Value> =
+                            smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)];
+                        for (k, &sum) in st[1..].iter().enumerate() {
+                            let mut prod = lanes;
+                            for &base in &bases {
+                                let x = clif.fb.ins().load(types::F64X2, input_flags(), base, 16 * k as i32);
+                                prod = clif.fb.ins().fmul(prod, x);
+                            }
+                            next.push(clif.fb.ins().fadd(sum, prod));
+                        }
+                        next
+                    },
+                );
+                for (k, &sum) in sums[1..].iter().enumerate() {
+                    clif.fb.ins().store(output_flags(), sum, out, 16 * k as i32);
+                }
+                smallvec::smallvec![clif.fb.ins().iadd_imm_s(t, TILE_COLUMNS)]
+            },
+        );
+        // The columns past the last whole tile, entry by entry.
+        let rest = clif.fb.ins().isub(n, tiled);
+        let row = clif.element(row, tiled, 8);
+        entries.scaled_entries(clif, scale, (b, e), &mut |clif, c, s| {
+            let bases = bases(clif, c, tiled);
+            axpy(clif, row, rest, s, &bases);
         });
     }
 }
+
+/// `f64x2` vectors of an output row [`Translator::row_axpy`] keeps in
+/// registers while it adds a row's entries: four, leaving registers for
+/// the products.
+const TILE_VECTORS: i32 = 4;
+/// The columns of such a tile.
+const TILE_COLUMNS: i64 = 2 * TILE_VECTORS as i64;
 
 /// The stored entries of one row of a driver level with a coordinate view:
 /// its coordinates and values.
@@ -1459,6 +1518,14 @@ struct Row {
 }
 
 impl Row {
+    /// `(c, scale * value[p])`, `c` the coordinate stored at `p`.
+    fn scaled_entry(&self, clif: &mut Clif<'_>, scale: Value, p: Value) -> (Value, Value) {
+        let (c, _) = self.format.pos_access(clif, self.driver, p, &[]);
+        let addr = clif.element(self.own, p, 8);
+        let v = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+        (c, clif.fb.ins().fmul(scale, v))
+    }
+
     /// For each position `p` in `begin..end`: `visit(c, scale * value[p])`,
     /// `c` the coordinate stored at `p`.
     fn scaled_entries(
@@ -1473,10 +1540,7 @@ impl Row {
             &mut |clif, st| clif.compare(Cmp::Lt, st[0], end),
             &mut |clif, st| {
                 let p = st[0];
-                let (c, _) = self.format.pos_access(clif, self.driver, p, &[]);
-                let addr = clif.element(self.own, p, 8);
-                let v = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
-                let x = clif.fb.ins().fmul(scale, v);
+                let (c, x) = self.scaled_entry(clif, scale, p);
                 visit(clif, c, x);
                 smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
             },
