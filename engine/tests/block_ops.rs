@@ -124,9 +124,13 @@ fn structured_spmv_runs_as_block_ops_over_runs_and_matches_the_reference() {
     let engine = Engine::new();
     let mut rng = Rng::new(29);
     type IsBlockOp = fn(&Op) -> bool;
+    // A DIA diagonal's update is deferred and run with the others, a tile
+    // of y at a time; an ELL slot's runs at once.
     let cases: [(Format, IsBlockOp); 3] = [
-        (Format::dia(), |op| matches!(op, Op::StridedAxpy { .. })),
-        (Format::ell(), |op| matches!(op, Op::StridedAxpy { .. })),
+        (Format::dia(), |op| matches!(op, Op::StridedAxpy { deferred: true, .. })),
+        (Format::ell(), |op| {
+            matches!(op, Op::StridedAxpy { deferred: false, .. })
+        }),
         (Format::bcsr(3, 2).unwrap(), |op| matches!(op, Op::BlockRowsDot { .. })),
     ];
     for (format, is_block) in cases {
@@ -142,6 +146,8 @@ fn structured_spmv_runs_as_block_ops_over_runs_and_matches_the_reference() {
             "no block op for A in {format}:\n{}",
             kernel.program()
         );
+        let flushes = kernel.program().ops.iter().any(|op| matches!(op, Op::StridedFlush));
+        assert_eq!(flushes, format == Format::dia(), "{format}:\n{}", kernel.program());
         for kind in EntryKind::ALL {
             let a = random_tensor(&mut rng, &[12, 10], kind, &format).unwrap();
             let x = random_tensor(&mut rng, &[10], EntryKind::Random, &Format::dense(1)).unwrap();
@@ -222,4 +228,44 @@ fn sums_of_matrices_merge_every_row_in_one_op_and_match_the_reference() {
         let one_b = random_tensor(&mut rng, &vec![1; order], EntryKind::Full, &b_format).unwrap();
         check_statement(&engine, statement, &[("A", &one), ("B", &one_b)], None, &[]).unwrap();
     }
+}
+
+/// A banded matrix in DIA, long enough that its deferred diagonal updates
+/// run in several tiles of y, on several threads: the reference's result,
+/// and the same bits on 1, 2 and 7 threads (`check_statement`).
+#[test]
+fn dia_updates_deferred_across_tiles_and_threads_match_the_reference() {
+    use tessera_formats::{CoordinateList, Tensor};
+    let n = 9_001;
+    let mut rng = Rng::new(31);
+    let mut list = CoordinateList::new(&[n, n]);
+    for i in 0..n as i64 {
+        for offset in [-7i64, -1, 0, 2, 300] {
+            let j = i + offset;
+            if (0..n as i64).contains(&j) && rng.percent(90) {
+                list.push(&[i as u64, j as u64], (rng.below(1000) as f64 - 500.0) / 37.0)
+                    .unwrap();
+            }
+        }
+    }
+    let a = Tensor::pack(&list, Format::dia()).unwrap();
+    let x = random_tensor(&mut rng, &[n], EntryKind::Full, &Format::dense(1)).unwrap();
+    let engine = Engine::new();
+    let statement = "y(i) = A(i,j) * x(j)";
+    let kernel = engine
+        .compile(
+            statement,
+            &[("A", Format::dia()), ("x", Format::dense(1))],
+            &Format::dense(1),
+        )
+        .unwrap();
+    assert!(kernel.program().ops.iter().any(|op| matches!(op, Op::StridedFlush)));
+    check_statement(
+        &engine,
+        statement,
+        &[("A", &a), ("x", &x)],
+        Some(&Format::dense(1)),
+        &[],
+    )
+    .unwrap();
 }

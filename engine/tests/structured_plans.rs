@@ -28,10 +28,11 @@ fn dia_spmv_loops_over_diagonals_then_a_range_of_rows() {
 loop order: A.diagonal, i, j
 derived: A.diagonal = the coordinate of A's level 0 (dense), which stores no mode; summed
 output y (dense): dense, accumulated in place
-parallel: runs on one thread: its outer loop runs over A.diagonal, a level's own variable, and chunks of those are not supported yet
+parallel: the loops run whole (its outer loop runs over A.diagonal, a level's own variable, and chunks of those are not supported yet); the deferred strided updates then run a tile of the output per thread; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
 forall A.diagonal: every coordinate, locate A.dense; lattice {A.dense}
   forall i: iterate A.range; lattice {A.range}
     (all rows run as one block op: a product per row, positions stepping with the row)
+the strided updates run together after the loops, a tile of the output at a time (each component gets their products in the same order)
 concrete index notation:
   forall A.diagonal
     forall i

@@ -357,12 +357,19 @@ pub enum Op {
     /// One product per row: for each `r < rows`, `out[out.start + r *
     /// out.step] += scale * Π factors(r)`. The rows of a DIA diagonal, of an
     /// ELL slot, in one op.
+    ///
+    /// A `deferred` update may run as late as the next
+    /// [`Op::StridedFlush`], together with the others deferred (see
+    /// [`crate::runtime::strided`]): nothing between reads the output.
     StridedAxpy {
         rows: IReg,
         scale: FReg,
         factors: SmallVec<[Strided; 3]>,
         out: StridedRun,
+        deferred: bool,
     },
+    /// Runs the deferred [`Op::StridedAxpy`] updates.
+    StridedFlush,
     /// Every row of a dense level at once: for each coordinate `c` in
     /// `first..last` of `rows` (below `parent`), the dot block of the
     /// `driver` level's segment below it in `semiring` (`⊕` over the
@@ -532,6 +539,54 @@ impl Op {
     pub fn accumulates_into_workspace(&self) -> bool {
         matches!(self, Op::WorkspaceAccum { .. } | Op::WorkspaceAxpy { .. })
     }
+
+    /// Whether the op reads or writes the output (or its workspace).
+    pub fn touches_output(&self) -> bool {
+        match self {
+            Op::AccumOutput { .. }
+            | Op::Append { .. }
+            | Op::WorkspaceAccum { .. }
+            | Op::WorkspaceFlush { .. }
+            | Op::DenseRowsDot { .. }
+            | Op::BlockRowsDot { .. }
+            | Op::StridedAxpy { .. }
+            | Op::StridedFlush
+            | Op::RowsDot { .. }
+            | Op::DenseAxpy { .. }
+            | Op::RowAxpy { .. }
+            | Op::WorkspaceAxpy { .. }
+            | Op::MergeRows { .. }
+            | Op::RowsMerge { .. } => true,
+            Op::IConst { .. }
+            | Op::IMove { .. }
+            | Op::IBin { .. }
+            | Op::ICmp { .. }
+            | Op::ISelect { .. }
+            | Op::BConst { .. }
+            | Op::BAnd { .. }
+            | Op::BOr { .. }
+            | Op::BNot { .. }
+            | Op::Jump { .. }
+            | Op::JumpIf { .. }
+            | Op::JumpIfNot { .. }
+            | Op::Dim { .. }
+            | Op::Chunk { .. }
+            | Op::CoordIter { .. }
+            | Op::CoordAccess { .. }
+            | Op::PosIter { .. }
+            | Op::PosAccess { .. }
+            | Op::Locate { .. }
+            | Op::FConst { .. }
+            | Op::FMove { .. }
+            | Op::FBin { .. }
+            | Op::FNeg { .. }
+            | Op::FCall { .. }
+            | Op::LoadValue { .. }
+            | Op::DotBlock { .. }
+            | Op::DenseDot { .. }
+            | Op::Halt => false,
+        }
+    }
 }
 
 impl fmt::Display for FloatOp {
@@ -695,16 +750,19 @@ impl fmt::Display for Op {
                 scale,
                 factors,
                 out,
+                deferred,
             } => {
                 let fs: Vec<String> = factors.iter().map(|x| format!(" * {x}")).collect();
                 write!(
                     f,
-                    "for r < r{rows}: out[r{} + r * r{}] += f{scale}{}",
+                    "{}for r < r{rows}: out[r{} + r * r{}] += f{scale}{}",
+                    if *deferred { "deferred " } else { "" },
                     out.start,
                     out.step,
                     fs.join("")
                 )
             }
+            Op::StridedFlush => write!(f, "run deferred strided updates"),
             Op::DenseRowsDot {
                 rows,
                 len,

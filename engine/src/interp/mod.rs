@@ -9,10 +9,11 @@ use smallvec::SmallVec;
 use tessera_formats::staging::{eval_cmp, eval_int_op};
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage, StorageResolver};
 
-use crate::bytecode::{FloatOp, IReg, Op, Program, Regs};
+use crate::bytecode::{FloatOp, IReg, Op, Program, Regs, Strided};
 use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
 use crate::runtime::rows::Row;
+use crate::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate};
 
 /// The storage a program runs on: operand `k`'s level formats, levels and
 /// values (inputs first, then the output's levels for dense outputs).
@@ -29,6 +30,9 @@ pub struct Bindings<'a> {
     pub dims: Vec<i64>,
     /// The coordinates of the outermost loop this run covers ([`Op::Chunk`]).
     pub chunk: (i64, i64),
+    /// Threads the run's ops may use themselves when its loops run whole
+    /// (deferred strided updates run their tiles on them); 1 in a chunk.
+    pub threads: usize,
 }
 
 struct Resolver<'b, 'a> {
@@ -55,6 +59,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
     let mut ir = vec![0i64; program.int_regs];
     let mut fr = vec![0f64; program.float_regs];
     let mut br = vec![false; program.bool_regs];
+    let mut strided = StridedBatch::new(bind.threads);
     let mut b = Immediate::new(Resolver { levels: &bind.levels });
     let ops = &program.ops;
     let mut pc = 0usize;
@@ -241,81 +246,47 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 scale,
                 factors,
                 out: out_run,
+                deferred,
             } => {
-                let rows = ir[*rows as usize].max(0) as usize;
                 let reg = |r: IReg| ir[r as usize] as usize;
-                let scale = fr[*scale as usize];
-                let (out_start, out_step) = (reg(out_run.start), reg(out_run.step));
-                let coords: SmallVec<[Option<&IndexArray>; 3]> = factors
-                    .iter()
-                    .map(|f| match f {
-                        crate::bytecode::Strided::Run(_) => None,
-                        crate::bytecode::Strided::Gather { level, .. } => {
-                            let storage = &bind.levels[level.operand as usize][level.level as usize];
-                            format_of(bind, *level).coordinate_view(storage)
-                        }
-                    })
-                    .collect();
-                let dst = out.dense_range_mut(out_start, if rows == 0 { 0 } else { (rows - 1) * out_step + 1 });
-                // The common shapes with unit steps (a diagonal times x, a
-                // slot's values times x gathered) as slice loops.
-                let unit = |run: &crate::bytecode::StridedRun| reg(run.step) == 1 || rows <= 1;
-                let run_slice = |run: &crate::bytecode::StridedRun| {
-                    let start = reg(run.start);
-                    &bind.values[run.operand as usize][start..start + rows]
-                };
-                use crate::bytecode::Strided;
-                match (factors.as_slice(), coords.as_slice()) {
-                    ([Strided::Run(a), Strided::Run(b)], _) if unit(a) && unit(b) && (out_step == 1 || rows <= 1) => {
-                        for ((d, &x), &y) in dst.iter_mut().zip(run_slice(a)).zip(run_slice(b)) {
-                            *d += scale * x * y;
-                        }
-                        pc += 1;
-                        continue;
-                    }
-                    (
-                        [Strided::Run(a), Strided::Gather {
-                            operand,
-                            base,
-                            start,
-                            step,
-                            ..
-                        }],
-                        [None, Some(idx)],
-                    ) if unit(a) && (reg(*step) == 1 || rows <= 1) && (out_step == 1 || rows <= 1) => {
-                        let (values, base, first) = (bind.values[*operand as usize], reg(*base), reg(*start));
-                        for (r, (d, &x)) in dst.iter_mut().zip(run_slice(a)).enumerate() {
-                            *d += scale * x * values[base + idx.get_usize(first + r)];
-                        }
-                        pc += 1;
-                        continue;
-                    }
-                    _ => {}
-                }
-                for r in 0..rows {
-                    let mut prod = scale;
-                    for (f, coords) in factors.iter().zip(&coords) {
-                        let value = match f {
-                            crate::bytecode::Strided::Run(run) => {
-                                bind.values[run.operand as usize][reg(run.start) + r * reg(run.step)]
-                            }
-                            crate::bytecode::Strided::Gather {
+                let update = StridedUpdate {
+                    rows: ir[*rows as usize].max(0) as usize,
+                    scale: fr[*scale as usize],
+                    out_start: reg(out_run.start),
+                    out_step: reg(out_run.step),
+                    factors: factors
+                        .iter()
+                        .map(|f| match f {
+                            Strided::Run(run) => StridedFactor::Run {
+                                values: bind.values[run.operand as usize],
+                                start: reg(run.start),
+                                step: reg(run.step),
+                            },
+                            Strided::Gather {
                                 operand,
                                 base,
+                                level,
                                 start,
                                 step,
-                                ..
-                            } => {
-                                let coords = coords.expect("the planner gathers through levels with coordinate arrays");
-                                let c = coords.get_usize(reg(*start) + r * reg(*step));
-                                bind.values[*operand as usize][reg(*base) + c]
-                            }
-                        };
-                        prod *= value;
-                    }
-                    dst[r * out_step] += prod;
+                            } => StridedFactor::Gather {
+                                values: bind.values[*operand as usize],
+                                base: reg(*base),
+                                coords: format_of(bind, *level)
+                                    .coordinate_view(&bind.levels[level.operand as usize][level.level as usize])
+                                    .expect("the planner gathers through levels with coordinate arrays"),
+                                start: reg(*start),
+                                step: reg(*step),
+                            },
+                        })
+                        .collect(),
+                };
+                if *deferred {
+                    strided.push(update, out);
+                } else {
+                    update.run_rows(out, 0, update.rows);
                 }
             }
+            Op::StridedFlush => strided.flush(out),
             Op::BlockRowsDot {
                 driver,
                 begin,

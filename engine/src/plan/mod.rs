@@ -84,6 +84,13 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
     if let Some(reason) = e.refused {
         return Err(EngineError::Unsupported(reason));
     }
+    // Only updates repeated by an outer loop over no output variable (a
+    // DIA matrix's diagonals) add again and again to the same output.
+    let overlapping = lowered.order.first().is_some_and(|v| !lowered.output.vars.contains(v));
+    let deferred = overlapping && runs::defer_strided_updates(&mut e.ops);
+    if deferred {
+        e.ops.push(Op::StridedFlush);
+    }
     e.ops.push(Op::Halt);
     let mut chunking = chunking;
     if let Ok((_, c)) = &mut chunking {
@@ -158,11 +165,27 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
                  coordinate); {parts}; results are the same bits for any number of threads; {threads}"
             );
         }
+        Err(reason) if deferred => {
+            let _ = writeln!(
+                plan,
+                "parallel: the loops run whole ({reason}); the deferred strided updates then run a tile of the \
+                 output per thread; results are the same bits for any number of threads; by default runs reading \
+                 {} stored values or more use every core, smaller ones one thread",
+                crate::runtime::PARALLEL_FROM
+            );
+        }
         Err(reason) => {
             let _ = writeln!(plan, "parallel: runs on one thread: {reason}");
         }
     }
     plan.push_str(&e.plan);
+    if deferred {
+        let _ = writeln!(
+            plan,
+            "the strided updates run together after the loops, a tile of the output at a time (each component \
+             gets their products in the same order)"
+        );
+    }
     Ok(Planned {
         program,
         plan,

@@ -27,6 +27,7 @@ mod parallel;
 mod progress;
 mod promotion;
 pub mod rows;
+pub mod strided;
 pub mod tier;
 
 use std::collections::HashMap;
@@ -931,6 +932,7 @@ impl Kernel {
             versions: tensors.iter().map(|t| t.version()).collect(),
             dims,
             chunk,
+            threads: 1,
         };
         bind.formats.push(&out_level_formats);
         bind.levels.push(&out_levels);

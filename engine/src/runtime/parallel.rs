@@ -138,14 +138,21 @@ pub(crate) fn run(
         return Err(EngineError::Cancelled);
     }
     let progress = parallelism.progress.as_ref();
+    let work = total_work(bind);
     let Some(chunking) = &program.chunking else {
+        // Loops that run whole; ops that split their own work may use
+        // threads.
+        let mut whole = bind.clone();
+        whole.threads = parallelism
+            .threads
+            .unwrap_or_else(|| if work >= PARALLEL_FROM { default_threads() } else { 1 })
+            .max(1);
         progress.inspect(|p| p.begin(1));
-        run(bind, out);
+        run(&whole, out);
         progress.inspect(|p| p.advance());
         return Ok(Joined::InPlace);
     };
     let dim = bind.dims[chunking.var as usize];
-    let work = total_work(bind);
     let threads = parallelism
         .threads
         .unwrap_or_else(|| {
@@ -321,7 +328,7 @@ pub(crate) fn default_threads() -> usize {
 /// microseconds on a virtual machine): a small run may be done before the
 /// helpers are up. Pools are made once per size and shared by every engine,
 /// so callers on many threads share the same workers.
-fn map_in_order<I: Send, T: Send>(
+pub(crate) fn map_in_order<I: Send, T: Send>(
     threads: usize,
     items: Vec<I>,
     (cancel, progress): (Option<&CancelToken>, Option<&Progress>),

@@ -18,8 +18,9 @@ use smallvec::SmallVec;
 use tessera_engine::interp::Bindings;
 use tessera_engine::runtime::output::{DenseWorkspaceParts, OutputState};
 use tessera_engine::runtime::rows::{run_rows_merge, Row, RowOp};
+use tessera_engine::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate};
 use tessera_engine::runtime::{CompiledKernel, StorageSignature};
-use tessera_formats::LevelRef;
+use tessera_formats::{Level, LevelRef};
 
 use super::builder::{Slot, WorkspacePart};
 use super::translate::APPEND_BATCH;
@@ -104,7 +105,12 @@ impl CompiledKernel for CraneliftKernel {
             .iter()
             .map(|&s| word(s, bind, output, workspace, &mut append_buffer))
             .collect();
-        let mut ctx = CallContext { out, bind, panic: None };
+        let mut ctx = CallContext {
+            out,
+            bind,
+            strided: StridedBatch::new(bind.threads),
+            panic: None,
+        };
         // SAFETY: the caller guarantees that `bind` is valid storage of the
         // formats and signature the code was compiled for; the table holds
         // exactly the words the code reads; `ctx` outlives the call.
@@ -121,6 +127,8 @@ struct CallContext<'o, 'b> {
     out: &'o mut OutputState,
     /// The run's inputs, for callbacks that read whole levels.
     bind: &'o Bindings<'b>,
+    /// Deferred strided updates (`Op::StridedAxpy` marked deferred).
+    strided: StridedBatch<'b>,
     /// The panic a callback caught; the kernel has returned by the time it
     /// is resumed.
     panic: Option<Box<dyn Any + Send>>,
@@ -241,6 +249,74 @@ pub(crate) unsafe extern "C" fn rows_merge(ctx: *mut c_void, args: *const i64, n
         bound_call(ctx, args.add(7), n, |bind, out, prefix| {
             run_rows_merge(bind, out, rows, range, op, prefix)
         })
+    }
+}
+
+/// A deferred `Op::StridedAxpy`: `args` holds the rows, the scale's bits,
+/// the output run's start and step, the number of factors, then for each
+/// of the `n` factors six words: its kind (0 a run, 1 a gather), operand,
+/// start, step, base and level (a [`level_word`]; gathers only).
+pub(crate) unsafe extern "C" fn strided_defer(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
+    // SAFETY: called only by kernels, with their context and the words above.
+    let words = unsafe { std::slice::from_raw_parts(args, 5 + 6 * n) };
+    // SAFETY: `ctx` is the kernel's context, not otherwise borrowed here.
+    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_, '_>) };
+    let bind = ctx.bind;
+    let run = || {
+        let factors = words[5..]
+            .chunks_exact(6)
+            .map(|f| {
+                let (operand, start, step) = (f[1] as usize, f[2] as usize, f[3] as usize);
+                let values = bind.values[operand];
+                match f[0] {
+                    0 => StridedFactor::Run { values, start, step },
+                    _ => {
+                        let level = LevelRef {
+                            operand: (f[5] >> 32) as u32,
+                            level: f[5] as u32,
+                        };
+                        let (op, k) = (level.operand as usize, level.level as usize);
+                        StridedFactor::Gather {
+                            values,
+                            base: f[4] as usize,
+                            coords: bind.formats[op][k]
+                                .coordinate_view(&bind.levels[op][k])
+                                .expect("the planner gathers through levels with coordinate arrays"),
+                            start,
+                            step,
+                        }
+                    }
+                }
+            })
+            .collect();
+        let update = StridedUpdate {
+            rows: words[0].max(0) as usize,
+            scale: f64::from_bits(words[1] as u64),
+            out_start: words[2] as usize,
+            out_step: words[3] as usize,
+            factors,
+        };
+        ctx.strided.push(update, ctx.out);
+    };
+    match catch_unwind(AssertUnwindSafe(run)) {
+        Ok(()) => 0,
+        Err(panic) => {
+            ctx.panic = Some(panic);
+            1
+        }
+    }
+}
+
+/// `Op::StridedFlush`: runs the deferred strided updates.
+pub(crate) unsafe extern "C" fn strided_flush(ctx: *mut c_void, _: *const i64, _: usize) -> u32 {
+    // SAFETY: called only by kernels, with their context.
+    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_, '_>) };
+    match catch_unwind(AssertUnwindSafe(|| ctx.strided.flush(ctx.out))) {
+        Ok(()) => 0,
+        Err(panic) => {
+            ctx.panic = Some(panic);
+            1
+        }
     }
 }
 

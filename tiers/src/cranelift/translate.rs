@@ -539,7 +539,20 @@ impl Translator<'_> {
                 scale,
                 factors,
                 out,
+                deferred: false,
             } => self.strided_axpy(clif, *rows, *scale, factors, *out),
+            Op::StridedAxpy {
+                rows,
+                scale,
+                factors,
+                out,
+                deferred: true,
+            } => self.defer_strided(clif, *rows, *scale, factors, *out),
+            Op::StridedFlush => {
+                let none = clif.int(0);
+                let (callee, words) = (kernel::strided_flush as *const () as usize, [none]);
+                self.call_with_words(clif, callee, &words, 0);
+            }
             Op::DenseRowsDot {
                 rows,
                 len,
@@ -749,6 +762,44 @@ impl Translator<'_> {
             words.push(self.iget(clif, r));
         }
         self.call_with_words(clif, kernel::rows_merge as *const () as usize, &words, prefix.len());
+    }
+
+    /// A deferred `Op::StridedAxpy`: hands the update, its registers read,
+    /// to the runtime (`kernel::strided_defer`), which runs the deferred
+    /// updates together at `Op::StridedFlush`. Once per update (a DIA
+    /// diagonal), not per row.
+    fn defer_strided(&mut self, clif: &mut Clif<'_>, rows: u32, scale: u32, factors: &[Strided], out: StridedRun) {
+        let scale = self.fget(clif, scale);
+        let scale = clif.fb.ins().bitcast(types::I64, MemFlagsData::new(), scale);
+        let mut words: Vec<Value> = vec![
+            self.iget(clif, rows),
+            scale,
+            self.iget(clif, out.start),
+            self.iget(clif, out.step),
+            clif.int(factors.len() as i64),
+        ];
+        for f in factors {
+            let (kind, operand, start, step, base, level) = match *f {
+                Strided::Run(run) => (0, run.operand, run.start, run.step, None, None),
+                Strided::Gather {
+                    operand,
+                    base,
+                    level,
+                    start,
+                    step,
+                } => (1, operand, start, step, Some(base), Some(level)),
+            };
+            words.push(clif.int(kind));
+            words.push(clif.int(i64::from(operand)));
+            words.push(self.iget(clif, start));
+            words.push(self.iget(clif, step));
+            words.push(match base {
+                Some(base) => self.iget(clif, base),
+                None => clif.int(0),
+            });
+            words.push(clif.int(level.map_or(0, kernel::level_word)));
+        }
+        self.call_with_words(clif, kernel::strided_defer as *const () as usize, &words, factors.len());
     }
 
     /// Calls the runtime's `callee(ctx, words, n)` with `words` stored on

@@ -545,12 +545,16 @@ impl Writer<'_> {
                 len,
                 acc,
             } => self.dense_dot(c, *scale, factors, *len, *acc),
+            // A work-item runs its updates at once: the same sums as
+            // deferring them (which only orders the work by tiles).
             Op::StridedAxpy {
                 rows,
                 scale,
                 factors,
                 out,
+                ..
             } => self.strided_axpy(c, *rows, *scale, factors, *out),
+            Op::StridedFlush => {}
             Op::DenseRowsDot {
                 rows,
                 len,

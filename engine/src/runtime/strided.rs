@@ -1,0 +1,329 @@
+//! Strided updates ([`Op::StridedAxpy`]) with their registers read, run at
+//! once or deferred and run together, tile by tile of the output.
+//!
+//! A DIA matrix times x is one update per diagonal, each adding a product
+//! to every row of y: run one after another, each pass reads and writes
+//! all of y. Deferred to the end of the loop over diagonals, they run a
+//! tile of y at a time, every diagonal's products added to the tile while
+//! it stays in cache. Each component still gets the updates' products in
+//! the updates' order, so the sums are the ones running them at once makes.
+//!
+//! [`Op::StridedAxpy`]: crate::bytecode::Op::StridedAxpy
+
+use smallvec::SmallVec;
+use tessera_formats::IndexArray;
+
+use super::output::{DenseWindow, OutputState};
+use super::parallel::map_in_order;
+
+/// Output positions a tile of deferred updates covers.
+const TILE: usize = 4096;
+/// Updates deferred before they run anyway: deferring more would hold a
+/// list as long as an outer loop, for no more reuse of a tile.
+const MOST_DEFERRED: usize = 64;
+
+/// A factor of a strided update at row `r`.
+#[derive(Debug, Clone, Copy)]
+pub enum StridedFactor<'a> {
+    /// `values[start + r * step]`.
+    Run {
+        values: &'a [f64],
+        start: usize,
+        step: usize,
+    },
+    /// `values[base + coords[start + r * step]]`.
+    Gather {
+        values: &'a [f64],
+        base: usize,
+        coords: &'a IndexArray,
+        start: usize,
+        step: usize,
+    },
+}
+
+impl StridedFactor<'_> {
+    #[inline]
+    fn at(&self, r: usize) -> f64 {
+        match *self {
+            StridedFactor::Run { values, start, step } => values[start + r * step],
+            StridedFactor::Gather {
+                values,
+                base,
+                coords,
+                start,
+                step,
+            } => values[base + coords.get_usize(start + r * step)],
+        }
+    }
+
+    /// Whether rows follow one another in memory (or there is one row).
+    fn unit(&self, rows: usize) -> bool {
+        match *self {
+            StridedFactor::Run { step, .. } | StridedFactor::Gather { step, .. } => step == 1 || rows <= 1,
+        }
+    }
+}
+
+/// For each row `r < rows`: `out[out_start + r * out_step] += scale * Π
+/// factors(r)`, the product taken left to right from `scale`.
+#[derive(Debug, Clone)]
+pub struct StridedUpdate<'a> {
+    pub rows: usize,
+    pub scale: f64,
+    pub out_start: usize,
+    pub out_step: usize,
+    pub factors: SmallVec<[StridedFactor<'a>; 3]>,
+}
+
+impl StridedUpdate<'_> {
+    /// Runs the update's rows `first..end` into `out`.
+    pub fn run_rows(&self, out: &mut OutputState, first: usize, end: usize) {
+        let end = end.min(self.rows);
+        if first >= end {
+            return;
+        }
+        let rows = end - first;
+        let (out_step, scale) = (self.out_step, self.scale);
+        let dst = out.dense_range_mut(self.out_start + first * out_step, (rows - 1) * out_step + 1);
+        let contiguous = out_step == 1 || rows <= 1;
+        match self.factors.as_slice() {
+            // A diagonal times x: slices, which the compiler vectorizes.
+            [StridedFactor::Run {
+                values: a, start: sa, ..
+            }, StridedFactor::Run {
+                values: b, start: sb, ..
+            }] if contiguous && self.factors.iter().all(|f| f.unit(self.rows)) => {
+                let (a, b) = (&a[sa + first..sa + end], &b[sb + first..sb + end]);
+                for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+                    *d += scale * x * y;
+                }
+            }
+            // An ELL slot's values times x gathered, at any steps.
+            &[StridedFactor::Run {
+                values: a,
+                start: sa,
+                step: step_a,
+            }, StridedFactor::Gather {
+                values,
+                base,
+                coords,
+                start,
+                step,
+            }] => {
+                fn gather<C: Copy + Into<u64>>(
+                    dst: &mut [f64],
+                    out_step: usize,
+                    scale: f64,
+                    (a, sa, step_a): (&[f64], usize, usize),
+                    (values, base, coords, start, step): (&[f64], usize, &[C], usize, usize),
+                    rows: std::ops::Range<usize>,
+                ) {
+                    let first = rows.start;
+                    for r in rows {
+                        let c: u64 = coords[start + r * step].into();
+                        dst[(r - first) * out_step] += scale * a[sa + r * step_a] * values[base + c as usize];
+                    }
+                }
+                let a = (a, sa, step_a);
+                match coords {
+                    IndexArray::U32(c) => gather(dst, out_step, scale, a, (values, base, c, start, step), first..end),
+                    IndexArray::U64(c) => gather(dst, out_step, scale, a, (values, base, c, start, step), first..end),
+                    IndexArray::I64(_) => self.run_each(dst, first, end),
+                }
+            }
+            _ => self.run_each(dst, first, end),
+        }
+    }
+
+    /// Rows `first..end` into `dst` (the output from row `first` on), one
+    /// factor at a time.
+    fn run_each(&self, dst: &mut [f64], first: usize, end: usize) {
+        for r in first..end {
+            let mut prod = self.scale;
+            for f in &self.factors {
+                prod *= f.at(r);
+            }
+            dst[(r - first) * self.out_step] += prod;
+        }
+    }
+
+    /// The rows whose output positions lie in `lo..hi`.
+    fn rows_within(&self, lo: usize, hi: usize) -> (usize, usize) {
+        let (start, step) = (self.out_start, self.out_step);
+        if step == 0 {
+            return if (lo..hi).contains(&start) {
+                (0, self.rows)
+            } else {
+                (0, 0)
+            };
+        }
+        let first = lo.saturating_sub(start).div_ceil(step);
+        let end = hi.saturating_sub(start).div_ceil(step);
+        (first, end.min(self.rows))
+    }
+
+    /// The output positions the update writes: `lo..hi`.
+    fn span(&self) -> (usize, usize) {
+        match self.rows {
+            0 => (self.out_start, self.out_start),
+            n => (self.out_start, self.out_start + (n - 1) * self.out_step + 1),
+        }
+    }
+}
+
+/// Strided updates deferred until [`StridedBatch::flush`] (or until
+/// [`MOST_DEFERRED`] wait), then run tile by tile of the output.
+#[derive(Debug)]
+pub struct StridedBatch<'a> {
+    updates: Vec<StridedUpdate<'a>>,
+    /// Threads the tiles may run on.
+    threads: usize,
+}
+
+impl<'a> StridedBatch<'a> {
+    /// An empty batch whose tiles run on up to `threads` threads.
+    pub fn new(threads: usize) -> Self {
+        StridedBatch {
+            updates: Vec::new(),
+            threads: threads.max(1),
+        }
+    }
+
+    /// Defers `update`.
+    pub fn push(&mut self, update: StridedUpdate<'a>, out: &mut OutputState) {
+        if update.rows > 0 {
+            self.updates.push(update);
+        }
+        if self.updates.len() >= MOST_DEFERRED {
+            self.flush(out);
+        }
+    }
+
+    /// Runs the deferred updates: for each tile of output positions, each
+    /// update's rows inside it, in the updates' order. Tiles are disjoint
+    /// parts of the output, run on the batch's threads when the output is
+    /// whole: the same bits for any number.
+    pub fn flush(&mut self, out: &mut OutputState) {
+        let threads = self.threads;
+        let (lo, hi) = self
+            .updates
+            .iter()
+            .map(StridedUpdate::span)
+            .fold((usize::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+        let tiles: Vec<(usize, usize)> = (lo..hi)
+            .step_by(TILE)
+            .map(|tile| (tile, tile.saturating_add(TILE).min(hi)))
+            .collect();
+        let run_tile = |out: &mut OutputState, (tile, end): (usize, usize)| {
+            for update in &self.updates {
+                let (first, last) = update.rows_within(tile, end);
+                update.run_rows(out, first, last);
+            }
+        };
+        match out {
+            OutputState::Dense { values, .. } if threads > 1 && tiles.len() > 1 => {
+                let cuts: Vec<usize> = tiles[1..].iter().map(|&(start, _)| start).collect();
+                let windows = DenseWindow::split(&mut values[..hi], &cuts);
+                // (The first window also holds the positions before the
+                // first tile, which no update writes.)
+                let items: Vec<_> = tiles.iter().copied().zip(windows).collect();
+                map_in_order(threads, items, (None, None), |(tile, window)| {
+                    run_tile(&mut OutputState::Window(window), tile)
+                })
+                .expect("a run that cannot be cancelled runs every tile");
+            }
+            _ => tiles.into_iter().for_each(|tile| run_tile(out, tile)),
+        }
+        self.updates.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tessera_formats::Format;
+
+    use super::*;
+    use crate::testing::Rng;
+
+    fn dense(n: usize) -> OutputState {
+        OutputState::Dense {
+            shape: vec![n],
+            format: Format::dense(1),
+            values: vec![0.0; n],
+        }
+    }
+
+    fn values(out: OutputState) -> Vec<f64> {
+        match out {
+            OutputState::Dense { values, .. } => values,
+            _ => unreachable!("made dense"),
+        }
+    }
+
+    /// Deferred updates, flushed tile by tile, leave the bits that running
+    /// each at once leaves: overlapping runs (diagonals), steps of 0, 1 and
+    /// 3, gathers, runs across tile edges, empty updates, and more updates
+    /// than are ever deferred at once.
+    #[test]
+    fn deferred_updates_give_the_bits_of_updates_run_at_once() {
+        let mut rng = Rng::new(5);
+        let uniform = |rng: &mut Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
+        let n = 3 * TILE + 17;
+        let data: Vec<f64> = (0..2 * n).map(|_| uniform(&mut rng)).collect();
+        let coords = IndexArray::U32((0..n as u32).map(|k| (k * 7) % n as u32).collect());
+        let mut updates = Vec::new();
+        for k in 0..MOST_DEFERRED + 9 {
+            let out_step = [1, 1, 3, 0][k % 4];
+            let most = (n - 1).checked_div(out_step).unwrap_or(50);
+            let rows = [0, 1, most / 2, most][k % 4].min(most);
+            let out_start = rng.below(n - rows.saturating_sub(1) * out_step);
+            let start = rng.below(n);
+            let mut factors: SmallVec<[StridedFactor<'_>; 3]> = smallvec::smallvec![StridedFactor::Run {
+                values: &data,
+                start,
+                step: 1,
+            }];
+            if k % 3 == 0 {
+                factors.push(StridedFactor::Gather {
+                    values: &data,
+                    base: 3,
+                    coords: &coords,
+                    start: 0,
+                    step: 1,
+                });
+            } else {
+                factors.push(StridedFactor::Run {
+                    values: &data,
+                    start: rng.below(n),
+                    step: 0,
+                });
+            }
+            updates.push(StridedUpdate {
+                rows,
+                scale: 2.0 * uniform(&mut rng),
+                out_start,
+                out_step,
+                factors,
+            });
+        }
+        let mut at_once = dense(n);
+        for u in &updates {
+            u.run_rows(&mut at_once, 0, u.rows);
+        }
+        let want = values(at_once);
+        for threads in [1, 2, 3] {
+            let mut deferred = dense(n);
+            let mut batch = StridedBatch::new(threads);
+            for u in &updates {
+                batch.push(u.clone(), &mut deferred);
+            }
+            batch.flush(&mut deferred);
+            let got = values(deferred);
+            assert!(want.iter().any(|&v| v != 0.0), "the updates write something");
+            assert!(
+                want.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "deferred updates on {threads} threads changed bits"
+            );
+        }
+    }
+}
