@@ -147,10 +147,26 @@ pub fn merge(a: Row<'_>, b: Row<'_>, op: RowOp, coords: &mut Vec<u64>, values: &
 /// width of the positions and of the coordinates (the caller makes room
 /// for the block's entries first: rows that each made room for their own
 /// would outgrow a result's exact size near its end and copy it all).
-/// Returns the largest
-/// coordinate written (0 for none); `None`, doing nothing, when the
-/// operands' or the output's widths differ (or are signed, read from
-/// files that store them): the caller then merges row by row.
+/// Returns the largest coordinate written (0 for none); `None`, doing
+/// nothing, when the operands' or the output's widths differ (or are
+/// signed, read from files that store them): the caller then merges row
+/// by row.
+///
+/// ```
+/// use tessera_engine::runtime::rows::{merge_rows, RowOp, RowsBelow};
+/// use tessera_formats::IndexArray;
+/// // Rows 0 and 1 of [[1, 0, 2], [0, 0, 0]] and of [[0, 5, 1], [0, 0, 7]].
+/// let (a_pos, a_crd) = (IndexArray::U32(vec![0, 2, 2]), IndexArray::U32(vec![0, 2]));
+/// let (b_pos, b_crd) = (IndexArray::U32(vec![0, 2, 3]), IndexArray::U32(vec![1, 2, 2]));
+/// let a = RowsBelow { positions: &a_pos, coords: &a_crd, values: &[1.0, 2.0], base: 0 };
+/// let b = RowsBelow { positions: &b_pos, coords: &b_crd, values: &[5.0, 1.0, 7.0], base: 0 };
+/// let (mut coords, mut values, mut counts) = (IndexArray::U32(vec![]), vec![], vec![]);
+/// let largest = merge_rows(a, b, 0..2, RowOp::Add, 10, &mut coords, &mut values, &mut counts);
+/// assert_eq!(largest, Some(2));
+/// assert_eq!(coords.to_u64_vec(), [0, 1, 2, 2]);
+/// assert_eq!(values, [1.0, 5.0, 3.0, 7.0]);
+/// assert_eq!(counts, [(10, 3), (11, 1)]);
+/// ```
 #[allow(clippy::too_many_arguments)]
 pub fn merge_rows(
     a: RowsBelow<'_>,

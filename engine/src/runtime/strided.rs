@@ -173,6 +173,30 @@ impl StridedUpdate<'_> {
 
 /// Strided updates deferred until [`StridedBatch::flush`] (or until
 /// [`MOST_DEFERRED`] wait), then run tile by tile of the output.
+///
+/// ```
+/// use tessera_engine::runtime::output::OutputState;
+/// use tessera_engine::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate};
+/// use tessera_formats::Format;
+///
+/// // y = A x for a DIA matrix A: a diagonal's update adds its values
+/// // times x, from `x_start` on, into y from `out_start` on.
+/// fn diagonal<'a>(values: &'a [f64], x: &'a [f64], x_start: usize, out_start: usize) -> StridedUpdate<'a> {
+///     let factors = [
+///         StridedFactor::Run { values, start: 0, step: 1 },
+///         StridedFactor::Run { values: x, start: x_start, step: 1 },
+///     ];
+///     StridedUpdate { rows: values.len(), scale: 1.0, out_start, out_step: 1, factors: factors.into_iter().collect() }
+/// }
+/// let (d0, d1, x) = ([1.0, 2.0, 3.0], [4.0, 5.0], [1.0, 10.0, 100.0]);
+/// let mut y = OutputState::Dense { shape: vec![3], format: Format::dense(1), values: vec![0.0; 3] };
+/// let mut batch = StridedBatch::new(2);
+/// batch.push(diagonal(&d0, &x, 0, 0), &mut y); // the main diagonal
+/// batch.push(diagonal(&d1, &x, 1, 0), &mut y); // the one above it
+/// batch.flush(&mut y);
+/// let OutputState::Dense { values, .. } = y else { unreachable!() };
+/// assert_eq!(values, [1.0 + 40.0, 20.0 + 500.0, 300.0]);
+/// ```
 #[derive(Debug)]
 pub struct StridedBatch<'a> {
     updates: Vec<StridedUpdate<'a>>,
