@@ -441,6 +441,11 @@ pub struct Assembler {
     /// Scratch for [`Assembler::append_merged_rows`]: each merged row's
     /// coordinate and length.
     row_counts: Vec<(usize, usize)>,
+    /// Segments of the last level closed by [`Assembler::opens_row`]
+    /// (parent, length), consecutive from position `closed_from`, not yet
+    /// written: the level closes them together ([`Assembler::close_segments`]).
+    closed: Vec<(usize, usize)>,
+    closed_from: usize,
     /// Subtracted from the first coordinate: a part of a parallel run holds
     /// rows `origin..` of a dense first level as rows `0..`.
     origin: i64,
@@ -480,6 +485,8 @@ impl Assembler {
             run_coords: Vec::new(),
             row_values: Vec::new(),
             row_counts: Vec::new(),
+            closed: Vec::new(),
+            closed_from: 0,
             origin: 0,
         };
         assembler.runs = assembler.appends_runs();
@@ -650,6 +657,10 @@ impl Assembler {
         let last = width - 1;
         let mut run = std::mem::take(&mut self.run_coords);
         run.clear();
+        let mut entries = entries;
+        if width == 2 && self.rows_by_arithmetic {
+            entries = self.append_pairs(entries, &mut run);
+        }
         for entry in entries.chunks_exact(stride) {
             let (coords, value) = (&entry[..width], f64::from_bits(entry[width] as u64));
             let in_segment = self.started
@@ -669,6 +680,49 @@ impl Assembler {
         }
         self.commit_run(&mut run);
         self.run_coords = run;
+    }
+
+    /// [`Assembler::append_entries`] for entries `(row, column, value)`
+    /// of a matrix whose rows are placed by arithmetic (CSR), its state
+    /// held in locals: each entry extends the open row or opens a later
+    /// one, its coordinate joining `run`. Returns the entries from the
+    /// first that does neither (out of order, or the very first), which
+    /// the caller appends as any.
+    fn append_pairs<'e>(&mut self, entries: &'e [i64], run: &mut Vec<u64>) -> &'e [i64] {
+        if !self.started {
+            return entries;
+        }
+        let (rows, columns) = (self.levels[0].extent as i64, self.levels[1].extent as i64);
+        let (origin, written) = (self.origin, self.sizes[1] as usize);
+        let (mut row, mut column) = (self.current[0], self.current[1]);
+        let (mut open_parent, mut begin) = self.segment[1];
+        let mut done = 0;
+        for entry in entries.chunks_exact(3) {
+            let (i, j) = (entry[0], entry[1]);
+            let later_row = i > row && (0..rows).contains(&(i - origin));
+            if !(0..columns).contains(&j) || !(later_row || (i == row && j > column)) {
+                break;
+            }
+            if later_row {
+                // Close the open row's segment; the new one starts here.
+                let end = written + run.len();
+                if open_parent >= 0 {
+                    if self.closed.is_empty() {
+                        self.closed_from = begin as usize;
+                    }
+                    self.closed.push((open_parent as usize, end - begin as usize));
+                }
+                (open_parent, begin, row) = (i - origin, end as i64, i);
+            }
+            column = j;
+            run.push(j as u64);
+            self.values.push(f64::from_bits(entry[2] as u64));
+            done += 3;
+        }
+        self.current[..2].copy_from_slice(&[row, column]);
+        self.positions[0] = row - origin;
+        self.segment[1] = (open_parent, begin);
+        &entries[done..]
     }
 
     /// When `(prefix, coord)` is in a later row than the last entry (the
@@ -697,9 +751,10 @@ impl Assembler {
         let end = self.sizes[last] as usize + pending;
         let (open_parent, begin) = self.segment[last];
         if open_parent >= 0 {
-            self.format
-                .level(last)
-                .append_edges_now(&mut self.levels[last], open_parent as usize, begin as usize, end);
+            if self.closed.is_empty() {
+                self.closed_from = begin as usize;
+            }
+            self.closed.push((open_parent as usize, end - begin as usize));
         }
         self.segment[last] = (self.positions[last - 1], end as i64);
         true
@@ -812,6 +867,7 @@ impl Assembler {
         if !fits {
             return self.append_merged_each(prefix, rows, a, b, op);
         }
+        self.close_segments();
         let (last, row_level) = (n - 1, n - 2);
         let level = *self.format.level(last);
         let Some(slot) = level.coordinate_array().map(usize::from) else {
@@ -941,9 +997,21 @@ impl Assembler {
         self.extend_last_coords(coords);
     }
 
+    /// Writes the segments [`Assembler::opens_row`] closed.
+    fn close_segments(&mut self) {
+        if let Some(last) = self.levels.len().checked_sub(1).filter(|_| !self.closed.is_empty()) {
+            self.format
+                .level(last)
+                .append_segments_now(&mut self.levels[last], self.closed_from, &self.closed);
+            self.closed.clear();
+        }
+    }
+
     /// Writes increasing coordinates as the next positions of the open
-    /// segment of the last level (their values are pushed already).
+    /// segment of the last level (their values are pushed already), and
+    /// the segments closed before them.
     fn extend_last_coords(&mut self, coords: CoordRun<'_>) {
+        self.close_segments();
         if coords.is_empty() {
             return;
         }
@@ -958,6 +1026,7 @@ impl Assembler {
     }
 
     pub fn finish(mut self) -> Result<Tensor<f64>> {
+        self.close_segments();
         let n = self.levels.len();
         if n == 0 {
             let values = if self.values.is_empty() { vec![0.0] } else { self.values };
@@ -1499,6 +1568,42 @@ mod tests {
             assert!(
                 crate::testing::same_bits(&one_by_one.finish().unwrap(), &want),
                 "{format} one by one"
+            );
+        }
+    }
+
+    /// Entries with the coordinates of the one before add up, in a batch
+    /// as one by one, whether a row was opened by arithmetic or not.
+    #[test]
+    fn repeated_entries_in_a_batch_add_up() {
+        let entries = [
+            (0, 1, 1.0),
+            (0, 1, 2.0),
+            (1, 0, 3.0),
+            (1, 0, 4.0),
+            (1, 2, 0.5),
+            (3, 3, 5.0),
+            (3, 3, -5.0),
+        ];
+        let words: Vec<i64> = entries
+            .iter()
+            .flat_map(|&(i, j, v): &(i64, i64, f64)| [i, j, v.to_bits() as i64])
+            .collect();
+        for batch in [1, 2, 7] {
+            let mut a = Assembler::new(Format::csr(), &[4, 4]);
+            for chunk in words.chunks(3 * batch) {
+                a.append_entries(chunk, 2);
+            }
+            let got = a.finish().unwrap();
+            let want = [
+                (vec![0, 1], 3.0),
+                (vec![1, 0], 7.0),
+                (vec![1, 2], 0.5),
+                (vec![3, 3], 0.0),
+            ];
+            assert!(
+                crate::testing::same_bits(&got, &packed(&[4, 4], &Format::csr(), &want)),
+                "batches of {batch}"
             );
         }
     }
