@@ -60,6 +60,13 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
     let mut fr = vec![0f64; program.float_regs];
     let mut br = vec![false; program.bool_regs];
     let mut strided = StridedBatch::new(bind.threads);
+    // A program whose only output op is `Append` hands its entries over in
+    // batches (as compiled kernels do), which the assembler takes as runs.
+    let batched = program
+        .ops
+        .iter()
+        .all(|op| matches!(op, Op::Append { .. }) || !op.touches_output());
+    let mut appends = AppendBatch::default();
     let mut b = Immediate::new(Resolver { levels: &bind.levels });
     let ops = &program.ops;
     let mut pc = 0usize;
@@ -184,6 +191,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 fr[*dst as usize] = bind.values[*operand as usize][ir[*pos as usize] as usize]
             }
             Op::AccumOutput { pos, value } => out.accumulate(ir[*pos as usize] as usize, fr[*value as usize]),
+            Op::Append { coords, value } if batched => appends.push(&ir, coords, fr[*value as usize], out),
             Op::Append { coords, value } => out.append(&gather(&ir, coords), fr[*value as usize]),
             Op::WorkspaceAccum { coords, value } => out.workspace_accumulate(&gather(&ir, coords), fr[*value as usize]),
             Op::WorkspaceFlush { prefix } => out.workspace_flush(&gather(&ir, prefix)),
@@ -568,7 +576,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 *op,
                 &gather(&ir, prefix),
             ),
-            Op::Halt => return,
+            Op::Halt => return appends.flush(out),
         }
         pc += 1;
     }
@@ -595,6 +603,35 @@ pub fn positions_below(bind: &Bindings<'_>, level: LevelRef, parent: i64) -> Opt
 pub fn first_level_coordinate(bind: &Bindings<'_>, level: LevelRef, pos: i64) -> i64 {
     let mut b = Immediate::new(Resolver { levels: &bind.levels });
     format_of(bind, level).pos_access(&mut b, level, pos, &[]).0
+}
+
+/// Appended entries not yet handed to the output: each entry's
+/// coordinates, then its value's bits.
+#[derive(Default)]
+struct AppendBatch {
+    words: Vec<i64>,
+    width: usize,
+}
+
+impl AppendBatch {
+    /// Entries handed over at once.
+    const ENTRIES: usize = 1024;
+
+    fn push(&mut self, ir: &[i64], coords: &Regs, value: f64, out: &mut OutputState) {
+        self.width = coords.len();
+        self.words.extend(coords.iter().map(|&r| ir[r as usize]));
+        self.words.push(value.to_bits() as i64);
+        if self.words.len() >= Self::ENTRIES * (self.width + 1) {
+            self.flush(out);
+        }
+    }
+
+    fn flush(&mut self, out: &mut OutputState) {
+        if !self.words.is_empty() {
+            out.append_entries(&self.words, self.width);
+            self.words.clear();
+        }
+    }
 }
 
 fn format_of<'a>(bind: &Bindings<'a>, level: LevelRef) -> &'a LevelFormat {
