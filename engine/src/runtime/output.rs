@@ -844,7 +844,7 @@ impl Assembler {
 
     /// [`Assembler::append_merged`] for each row `r` in `rows`, below
     /// `prefix ++ [r]`. Where the rows' places are arithmetic
-    /// ([`Assembler::opens_row`]) and they come after the last entry, every
+    /// (as for CSR) and they come after the last entry, every
     /// row is merged at once, its edge written by the level and the
     /// coordinates copied in one run.
     pub fn append_merged_rows(

@@ -171,8 +171,8 @@ impl StridedUpdate<'_> {
     }
 }
 
-/// Strided updates deferred until [`StridedBatch::flush`] (or until
-/// [`MOST_DEFERRED`] wait), then run tile by tile of the output.
+/// Strided updates deferred until [`StridedBatch::flush`] (or until 64
+/// wait), then run tile by tile of the output.
 ///
 /// ```
 /// use tessera_engine::runtime::output::OutputState;
