@@ -240,14 +240,16 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             } => {
                 let scale = fr[*scale as usize];
                 let n = run_length(&ir, len);
-                let rows: SmallVec<[&[f64]; 2]> = factors
-                    .iter()
-                    .map(|f| {
-                        let start = ir[f.start as usize] as usize;
-                        &bind.values[f.operand as usize][start..start + n]
-                    })
-                    .collect();
-                fr[*acc as usize] += scale * dot_of_runs(&rows, n);
+                let run = |f: &crate::bytecode::ValueRun| {
+                    let start = ir[f.start as usize] as usize;
+                    &bind.values[f.operand as usize][start..start + n]
+                };
+                // Two rows (SDDMM's rank loop) without collecting them.
+                let dot = match factors.as_slice() {
+                    [a, b] => dot_of_runs(&[run(a), run(b)], n),
+                    many => dot_of_runs(&many.iter().map(run).collect::<SmallVec<[&[f64]; 3]>>(), n),
+                };
+                fr[*acc as usize] += scale * dot;
             }
             Op::StridedAxpy {
                 rows,
