@@ -706,12 +706,7 @@ impl Assembler {
             if later_row {
                 // Close the open row's segment; the new one starts here.
                 let end = written + run.len();
-                if open_parent >= 0 {
-                    if self.closed.is_empty() {
-                        self.closed_from = begin as usize;
-                    }
-                    self.closed.push((open_parent as usize, end - begin as usize));
-                }
+                self.close_segment(open_parent, begin, end);
                 (open_parent, begin, row) = (i - origin, end as i64, i);
             }
             column = j;
@@ -750,12 +745,7 @@ impl Assembler {
         }
         let end = self.sizes[last] as usize + pending;
         let (open_parent, begin) = self.segment[last];
-        if open_parent >= 0 {
-            if self.closed.is_empty() {
-                self.closed_from = begin as usize;
-            }
-            self.closed.push((open_parent as usize, end - begin as usize));
-        }
+        self.close_segment(open_parent, begin, end);
         self.segment[last] = (self.positions[last - 1], end as i64);
         true
     }
@@ -907,11 +897,9 @@ impl Assembler {
         };
         if let Some(&(last_position, last_count)) = counts.last() {
             let (open_parent, begin) = self.segment[last];
-            let storage = &mut self.levels[last];
-            if open_parent >= 0 {
-                level.append_edges_now(storage, open_parent as usize, begin as usize, start);
-            }
-            level.append_segments_now(storage, start, &counts);
+            self.close_segment(open_parent, begin, start);
+            self.close_segments();
+            level.append_segments_now(&mut self.levels[last], start, &counts);
             let end = start + counts.iter().map(|&(_, count)| count).sum::<usize>();
             self.in_order &= largest < self.levels[last].extent as u64;
             self.positions[..row_level].copy_from_slice(&above);
@@ -995,6 +983,19 @@ impl Assembler {
         debug_assert_eq!(self.values.len() as i64, self.sizes[self.levels.len() - 1]);
         self.values.extend(values);
         self.extend_last_coords(coords);
+    }
+
+    /// Closes the last level's segment below `parent` (none when
+    /// negative) from `begin` to `end`: written with the others closed
+    /// since the last [`Assembler::close_segments`].
+    fn close_segment(&mut self, parent: i64, begin: i64, end: usize) {
+        if parent < 0 {
+            return;
+        }
+        if self.closed.is_empty() {
+            self.closed_from = begin as usize;
+        }
+        self.closed.push((parent as usize, end - begin as usize));
     }
 
     /// Writes the segments [`Assembler::opens_row`] closed.

@@ -142,9 +142,19 @@ struct CallContext<'o, 'b> {
 /// `coords` points at `n` coordinates.
 unsafe fn output_call(ctx: *mut c_void, coords: *const i64, n: usize, f: impl FnOnce(&mut OutputState, &[i64])) -> u32 {
     // SAFETY: see the function's contract.
-    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_, '_>) };
     let coords = unsafe { std::slice::from_raw_parts(coords, n) };
-    match catch_unwind(AssertUnwindSafe(|| f(ctx.out, coords))) {
+    unsafe { guarded(ctx, |ctx| f(ctx.out, coords)) }
+}
+
+/// Runs `f` on the kernel's context, catching a panic: 0 on success, 1
+/// after a panic (kept in the context, resumed once the kernel returns).
+///
+/// # Safety
+/// `ctx` is the context [`CraneliftKernel::run`] passed to the kernel.
+unsafe fn guarded(ctx: *mut c_void, f: impl FnOnce(&mut CallContext<'_, '_>)) -> u32 {
+    // SAFETY: see the function's contract; nothing else borrows it now.
+    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_, '_>) };
+    match catch_unwind(AssertUnwindSafe(|| f(&mut *ctx))) {
         Ok(()) => 0,
         Err(panic) => {
             ctx.panic = Some(panic);
@@ -173,15 +183,8 @@ unsafe fn bound_call(
 pub(crate) unsafe extern "C" fn append_batch(ctx: *mut c_void, entries: *const u64, count: usize, width: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and a buffer of
     // `count` entries of `width + 1` words.
-    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_, '_>) };
     let words = unsafe { std::slice::from_raw_parts(entries as *const i64, count * (width + 1)) };
-    match catch_unwind(AssertUnwindSafe(|| ctx.out.append_entries(words, width))) {
-        Ok(()) => 0,
-        Err(panic) => {
-            ctx.panic = Some(panic);
-            1
-        }
-    }
+    unsafe { guarded(ctx, |ctx| ctx.out.append_entries(words, width)) }
 }
 
 /// `Op::WorkspaceFlush`: hands the workspace's entries to the output.
@@ -228,19 +231,23 @@ pub(crate) fn level_word(level: LevelRef) -> i64 {
     (i64::from(level.operand) << 32) | i64::from(level.level)
 }
 
+/// The level a [`level_word`] names.
+fn level_of_word(word: i64) -> LevelRef {
+    LevelRef {
+        operand: (word >> 32) as u32,
+        level: word as u32,
+    }
+}
+
 /// `Op::RowsMerge`: `args` holds, for each operand, its rows level (a
 /// [`level_word`]) and its parent's position; then the first and last
 /// row, the `RowOp` code, and the `n` prefix coordinates.
 pub(crate) unsafe extern "C" fn rows_merge(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and the words above.
     let words = unsafe { std::slice::from_raw_parts(args, 7 + n) };
-    let level = |w: i64| LevelRef {
-        operand: (w >> 32) as u32,
-        level: w as u32,
-    };
     let rows = [
-        (level(words[0]), words[1] as usize),
-        (level(words[2]), words[3] as usize),
+        (level_of_word(words[0]), words[1] as usize),
+        (level_of_word(words[2]), words[3] as usize),
     ];
     let range = words[4] as usize..words[5] as usize;
     let op = RowOp::from_code(words[6] as u64).expect("the translator writes a row op's code");
@@ -259,10 +266,8 @@ pub(crate) unsafe extern "C" fn rows_merge(ctx: *mut c_void, args: *const i64, n
 pub(crate) unsafe extern "C" fn strided_defer(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and the words above.
     let words = unsafe { std::slice::from_raw_parts(args, 5 + 6 * n) };
-    // SAFETY: `ctx` is the kernel's context, not otherwise borrowed here.
-    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_, '_>) };
-    let bind = ctx.bind;
-    let run = || {
+    let run = |ctx: &mut CallContext<'_, '_>| {
+        let bind = ctx.bind;
         let factors = words[5..]
             .chunks_exact(6)
             .map(|f| {
@@ -271,10 +276,7 @@ pub(crate) unsafe extern "C" fn strided_defer(ctx: *mut c_void, args: *const i64
                 match f[0] {
                     0 => StridedFactor::Run { values, start, step },
                     _ => {
-                        let level = LevelRef {
-                            operand: (f[5] >> 32) as u32,
-                            level: f[5] as u32,
-                        };
+                        let level = level_of_word(f[5]);
                         let (op, k) = (level.operand as usize, level.level as usize);
                         StridedFactor::Gather {
                             values,
@@ -298,26 +300,14 @@ pub(crate) unsafe extern "C" fn strided_defer(ctx: *mut c_void, args: *const i64
         };
         ctx.strided.push(update, ctx.out);
     };
-    match catch_unwind(AssertUnwindSafe(run)) {
-        Ok(()) => 0,
-        Err(panic) => {
-            ctx.panic = Some(panic);
-            1
-        }
-    }
+    // SAFETY: `ctx` is the kernel's context.
+    unsafe { guarded(ctx, run) }
 }
 
 /// `Op::StridedFlush`: runs the deferred strided updates.
 pub(crate) unsafe extern "C" fn strided_flush(ctx: *mut c_void, _: *const i64, _: usize) -> u32 {
     // SAFETY: called only by kernels, with their context.
-    let ctx = unsafe { &mut *(ctx as *mut CallContext<'_, '_>) };
-    match catch_unwind(AssertUnwindSafe(|| ctx.strided.flush(ctx.out))) {
-        Ok(()) => 0,
-        Err(panic) => {
-            ctx.panic = Some(panic);
-            1
-        }
-    }
+    unsafe { guarded(ctx, |ctx| ctx.strided.flush(ctx.out)) }
 }
 
 pub(crate) unsafe extern "C" fn workspace_flush(ctx: *mut c_void, prefix: *const i64, n: usize) -> u32 {
