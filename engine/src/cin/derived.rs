@@ -26,6 +26,34 @@ pub enum Relation {
     Blocks { of: Box<LoopVar>, block: Blocking },
     /// `of % block`: the place of `of`'s coordinate in its block.
     WithinBlock { of: Box<LoopVar>, block: Blocking },
+    /// A position of level `level` of operand `operand` (a schedule's
+    /// `pos`): its stored entries down to that level, in storage order.
+    /// The loops over the variables of its levels down to it recover the
+    /// coordinates, running inside a block of positions when the variable
+    /// is split.
+    Positions { operand: usize, level: usize },
+}
+
+/// A schedule's `pos`: a variable running over an operand's positions at
+/// a level, and the statement variables of its levels down to that level,
+/// whose loops recover the coordinates of each position.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PositionSpace {
+    pub var: LoopVar,
+    pub operand: usize,
+    pub level: usize,
+    pub covers: Vec<LoopVar>,
+    /// The name a `fuse` gave the covered pair, if one did.
+    pub fused: Option<String>,
+    /// The column of the `pos` command, for its refusals.
+    pub column: usize,
+}
+
+impl PositionSpace {
+    /// The loop over the blocks of positions a split made, if one did.
+    pub fn blocks(&self, provenance: &Provenance) -> Option<LoopVar> {
+        provenance.recovery(&self.var).map(|(outer, _, _)| outer)
+    }
 }
 
 /// How a variable is cut into blocks: blocks of a size known when
@@ -119,6 +147,8 @@ pub struct Provenance {
     named: BTreeMap<LoopVar, (String, String)>,
     /// Variables of levels that store no mode, in operand order.
     own: Vec<LoopVar>,
+    /// Variables over an operand's positions (`pos`).
+    positions: Vec<PositionSpace>,
 }
 
 /// Two operands split one variable into blocks of different sizes.
@@ -165,6 +195,26 @@ impl Provenance {
         self.split.insert(v.clone(), block);
         self.named.insert(v.clone(), (outer.to_string(), inner.to_string()));
         Ok(())
+    }
+
+    /// Adds a variable over an operand's positions (a schedule's `pos`).
+    pub fn add_positions(&mut self, space: PositionSpace) {
+        self.positions.push(space);
+    }
+
+    /// The variables over operands' positions.
+    pub fn positions(&self) -> &[PositionSpace] {
+        &self.positions
+    }
+
+    /// The position space whose variable, or whose blocks' or places'
+    /// variable, is named `name`.
+    pub fn position_space_named(&self, name: &str) -> Option<&PositionSpace> {
+        self.positions.iter().find(|s| {
+            s.var.name() == name
+                || s.fused.as_deref() == Some(name)
+                || self.named.get(&s.var).is_some_and(|(o, i)| o == name || i == name)
+        })
     }
 
     /// The statement variables a schedule splits, whose last block is cut
@@ -240,7 +290,7 @@ impl Provenance {
 
     /// Whether any variable is derived.
     pub fn is_empty(&self) -> bool {
-        self.split.is_empty() && self.own.is_empty()
+        self.split.is_empty() && self.own.is_empty() && self.positions.is_empty()
     }
 
     /// How to recover a split statement variable: `(blocks, within,
@@ -254,17 +304,27 @@ impl Provenance {
     /// The number of coordinates a loop over `v` runs through: a statement
     /// variable's size, the blocks that cover it, a block's size, or the
     /// extent of the level that owns the variable.
-    pub fn extent(v: &LoopVar, size_of: &dyn Fn(&str) -> usize, level_extent: &dyn Fn(usize, usize) -> usize) -> usize {
+    pub fn extent(v: &LoopVar, sizes: &Sizes<'_>) -> usize {
         match v.relation() {
-            None => size_of(v.name()),
-            Some(Relation::Own { operand, level }) => level_extent(*operand, *level),
+            None => (sizes.of_var)(v.name()),
+            Some(Relation::Own { operand, level }) => (sizes.level_extent)(*operand, *level),
+            Some(Relation::Positions { operand, level }) => (sizes.level_positions)(*operand, *level),
             Some(Relation::Blocks { of, block }) => {
-                let n = Provenance::extent(of, size_of, level_extent);
+                let n = Provenance::extent(of, sizes);
                 n.div_ceil(block.size(n))
             }
-            Some(Relation::WithinBlock { of, block }) => block.size(Provenance::extent(of, size_of, level_extent)),
+            Some(Relation::WithinBlock { of, block }) => block.size(Provenance::extent(of, sizes)),
         }
     }
+}
+
+/// What a run knows of sizes, for [`Provenance::extent`]: each statement
+/// variable's size, and each operand level's extent and number of
+/// positions.
+pub struct Sizes<'a> {
+    pub of_var: &'a dyn Fn(&str) -> usize,
+    pub level_extent: &'a dyn Fn(usize, usize) -> usize,
+    pub level_positions: &'a dyn Fn(usize, usize) -> usize,
 }
 
 #[cfg(test)]
@@ -293,10 +353,14 @@ mod tests {
         let i = LoopVar::Index(IndexVar::new("i"));
         let (outer, inner, block) = p.recovery(&i).unwrap();
         assert_eq!((outer.name(), inner.name(), block), ("i/4", "i%4", Blocking::Size(4)));
-        let size = |_: &str| 10;
         let level = |_: usize, _: usize| unreachable!();
-        assert_eq!(Provenance::extent(&outer, &size, &level), 3);
-        assert_eq!(Provenance::extent(&inner, &size, &level), 4);
+        let sizes = Sizes {
+            of_var: &|_| 10,
+            level_extent: &level,
+            level_positions: &level,
+        };
+        assert_eq!(Provenance::extent(&outer, &sizes), 3);
+        assert_eq!(Provenance::extent(&inner, &sizes), 4);
     }
 
     #[test]
@@ -307,7 +371,12 @@ mod tests {
         let names: Vec<&str> = p.own().iter().map(LoopVar::name).collect();
         assert_eq!(names, ["A.diagonal", "B.slot"]);
         let level = |operand: usize, level: usize| 10 * operand + level + 7;
-        assert_eq!(Provenance::extent(&p.own()[1], &|_| 0, &level), 17);
+        let sizes = Sizes {
+            of_var: &|_| 0,
+            level_extent: &level,
+            level_positions: &|_, _| unreachable!(),
+        };
+        assert_eq!(Provenance::extent(&p.own()[1], &sizes), 17);
         assert_eq!(a.level_vars()[1].name(), "i");
     }
 

@@ -21,7 +21,10 @@ use super::order::{choose_order, satisfiable, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Reduction, Statement};
-use crate::schedule::apply::{apply_splits, check_split_levels, precompute_level, refuse_unsupported, reorder_edges};
+use crate::schedule::apply::{
+    apply_positions, apply_splits, check_split_levels, place_position_blocks, precompute_level, refuse_unsupported,
+    reorder_edges,
+};
 use crate::schedule::Schedule;
 
 /// How the output is assembled.
@@ -155,6 +158,7 @@ pub fn lower(
     let mut unscanned_operands: Vec<usize> = Vec::new();
     let (provenance, order, summed) = loop {
         let mut provenance = lowerer.provenance(&mut notes);
+        apply_positions(schedule, &mut provenance, &lowerer.operands, &statement_vars)?;
         apply_splits(schedule, &mut provenance, &lowerer.operands, &output, &statement_vars)?;
         lowerer.reorder = reorder_edges(schedule, &statement_vars, &provenance)?;
         let mut summed = provenance.expand_all(&stmt_summed);
@@ -324,6 +328,8 @@ pub fn lower(
         reduce_from.map(|r| (r, Reduction::Sum)),
         &mut next_temp,
     );
+    let mut order = order;
+    let cin = place_position_blocks(&provenance, &lowerer.operands, &explicit, cin, &mut order, &mut notes)?;
     Ok(Lowered {
         cin,
         operands: lowerer.operands,

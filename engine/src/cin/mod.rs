@@ -13,7 +13,7 @@ mod derived;
 mod lower;
 mod order;
 
-pub use derived::{Blocking, Provenance, Relation};
+pub use derived::{Blocking, PositionSpace, Provenance, Relation, Sizes};
 pub use lower::{lower, Lowered, OutputAssembly};
 pub use order::{choose_order, OrderProblem};
 

@@ -81,6 +81,12 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         OutputAssembly::Dense if leads => ChunkOutput::DenseRows,
         OutputAssembly::Dense => ChunkOutput::DensePartials,
         OutputAssembly::Append => {
+            if rows_of_blocks.is_some_and(|of| matches!(of.relation(), Some(Relation::Positions { .. }))) {
+                return Err(format!(
+                    "its blocks of positions can share a fibre of the output {}, and parts sharing a fibre are not joined yet; use a dense output",
+                    out.name
+                ));
+            }
             if !leads {
                 return Err(format!("the output {}'s first level is not {var}", out.name));
             }

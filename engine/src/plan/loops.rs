@@ -54,6 +54,7 @@ impl Emitter<'_> {
         }
         self.patch(skip);
         self.clamp_to_chunk(it, begin, end);
+        self.clamp_to_window(it, begin, end);
         (begin, end)
     }
 
@@ -203,7 +204,10 @@ impl Emitter<'_> {
                         b: end,
                     });
                 }
-                None => self.ops.push(Op::IConst { dst: coord, value: 0 }),
+                None => match self.window_coordinates(var, d) {
+                    Some(first) => self.ops.push(Op::IMove { dst: coord, src: first }),
+                    None => self.ops.push(Op::IConst { dst: coord, value: 0 }),
+                },
             }
             Some(d)
         } else {

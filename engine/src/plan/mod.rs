@@ -17,6 +17,7 @@ mod blocks;
 mod chunks;
 mod expr;
 mod loops;
+mod positions;
 mod runs;
 mod state;
 mod structured;
@@ -214,6 +215,14 @@ fn describe(relation: &Relation, lowered: &Lowered) -> String {
             format!("{of} / {block}, the block of {of} ({of} = {outer}·{block} + {inner}{cut})")
         }
         Relation::WithinBlock { of, block } => format!("{of} % {block}, the place of {of} in its block"),
+        Relation::Positions { operand, level } => {
+            let op = &lowered.operands[*operand];
+            format!(
+                "a position of {}'s level {level} ({})",
+                op.name,
+                op.format.level(*level).name()
+            )
+        }
     }
 }
 
@@ -242,6 +251,8 @@ struct Emitter<'a> {
     fills_in: bool,
     /// The chunked loop and the registers of the run's range of it.
     chunk: Option<chunks::ChunkRange>,
+    /// The block of an operand's positions the loops being emitted run in.
+    window: Option<positions::PositionWindow>,
 }
 
 /// A temporary's registers, how it combines, and its fill once its
@@ -285,6 +296,7 @@ impl<'a> Emitter<'a> {
             every_coordinate: Vec::new(),
             fills_in: false,
             chunk: None,
+            window: None,
         };
         e.true_reg = e.breg();
         e.ops.push(Op::BConst {
@@ -565,6 +577,8 @@ impl<'a> Emitter<'a> {
             involved.insert(out);
         }
         let saved: Vec<OperandState> = self.states.clone();
+        let saved_window = self.window.clone();
+        self.open_position_window(var);
         let outer_vars: BTreeSet<LoopVar> = self.var_regs.keys().cloned().collect();
         let mut bound = outer_vars.clone();
         bound.insert(var.clone());
@@ -647,10 +661,12 @@ impl<'a> Emitter<'a> {
         // Block ops add products whose absent factors are 0 (rows of dot
         // products check the fills of their semiring themselves).
         let block_ops = self.lowered.operands.iter().all(|op| op.fill == 0.0);
+        // Ops over whole rows walk every row's positions themselves.
+        let whole_rows = !self.in_position_window(var);
         let strided = "(all rows run as one block op: a product per row, positions stepping with the row)";
-        if block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
+        if whole_rows && block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
-        } else if let Some(how) = self.structured_driver(&shape) {
+        } else if let Some(how) = self.structured_driver(&shape).filter(|_| whole_rows) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  ({})",
@@ -660,12 +676,12 @@ impl<'a> Emitter<'a> {
                 }
             );
             self.emit_structured_loop(how, var, body, &shape, &involved, depth);
-        } else if block_ops && self.try_block_rows_dot(var, body, &shape) {
+        } else if whole_rows && block_ops && self.try_block_rows_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all stored blocks run as one block op: dense rows times dense runs per block)"
             );
-        } else if block_ops && self.try_rows_merge(var, body, &shape) {
+        } else if whole_rows && block_ops && self.try_rows_merge(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all rows run as one block op: each row's two stored rows merged into an output row)"
@@ -687,12 +703,12 @@ impl<'a> Emitter<'a> {
             );
         } else if block_ops && self.try_dense_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  (runs as one dense block op)");
-        } else if self.try_rows_dot(var, body, &shape) {
+        } else if whole_rows && self.try_rows_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all rows run as one block op: a dot product per row)"
             );
-        } else if block_ops && self.try_dense_rows_dot(var, body, &shape) {
+        } else if whole_rows && block_ops && self.try_dense_rows_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all rows run as one block op: dense rows times dense runs)"
@@ -707,7 +723,7 @@ impl<'a> Emitter<'a> {
                 self.plan,
                 "{pad}  (inner products run as blocks of coordinates: {done})"
             );
-        } else if block_ops && shape.universe && self.try_strided_axpy(var, body, &shape) {
+        } else if whole_rows && block_ops && shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
         } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
             self.emit_driven_loop(var, body, &shape, &involved, depth);
@@ -720,6 +736,7 @@ impl<'a> Emitter<'a> {
             self.every_coordinate.pop();
         }
         self.states = saved;
+        self.window = saved_window;
         self.var_regs.retain(|v, _| outer_vars.contains(v));
     }
 

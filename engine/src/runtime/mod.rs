@@ -868,7 +868,13 @@ impl Kernel {
         // The extents `Lowered::dimension_vars` lists, then the block sizes
         // of the variables a schedule splits (`divide`'s are known only now).
         let provenance = &self.lowered.provenance;
-        let extent = |v: &crate::cin::LoopVar| crate::cin::Provenance::extent(v, &size_of, &level_extent);
+        let level_positions = |operand: usize, level: usize| tensors[operand].level_sizes()[level];
+        let sizes = crate::cin::Sizes {
+            of_var: &size_of,
+            level_extent: &level_extent,
+            level_positions: &level_positions,
+        };
+        let extent = |v: &crate::cin::LoopVar| crate::cin::Provenance::extent(v, &sizes);
         let mut dims: Vec<i64> = self.lowered.dimension_vars().map(|v| extent(v) as i64).collect();
         dims.extend(provenance.scheduled().map(|v| {
             let blocking = provenance.blocking(v).expect("a scheduled split");

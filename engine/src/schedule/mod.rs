@@ -8,10 +8,11 @@
 //! command's column, one that would change the result or that the tensors'
 //! storage cannot follow without a conversion.
 //!
-//! Commands run today: `reorder`, `split`, `divide`, `parallelize` and
-//! `precompute` of the whole right-hand side over an output variable. The
-//! others of the paper (`pos`, `fuse`, `unroll`, `bound`) parse and are
-//! refused with that reason, never ignored.
+//! Commands run today: `reorder`, `split`, `divide`, `fuse` and `pos`
+//! (an operand's positions, cut into blocks by a `split` or `divide`),
+//! `parallelize`, and `precompute` of the whole right-hand side over an
+//! output variable. The others of the paper (`unroll`, `bound`) parse and
+//! are refused with that reason, never ignored.
 
 pub(crate) mod apply;
 mod parse;
@@ -71,6 +72,23 @@ pub enum Command {
         var: String,
         workspace_var: String,
         workspace: String,
+    },
+    /// The loops over `outer` and `inner`, directly nested, become one
+    /// loop over `fused`, their pairs in the same order. A fused variable
+    /// is iterated in an operand's positions ([`Command::Pos`]).
+    Fuse {
+        outer: String,
+        inner: String,
+        fused: String,
+    },
+    /// The loop over `var` (a statement variable or a fused one) runs over
+    /// `tensor`'s positions at it, named `pos_var`: the stored entries in
+    /// storage order, which a `split` of `pos_var` cuts into blocks of
+    /// equal work.
+    Pos {
+        var: String,
+        pos_var: String,
+        tensor: String,
     },
     /// The loop over `var` runs its chunks on every core, its output kept
     /// free of races by `races`.
@@ -156,6 +174,28 @@ impl Schedule {
         self
     }
 
+    /// Adds `fuse(outer, inner, fused)`.
+    #[must_use]
+    pub fn fuse(mut self, outer: &str, inner: &str, fused: &str) -> Schedule {
+        self.push(Command::Fuse {
+            outer: outer.to_string(),
+            inner: inner.to_string(),
+            fused: fused.to_string(),
+        });
+        self
+    }
+
+    /// Adds `pos(var, pos_var, tensor)`.
+    #[must_use]
+    pub fn pos(mut self, var: &str, pos_var: &str, tensor: &str) -> Schedule {
+        self.push(Command::Pos {
+            var: var.to_string(),
+            pos_var: pos_var.to_string(),
+            tensor: tensor.to_string(),
+        });
+        self
+    }
+
     /// Adds `parallelize(var, cpu_threads, races)`.
     #[must_use]
     pub fn parallelize(mut self, var: &str, races: RaceStrategy) -> Schedule {
@@ -212,6 +252,8 @@ impl fmt::Display for Command {
                 inner,
                 blocking: Blocking::Parts(parts),
             } => write!(f, "divide({var}, {outer}, {inner}, {parts})"),
+            Command::Fuse { outer, inner, fused } => write!(f, "fuse({outer}, {inner}, {fused})"),
+            Command::Pos { var, pos_var, tensor } => write!(f, "pos({var}, {pos_var}, {tensor})"),
             Command::Parallelize { var, races } => {
                 write!(f, "parallelize({var}, cpu_threads, {})", races.name())
             }

@@ -154,6 +154,29 @@ fn command(text: &str, column: usize) -> Result<Command> {
                 blocking,
             }
         }
+        "fuse" => {
+            count(3)?;
+            let [outer, inner, fused] = [variable(&args[0])?, variable(&args[1])?, variable(&args[2])?];
+            if outer == inner || fused == outer || fused == inner {
+                return Err(error(
+                    args[0].column,
+                    "fuse needs two different variables and a new name for the pair".into(),
+                ));
+            }
+            Command::Fuse { outer, inner, fused }
+        }
+        "pos" => {
+            count(3)?;
+            let [var, pos_var] = [variable(&args[0])?, variable(&args[1])?];
+            if var == pos_var {
+                return Err(error(args[1].column, "pos needs a new name for the positions".into()));
+            }
+            Command::Pos {
+                var,
+                pos_var,
+                tensor: tensor_name(&args[2])?,
+            }
+        }
         "precompute" => {
             count(4)?;
             Command::Precompute {
@@ -230,6 +253,24 @@ fn factor(arg: &Arg<'_>, command: &str) -> Result<usize> {
     }
 }
 
+/// The tensor `pos` names: `A`, or an access `A(i,j)` (TACO's form).
+fn tensor_name(arg: &Arg<'_>) -> Result<String> {
+    let name = match arg.text.split_once('(') {
+        Some((name, rest)) if rest.ends_with(')') => name.trim_end(),
+        Some(_) => {
+            return Err(error(
+                arg.column,
+                format!("expected a tensor or an access such as A(i,j), found `{}`", arg.text),
+            ))
+        }
+        None => arg.text,
+    };
+    variable(&Arg {
+        text: name,
+        column: arg.column,
+    })
+}
+
 fn variable(arg: &Arg<'_>) -> Result<String> {
     let ok = arg
         .text
@@ -286,6 +327,10 @@ mod tests {
             ),
             ("divide(i, i0, i1, 0)", "schedule, column 19: a divide factor of 0"),
             ("unroll(i)", "schedule, column 1: unroll takes 2 arguments: unroll(i, factor)"),
+            ("fuse(i, i, f)", "schedule, column 6: fuse needs two different variables and a new name for the pair"),
+            ("pos(f, f, A)", "schedule, column 8: pos needs a new name for the positions"),
+            ("pos(f, fp, A(i,j)", "schedule, column 18: expected `)` closing pos's arguments"),
+            ("pos(f, fp, 3A)", "schedule, column 12: expected an index variable, found `3A`"),
             ("x; rorder(i, j)", "schedule, column 1: expected a command such as split(i, i0, i1, 32), found `x`"),
             ("reorder(i, j); rorder(i, j)", "schedule, column 16: unknown command rorder (did you mean reorder?)"),
             ("tile(i, 4)", "schedule, column 1: unknown command tile (commands: reorder, split, divide, pos, fuse, precompute, unroll, bound, parallelize)"),
@@ -293,6 +338,14 @@ mod tests {
             ("parallelize(i, cpu_threads, maybe)", "schedule, column 29: unknown output race strategy maybe (strategies: no_races, atomics, temporary, ignore_races)"),
         ] {
             assert_eq!(refusal(text), message, "{text}");
+        }
+    }
+
+    #[test]
+    fn pos_takes_a_tensor_or_an_access_of_it() {
+        for text in ["fuse(i, j, f); pos(f, fp, B)", "fuse(i,j,f); pos(f, fp, B(i,j,k))"] {
+            let s = parse_schedule(text).unwrap();
+            assert_eq!(s.to_string(), "fuse(i, j, f); pos(f, fp, B)", "{text}");
         }
     }
 

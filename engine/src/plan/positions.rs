@@ -1,0 +1,234 @@
+//! Loops inside a block of an operand's positions (a schedule's `pos`,
+//! split): the block is `lo..hi` of the positions of one level, and the
+//! loops over the variables of that level and the level above recover the
+//! coordinates of exactly those positions. The level's own iterator is cut
+//! to `lo..hi`; the level above runs only over the parents whose segments
+//! meet the block, found by binary search once per block. Every tier runs
+//! the same ops, so every tier iterates blocks of positions the same way.
+
+use tessera_formats::{Cmp, IntOp, LevelRef};
+
+use super::{Emitter, IterInfo};
+use crate::bytecode::{IReg, Op};
+use crate::cin::{LoopVar, PositionSpace};
+
+/// The block of positions the loops below a position-block loop run in.
+#[derive(Clone, Debug)]
+pub(super) struct PositionWindow {
+    pub operand: usize,
+    /// The level whose positions are cut.
+    pub level: usize,
+    /// The statement variables of the levels down to `level`.
+    pub covers: Vec<LoopVar>,
+    pub lo: IReg,
+    pub hi: IReg,
+}
+
+impl Emitter<'_> {
+    /// The position space whose blocks the loop over `var`'s outermost
+    /// covered variable runs inside, once the blocks' loop is bound.
+    fn split_space_led_by(&self, var: &LoopVar) -> Option<(PositionSpace, LoopVar)> {
+        let provenance = &self.lowered.provenance;
+        provenance.positions().iter().find_map(|space| {
+            let blocks = space.blocks(provenance)?;
+            (space.covers.first() == Some(var) && self.var_regs.contains_key(&blocks)).then(|| (space.clone(), blocks))
+        })
+    }
+
+    /// Opens the block of positions of the current position-block loop
+    /// when the loop over `var` is the first its positions' loops run
+    /// (the block's bounds are computed once, before it).
+    pub(super) fn open_position_window(&mut self, var: &LoopVar) {
+        let Some((space, blocks)) = self.split_space_led_by(var) else {
+            return;
+        };
+        let (_, _, block) = self
+            .lowered
+            .provenance
+            .recovery(&space.var)
+            .expect("a split position space");
+        let size = self.block_size(&space.var, block);
+        let total = self.ireg();
+        let index = self
+            .lowered
+            .dimension(&space.var)
+            .expect("a split variable has a dimension");
+        self.ops.push(Op::Dim { dst: total, var: index });
+        let (lo, hi) = (self.ireg(), self.ireg());
+        let block_reg = self.var_regs[&blocks];
+        self.ops.push(Op::IBin {
+            op: IntOp::Mul,
+            dst: lo,
+            a: block_reg,
+            b: size,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: hi,
+            a: lo,
+            b: size,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Min,
+            dst: hi,
+            a: hi,
+            b: total,
+        });
+        self.window = Some(PositionWindow {
+            operand: space.operand,
+            level: space.level,
+            covers: space.covers.clone(),
+            lo,
+            hi,
+        });
+    }
+
+    /// Whether the loop over `var` runs inside a block of positions: block
+    /// ops that walk whole rows on their own do not apply to it.
+    pub(super) fn in_position_window(&self, var: &LoopVar) -> bool {
+        self.window.as_ref().is_some_and(|w| w.covers.contains(var))
+    }
+
+    /// Cuts an iterator's position bounds to the block of positions: the
+    /// cut level to `lo..hi`, the level above it to the parents whose
+    /// segments meet the block.
+    pub(super) fn clamp_to_window(&mut self, it: &IterInfo, begin: IReg, end: IReg) {
+        let Some(w) = self.window.clone() else {
+            return;
+        };
+        if it.operand != w.operand {
+            return;
+        }
+        if it.level == w.level {
+            self.ops.push(Op::IBin {
+                op: IntOp::Max,
+                dst: begin,
+                a: begin,
+                b: w.lo,
+            });
+            self.ops.push(Op::IBin {
+                op: IntOp::Min,
+                dst: end,
+                a: end,
+                b: w.hi,
+            });
+        } else if it.level + 1 == w.level {
+            self.parents_meeting_window(&w, begin, end);
+        }
+    }
+
+    /// The coordinates a loop over every coordinate of `var` runs
+    /// through inside the block of positions, `(first, end)`, when `var`
+    /// is the first covered variable and its level is dense (its positions
+    /// are its coordinates). `end` is the loop's extent, cut in place.
+    pub(super) fn window_coordinates(&mut self, var: &LoopVar, extent: IReg) -> Option<IReg> {
+        let w = self.window.clone()?;
+        if w.covers.first() != Some(var) {
+            return None;
+        }
+        let first = self.ireg();
+        self.ops.push(Op::IConst { dst: first, value: 0 });
+        if w.level == 0 {
+            self.ops.push(Op::IBin {
+                op: IntOp::Max,
+                dst: first,
+                a: first,
+                b: w.lo,
+            });
+            self.ops.push(Op::IBin {
+                op: IntOp::Min,
+                dst: extent,
+                a: extent,
+                b: w.hi,
+            });
+        } else {
+            self.parents_meeting_window(&w, first, extent);
+        }
+        Some(first)
+    }
+
+    /// Narrows `begin..end`, positions of the level above the cut one, to
+    /// those whose segments meet `lo..hi`: from the first whose segment
+    /// ends past `lo` to the first whose segment starts at `hi` or later.
+    fn parents_meeting_window(&mut self, w: &PositionWindow, begin: IReg, end: IReg) {
+        let child = LevelRef::new(w.operand, w.level);
+        let first = self.first_parent_where(child, begin, end, w.lo, SegmentEdge::EndsAfter);
+        let last = self.first_parent_where(child, first, end, w.hi, SegmentEdge::StartsAtOrAfter);
+        self.ops.push(Op::IMove { dst: begin, src: first });
+        self.ops.push(Op::IMove { dst: end, src: last });
+    }
+
+    /// The first parent position in `begin..end` whose segment of `child`
+    /// passes `target` as `edge` says (`end` when none does): a binary
+    /// search, run once per block.
+    fn first_parent_where(&mut self, child: LevelRef, begin: IReg, end: IReg, target: IReg, edge: SegmentEdge) -> IReg {
+        let (low, high) = (self.ireg(), self.ireg());
+        self.ops.push(Op::IMove { dst: low, src: begin });
+        self.ops.push(Op::IMove { dst: high, src: end });
+        let one = self.iconst(1);
+        let top = self.label();
+        let more = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: more,
+            a: low,
+            b: high,
+        });
+        let done = self.jump_unless(more);
+        let mid = self.ireg();
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: mid,
+            a: low,
+            b: high,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Shr,
+            dst: mid,
+            a: mid,
+            b: one,
+        });
+        let (seg_begin, seg_end) = (self.ireg(), self.ireg());
+        self.ops.push(Op::PosIter {
+            level: child,
+            parent: mid,
+            begin: seg_begin,
+            end: seg_end,
+        });
+        let passes = self.breg();
+        self.ops.push(match edge {
+            SegmentEdge::EndsAfter => Op::ICmp {
+                op: Cmp::Lt,
+                dst: passes,
+                a: target,
+                b: seg_end,
+            },
+            SegmentEdge::StartsAtOrAfter => Op::ICmp {
+                op: Cmp::Le,
+                dst: passes,
+                a: target,
+                b: seg_begin,
+            },
+        });
+        let not_yet = self.jump_unless(passes);
+        self.ops.push(Op::IMove { dst: high, src: mid });
+        self.ops.push(Op::Jump { to: top });
+        self.patch(not_yet);
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: low,
+            a: mid,
+            b: one,
+        });
+        self.ops.push(Op::Jump { to: top });
+        self.patch(done);
+        low
+    }
+}
+
+/// Which edge of a segment a parent search tests.
+#[derive(Clone, Copy)]
+enum SegmentEdge {
+    EndsAfter,
+    StartsAtOrAfter,
+}
