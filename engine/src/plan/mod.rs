@@ -253,6 +253,9 @@ struct Emitter<'a> {
     chunk: Option<chunks::ChunkRange>,
     /// The block of an operand's positions the loops being emitted run in.
     window: Option<positions::PositionWindow>,
+    /// Where the last block of positions' parents began, kept across
+    /// blocks.
+    position_hint: Option<IReg>,
 }
 
 /// A temporary's registers, how it combines, and its fill once its
@@ -297,6 +300,7 @@ impl<'a> Emitter<'a> {
             fills_in: false,
             chunk: None,
             window: None,
+            position_hint: None,
         };
         e.true_reg = e.breg();
         e.ops.push(Op::BConst {
@@ -577,7 +581,8 @@ impl<'a> Emitter<'a> {
             involved.insert(out);
         }
         let saved: Vec<OperandState> = self.states.clone();
-        let saved_window = self.window.clone();
+        let (saved_window, saved_hint) = (self.window.clone(), self.position_hint);
+        self.start_position_blocks(var);
         self.open_position_window(var);
         let outer_vars: BTreeSet<LoopVar> = self.var_regs.keys().cloned().collect();
         let mut bound = outer_vars.clone();
@@ -737,6 +742,7 @@ impl<'a> Emitter<'a> {
         }
         self.states = saved;
         self.window = saved_window;
+        self.position_hint = saved_hint;
         self.var_regs.retain(|v, _| outer_vars.contains(v));
     }
 

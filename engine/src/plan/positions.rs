@@ -147,26 +147,139 @@ impl Emitter<'_> {
         Some(first)
     }
 
+    /// Starts a hint for the loop over `var` when it runs over the blocks
+    /// of a position space: the first parent of the last block, where the
+    /// next block's search starts (blocks ascend within a run).
+    pub(super) fn start_position_blocks(&mut self, var: &LoopVar) {
+        let provenance = &self.lowered.provenance;
+        let leads = provenance
+            .positions()
+            .iter()
+            .any(|space| space.blocks(provenance).as_ref() == Some(var));
+        if leads {
+            let hint = self.ireg();
+            self.ops.push(Op::IConst { dst: hint, value: 0 });
+            self.position_hint = Some(hint);
+        }
+    }
+
     /// Narrows `begin..end`, positions of the level above the cut one, to
     /// those whose segments meet `lo..hi`: from the first whose segment
     /// ends past `lo` to the first whose segment starts at `hi` or later.
+    /// Both searches gallop from where the previous block's began, so a
+    /// block costs about the logarithm of the parents it spans.
     fn parents_meeting_window(&mut self, w: &PositionWindow, begin: IReg, end: IReg) {
         let child = LevelRef::new(w.operand, w.level);
-        let first = self.first_parent_where(child, begin, end, w.lo, SegmentEdge::EndsAfter);
+        let from = match self.position_hint {
+            Some(hint) => {
+                let from = self.ireg();
+                self.ops.push(Op::IBin {
+                    op: IntOp::Max,
+                    dst: from,
+                    a: begin,
+                    b: hint,
+                });
+                from
+            }
+            None => begin,
+        };
+        let first = self.first_parent_where(child, from, end, w.lo, SegmentEdge::EndsAfter);
+        if let Some(hint) = self.position_hint {
+            self.ops.push(Op::IMove { dst: hint, src: first });
+        }
         let last = self.first_parent_where(child, first, end, w.hi, SegmentEdge::StartsAtOrAfter);
         self.ops.push(Op::IMove { dst: begin, src: first });
         self.ops.push(Op::IMove { dst: end, src: last });
     }
 
+    /// Whether parent `q`'s segment of `child` passes `target` as `edge`
+    /// says.
+    fn segment_passes(&mut self, child: LevelRef, q: IReg, target: IReg, edge: SegmentEdge) -> crate::bytecode::BReg {
+        let (seg_begin, seg_end) = (self.ireg(), self.ireg());
+        self.ops.push(Op::PosIter {
+            level: child,
+            parent: q,
+            begin: seg_begin,
+            end: seg_end,
+        });
+        let passes = self.breg();
+        self.ops.push(match edge {
+            SegmentEdge::EndsAfter => Op::ICmp {
+                op: Cmp::Lt,
+                dst: passes,
+                a: target,
+                b: seg_end,
+            },
+            SegmentEdge::StartsAtOrAfter => Op::ICmp {
+                op: Cmp::Le,
+                dst: passes,
+                a: target,
+                b: seg_begin,
+            },
+        });
+        passes
+    }
+
     /// The first parent position in `begin..end` whose segment of `child`
-    /// passes `target` as `edge` says (`end` when none does): a binary
-    /// search, run once per block.
+    /// passes `target` as `edge` says (`end` when none does): probes at
+    /// `begin`, then 1, 3, 7, ... past it until one passes, then a binary
+    /// search of the last stretch.
     fn first_parent_where(&mut self, child: LevelRef, begin: IReg, end: IReg, target: IReg, edge: SegmentEdge) -> IReg {
-        let (low, high) = (self.ireg(), self.ireg());
-        self.ops.push(Op::IMove { dst: low, src: begin });
-        self.ops.push(Op::IMove { dst: high, src: end });
+        let (low, high, step, probe) = (self.ireg(), self.ireg(), self.ireg(), self.ireg());
         let one = self.iconst(1);
-        let top = self.label();
+        self.ops.push(Op::IMove { dst: low, src: begin });
+        self.ops.push(Op::IMove { dst: step, src: one });
+        // Gallop: every parent before `low` fails.
+        let gallop = self.label();
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: probe,
+            a: low,
+            b: step,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Sub,
+            dst: probe,
+            a: probe,
+            b: one,
+        });
+        let inside = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: inside,
+            a: probe,
+            b: end,
+        });
+        let past_end = self.jump_unless(inside);
+        let passes = self.segment_passes(child, probe, target, edge);
+        let failed = self.jump_unless(passes);
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: high,
+            a: probe,
+            b: one,
+        });
+        let found = self.ops.len();
+        self.ops.push(Op::Jump { to: usize::MAX });
+        self.patch(failed);
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: low,
+            a: probe,
+            b: one,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: step,
+            a: step,
+            b: step,
+        });
+        self.ops.push(Op::Jump { to: gallop });
+        self.patch(past_end);
+        self.ops.push(Op::IMove { dst: high, src: end });
+        let search = self.label();
+        self.ops[found] = Op::Jump { to: search };
+        // Binary search of `low..high`, whose last parent passes (or is `end`).
         let more = self.breg();
         self.ops.push(Op::ICmp {
             op: Cmp::Lt,
@@ -188,31 +301,10 @@ impl Emitter<'_> {
             a: mid,
             b: one,
         });
-        let (seg_begin, seg_end) = (self.ireg(), self.ireg());
-        self.ops.push(Op::PosIter {
-            level: child,
-            parent: mid,
-            begin: seg_begin,
-            end: seg_end,
-        });
-        let passes = self.breg();
-        self.ops.push(match edge {
-            SegmentEdge::EndsAfter => Op::ICmp {
-                op: Cmp::Lt,
-                dst: passes,
-                a: target,
-                b: seg_end,
-            },
-            SegmentEdge::StartsAtOrAfter => Op::ICmp {
-                op: Cmp::Le,
-                dst: passes,
-                a: target,
-                b: seg_begin,
-            },
-        });
+        let passes = self.segment_passes(child, mid, target, edge);
         let not_yet = self.jump_unless(passes);
         self.ops.push(Op::IMove { dst: high, src: mid });
-        self.ops.push(Op::Jump { to: top });
+        self.ops.push(Op::Jump { to: search });
         self.patch(not_yet);
         self.ops.push(Op::IBin {
             op: IntOp::Add,
@@ -220,7 +312,7 @@ impl Emitter<'_> {
             a: mid,
             b: one,
         });
-        self.ops.push(Op::Jump { to: top });
+        self.ops.push(Op::Jump { to: search });
         self.patch(done);
         low
     }
