@@ -42,6 +42,10 @@ pub enum EngineError {
         second_size: usize,
     },
 
+    /// A run whose inputs break a schedule's `bound`.
+    #[error("{command} does not hold for these inputs: {var} has {size} coordinates")]
+    BoundBroken { command: String, var: String, size: usize },
+
     /// An index variable whose size no input fixes and the caller did not give.
     #[error("the size of index variable {var} is unknown: no input fixes it, give it explicitly")]
     UnknownSize { var: String },

@@ -7,7 +7,7 @@
 
 use tessera_engine::schedule::Schedule;
 use tessera_engine::testing::{check_scheduled, random_tensor, EntryKind, Rng, Tolerance};
-use tessera_engine::{Engine, EngineError};
+use tessera_engine::{Engine, EngineError, Inputs};
 use tessera_formats::{Format, Tensor};
 
 /// The engine the table runs on; the compiled tiers' suites include this
@@ -228,6 +228,37 @@ fn cases() -> Vec<Case> {
             vec![Format::csr(), Format::dense(2)],
             &["fuse(i, j, f); pos(f, fp, B); split(fp, fp0, fp1, 5)"],
         ),
+        // Unrolled loops (dense, driven by one level, merges) and bounds.
+        case(
+            "y(i) = A(i,j) * x(j)",
+            vec![("A", "ij", rows()), ("x", "j", vec![Format::dense(1), Format::sparse_vector()])],
+            vec![Format::dense(1), Format::sparse_vector()],
+            &[
+                "unroll(j, 4)",
+                "bound(i, ib, 64, max_constraint); unroll(ib, 2); parallelize(ib, cpu_threads, no_races)",
+            ],
+        ),
+        case(
+            "y(i) = A(i,j) * x(j)",
+            vec![("A", "ij", vec![Format::csr()]), ("x", "j", dense(1))],
+            vec![Format::dense(1)],
+            &[
+                "split(i, i0, i1, 4); unroll(i1, 3)",
+                "bound(i, ib, 40, max_constraint); split(ib, i0, i1, 8); unroll(i1, 8)",
+            ],
+        ),
+        case(
+            "C(i,j) = A(i,j) + B(i,j)",
+            vec![("A", "ij", rows()), ("B", "ij", vec![Format::csr(), Format::dense(2)])],
+            vec![Format::csr(), Format::dense(2)],
+            &["unroll(j, 3)", "unroll(i, 2); unroll(j, 2)"],
+        ),
+        case(
+            "C(i,k) = A(i,j) * B(j,k)",
+            vec![("A", "ij", vec![Format::csr()]), ("B", "jk", dense(2))],
+            vec![Format::dense(2)],
+            &["unroll(k, 4)", "fuse(i, j, f); pos(f, fp, A); split(fp, fp0, fp1, 8); unroll(k, 8)"],
+        ),
     ]
 }
 
@@ -324,6 +355,55 @@ fn hashed_rows() -> Format {
 }
 
 #[test]
+fn an_exact_bound_is_a_constant_and_inputs_that_break_a_bound_are_refused() {
+    let engine = crate::suite_engine();
+    let formats = [("A", Format::csr()), ("x", Format::dense(1))];
+    let mut rng = Rng::new(7);
+    let a = random_tensor(&mut rng, &[12, 9], EntryKind::ALL[0], &Format::csr()).unwrap();
+    let x = random_tensor(&mut rng, &[9], EntryKind::ALL[0], &Format::dense(1)).unwrap();
+    for (text, holds) in [
+        ("bound(i, ib, 12)", true),
+        (
+            "bound(i, ib, 12, max_exact); split(ib, i0, i1, 5); bound(i1, i1b, 5)",
+            true,
+        ),
+        ("bound(i, ib, 13, max_constraint)", true),
+        ("bound(i, ib, 11, max_constraint)", false),
+        ("bound(j, jb, 10)", false),
+    ] {
+        let schedule: Schedule = text.parse().unwrap();
+        let kernel = engine
+            .compile_scheduled("y(i) = A(i,j) * x(j)", &formats, &Format::dense(1), &schedule)
+            .unwrap();
+        let run = kernel.run(&Inputs::new().with("A", &a).with("x", &x));
+        if holds {
+            let plain = engine
+                .compile("y(i) = A(i,j) * x(j)", &formats, &Format::dense(1))
+                .unwrap()
+                .run(&Inputs::new().with("A", &a).with("x", &x))
+                .unwrap();
+            assert_eq!(
+                run.unwrap().to_dense_vec().unwrap(),
+                plain.to_dense_vec().unwrap(),
+                "{text}"
+            );
+        } else {
+            let message = run.unwrap_err().to_string();
+            assert!(message.contains("does not hold for these inputs"), "{text}: {message}");
+        }
+    }
+    let exact: Schedule = "bound(i, ib, 12)".parse().unwrap();
+    let kernel = engine
+        .compile_scheduled("y(i) = A(i,j) * x(j)", &formats, &Format::dense(1), &exact)
+        .unwrap();
+    assert!(
+        kernel.plan().contains("the loop over i runs to the constant 12"),
+        "{}",
+        kernel.plan()
+    );
+}
+
+#[test]
 fn every_refusal_says_why() {
     let spmv = "y(i) = A(i,j) * x(j)";
     let csr = || vec![("A", Format::csr()), ("x", Format::dense(1))];
@@ -382,8 +462,15 @@ fn every_refusal_says_why() {
             spmv,
             csr(),
             Format::dense(1),
-            "reorder(i, j); unroll(i, 4)",
-            "schedule, column 16: unroll is not run by tessera yet (the commands run today: reorder, split, divide, fuse, pos, parallelize, precompute)",
+            "split(i, i0, i1, 4); unroll(i, 4)",
+            "schedule, column 22: unroll(i, 4) names i, which no loop runs over (the loops: i0, i1, j)",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "bound(k, kb, 4)",
+            "schedule, column 1: bound(k, kb, 4, max_exact) names k, which is neither a loop nor a variable of the statement (the loops: i, j)",
         ),
         (
             spmv,

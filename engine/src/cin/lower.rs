@@ -22,7 +22,7 @@ use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Reduction, Statement};
 use crate::schedule::apply::{
-    apply_positions, apply_splits, check_split_levels, place_position_blocks, precompute_level, refuse_unsupported,
+    apply_positions, apply_splits, check_split_levels, loop_tags, place_position_blocks, precompute_level,
     reorder_edges,
 };
 use crate::schedule::Schedule;
@@ -56,6 +56,21 @@ pub struct Lowered {
     pub provenance: Provenance,
     /// The schedule parallelizes the outer loop: every core at any size.
     pub every_core: bool,
+    /// Loops a schedule's `unroll` unrolls, with their factors.
+    pub unrolled: Vec<(LoopVar, usize)>,
+    /// Sizes a schedule's `bound` fixes, checked before each run.
+    pub bounds: Vec<VarBound>,
+}
+
+/// A schedule's `bound`: the variable's loop runs to `size` (a constant
+/// in the code when exact), and a run whose inputs break it is refused.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VarBound {
+    pub var: LoopVar,
+    pub size: usize,
+    pub kind: crate::schedule::BoundKind,
+    /// The command's text, for the refusal.
+    pub command: String,
 }
 
 struct Temp {
@@ -108,7 +123,8 @@ pub fn lower(
         rhs,
     });
     let free: Vec<LoopVar> = lhs.indices.iter().cloned().map(LoopVar::Index).collect();
-    refuse_unsupported(schedule)?;
+    let resolved = schedule.resolved();
+    let schedule = &resolved;
     let statement_vars = stmt_vars(&explicit);
     let mut lowerer = Lowerer {
         input_format,
@@ -330,6 +346,7 @@ pub fn lower(
     );
     let mut order = order;
     let cin = place_position_blocks(&provenance, &lowerer.operands, &explicit, cin, &mut order, &mut notes)?;
+    let (unrolled, bounds) = loop_tags(schedule, &order, &statement_vars, &mut notes)?;
     Ok(Lowered {
         cin,
         operands: lowerer.operands,
@@ -341,6 +358,8 @@ pub fn lower(
         notes,
         provenance,
         every_core: schedule.parallel().is_some(),
+        unrolled,
+        bounds,
     })
 }
 

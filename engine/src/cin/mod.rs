@@ -14,7 +14,7 @@ mod lower;
 mod order;
 
 pub use derived::{Blocking, PositionSpace, Provenance, Relation, Sizes};
-pub use lower::{lower, Lowered, OutputAssembly};
+pub use lower::{lower, Lowered, OutputAssembly, VarBound};
 pub use order::{choose_order, OrderProblem};
 
 use std::fmt;

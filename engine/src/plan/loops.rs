@@ -9,6 +9,7 @@ use tessera_formats::{Cmp, IntOp, Level, LevelRef};
 use super::{Emitter, IterInfo, LoopShape};
 use crate::bytecode::{BReg, IReg, Op, Regs};
 use crate::cin::{Blocking, Cin, LoopVar, Relation};
+use crate::schedule::BoundKind;
 
 impl Emitter<'_> {
     /// Position bounds of an iterator below its parent (empty when the
@@ -104,8 +105,22 @@ impl Emitter<'_> {
     /// block short.
     pub(super) fn loop_extent(&mut self, var: &LoopVar) -> IReg {
         let d = self.ireg();
-        let vi = self.var_index(var);
-        self.ops.push(Op::Dim { dst: d, var: vi });
+        let exact = self
+            .lowered
+            .bounds
+            .iter()
+            .find(|b| b.var == *var && b.kind == BoundKind::MaxExact);
+        match exact {
+            // Checked before the run: a constant the tiers fold.
+            Some(bound) => self.ops.push(Op::IConst {
+                dst: d,
+                value: bound.size as i64,
+            }),
+            None => {
+                let vi = self.var_index(var);
+                self.ops.push(Op::Dim { dst: d, var: vi });
+            }
+        }
         self.cut_last_block(var, d);
         d
     }
@@ -214,251 +229,259 @@ impl Emitter<'_> {
             None
         };
         let top = self.label();
-        // Continue while some lattice point still has all its walked iterators.
-        let ok: Vec<BReg> = cursors
-            .iter()
-            .map(|&(cur, end)| {
-                let b = self.breg();
-                self.ops.push(Op::ICmp {
-                    op: Cmp::Lt,
-                    dst: b,
-                    a: cur,
-                    b: end,
-                });
-                b
-            })
-            .collect();
-        let go = self.breg();
-        if let Some(d) = dim {
-            self.ops.push(Op::ICmp {
-                op: Cmp::Lt,
-                dst: go,
-                a: coord,
-                b: d,
-            });
-        } else {
-            self.ops.push(Op::BConst { dst: go, value: false });
-            let walked_sets: Vec<Vec<usize>> = shape
-                .lattice
-                .points
+        let mut exits = Vec::new();
+        for copy in 0..self.unroll_factor(var) {
+            let (plan_len, states) = (self.plan.len(), self.states.clone());
+            // Continue while some lattice point still has all its walked iterators.
+            let ok: Vec<BReg> = cursors
                 .iter()
-                .map(|point| {
-                    shape
-                        .walked
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, i)| point.contains(i))
-                        .map(|(k, _)| k)
-                        .collect()
+                .map(|&(cur, end)| {
+                    let b = self.breg();
+                    self.ops.push(Op::ICmp {
+                        op: Cmp::Lt,
+                        dst: b,
+                        a: cur,
+                        b: end,
+                    });
+                    b
                 })
                 .collect();
-            for (p, pw) in walked_sets.iter().enumerate() {
-                // A point whose walked iterators include another point's
-                // adds nothing to the disjunction: that point is alive too.
-                let covered = walked_sets
-                    .iter()
-                    .enumerate()
-                    .any(|(q, other)| q != p && other.len() < pw.len() && other.iter().all(|k| pw.contains(k)));
-                if pw.is_empty() || covered {
-                    continue;
-                }
-                let mut all = self.true_reg;
-                for &k in pw {
-                    all = self.and_flags(all, ok[k]);
-                }
-                self.ops.push(Op::BOr { dst: go, a: go, b: all });
-            }
-        }
-        let exit = self.jump_unless(go);
-
-        // Coordinates of the walked iterators; absent ones read as "none".
-        let mut coords = Vec::new();
-        let mut founds = Vec::new();
-        for (k, it) in walked.iter().enumerate() {
-            let c = self.iconst(i64::MAX);
-            let found = self.breg();
-            self.ops.push(Op::BConst {
-                dst: found,
-                value: false,
-            });
-            let skip = self.jump_unless(ok[k]);
-            let ancestors = self.ancestors(it.operand, it.level);
-            self.ops.push(Op::PosAccess {
-                level: LevelRef::new(it.operand, it.level),
-                pos: cursors[k].0,
-                ancestors,
-                coord: c,
-                found,
-            });
-            self.patch(skip);
-            // An unlabeled position (empty bucket) has no coordinate.
-            let none = self.iconst(i64::MAX);
-            self.ops.push(Op::ISelect {
-                dst: c,
-                cond: found,
-                a: c,
-                b: none,
-            });
-            coords.push(c);
-            founds.push(found);
-        }
-        if dim.is_none() {
-            // The merged coordinate: the smallest.
-            self.ops.push(Op::IConst {
-                dst: coord,
-                value: i64::MAX,
-            });
-            for &c in &coords {
-                self.ops.push(Op::IBin {
-                    op: IntOp::Min,
-                    dst: coord,
-                    a: coord,
-                    b: c,
-                });
-            }
-        }
-        let mut matched = Vec::new();
-        let mut run_ends = Vec::new();
-        let any = self.breg();
-        self.ops.push(Op::BConst { dst: any, value: false });
-        for (k, it) in walked.iter().enumerate() {
-            let m = self.breg();
-            self.ops.push(Op::ICmp {
-                op: Cmp::Eq,
-                dst: m,
-                a: coords[k],
-                b: coord,
-            });
-            self.ops.push(Op::BAnd {
-                dst: m,
-                a: m,
-                b: founds[k],
-            });
-            self.ops.push(Op::BOr { dst: any, a: any, b: m });
-            matched.push(m);
-            // A non-unique level: the run of positions with this coordinate.
-            let run_end = if !it.format.unique {
-                let e = self.ireg();
-                let one = self.iconst(1);
-                self.ops.push(Op::IBin {
-                    op: IntOp::Add,
-                    dst: e,
-                    a: cursors[k].0,
-                    b: one,
-                });
-                let skip = self.jump_unless(m);
-                let scan = self.label();
-                let more = self.breg();
+            let go = self.breg();
+            if let Some(d) = dim {
                 self.ops.push(Op::ICmp {
                     op: Cmp::Lt,
-                    dst: more,
-                    a: e,
-                    b: cursors[k].1,
+                    dst: go,
+                    a: coord,
+                    b: d,
                 });
-                let stop = self.jump_unless(more);
-                let next = self.ireg();
-                let nf = self.breg();
+            } else {
+                self.ops.push(Op::BConst { dst: go, value: false });
+                let walked_sets: Vec<Vec<usize>> = shape
+                    .lattice
+                    .points
+                    .iter()
+                    .map(|point| {
+                        shape
+                            .walked
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, i)| point.contains(i))
+                            .map(|(k, _)| k)
+                            .collect()
+                    })
+                    .collect();
+                for (p, pw) in walked_sets.iter().enumerate() {
+                    // A point whose walked iterators include another point's
+                    // adds nothing to the disjunction: that point is alive too.
+                    let covered = walked_sets
+                        .iter()
+                        .enumerate()
+                        .any(|(q, other)| q != p && other.len() < pw.len() && other.iter().all(|k| pw.contains(k)));
+                    if pw.is_empty() || covered {
+                        continue;
+                    }
+                    let mut all = self.true_reg;
+                    for &k in pw {
+                        all = self.and_flags(all, ok[k]);
+                    }
+                    self.ops.push(Op::BOr { dst: go, a: go, b: all });
+                }
+            }
+            let exit = self.jump_unless(go);
+
+            // Coordinates of the walked iterators; absent ones read as "none".
+            let mut coords = Vec::new();
+            let mut founds = Vec::new();
+            for (k, it) in walked.iter().enumerate() {
+                let c = self.iconst(i64::MAX);
+                let found = self.breg();
+                self.ops.push(Op::BConst {
+                    dst: found,
+                    value: false,
+                });
+                let skip = self.jump_unless(ok[k]);
                 let ancestors = self.ancestors(it.operand, it.level);
                 self.ops.push(Op::PosAccess {
                     level: LevelRef::new(it.operand, it.level),
-                    pos: e,
+                    pos: cursors[k].0,
                     ancestors,
-                    coord: next,
-                    found: nf,
+                    coord: c,
+                    found,
                 });
-                let same = self.breg();
-                self.ops.push(Op::ICmp {
-                    op: Cmp::Eq,
-                    dst: same,
-                    a: next,
-                    b: coord,
-                });
-                let stop2 = self.jump_unless(same);
-                self.ops.push(Op::IBin {
-                    op: IntOp::Add,
-                    dst: e,
-                    a: e,
-                    b: one,
-                });
-                self.ops.push(Op::Jump { to: scan });
-                self.patch(stop);
-                self.patch(stop2);
                 self.patch(skip);
-                Some(e)
-            } else {
-                None
-            };
-            run_ends.push(run_end);
-        }
-        // In a merge, a step where only empty buckets were seen does nothing.
-        let skip_body = if dim.is_none() {
-            Some(self.jump_unless(any))
-        } else {
-            None
-        };
-
-        // Bind the walked iterators' levels.
-        for (k, it) in walked.iter().enumerate() {
-            let st_present = self.states[it.operand].present;
-            let present = self.and_flags(st_present, matched[k]);
-            let st = &mut self.states[it.operand];
-            st.bind(cursors[k].0, run_ends[k], present);
-            self.hoist_value(it.operand);
-        }
-        self.bind_located(shape, involved, coord);
-
-        self.stmt(body, depth + 1);
-
-        if let Some(s) = skip_body {
-            self.patch(s);
-        }
-        // Advance the iterators that produced this coordinate (and empty buckets).
-        for (k, _it) in walked.iter().enumerate() {
-            let step = self.breg();
-            let empty = self.breg();
-            self.ops.push(Op::BNot {
-                dst: empty,
-                a: founds[k],
-            });
-            self.ops.push(Op::BAnd {
-                dst: empty,
-                a: empty,
-                b: ok[k],
-            });
-            self.ops.push(Op::BOr {
-                dst: step,
-                a: matched[k],
-                b: empty,
-            });
-            let skip = self.jump_unless(step);
-            match run_ends[k] {
-                Some(e) => self.ops.push(Op::IMove {
-                    dst: cursors[k].0,
-                    src: e,
-                }),
-                None => {
-                    let one = self.iconst(1);
+                // An unlabeled position (empty bucket) has no coordinate.
+                let none = self.iconst(i64::MAX);
+                self.ops.push(Op::ISelect {
+                    dst: c,
+                    cond: found,
+                    a: c,
+                    b: none,
+                });
+                coords.push(c);
+                founds.push(found);
+            }
+            if dim.is_none() {
+                // The merged coordinate: the smallest.
+                self.ops.push(Op::IConst {
+                    dst: coord,
+                    value: i64::MAX,
+                });
+                for &c in &coords {
                     self.ops.push(Op::IBin {
-                        op: IntOp::Add,
-                        dst: cursors[k].0,
-                        a: cursors[k].0,
-                        b: one,
+                        op: IntOp::Min,
+                        dst: coord,
+                        a: coord,
+                        b: c,
                     });
                 }
             }
-            self.patch(skip);
-        }
-        if dim.is_some() {
-            let one = self.iconst(1);
-            self.ops.push(Op::IBin {
-                op: IntOp::Add,
-                dst: coord,
-                a: coord,
-                b: one,
-            });
+            let mut matched = Vec::new();
+            let mut run_ends = Vec::new();
+            let any = self.breg();
+            self.ops.push(Op::BConst { dst: any, value: false });
+            for (k, it) in walked.iter().enumerate() {
+                let m = self.breg();
+                self.ops.push(Op::ICmp {
+                    op: Cmp::Eq,
+                    dst: m,
+                    a: coords[k],
+                    b: coord,
+                });
+                self.ops.push(Op::BAnd {
+                    dst: m,
+                    a: m,
+                    b: founds[k],
+                });
+                self.ops.push(Op::BOr { dst: any, a: any, b: m });
+                matched.push(m);
+                // A non-unique level: the run of positions with this coordinate.
+                let run_end = if !it.format.unique {
+                    let e = self.ireg();
+                    let one = self.iconst(1);
+                    self.ops.push(Op::IBin {
+                        op: IntOp::Add,
+                        dst: e,
+                        a: cursors[k].0,
+                        b: one,
+                    });
+                    let skip = self.jump_unless(m);
+                    let scan = self.label();
+                    let more = self.breg();
+                    self.ops.push(Op::ICmp {
+                        op: Cmp::Lt,
+                        dst: more,
+                        a: e,
+                        b: cursors[k].1,
+                    });
+                    let stop = self.jump_unless(more);
+                    let next = self.ireg();
+                    let nf = self.breg();
+                    let ancestors = self.ancestors(it.operand, it.level);
+                    self.ops.push(Op::PosAccess {
+                        level: LevelRef::new(it.operand, it.level),
+                        pos: e,
+                        ancestors,
+                        coord: next,
+                        found: nf,
+                    });
+                    let same = self.breg();
+                    self.ops.push(Op::ICmp {
+                        op: Cmp::Eq,
+                        dst: same,
+                        a: next,
+                        b: coord,
+                    });
+                    let stop2 = self.jump_unless(same);
+                    self.ops.push(Op::IBin {
+                        op: IntOp::Add,
+                        dst: e,
+                        a: e,
+                        b: one,
+                    });
+                    self.ops.push(Op::Jump { to: scan });
+                    self.patch(stop);
+                    self.patch(stop2);
+                    self.patch(skip);
+                    Some(e)
+                } else {
+                    None
+                };
+                run_ends.push(run_end);
+            }
+            // In a merge, a step where only empty buckets were seen does nothing.
+            let skip_body = if dim.is_none() {
+                Some(self.jump_unless(any))
+            } else {
+                None
+            };
+
+            // Bind the walked iterators' levels.
+            for (k, it) in walked.iter().enumerate() {
+                let st_present = self.states[it.operand].present;
+                let present = self.and_flags(st_present, matched[k]);
+                let st = &mut self.states[it.operand];
+                st.bind(cursors[k].0, run_ends[k], present);
+                self.hoist_value(it.operand);
+            }
+            self.bind_located(shape, involved, coord);
+
+            self.stmt(body, depth + 1);
+
+            if let Some(s) = skip_body {
+                self.patch(s);
+            }
+            // Advance the iterators that produced this coordinate (and empty buckets).
+            for (k, _it) in walked.iter().enumerate() {
+                let step = self.breg();
+                let empty = self.breg();
+                self.ops.push(Op::BNot {
+                    dst: empty,
+                    a: founds[k],
+                });
+                self.ops.push(Op::BAnd {
+                    dst: empty,
+                    a: empty,
+                    b: ok[k],
+                });
+                self.ops.push(Op::BOr {
+                    dst: step,
+                    a: matched[k],
+                    b: empty,
+                });
+                let skip = self.jump_unless(step);
+                match run_ends[k] {
+                    Some(e) => self.ops.push(Op::IMove {
+                        dst: cursors[k].0,
+                        src: e,
+                    }),
+                    None => {
+                        let one = self.iconst(1);
+                        self.ops.push(Op::IBin {
+                            op: IntOp::Add,
+                            dst: cursors[k].0,
+                            a: cursors[k].0,
+                            b: one,
+                        });
+                    }
+                }
+                self.patch(skip);
+            }
+            if dim.is_some() {
+                let one = self.iconst(1);
+                self.ops.push(Op::IBin {
+                    op: IntOp::Add,
+                    dst: coord,
+                    a: coord,
+                    b: one,
+                });
+            }
+            exits.push(exit);
+            self.end_unrolled_copy(copy, plan_len, states);
         }
         self.ops.push(Op::Jump { to: top });
-        self.patch(exit);
+        for exit in exits {
+            self.patch(exit);
+        }
     }
 
     /// Binds the loop's located iterators at `coord`, then every deeper
@@ -505,33 +528,77 @@ impl Emitter<'_> {
         let (cursor, end) = self.bounds(&it);
         let one = self.iconst(1);
         let top = self.label();
-        let more = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: more,
-            a: cursor,
-            b: end,
-        });
-        let exit = self.jump_unless(more);
-        let found = self.breg();
-        let ancestors = self.ancestors(it.operand, it.level);
-        self.ops.push(Op::PosAccess {
-            level: LevelRef::new(it.operand, it.level),
-            pos: cursor,
-            ancestors,
-            coord,
-            found,
-        });
-        // An unlabelled position (an empty bucket) holds no coordinate.
-        // The loop runs only when the operand is present (its bounds are
-        // empty otherwise) and the body only at labelled positions.
-        let step = LoopStep {
-            counter: cursor,
-            one,
-            top,
-            exit,
-        };
-        self.body_then_step((it.operand, cursor, coord), found, (shape, involved), body, depth, step);
+        let mut exits = Vec::new();
+        for copy in 0..self.unroll_factor(var) {
+            let (plan_len, states) = (self.plan.len(), self.states.clone());
+            let more = self.breg();
+            self.ops.push(Op::ICmp {
+                op: Cmp::Lt,
+                dst: more,
+                a: cursor,
+                b: end,
+            });
+            exits.push(self.jump_unless(more));
+            let found = self.breg();
+            let ancestors = self.ancestors(it.operand, it.level);
+            self.ops.push(Op::PosAccess {
+                level: LevelRef::new(it.operand, it.level),
+                pos: cursor,
+                ancestors,
+                coord,
+                found,
+            });
+            // An unlabelled position (an empty bucket) holds no coordinate.
+            // The loop runs only when the operand is present (its bounds are
+            // empty otherwise) and the body only at labelled positions.
+            self.body_and_advance(
+                (it.operand, cursor, coord),
+                found,
+                (shape, involved),
+                body,
+                depth,
+                (cursor, one),
+            );
+            self.end_unrolled_copy(copy, plan_len, states);
+        }
+        self.ops.push(Op::Jump { to: top });
+        for exit in exits {
+            self.patch(exit);
+        }
+    }
+
+    /// How many copies of its body the loop over `var` runs per trip back
+    /// to its test (a schedule's `unroll`; 1 otherwise).
+    pub(super) fn unroll_factor(&self, var: &LoopVar) -> usize {
+        self.lowered
+            .unrolled
+            .iter()
+            .find(|(v, _)| v == var)
+            .map_or(1, |&(_, factor)| factor)
+    }
+
+    /// Whether the loop over `var` or a loop in `body` is unrolled: block
+    /// ops that would replace the loops do not apply then.
+    pub(super) fn unrolls_within(&self, var: &LoopVar, body: &Cin) -> bool {
+        fn inner(e: &Emitter<'_>, cin: &Cin) -> bool {
+            match cin {
+                Cin::Forall { var, body } => e.unroll_factor(var) > 1 || inner(e, body),
+                Cin::Where { producer, consumer, .. } => inner(e, producer) || inner(e, consumer),
+                Cin::Workspace { body, .. } => inner(e, body),
+                Cin::Assign { .. } => false,
+            }
+        }
+        self.unroll_factor(var) > 1 || inner(self, body)
+    }
+
+    /// Ends copy `copy` of an unrolled loop's iteration: the next copy
+    /// starts from the same operand states, and the plan describes the
+    /// body once.
+    fn end_unrolled_copy(&mut self, copy: usize, plan_len: usize, states: Vec<super::OperandState>) {
+        if copy > 0 {
+            self.plan.truncate(plan_len);
+        }
+        self.states = states;
     }
 
     /// The body of a loop driven by one level of `operand`: that level
@@ -547,6 +614,29 @@ impl Emitter<'_> {
         depth: usize,
         step: LoopStep,
     ) {
+        self.body_and_advance(
+            (operand, pos, coord),
+            found,
+            (shape, involved),
+            body,
+            depth,
+            (step.counter, step.one),
+        );
+        self.ops.push(Op::Jump { to: step.top });
+        self.patch(step.exit);
+    }
+
+    /// [`Self::body_then_step`] without the jump back: the body, then
+    /// `counter += one`.
+    fn body_and_advance(
+        &mut self,
+        (operand, pos, coord): (usize, IReg, IReg),
+        found: BReg,
+        (shape, involved): (&LoopShape, &BTreeSet<usize>),
+        body: &Cin,
+        depth: usize,
+        (counter, one): (IReg, IReg),
+    ) {
         let skip = self.jump_unless(found);
         self.states[operand].bind(pos, None, self.true_reg);
         self.hoist_value(operand);
@@ -555,12 +645,10 @@ impl Emitter<'_> {
         self.patch(skip);
         self.ops.push(Op::IBin {
             op: IntOp::Add,
-            dst: step.counter,
-            a: step.counter,
-            b: step.one,
+            dst: counter,
+            a: counter,
+            b: one,
         });
-        self.ops.push(Op::Jump { to: step.top });
-        self.patch(step.exit);
     }
 
     /// Loads an input's value as soon as all its levels are bound and it is

@@ -665,9 +665,19 @@ impl<'a> Emitter<'a> {
 
         // Block ops add products whose absent factors are 0 (rows of dot
         // products check the fills of their semiring themselves).
-        let block_ops = self.lowered.operands.iter().all(|op| op.fill == 0.0);
+        // An unrolled loop is emitted as a loop, whatever block op would
+        // replace it.
+        let unrolled = self.unrolls_within(var, body);
+        let block_ops = self.lowered.operands.iter().all(|op| op.fill == 0.0) && !unrolled;
         // Ops over whole rows walk every row's positions themselves.
-        let whole_rows = !self.in_position_window(var);
+        let whole_rows = !self.in_position_window(var) && !unrolled;
+        if self.unroll_factor(var) > 1 {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (unrolled: {} copies of the body per test)",
+                self.unroll_factor(var)
+            );
+        }
         let strided = "(all rows run as one block op: a product per row, positions stepping with the row)";
         if whole_rows && block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
@@ -732,7 +742,7 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(self.plan, "{pad}  {strided}");
         } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
             self.emit_driven_loop(var, body, &shape, &involved, depth);
-        } else if self.merges_by_cases(&shape, body) {
+        } else if !unrolled && self.merges_by_cases(&shape, body) {
             self.emit_merge_loops(var, body, &shape, &involved, depth);
         } else {
             self.emit_loop(var, body, &shape, &involved, depth);

@@ -875,6 +875,16 @@ impl Kernel {
             level_positions: &level_positions,
         };
         let extent = |v: &crate::cin::LoopVar| crate::cin::Provenance::extent(v, &sizes);
+        for bound in &self.lowered.bounds {
+            let size = extent(&bound.var);
+            if !bound.kind.holds(size, bound.size) {
+                return Err(EngineError::BoundBroken {
+                    command: bound.command.clone(),
+                    var: bound.var.to_string(),
+                    size,
+                });
+            }
+        }
         let mut dims: Vec<i64> = self.lowered.dimension_vars().map(|v| extent(v) as i64).collect();
         dims.extend(provenance.scheduled().map(|v| {
             let blocking = provenance.blocking(v).expect("a scheduled split");

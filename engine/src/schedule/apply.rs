@@ -5,25 +5,62 @@
 
 use tessera_formats::{Level, LevelKind};
 
-use super::{Command, RaceStrategy, Schedule};
+use super::{BoundKind, Command, RaceStrategy, Schedule};
 use crate::bytecode::ChunkOutput;
 use crate::cin::{Blocking, LoopVar, Lowered, Operand, PositionSpace, Provenance, Relation};
 use crate::error::{EngineError, Result};
 use crate::notation::{parse_statement, BinaryOp, Expr, IndexVar, Reduction, Statement};
 
-/// Refuses the commands of the paper tessera does not run yet.
-pub(crate) fn refuse_unsupported(schedule: &Schedule) -> Result<()> {
+/// Loops a schedule unrolls, with their factors.
+type Unrolled = Vec<(LoopVar, usize)>;
+
+/// The loops `unroll` and `bound` tag, each a loop of `order`.
+/// A bound may name a statement variable a split replaced.
+pub(crate) fn loop_tags(
+    schedule: &Schedule,
+    order: &[LoopVar],
+    statement_vars: &[LoopVar],
+    notes: &mut Vec<String>,
+) -> Result<(Unrolled, Vec<crate::cin::VarBound>)> {
+    let (mut unrolled, mut bounds) = (Vec::new(), Vec::new());
     for placed in schedule.commands() {
-        if let Command::Unsupported { name, .. } = &placed.command {
-            return Err(EngineError::Schedule {
-                column: placed.column,
-                message: format!(
-                    "{name} is not run by tessera yet (the commands run today: reorder, split, divide, fuse, pos, parallelize, precompute)"
-                ),
-            });
+        let find = |var: &str, among: &[LoopVar], what: &str| {
+            among
+                .iter()
+                .find(|v| v.name() == var)
+                .cloned()
+                .ok_or_else(|| EngineError::Schedule {
+                    column: placed.column,
+                    message: format!(
+                        "{} names {var}, which {what} (the loops: {})",
+                        placed.command,
+                        var_list(order)
+                    ),
+                })
+        };
+        match &placed.command {
+            Command::Unroll { var, factor } => {
+                unrolled.push((find(var, order, "no loop runs over")?, *factor));
+            }
+            Command::Bound { var, size, kind, .. } => {
+                let known: Vec<LoopVar> = order.iter().chain(statement_vars).cloned().collect();
+                let var = find(var, &known, "is neither a loop nor a variable of the statement")?;
+                let promise = match kind {
+                    BoundKind::MaxExact => format!("the loop over {var} runs to the constant {size}, and a run whose {var} has another size is refused"),
+                    BoundKind::MaxConstraint => format!("a run whose {var} has more than {size} coordinates is refused"),
+                };
+                notes.push(format!("{}: {promise}", placed.command));
+                bounds.push(crate::cin::VarBound {
+                    var,
+                    size: *size,
+                    kind: *kind,
+                    command: placed.command.to_string(),
+                });
+            }
+            _ => {}
         }
     }
-    Ok(())
+    Ok((unrolled, bounds))
 }
 
 /// Adds the variables the schedule's `pos` commands make: each runs over
@@ -504,6 +541,7 @@ pub(crate) fn reorder_edges(
 /// by the runtime's chunks, and a loop whose chunks all add into the same
 /// output components needs a strategy other than `no_races`.
 pub(crate) fn check_parallel(schedule: &Schedule, lowered: &Lowered) -> Result<Option<String>> {
+    let schedule = &schedule.resolved();
     let Some((var, races, column)) = schedule.parallel() else {
         return Ok(None);
     };

@@ -10,9 +10,8 @@
 //!
 //! Commands run today: `reorder`, `split`, `divide`, `fuse` and `pos`
 //! (an operand's positions, cut into blocks by a `split` or `divide`),
-//! `parallelize`, and `precompute` of the whole right-hand side over an
-//! output variable. The others of the paper (`unroll`, `bound`) parse and
-//! are refused with that reason, never ignored.
+//! `parallelize`, `unroll`, `bound`, and `precompute` of the whole
+//! right-hand side over an output variable.
 
 pub(crate) mod apply;
 mod parse;
@@ -93,9 +92,47 @@ pub enum Command {
     /// The loop over `var` runs its chunks on every core, its output kept
     /// free of races by `races`.
     Parallelize { var: String, races: RaceStrategy },
-    /// A command of the paper that tessera does not run yet: its name and
-    /// its arguments' text.
-    Unsupported { name: String, args: Vec<String> },
+    /// The loop over `var` runs its body `factor` times per trip back to
+    /// its test, each copy guarded by its own test.
+    Unroll { var: String, factor: usize },
+    /// The loop over `var`, named `bound_var` from here on, runs to the
+    /// constant `size` (`max_exact`) or to at most `size`
+    /// (`max_constraint`); a run whose inputs break the bound is refused.
+    Bound {
+        var: String,
+        bound_var: String,
+        size: usize,
+        kind: BoundKind,
+    },
+}
+
+/// What a `bound` promises of its variable's size (the paper's bound
+/// types that fix the end of the range).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoundKind {
+    /// The variable has exactly this many coordinates: the loop's extent
+    /// is a constant in the code.
+    MaxExact,
+    /// The variable has at most this many coordinates.
+    MaxConstraint,
+}
+
+impl BoundKind {
+    /// The name in the schedule text.
+    pub fn name(self) -> &'static str {
+        match self {
+            BoundKind::MaxExact => "max_exact",
+            BoundKind::MaxConstraint => "max_constraint",
+        }
+    }
+
+    /// Whether a variable of `n` coordinates keeps the bound `size`.
+    pub fn holds(self, n: usize, size: usize) -> bool {
+        match self {
+            BoundKind::MaxExact => n == size,
+            BoundKind::MaxConstraint => n <= size,
+        }
+    }
 }
 
 /// How a parallel loop keeps threads from writing the same output
@@ -196,6 +233,108 @@ impl Schedule {
         self
     }
 
+    /// Adds `unroll(var, factor)`.
+    #[must_use]
+    pub fn unroll(mut self, var: &str, factor: usize) -> Schedule {
+        self.push(Command::Unroll {
+            var: var.to_string(),
+            factor,
+        });
+        self
+    }
+
+    /// Adds `bound(var, bound_var, size, kind)`.
+    #[must_use]
+    pub fn bound(mut self, var: &str, bound_var: &str, size: usize, kind: BoundKind) -> Schedule {
+        self.push(Command::Bound {
+            var: var.to_string(),
+            bound_var: bound_var.to_string(),
+            size,
+            kind,
+        });
+        self
+    }
+
+    /// The schedule with the names `bound` gives variables replaced by the
+    /// variables' own in the commands after it: a bound variable is the
+    /// variable, its loop tagged.
+    pub fn resolved(&self) -> Schedule {
+        let mut aliases: Vec<(String, String)> = Vec::new();
+        let mut commands = Vec::with_capacity(self.commands.len());
+        for placed in &self.commands {
+            let name = |v: &String| {
+                aliases
+                    .iter()
+                    .rev()
+                    .find(|(alias, _)| alias == v)
+                    .map_or_else(|| v.clone(), |(_, of)| of.clone())
+            };
+            let command = match &placed.command {
+                Command::Reorder(vars) => Command::Reorder(vars.iter().map(name).collect()),
+                Command::Split {
+                    var,
+                    outer,
+                    inner,
+                    blocking,
+                } => Command::Split {
+                    var: name(var),
+                    outer: outer.clone(),
+                    inner: inner.clone(),
+                    blocking: *blocking,
+                },
+                Command::Fuse { outer, inner, fused } => Command::Fuse {
+                    outer: name(outer),
+                    inner: name(inner),
+                    fused: fused.clone(),
+                },
+                Command::Pos { var, pos_var, tensor } => Command::Pos {
+                    var: name(var),
+                    pos_var: pos_var.clone(),
+                    tensor: tensor.clone(),
+                },
+                Command::Precompute {
+                    expr,
+                    var,
+                    workspace_var,
+                    workspace,
+                } => Command::Precompute {
+                    expr: expr.clone(),
+                    var: name(var),
+                    workspace_var: name(workspace_var),
+                    workspace: workspace.clone(),
+                },
+                Command::Parallelize { var, races } => Command::Parallelize {
+                    var: name(var),
+                    races: *races,
+                },
+                Command::Unroll { var, factor } => Command::Unroll {
+                    var: name(var),
+                    factor: *factor,
+                },
+                Command::Bound {
+                    var,
+                    bound_var,
+                    size,
+                    kind,
+                } => {
+                    let var = name(var);
+                    aliases.push((bound_var.clone(), var.clone()));
+                    Command::Bound {
+                        var,
+                        bound_var: bound_var.clone(),
+                        size: *size,
+                        kind: *kind,
+                    }
+                }
+            };
+            commands.push(Placed {
+                command,
+                column: placed.column,
+            });
+        }
+        Schedule { commands }
+    }
+
     /// Adds `parallelize(var, cpu_threads, races)`.
     #[must_use]
     pub fn parallelize(mut self, var: &str, races: RaceStrategy) -> Schedule {
@@ -263,7 +402,13 @@ impl fmt::Display for Command {
                 workspace_var,
                 workspace,
             } => write!(f, "precompute({expr}, {var}, {workspace_var}, {workspace})"),
-            Command::Unsupported { name, args } => write!(f, "{name}({})", args.join(", ")),
+            Command::Unroll { var, factor } => write!(f, "unroll({var}, {factor})"),
+            Command::Bound {
+                var,
+                bound_var,
+                size,
+                kind,
+            } => write!(f, "bound({var}, {bound_var}, {size}, {})", kind.name()),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The schedule's text: `name(arg, ...)` commands separated by `;`, every
 //! error pointing at its column.
 
-use super::{Command, Placed, RaceStrategy, Schedule};
+use super::{BoundKind, Command, Placed, RaceStrategy, Schedule};
 use crate::cin::Blocking;
 use crate::error::{EngineError, Result};
 
@@ -14,7 +14,7 @@ const COMMANDS: [(&str, &str); 9] = [
     ("fuse", "fuse(i, j, f)"),
     ("precompute", "precompute(expr, i, iw, w)"),
     ("unroll", "unroll(i, factor)"),
-    ("bound", "bound(i, ib, size, kind)"),
+    ("bound", "bound(i, ib, size[, max_exact|max_constraint])"),
     (
         "parallelize",
         "parallelize(i, cpu_threads, no_races|atomics|temporary|ignore_races)",
@@ -186,17 +186,48 @@ fn command(text: &str, column: usize) -> Result<Command> {
                 workspace: variable(&args[3])?,
             }
         }
-        _ => {
-            let expected = usage.matches(',').count() + 1;
-            count(expected)?;
-            if name == "unroll" {
-                factor(args.last().expect("counted"), name)?;
-            }
-            Command::Unsupported {
-                name: name.to_string(),
-                args: args.iter().map(|a| a.text.to_string()).collect(),
+        "unroll" => {
+            count(2)?;
+            Command::Unroll {
+                var: variable(&args[0])?,
+                factor: factor(&args[1], name)?,
             }
         }
+        "bound" => {
+            if !(3..=4).contains(&args.len()) {
+                return Err(error(column, format!("bound takes 3 or 4 arguments: {usage}")));
+            }
+            let [var, bound_var] = [variable(&args[0])?, variable(&args[1])?];
+            if var == bound_var {
+                return Err(error(
+                    args[1].column,
+                    "bound needs a new name for the bound variable".into(),
+                ));
+            }
+            let kind = match args.get(3).map(|a| (a.text, a.column)) {
+                None | Some(("max_exact", _)) => BoundKind::MaxExact,
+                Some(("max_constraint", _)) => BoundKind::MaxConstraint,
+                Some((kind @ ("min_exact" | "min_constraint"), at)) => {
+                    return Err(error(
+                        at,
+                        format!("bound kind {kind} fixes where the range starts, and tessera's loops start at 0; max_exact and max_constraint run"),
+                    ))
+                }
+                Some((other, at)) => {
+                    return Err(error(
+                        at,
+                        format!("unknown bound kind {other} (kinds: max_exact, max_constraint)"),
+                    ))
+                }
+            };
+            Command::Bound {
+                var,
+                bound_var,
+                size: factor(&args[2], name)?,
+                kind,
+            }
+        }
+        _ => unreachable!("every command of COMMANDS is parsed"),
     })
 }
 
@@ -241,7 +272,14 @@ fn arguments<'a>(text: &'a str, column: usize) -> Result<Vec<Arg<'a>>> {
 /// A positive factor of `command`.
 fn factor(arg: &Arg<'_>, command: &str) -> Result<usize> {
     match arg.text.parse::<usize>() {
-        Ok(0) => Err(error(arg.column, format!("a {command} factor of 0"))),
+        Ok(0) => {
+            let article = if command.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            Err(error(arg.column, format!("{article} {command} factor of 0")))
+        }
         Ok(n) if n <= u32::MAX as usize => Ok(n),
         _ => Err(error(
             arg.column,
@@ -327,9 +365,14 @@ mod tests {
             ),
             ("divide(i, i0, i1, 0)", "schedule, column 19: a divide factor of 0"),
             ("unroll(i)", "schedule, column 1: unroll takes 2 arguments: unroll(i, factor)"),
+            ("unroll(i, 0)", "schedule, column 11: an unroll factor of 0"),
+            ("bound(i, ib)", "schedule, column 1: bound takes 3 or 4 arguments: bound(i, ib, size[, max_exact|max_constraint])"),
+            ("bound(i, ib, 8, min_exact)", "schedule, column 17: bound kind min_exact fixes where the range starts, and tessera's loops start at 0; max_exact and max_constraint run"),
+            ("bound(i, ib, 8, exactly)", "schedule, column 17: unknown bound kind exactly (kinds: max_exact, max_constraint)"),
+            ("bound(i, i, 8)", "schedule, column 10: bound needs a new name for the bound variable"),
             ("fuse(i, i, f)", "schedule, column 6: fuse needs two different variables and a new name for the pair"),
             ("pos(f, f, A)", "schedule, column 8: pos needs a new name for the positions"),
-            ("pos(f, fp, A(i,j)", "schedule, column 18: expected `)` closing pos's arguments"),
+            ("pos(f, fp, A(i,j)", "schedule, column 17: expected `)`"),
             ("pos(f, fp, 3A)", "schedule, column 12: expected an index variable, found `3A`"),
             ("x; rorder(i, j)", "schedule, column 1: expected a command such as split(i, i0, i1, 32), found `x`"),
             ("reorder(i, j); rorder(i, j)", "schedule, column 16: unknown command rorder (did you mean reorder?)"),
