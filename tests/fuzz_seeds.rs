@@ -115,7 +115,7 @@ fn random_schedules_are_refused_or_keep_the_result_on_every_tier() {
     check_all("schedule", &cases, fuzz::schedule::check);
     // The property must not hold by refusing: many schedules run (most
     // refusals are meant: splits of variables a compressed level walks,
-    // unknown names, commands tessera does not run; about 17% run).
+    // unknown names, blocks of positions whose output would be joined).
     let ran = cases
         .iter()
         .filter(|(_, bytes)| fuzz::schedule::run(bytes) == Ok(fuzz::schedule::Outcome::Ran))

@@ -7,9 +7,9 @@
 //! The statement and tensors come from the differential target's seeded
 //! generators; the schedule is drawn from the same bytes: legal-looking
 //! commands over the statement's variables (`reorder`, `split`, `divide`,
-//! `parallelize`, `precompute` of the right-hand side), commands on
-//! unknown variables, factors of 0, commands tessera does not run, and
-//! fragments of text.
+//! `parallelize`, `precompute` of the right-hand side, `fuse` and `pos`
+//! over an operand's positions and their blocks, `unroll`, `bound`),
+//! commands on unknown variables, factors of 0, and fragments of text.
 
 use tessera::engine::notation::parse_statement;
 use tessera::engine::schedule::Schedule;
@@ -45,7 +45,9 @@ pub fn run(data: &[u8]) -> Result<Outcome, String> {
         }
     };
     let vars: Vec<String> = stmt.index_vars().iter().map(|v| v.0.clone()).collect();
-    let text = random_schedule(&mut rng, &vars, &stmt.rhs.to_string());
+    let mut tensors: Vec<String> = stmt.rhs.accesses().iter().map(|a| a.tensor.clone()).collect();
+    tensors.dedup();
+    let text = random_schedule(&mut rng, &vars, &tensors, &stmt.rhs.to_string());
     let fail = |what: String| Err(format!("{}\n  schedule `{text}`\n  {what}", describe(&case)));
     let schedule: Schedule = match super::catch("the schedule parser", || text.parse::<Schedule>()) {
         Ok(Ok(s)) => s,
@@ -83,7 +85,10 @@ pub fn run(data: &[u8]) -> Result<Outcome, String> {
         };
         let result = match run(None) {
             Ok(Ok(t)) => t,
-            Ok(Err(e)) if matches!(e, EngineError::Schedule { .. }) || is_documented_refusal(&e) => {
+            Ok(Err(e))
+                if matches!(e, EngineError::Schedule { .. } | EngineError::BoundBroken { .. })
+                    || is_documented_refusal(&e) =>
+            {
                 if refusal.as_ref().is_some_and(|r| *r != e) {
                     return fail(format!("tiers refuse it differently: {e}"));
                 }
@@ -121,8 +126,9 @@ fn report(schedule: &str, e: &EngineError) {
     }
 }
 
-/// A schedule of one or two commands over `vars`, legal or not.
-pub fn random_schedule(rng: &mut Rng, vars: &[String], rhs: &str) -> String {
+/// A schedule of one or two commands over `vars` and the statement's
+/// `tensors`, legal or not.
+pub fn random_schedule(rng: &mut Rng, vars: &[String], tensors: &[String], rhs: &str) -> String {
     let mut loops: Vec<String> = vars.to_vec();
     let mut commands = Vec::new();
     let pick = |rng: &mut Rng, names: &[String]| -> String {
@@ -133,7 +139,7 @@ pub fn random_schedule(rng: &mut Rng, vars: &[String], rhs: &str) -> String {
         }
     };
     for n in 0..rng.range(1, 3) {
-        let command = match rng.below(20) {
+        let command = match rng.below(22) {
             0..=5 if loops.len() >= 2 => {
                 let mut order = loops.clone();
                 if rng.percent(50) {
@@ -161,11 +167,52 @@ pub fn random_schedule(rng: &mut Rng, vars: &[String], rhs: &str) -> String {
                 };
                 format!("parallelize({var}, cpu_threads, {strategy})")
             }
-            18 if rng.percent(50) => format!(
-                "{}({}, 4)",
-                rng.pick(&["unroll", "bound", "pos", "fuse"]),
-                pick(rng, vars)
-            ),
+            18 if rng.percent(50) => {
+                // Positions of an operand: a fused pair of neighbouring
+                // loops or one loop, often cut into blocks, sometimes
+                // run in parallel.
+                let tensor = if tensors.is_empty() || rng.percent(5) {
+                    "Q".to_string()
+                } else {
+                    rng.pick(tensors).clone()
+                };
+                let (mut text, positions) = if loops.len() >= 2 && rng.percent(70) {
+                    let at = rng.below(loops.len() - 1);
+                    let fused = format!("f{n}");
+                    (
+                        format!(
+                            "fuse({}, {}, {fused}); pos({fused}, {fused}p, {tensor})",
+                            loops[at],
+                            loops[at + 1]
+                        ),
+                        format!("{fused}p"),
+                    )
+                } else {
+                    let var = pick(rng, &loops);
+                    (format!("pos({var}, {var}{n}p, {tensor})"), format!("{var}{n}p"))
+                };
+                if rng.percent(80) {
+                    let factor = if rng.percent(3) { 0 } else { rng.range(1, 9) };
+                    let command = if rng.percent(30) { "divide" } else { "split" };
+                    text.push_str(&format!(
+                        "; {command}({positions}, {positions}0, {positions}1, {factor})"
+                    ));
+                    if rng.percent(40) {
+                        let strategy = rng.pick(&["no_races", "atomics", "temporary"]);
+                        text.push_str(&format!("; parallelize({positions}0, cpu_threads, {strategy})"));
+                    }
+                }
+                text
+            }
+            19 if rng.percent(50) => {
+                let var = pick(rng, &loops);
+                format!("unroll({var}, {})", if rng.percent(3) { 0 } else { rng.range(1, 9) })
+            }
+            19 => {
+                let var = pick(rng, vars);
+                let kind = rng.pick(&["max_exact", "max_constraint", "min_exact"]);
+                format!("bound({var}, {var}{n}b, {}, {kind})", rng.range(1, 12))
+            }
             18 => {
                 let var = pick(rng, vars);
                 let renamed = if rng.percent(10) {
