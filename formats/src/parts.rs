@@ -50,6 +50,36 @@ pub fn joinable(format: &Format) -> bool {
 
 /// Joins `parts`, in order, into one tensor of `shape` (see the module).
 pub fn join<V: Value>(format: Format, shape: &[usize], parts: &[Tensor<V>]) -> Result<Tensor<V>> {
+    join_sharing(format, shape, parts, &vec![false; parts.len().saturating_sub(1)])
+}
+
+/// [`join`] of parts where `continues[k]` says that part `k + 1`'s first
+/// coordinate of the first level is part `k`'s last, its fibre continuing
+/// there (blocks of an operand's positions cut a row between two parts).
+/// The parts hold different entries of a shared fibre, the later part's
+/// after the earlier's; the joined fibre is both, in order.
+///
+/// ```
+/// use tessera_formats::{parts::join_sharing, CoordinateList, Format, Tensor};
+///
+/// let part = |rows: usize, entries: &[(u64, u64, f64)]| {
+///     let mut list = CoordinateList::new(&[rows, 3]);
+///     for &(i, j, v) in entries {
+///         list.push(&[i, j], v).unwrap();
+///     }
+///     Tensor::pack(&list, Format::csr()).unwrap()
+/// };
+/// // Rows 0..2, and rows 1..3 re-based: row 1 is in both.
+/// let parts = [part(2, &[(0, 1, 1.0), (1, 0, 2.0)]), part(2, &[(0, 2, 3.0), (1, 1, 4.0)])];
+/// let joined = join_sharing(Format::csr(), &[3, 3], &parts, &[true]).unwrap();
+/// assert_eq!(joined.to_dense_vec().unwrap(), vec![0.0, 1.0, 0.0, 2.0, 0.0, 3.0, 0.0, 4.0, 0.0]);
+/// ```
+pub fn join_sharing<V: Value>(
+    format: Format,
+    shape: &[usize],
+    parts: &[Tensor<V>],
+    continues: &[bool],
+) -> Result<Tensor<V>> {
     if !joinable(&format) {
         return Err(FormatError::BadFormat {
             format: format.to_string(),
@@ -65,6 +95,22 @@ pub fn join<V: Value>(format: Format, shape: &[usize], parts: &[Tensor<V>]) -> R
             part.format()
         )));
     }
+    if continues.len() + 1 != parts.len() {
+        return Err(FormatError::Shape(format!(
+            "{} parts but {} joins between them",
+            parts.len(),
+            continues.len()
+        )));
+    }
+    let shared = continues.iter().filter(|&&c| c).count() as u64;
+    if shared > 0 && format.levels().len() < 2 {
+        return Err(FormatError::Shape(
+            "parts of a one-level format cannot share a fibre: they would share an entry".into(),
+        ));
+    }
+    // Piece `k` of an array of parts: which of its elements the join keeps.
+    let continued_by = |k: usize| k + 1 < parts.len() && continues[k];
+    let continues_from = |k: usize| k > 0 && continues[k - 1];
     let mut levels = Vec::with_capacity(format.levels().len());
     for k in 0..format.levels().len() {
         let extent = format
@@ -75,16 +121,30 @@ pub fn join<V: Value>(format: Format, shape: &[usize], parts: &[Tensor<V>]) -> R
         match format.level(k).kind {
             LevelKind::Dense => {}
             LevelKind::Compressed if k == 0 => {
-                // One parent, the root, shared by every part.
-                let total: u64 = arrays(0).map(last).sum();
+                // One parent, the root, shared by every part; a continued
+                // fibre's coordinate is kept once.
+                let total: u64 = arrays(0).map(last).sum::<u64>() - shared;
                 storage.arrays.push(IndexArray::from_u64(vec![0, total]));
-                storage.arrays.push(concat(&arrays(1).collect::<Vec<_>>(), false));
+                let keep = |k: usize| (usize::from(continues_from(k)), 0);
+                storage.arrays.push(concat(&arrays(1).collect::<Vec<_>>(), false, keep));
+            }
+            LevelKind::Compressed if k == 1 => {
+                // A continued fibre's segment ends where its later part's
+                // first ends.
+                let keep = |k: usize| (usize::from(k > 0), usize::from(continued_by(k)));
+                storage.arrays.push(concat(&arrays(0).collect::<Vec<_>>(), true, keep));
+                storage.arrays.push(concat(&arrays(1).collect::<Vec<_>>(), false, whole));
             }
             LevelKind::Compressed => {
-                storage.arrays.push(concat(&arrays(0).collect::<Vec<_>>(), true));
-                storage.arrays.push(concat(&arrays(1).collect::<Vec<_>>(), false));
+                storage.arrays.push(concat(&arrays(0).collect::<Vec<_>>(), true, after_first));
+                storage.arrays.push(concat(&arrays(1).collect::<Vec<_>>(), false, whole));
             }
-            LevelKind::Singleton => storage.arrays.push(concat(&arrays(0).collect::<Vec<_>>(), false)),
+            LevelKind::Singleton if k == 1 && shared > 0 => {
+                return Err(FormatError::Shape(
+                    "parts whose second level is a singleton cannot share a fibre".into(),
+                ))
+            }
+            LevelKind::Singleton => storage.arrays.push(concat(&arrays(0).collect::<Vec<_>>(), false, whole)),
             _ => unreachable!("checked joinable above"),
         }
         levels.push(storage);
@@ -118,14 +178,28 @@ fn fill<T: Copy + Default + Send>(lengths: Vec<usize>, write: impl Fn(usize, &mu
     out
 }
 
-/// The arrays one after the other. As positions (`offsets`), each array
-/// after the first drops its leading 0 and is raised by the last position
-/// of the arrays before it. Positions are as wide as the last one needs
-/// (an assembler widens them when they outgrow 32 bits); coordinates keep
-/// the parts' width, which the extent chose.
-fn concat(arrays: &[&IndexArray], offsets: bool) -> IndexArray {
-    let skip = |k: usize| usize::from(offsets && k > 0);
-    let lengths: Vec<usize> = arrays.iter().enumerate().map(|(k, a)| a.len() - skip(k)).collect();
+/// Every element of a part's array.
+fn whole(_: usize) -> (usize, usize) {
+    (0, 0)
+}
+
+/// A part's positions after the first part's: without their leading 0.
+fn after_first(k: usize) -> (usize, usize) {
+    (usize::from(k > 0), 0)
+}
+
+/// The arrays one after the other, array `k` without the first and last
+/// elements `keep(k)` counts. As positions (`offsets`), each array is
+/// raised by the last position of the arrays before it. Positions are as
+/// wide as the last one needs (an assembler widens them when they outgrow
+/// 32 bits); coordinates keep the parts' width, which the extent chose.
+fn concat(arrays: &[&IndexArray], offsets: bool, keep: impl Fn(usize) -> (usize, usize) + Sync) -> IndexArray {
+    let skip = |k: usize| keep(k).0;
+    let lengths: Vec<usize> = arrays
+        .iter()
+        .enumerate()
+        .map(|(k, a)| a.len().saturating_sub(keep(k).0 + keep(k).1))
+        .collect();
     let mut bases = Vec::with_capacity(arrays.len());
     let mut offset = 0u64;
     for a in arrays {
