@@ -220,13 +220,20 @@ fn cases() -> Vec<Case> {
             &[
                 "fuse(i, j, f); pos(f, fpos, B); split(fpos, chunk, fpos2, 8); reorder(chunk, fpos2, k)",
                 "fuse(i, j, f); pos(f, fpos, B(i,j,k)); split(fpos, chunk, fpos2, 2)",
+                // The paper's TTV schedule: parts share rows, never entries.
+                "fuse(i, j, f); pos(f, fpos, B); split(fpos, chunk, fpos2, 16); reorder(chunk, fpos2, k); parallelize(chunk, cpu_threads, no_races)",
+                "fuse(i, j, f); pos(f, fpos, B); split(fpos, chunk, fpos2, 1); parallelize(chunk, cpu_threads, no_races)",
+                "fuse(i, j, f); pos(f, fpos, B); divide(fpos, chunk, fpos2, 7); parallelize(chunk, cpu_threads, atomics)",
             ],
         ),
         case(
             "A(i,j) = B(i,j) * C(i,k) * D(k,j)",
-            vec![("B", "ij", vec![Format::csr()]), ("C", "ik", dense(2)), ("D", "kj", dense(2))],
-            vec![Format::csr(), Format::dense(2)],
-            &["fuse(i, j, f); pos(f, fp, B); split(fp, fp0, fp1, 5)"],
+            vec![("B", "ij", vec![Format::csr(), Format::dcsr()]), ("C", "ik", dense(2)), ("D", "kj", dense(2))],
+            vec![Format::csr(), Format::dcsr(), Format::dense(2)],
+            &[
+                "fuse(i, j, f); pos(f, fp, B); split(fp, fp0, fp1, 5)",
+                "fuse(i, j, f); pos(f, fp, B); split(fp, fp0, fp1, 3); parallelize(fp0, cpu_threads, no_races)",
+            ],
         ),
         // Unrolled loops (dense, driven by one level, merges) and bounds.
         case(
@@ -529,11 +536,11 @@ fn every_refusal_says_why() {
             "schedule, column 16: the output is collected in a workspace, and a fibre whose positions span two blocks of fp would be assembled twice; use a dense output, or one whose entries arrive in order",
         ),
         (
-            "A(i,j) = B(i,j,k) * c(k)",
-            vec![("B", Format::csf(3)), ("c", Format::dense(1))],
-            Format::csr(),
-            "fuse(i, j, f); pos(f, fpos, B); split(fpos, chunk, fpos2, 8); parallelize(chunk, cpu_threads, no_races)",
-            "schedule, column 63: the loop over chunk cannot run in parallel: its blocks of positions can share a fibre of the output A, and parts sharing a fibre are not joined yet; use a dense output",
+            spmv,
+            csr(),
+            Format::sparse_vector(),
+            "fuse(i, j, f); pos(f, fp, A); split(fp, fp0, fp1, 8); parallelize(fp0, cpu_threads, atomics)",
+            "schedule, column 55: the loop over fp0 cannot run in parallel: its blocks of A's positions can share entries of the output y (sv), whose first levels are not over (i, j); use a dense output",
         ),
         (
             spmv,

@@ -133,18 +133,26 @@ pub fn join_sharing<V: Value>(
                 // first ends.
                 let keep = |k: usize| (usize::from(k > 0), usize::from(continued_by(k)));
                 storage.arrays.push(concat(&arrays(0).collect::<Vec<_>>(), true, keep));
-                storage.arrays.push(concat(&arrays(1).collect::<Vec<_>>(), false, whole));
+                storage
+                    .arrays
+                    .push(concat(&arrays(1).collect::<Vec<_>>(), false, whole));
             }
             LevelKind::Compressed => {
-                storage.arrays.push(concat(&arrays(0).collect::<Vec<_>>(), true, after_first));
-                storage.arrays.push(concat(&arrays(1).collect::<Vec<_>>(), false, whole));
+                storage
+                    .arrays
+                    .push(concat(&arrays(0).collect::<Vec<_>>(), true, after_first));
+                storage
+                    .arrays
+                    .push(concat(&arrays(1).collect::<Vec<_>>(), false, whole));
             }
             LevelKind::Singleton if k == 1 && shared > 0 => {
                 return Err(FormatError::Shape(
                     "parts whose second level is a singleton cannot share a fibre".into(),
                 ))
             }
-            LevelKind::Singleton => storage.arrays.push(concat(&arrays(0).collect::<Vec<_>>(), false, whole)),
+            LevelKind::Singleton => storage
+                .arrays
+                .push(concat(&arrays(0).collect::<Vec<_>>(), false, whole)),
             _ => unreachable!("checked joinable above"),
         }
         levels.push(storage);

@@ -11,7 +11,12 @@ use tessera_formats::{CoordinateList, Format, Tensor};
 fn entries() -> Vec<(u64, u64, u64, f64)> {
     let mut out = Vec::new();
     let mut value = 1.0;
-    for (i, js) in [(0u64, vec![1u64, 3]), (2, vec![0, 1, 2, 4, 5]), (3, vec![2]), (6, vec![0, 5])] {
+    for (i, js) in [
+        (0u64, vec![1u64, 3]),
+        (2, vec![0, 1, 2, 4, 5]),
+        (3, vec![2]),
+        (6, vec![0, 5]),
+    ] {
         for j in js {
             for k in [0u64, 2] {
                 out.push((i, j, k, value));
@@ -59,7 +64,8 @@ fn parts_sharing_a_row_join_to_the_whole_tensor() {
             for second in first + 1..=all.len() {
                 // Positions are cut at the second level: a part never
                 // holds part of a fibre below it.
-                let splits_fibre = |at: usize| at < all.len() && (all[at - 1].0, all[at - 1].1) == (all[at].0, all[at].1);
+                let splits_fibre =
+                    |at: usize| at < all.len() && (all[at - 1].0, all[at - 1].1) == (all[at].0, all[at].1);
                 if order == 3 && (splits_fibre(first) || splits_fibre(second)) {
                     continue;
                 }

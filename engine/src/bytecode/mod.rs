@@ -485,6 +485,12 @@ pub struct Chunking {
     /// all again, so by default the run takes one thread (see
     /// [`crate::runtime::Parallelism::threads`]).
     pub join_bound: bool,
+    /// When the chunked variable runs over blocks of an operand's
+    /// positions (a schedule's `pos`, split): the level whose positions
+    /// are cut, below the operand's first level. A chunk's output rows are
+    /// the first level's coordinates its positions lie below, and two
+    /// chunks may share a row.
+    pub positions: Option<LevelRef>,
 }
 
 /// The output rows below a coordinate of the chunked variable: one, or a

@@ -57,6 +57,10 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
     if workspace_holds(&lowered.cin, var) {
         return Err(format!("its workspace spans {var}, the outer loop"));
     }
+    let positions = rows_of_blocks.and_then(|of| match of.relation() {
+        Some(Relation::Positions { operand, level }) => Some(LevelRef::new(*operand, *level)),
+        _ => None,
+    });
     let mut drivers = Vec::new();
     for (k, op) in lowered.operands.iter().enumerate() {
         let vars = op.level_vars();
@@ -80,24 +84,32 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
     let output = match lowered.assembly {
         OutputAssembly::Dense if leads => ChunkOutput::DenseRows,
         OutputAssembly::Dense => ChunkOutput::DensePartials,
-        OutputAssembly::Append => {
-            if rows_of_blocks.is_some_and(|of| matches!(of.relation(), Some(Relation::Positions { .. }))) {
+        OutputAssembly::Append if positions.is_some() => {
+            // Parts share at most the fibre of a row, never an entry: the
+            // output's first levels are the positions' variables.
+            let space = lowered
+                .provenance
+                .positions()
+                .iter()
+                .find(|s| Some(&s.var) == rows_of_blocks)
+                .expect("a position space");
+            let joinable = out.level_vars().starts_with(&space.covers) && tessera_formats::parts::joinable(&out.format);
+            if !joinable {
                 return Err(format!(
-                    "its blocks of positions can share a fibre of the output {}, and parts sharing a fibre are not joined yet; use a dense output",
-                    out.name
+                    "its blocks of {}'s positions can share entries of the output {} ({}), whose first levels are not over ({}); use a dense output",
+                    lowered.operands[space.operand].name,
+                    out.name,
+                    out.format,
+                    space.covers.iter().map(LoopVar::name).collect::<Vec<_>>().join(", ")
                 ));
             }
+            ChunkOutput::SparseParts
+        }
+        OutputAssembly::Append => {
             if !leads {
                 return Err(format!("the output {}'s first level is not {var}", out.name));
             }
-            let levels = out.format.levels();
-            let joinable = levels.iter().all(|l| {
-                matches!(
-                    l.level.kind,
-                    LevelKind::Dense | LevelKind::Compressed | LevelKind::Singleton
-                )
-            }) && matches!(levels[0].level.kind, LevelKind::Dense | LevelKind::Compressed);
-            if !joinable {
+            if !tessera_formats::parts::joinable(&out.format) {
                 return Err(format!(
                     "the output {} ({}) has levels whose parts cannot be joined",
                     out.name, out.format
@@ -136,6 +148,7 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
             output,
             rows,
             join_bound: false,
+            positions,
         },
     ))
 }

@@ -254,38 +254,129 @@ pub(crate) fn run(
             let share = last_output.map(|sizes| sizes.scaled(1.25 / ranges.len() as f64));
             // Workspaces are large and left empty by each chunk: reused.
             let workspaces: Mutex<Vec<Workspace>> = Mutex::new(Vec::new());
-            let parts: Vec<Result<Tensor<f64>>> =
-                map_in_order(threads, ranges.iter().collect(), (cancel, progress), |range| {
-                    let workspace = extents.as_ref().map(|e| {
-                        let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
-                        reused.unwrap_or_else(|| Workspace::new(e))
-                    });
+            let (part_rows, continues) = match chunking.positions {
+                Some(cut) => {
+                    let first_mode = format.mode_order().and_then(|o| o.first().copied()).unwrap_or(0);
+                    position_rows(chunking, bind, cut, &ranges, shape[first_mode] as i64)
+                }
+                None => {
                     let total = output_rows(chunking, bind, dim);
-                    let rows = first_row(chunking, bind, range.start, total) as usize
-                        ..first_row(chunking, bind, range.end, total) as usize;
-                    let mut assembler = Assembler::part(format.clone(), &shape, rows);
-                    if let Some(share) = &share {
-                        assembler.reserve(share);
-                    }
-                    let mut part = OutputState::Append { assembler, workspace };
-                    run(&chunk_bind(range), &mut part);
-                    match part {
-                        OutputState::Append { assembler, workspace } => {
-                            if let Some(w) = workspace {
-                                workspaces.lock().unwrap_or_else(|p| p.into_inner()).push(w);
-                            }
-                            assembler.finish()
+                    let rows = ranges
+                        .iter()
+                        .map(|r| {
+                            first_row(chunking, bind, r.start, total) as usize
+                                ..first_row(chunking, bind, r.end, total) as usize
+                        })
+                        .collect();
+                    (rows, vec![false; ranges.len() - 1])
+                }
+            };
+            let items: Vec<_> = ranges.iter().zip(part_rows).collect();
+            let parts: Vec<Result<Tensor<f64>>> = map_in_order(threads, items, (cancel, progress), |(range, rows)| {
+                let workspace = extents.as_ref().map(|e| {
+                    let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                    reused.unwrap_or_else(|| Workspace::new(e))
+                });
+                let mut assembler = Assembler::part(format.clone(), &shape, rows);
+                if let Some(share) = &share {
+                    assembler.reserve(share);
+                }
+                let mut part = OutputState::Append { assembler, workspace };
+                run(&chunk_bind(range), &mut part);
+                match part {
+                    OutputState::Append { assembler, workspace } => {
+                        if let Some(w) = workspace {
+                            workspaces.lock().unwrap_or_else(|p| p.into_inner()).push(w);
                         }
-                        _ => unreachable!("made appended above"),
+                        assembler.finish()
                     }
-                })?;
+                    _ => unreachable!("made appended above"),
+                }
+            })?;
             let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
             // The join copies the parts into place in parallel, on this
             // run's threads.
-            let joined = pool(threads).install(|| tessera_formats::parts::join(format, &shape, &parts))?;
+            let joined =
+                pool(threads).install(|| tessera_formats::parts::join_sharing(format, &shape, &parts, &continues))?;
             Ok(Joined::Tensor(joined))
         }
     }
+}
+
+/// The output rows of each chunk of blocks of positions of level `cut`,
+/// and whether each chunk's last row continues into the next: a chunk
+/// holds the rows from its first position's (the first chunk from row 0)
+/// to its last position's, and the empty rows up to the next chunk's
+/// first (the last chunk to `rows`).
+fn position_rows(
+    chunking: &Chunking,
+    bind: &Bindings<'_>,
+    cut: LevelRef,
+    ranges: &[Range<i64>],
+    rows: i64,
+) -> (Vec<Range<usize>>, Vec<bool>) {
+    let parents = LevelRef::new(cut.operand as usize, 0);
+    let (first_parent, end_parent) = interp::positions_below(bind, parents, 0).unwrap_or((0, 0));
+    let total = chunking.rows.cut_at.map_or(0, |at| bind.dims[at as usize]);
+    let block = rows_per_coordinate(chunking, bind).max(1);
+    let dense = bind.formats[cut.operand as usize][0].kind == LevelKind::Dense;
+    let coordinate = |q: i64| {
+        if dense {
+            q
+        } else {
+            interp::first_level_coordinate(bind, parents, q)
+        }
+    };
+    // The first parent whose segment passes `p` as `passes` says.
+    let first_parent_where = |p: i64, passes: &dyn Fn((i64, i64), i64) -> bool| {
+        let (mut low, mut high) = (first_parent, end_parent);
+        while low < high {
+            let mid = low + (high - low) / 2;
+            let segment = interp::positions_below(bind, cut, mid).unwrap_or((0, 0));
+            if passes(segment, p) {
+                high = mid;
+            } else {
+                low = mid + 1;
+            }
+        }
+        low
+    };
+    // The rows of each chunk's first and last positions: the first level's
+    // own positions, or the parents of the cut level's.
+    let spans: Vec<(i64, i64)> = ranges
+        .iter()
+        .map(|r| {
+            let (lo, hi) = ((r.start * block).min(total), (r.end * block).min(total));
+            let (first, last) = if cut.level == 0 {
+                (first_parent + lo, first_parent + hi - 1)
+            } else {
+                (
+                    first_parent_where(lo, &|(_, end), p| end > p),
+                    first_parent_where(hi, &|(begin, _), p| begin >= p) - 1,
+                )
+            };
+            if lo >= hi || first > last {
+                (i64::MAX, i64::MIN)
+            } else {
+                (coordinate(first), coordinate(last))
+            }
+        })
+        .collect();
+    let n = ranges.len();
+    let starts: Vec<i64> = (0..n).map(|k| if k == 0 { 0 } else { spans[k].0.min(rows) }).collect();
+    let mut parts = Vec::with_capacity(n);
+    let mut continues = Vec::with_capacity(n.saturating_sub(1));
+    for k in 0..n {
+        let end = if k + 1 == n {
+            rows
+        } else {
+            let end = (spans[k].1.saturating_add(1)).max(starts[k + 1]).max(starts[k]);
+            continues.push(end > starts[k + 1]);
+            end
+        };
+        parts.push(starts[k] as usize..end as usize);
+    }
+    (parts, continues)
 }
 
 /// The rows of the output's first mode, when the chunked variable has

@@ -562,7 +562,15 @@ pub(crate) fn check_parallel(schedule: &Schedule, lowered: &Lowered) -> Result<O
         )));
     }
     let summed = chunking.output == ChunkOutput::DensePartials;
-    if summed && races == RaceStrategy::NoRaces {
+    // Blocks of positions whose variables lead the output write disjoint
+    // components: partials keep them apart, and nothing races.
+    let disjoint = chunking.positions.is_some()
+        && lowered
+            .provenance
+            .positions()
+            .iter()
+            .any(|s| lowered.output.level_vars().starts_with(&s.covers));
+    if summed && races == RaceStrategy::NoRaces && !disjoint {
         return Err(refuse(format!(
             "chunks of the loop over {var} all add into the same components of {}: no_races would race; use temporary or atomics",
             lowered.output.name
