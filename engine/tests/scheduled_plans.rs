@@ -122,3 +122,117 @@ concrete index notation:
     );
     assert_eq!(got, pinned(expected));
 }
+
+/// The paper's figure 4a SpMV: the stored entries cut into blocks of 16
+/// of equal work, each block's rows found by search, the rows a block cuts
+/// summed in parts into per-chunk partials.
+#[test]
+fn the_papers_position_space_spmv_cuts_the_entries_into_blocks() {
+    let expected = r#"
+schedule: fuse(i, j, f); pos(f, p, A); split(p, p0, p1, 16); parallelize(p0, cpu_threads, atomics)
+parallelize(p0, cpu_threads, atomics): every core at any size; each chunk adds into a temporary of its own, added up in chunk order (the same bits for any number of threads)
+loop order: p0, i, j
+derived: p0 = p / 16, the block of p (p = p0·16 + p1, the last block cut at its dimension)
+note: p: A's stored entries (positions of its level 1, compressed) in storage order, cut into blocks that p0 numbers; the loops over (i, j) recover each block's coordinates
+output y (dense): dense, accumulated in place
+parallel: the loop over p0 splits into chunks of the same number of blocks of positions; each adds into its own partial output, and the partials are added up in chunk order; results are the same bits for any number of threads; the schedule asks for every core at any size
+forall p0: every coordinate; lattice universe
+  forall i: every coordinate, locate A.dense, y(out).dense; lattice {A.dense}
+    (only the coordinates whose A positions meet the block: two searches per block, galloping from the last block's)
+    where t0 is computed by:
+      forall j: iterate A.compressed, locate x.dense; lattice {A.compressed, x.dense}
+        (A's positions cut to the block)
+        (inner products run as blocks of coordinates: 2 factors)
+concrete index notation:
+  forall p0
+    forall i
+      where t0 =
+          forall j
+            t0 += (A(i,j) * x(j))
+      in
+        y(i) += t0
+"#;
+    let got = plan(
+        "y(i) = A(i,j) * x(j)",
+        &[("A", Format::csr()), ("x", Format::dense(1))],
+        Format::dense(1),
+        "fuse(i, j, f); pos(f, p, A); split(p, p0, p1, 16); parallelize(p0, cpu_threads, atomics)",
+    );
+    assert_eq!(got, pinned(expected));
+}
+
+/// The paper's CPU TTV schedule: blocks of B's (i, j) positions run in
+/// parallel, each assembling a part of the CSR output; parts sharing a row
+/// are joined into it.
+#[test]
+fn the_papers_ttv_schedule_runs_blocks_of_positions_into_joined_parts() {
+    let expected = r#"
+schedule: fuse(i, j, f); pos(f, fpos, B); split(fpos, chunk, fpos2, 16); reorder(chunk, fpos2, k); parallelize(chunk, cpu_threads, no_races)
+parallelize(chunk, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
+loop order: chunk, i, j, k
+derived: chunk = fpos / 16, the block of fpos (fpos = chunk·16 + fpos2, the last block cut at its dimension)
+note: fpos: B's stored entries (positions of its level 1, compressed) in storage order, cut into blocks that chunk numbers; the loops over (i, j) recover each block's coordinates
+output A (csr): assembled by append in order
+parallel: the loop over chunk splits into chunks of the same number of blocks of positions; each assembles its own part of the output, and the parts are joined in order (a row two parts share is joined into one); results are the same bits for any number of threads; the schedule asks for every core at any size
+forall chunk: every coordinate; lattice universe
+  forall i: iterate B.compressed; lattice {B.compressed}
+    (only the coordinates whose B positions meet the block: two searches per block, galloping from the last block's)
+    forall j: iterate B.compressed; lattice {B.compressed}
+      (B's positions cut to the block)
+      where t0 is computed by:
+        forall k: iterate B.compressed, locate c.dense; lattice {B.compressed, c.dense}
+          (inner products run as blocks of coordinates: 2 factors)
+concrete index notation:
+  forall chunk
+    forall i
+      forall j
+        where t0 =
+            forall k
+              t0 += (B(i,j,k) * c(k))
+        in
+          A(i,j) += t0
+"#;
+    let got = plan(
+        "A(i,j) = B(i,j,k) * c(k)",
+        &[("B", Format::csf(3)), ("c", Format::dense(1))],
+        Format::csr(),
+        "fuse(i, j, f); pos(f, fpos, B); split(fpos, chunk, fpos2, 16); reorder(chunk, fpos2, k); parallelize(chunk, cpu_threads, no_races)",
+    );
+    assert_eq!(got, pinned(expected));
+}
+
+/// A bound, a split of the bound variable and an unrolled place in the
+/// block.
+#[test]
+fn bound_and_unroll_tag_their_loops() {
+    let expected = r#"
+schedule: bound(i, ib, 5, max_exact); split(ib, i0, i1, 4); unroll(i1, 4)
+loop order: i0, i1, j
+derived: i0 = i / 4, the block of i (i = i0·4 + i1, the last block cut at its dimension)
+derived: i1 = i % 4, the place of i in its block
+note: bound(i, ib, 5, max_exact): a run whose i has another size than 5 is refused
+output y (dense): dense, accumulated in place
+parallel: the loop over i0 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+forall i0: every coordinate; lattice universe
+  forall i1: every coordinate; lattice universe
+    (unrolled: 4 copies of the body per test)
+    where t0 is computed by:
+      forall j: iterate A.compressed, locate x.dense; lattice {A.compressed, x.dense}
+        (inner products run as blocks of coordinates: 2 factors)
+concrete index notation:
+  forall i0
+    forall i1
+      where t0 =
+          forall j
+            t0 += (A(i,j) * x(j))
+      in
+        y(i) += t0
+"#;
+    let got = plan(
+        "y(i) = A(i,j) * x(j)",
+        &[("A", Format::csr()), ("x", Format::dense(1))],
+        Format::dense(1),
+        "bound(i, ib, 5); split(ib, i0, i1, 4); unroll(i1, 4)",
+    );
+    assert_eq!(got, pinned(expected));
+}

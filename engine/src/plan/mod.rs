@@ -144,9 +144,18 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
                 crate::bytecode::ChunkOutput::DensePartials => {
                     "each adds into its own partial output, and the partials are added up in chunk order"
                 }
+                crate::bytecode::ChunkOutput::SparseParts if c.positions.is_some() => {
+                    "each assembles its own part of the output, and the parts are joined in order (a row two parts \
+                     share is joined into one)"
+                }
                 crate::bytecode::ChunkOutput::SparseParts => {
                     "each assembles its own part of the output, and the parts are joined in order"
                 }
+            };
+            let work = if c.positions.is_some() {
+                "the same number of blocks of positions"
+            } else {
+                "about the same work (stored entries below each coordinate)"
             };
             let threads = if lowered.every_core {
                 "the schedule asks for every core at any size".to_string()
@@ -162,8 +171,8 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
             };
             let _ = writeln!(
                 plan,
-                "parallel: the loop over {var} splits into chunks of about the same work (stored entries below each \
-                 coordinate); {parts}; results are the same bits for any number of threads; {threads}"
+                "parallel: the loop over {var} splits into chunks of {work}; {parts}; results are the same bits for \
+                 any number of threads; {threads}"
             );
         }
         Err(reason) if deferred => {
@@ -662,6 +671,9 @@ impl<'a> Emitter<'a> {
             }
         );
         let _ = writeln!(self.plan, "{line}");
+        if let Some(note) = self.position_window_note(var) {
+            let _ = writeln!(self.plan, "{pad}  ({note})");
+        }
 
         // Block ops add products whose absent factors are 0 (rows of dot
         // products check the fills of their semiring themselves).

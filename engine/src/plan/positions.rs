@@ -83,6 +83,18 @@ impl Emitter<'_> {
         });
     }
 
+    /// What the plan says of a loop inside a block of positions.
+    pub(super) fn position_window_note(&self, var: &LoopVar) -> Option<String> {
+        let w = self.window.as_ref()?;
+        let name = &self.lowered.operands[w.operand].name;
+        let at = w.covers.iter().position(|v| v == var)?;
+        Some(if at + 1 == w.covers.len() {
+            format!("{name}'s positions cut to the block")
+        } else {
+            format!("only the coordinates whose {name} positions meet the block: two searches per block, galloping from the last block's")
+        })
+    }
+
     /// Whether the loop over `var` runs inside a block of positions: block
     /// ops that walk whole rows on their own do not apply to it.
     pub(super) fn in_position_window(&self, var: &LoopVar) -> bool {

@@ -46,7 +46,8 @@ pub(crate) fn loop_tags(
                 let known: Vec<LoopVar> = order.iter().chain(statement_vars).cloned().collect();
                 let var = find(var, &known, "is neither a loop nor a variable of the statement")?;
                 let promise = match kind {
-                    BoundKind::MaxExact => format!("the loop over {var} runs to the constant {size}, and a run whose {var} has another size is refused"),
+                    BoundKind::MaxExact if order.contains(&var) => format!("the loop over {var} runs to the constant {size}, and a run whose {var} has another size is refused"),
+                    BoundKind::MaxExact => format!("a run whose {var} has another size than {size} is refused"),
                     BoundKind::MaxConstraint => format!("a run whose {var} has more than {size} coordinates is refused"),
                 };
                 notes.push(format!("{}: {promise}", placed.command));
@@ -260,8 +261,12 @@ pub(crate) fn place_position_blocks(
             )));
         }
         notes.push(format!(
-            "{}: {}'s positions at level {} in blocks ({} the blocks); the loops over ({covered}) run over the positions of each block",
-            space.var, op.name, space.level, blocks
+            "{}: {}'s stored entries (positions of its level {}, {}) in storage order, cut into blocks that {} numbers; the loops over ({covered}) recover each block's coordinates",
+            space.var,
+            op.name,
+            space.level,
+            op.format.level(space.level).name(),
+            blocks
         ));
         order.insert(0, blocks.clone());
         cin = crate::cin::Cin::Forall {
