@@ -553,8 +553,15 @@ pub(crate) fn check_parallel(schedule: &Schedule, lowered: &Lowered) -> Result<O
     let refuse = |message: String| EngineError::Schedule { column, message };
     let order: Vec<&str> = lowered.order.iter().map(LoopVar::name).collect();
     if !order.contains(&var) {
+        let hint = match lowered.provenance.position_space_named(var) {
+            Some(space) => match space.blocks(&lowered.provenance) {
+                Some(blocks) => format!(": the loop over {blocks} runs {}'s blocks", space.var),
+                None => format!(": split {} and parallelize its blocks", space.var),
+            },
+            None => String::new(),
+        };
         return Err(refuse(format!(
-            "parallelize names {var}, which the statement does not loop over (its loops: {})",
+            "parallelize names {var}, which the statement does not loop over (its loops: {}){hint}",
             order.join(", ")
         )));
     }
