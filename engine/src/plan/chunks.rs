@@ -252,56 +252,23 @@ impl Emitter<'_> {
         let (low, high) = (self.ireg(), self.ireg());
         self.ops.push(Op::IMove { dst: low, src: begin });
         self.ops.push(Op::IMove { dst: high, src: end });
-        let one = self.iconst(1);
-        let top = self.label();
-        let more = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: more,
-            a: low,
-            b: high,
-        });
-        let done = self.jump_unless(more);
-        let mid = self.ireg();
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: mid,
-            a: low,
-            b: high,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Shr,
-            dst: mid,
-            a: mid,
-            b: one,
-        });
-        let (coord, found) = (self.ireg(), self.breg());
-        self.ops.push(Op::PosAccess {
-            level,
-            pos: mid,
-            ancestors: Default::default(),
-            coord,
-            found,
-        });
-        let below = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: below,
-            a: coord,
-            b: target,
-        });
-        let at_or_above = self.jump_unless(below);
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: low,
-            a: mid,
-            b: one,
-        });
-        self.ops.push(Op::Jump { to: top });
-        self.patch(at_or_above);
-        self.ops.push(Op::IMove { dst: high, src: mid });
-        self.ops.push(Op::Jump { to: top });
-        self.patch(done);
-        low
+        self.first_passing(low, high, &mut |e, mid| {
+            let (coord, found) = (e.ireg(), e.breg());
+            e.ops.push(Op::PosAccess {
+                level,
+                pos: mid,
+                ancestors: Default::default(),
+                coord,
+                found,
+            });
+            let reached = e.breg();
+            e.ops.push(Op::ICmp {
+                op: Cmp::Ge,
+                dst: reached,
+                a: coord,
+                b: target,
+            });
+            reached
+        })
     }
 }

@@ -19,6 +19,7 @@ mod expr;
 mod loops;
 mod positions;
 mod runs;
+mod search;
 mod state;
 mod structured;
 

@@ -292,41 +292,7 @@ impl Emitter<'_> {
         let search = self.label();
         self.ops[found] = Op::Jump { to: search };
         // Binary search of `low..high`, whose last parent passes (or is `end`).
-        let more = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: more,
-            a: low,
-            b: high,
-        });
-        let done = self.jump_unless(more);
-        let mid = self.ireg();
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: mid,
-            a: low,
-            b: high,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Shr,
-            dst: mid,
-            a: mid,
-            b: one,
-        });
-        let passes = self.segment_passes(child, mid, target, edge);
-        let not_yet = self.jump_unless(passes);
-        self.ops.push(Op::IMove { dst: high, src: mid });
-        self.ops.push(Op::Jump { to: search });
-        self.patch(not_yet);
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: low,
-            a: mid,
-            b: one,
-        });
-        self.ops.push(Op::Jump { to: search });
-        self.patch(done);
-        low
+        self.first_passing(low, high, &mut |e, mid| e.segment_passes(child, mid, target, edge))
     }
 }
 

@@ -1,0 +1,58 @@
+//! Binary searches emitted as bytecode, run once per chunk or block: the
+//! first position of a range where a monotone test passes.
+
+use tessera_formats::{Cmp, IntOp};
+
+use super::Emitter;
+use crate::bytecode::{BReg, IReg, Op};
+
+impl Emitter<'_> {
+    /// The first of `low..high` where `passes` holds (`high` when none
+    /// does), for a test that fails up to some position and holds from
+    /// there on. `low` and `high` are the caller's registers, moved by the
+    /// search; `low` holds the answer.
+    pub(super) fn first_passing(
+        &mut self,
+        low: IReg,
+        high: IReg,
+        passes: &mut dyn FnMut(&mut Self, IReg) -> BReg,
+    ) -> IReg {
+        let one = self.iconst(1);
+        let top = self.label();
+        let more = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: more,
+            a: low,
+            b: high,
+        });
+        let done = self.jump_unless(more);
+        let mid = self.ireg();
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: mid,
+            a: low,
+            b: high,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Shr,
+            dst: mid,
+            a: mid,
+            b: one,
+        });
+        let holds = passes(self, mid);
+        let fails = self.jump_unless(holds);
+        self.ops.push(Op::IMove { dst: high, src: mid });
+        self.ops.push(Op::Jump { to: top });
+        self.patch(fails);
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: low,
+            a: mid,
+            b: one,
+        });
+        self.ops.push(Op::Jump { to: top });
+        self.patch(done);
+        low
+    }
+}
