@@ -37,6 +37,26 @@ pub enum Relation {
 /// A schedule's `pos`: a variable running over an operand's positions at
 /// a level, and the statement variables of its levels down to that level,
 /// whose loops recover the coordinates of each position.
+///
+/// ```
+/// use tessera_engine::cin::{Blocking, LoopVar, PositionSpace, Provenance, Relation};
+/// use tessera_engine::notation::IndexVar;
+///
+/// let v = |name: &str| LoopVar::Index(IndexVar::new(name));
+/// let p = LoopVar::Derived { name: "p".into(), relation: Relation::Positions { operand: 0, level: 1 } };
+/// let mut provenance = Provenance::default();
+/// provenance.add_positions(PositionSpace {
+///     var: p.clone(),
+///     operand: 0,
+///     level: 1,
+///     covers: vec![v("i"), v("j")],
+///     fused: Some("f".into()),
+///     column: 0,
+/// });
+/// provenance.split_by_schedule(&p, "p0", "p1", Blocking::Size(16)).unwrap();
+/// let space = provenance.position_space_named("p1").unwrap();
+/// assert_eq!(space.blocks(&provenance).unwrap().name(), "p0");
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct PositionSpace {
     pub var: LoopVar,
@@ -321,6 +341,18 @@ impl Provenance {
 /// What a run knows of sizes, for [`Provenance::extent`]: each statement
 /// variable's size, and each operand level's extent and number of
 /// positions.
+///
+/// ```
+/// use tessera_engine::cin::{Blocking, LoopVar, Provenance, Relation, Sizes};
+///
+/// let p = LoopVar::Derived { name: "p".into(), relation: Relation::Positions { operand: 0, level: 1 } };
+/// let blocks = LoopVar::Derived {
+///     name: "p0".into(),
+///     relation: Relation::Blocks { of: Box::new(p), block: Blocking::Size(16) },
+/// };
+/// let sizes = Sizes { of_var: &|_| 0, level_extent: &|_, _| 0, level_positions: &|_, _| 100 };
+/// assert_eq!(Provenance::extent(&blocks, &sizes), 7);
+/// ```
 pub struct Sizes<'a> {
     pub of_var: &'a dyn Fn(&str) -> usize,
     pub level_extent: &'a dyn Fn(usize, usize) -> usize,

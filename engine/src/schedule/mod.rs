@@ -108,6 +108,14 @@ pub enum Command {
 
 /// What a `bound` promises of its variable's size (the paper's bound
 /// types that fix the end of the range).
+///
+/// ```
+/// use tessera_engine::schedule::BoundKind;
+///
+/// assert!(BoundKind::MaxExact.holds(100, 100));
+/// assert!(!BoundKind::MaxExact.holds(99, 100));
+/// assert!(BoundKind::MaxConstraint.holds(99, 100));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BoundKind {
     /// The variable has exactly this many coordinates: the loop's extent
@@ -212,6 +220,21 @@ impl Schedule {
     }
 
     /// Adds `fuse(outer, inner, fused)`.
+    ///
+    /// ```
+    /// use tessera_engine::schedule::{RaceStrategy, Schedule};
+    ///
+    /// // The paper's SpMV over A's stored entries, in blocks of 16.
+    /// let typed = Schedule::new()
+    ///     .fuse("i", "j", "f")
+    ///     .pos("f", "p", "A")
+    ///     .split("p", "p0", "p1", 16)
+    ///     .parallelize("p0", RaceStrategy::Atomics);
+    /// let parsed: Schedule = "fuse(i, j, f); pos(f, p, A(i,j)); split(p, p0, p1, 16); parallelize(p0, cpu_threads, atomics)"
+    ///     .parse()
+    ///     .unwrap();
+    /// assert_eq!(typed.to_string(), parsed.to_string());
+    /// ```
     #[must_use]
     pub fn fuse(mut self, outer: &str, inner: &str, fused: &str) -> Schedule {
         self.push(Command::Fuse {
@@ -234,6 +257,13 @@ impl Schedule {
     }
 
     /// Adds `unroll(var, factor)`.
+    ///
+    /// ```
+    /// use tessera_engine::schedule::Schedule;
+    ///
+    /// let s = Schedule::new().split("i", "i0", "i1", 8).unroll("i1", 8);
+    /// assert_eq!(s.to_string(), "split(i, i0, i1, 8); unroll(i1, 8)");
+    /// ```
     #[must_use]
     pub fn unroll(mut self, var: &str, factor: usize) -> Schedule {
         self.push(Command::Unroll {
@@ -258,6 +288,13 @@ impl Schedule {
     /// The schedule with the names `bound` gives variables replaced by the
     /// variables' own in the commands after it: a bound variable is the
     /// variable, its loop tagged.
+    ///
+    /// ```
+    /// use tessera_engine::schedule::{BoundKind, Schedule};
+    ///
+    /// let s = Schedule::new().bound("i", "ib", 64, BoundKind::MaxConstraint).unroll("ib", 2);
+    /// assert_eq!(s.resolved().to_string(), "bound(i, ib, 64, max_constraint); unroll(i, 2)");
+    /// ```
     pub fn resolved(&self) -> Schedule {
         let mut aliases: Vec<(String, String)> = Vec::new();
         let mut commands = Vec::with_capacity(self.commands.len());
