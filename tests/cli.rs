@@ -854,10 +854,16 @@ fn eval_schedule_shows_in_the_plan_and_keeps_the_result() {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap()
     };
-    let schedule = "reorder(i, j); parallelize(i, cpu_threads, no_races)";
-    assert_eq!(run(&["-s", schedule]), run(&[]), "the schedule changed the result");
-    let plan = run(&["-s", schedule, "--print", "plan"]);
-    assert!(plan.contains(&format!("schedule: {schedule}\n")), "{plan}");
+    let unscheduled = run(&[]);
+    for schedule in [
+        "reorder(i, j); parallelize(i, cpu_threads, no_races)",
+        "fuse(i, j, f); pos(f, p, A); split(p, p0, p1, 16); parallelize(p0, cpu_threads, atomics)",
+        "bound(i, ib, 15606, max_exact); unroll(j, 4)",
+    ] {
+        assert_eq!(run(&["-s", schedule]), unscheduled, "{schedule} changed the result");
+        let plan = run(&["-s", schedule, "--print", "plan"]);
+        assert!(plan.contains(&format!("schedule: {schedule}\n")), "{plan}");
+    }
     assert_fails(
         tessera()
             .args(["eval", "y(i) = A(i,j) * x(j)", "-g", "x:15606:1.0:7", "-i"])

@@ -112,8 +112,10 @@ pub struct TensorArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub threads: Option<u32>,
 
-    /// Schedule of the statement's loops, commands separated by `;`: reorder(i, k, j);
-    /// parallelize(i, cpu_threads, no_races|atomics|temporary|ignore_races)
+    /// Schedule of the statement's loops, commands separated by `;`: reorder(i, k, j); split(i, i0,
+    /// i1, 32); divide(i, i0, i1, 4); fuse(i, j, f); pos(f, fp, A); unroll(i1, 4); bound(i, ib, 100[,
+    /// max_exact|max_constraint]); precompute(expr, j, j, w); parallelize(i0, cpu_threads,
+    /// no_races|atomics|temporary|ignore_races)
     #[arg(short = 's', long, value_name = "COMMANDS", value_parser = parse_schedule)]
     pub schedule: Option<Schedule>,
 }

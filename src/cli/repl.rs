@@ -46,6 +46,7 @@ Commands:
                                 runs over their entries only
   :threads [N|auto]             threads kernels may use (results are the same bits for any N)
   :schedule [COMMANDS|none]     schedule of later statements, e.g. reorder(i, k, j); parallelize(i, cpu_threads, no_races)
+                                or fuse(i, j, f); pos(f, p, A); split(p, p0, p1, 16); parallelize(p0, cpu_threads, atomics)
   :print NAME [N|all]           summary and the first N (10) nonzeros
   :list                         the tensors, formats and sizes of the session
   :save NAME PATH               write NAME to a .mtx, .tns or .h5 file
