@@ -14,6 +14,10 @@ use crate::notation::{parse_statement, BinaryOp, Expr, IndexVar, Reduction, Stat
 /// Loops a schedule unrolls, with their factors.
 type Unrolled = Vec<(LoopVar, usize)>;
 
+/// The most copies of a body the unrolls of one schedule may make
+/// together: each copy is emitted, so the code grows with the product.
+const MOST_UNROLLED_COPIES: usize = 256;
+
 /// The loops `unroll` and `bound` tag, each a loop of `order`.
 /// A bound may name a statement variable a split replaced.
 pub(crate) fn loop_tags(
@@ -41,6 +45,15 @@ pub(crate) fn loop_tags(
         match &placed.command {
             Command::Unroll { var, factor } => {
                 unrolled.push((find(var, order, "no loop runs over")?, *factor));
+                let copies: usize = unrolled.iter().map(|(_, f)| *f).product();
+                if copies > MOST_UNROLLED_COPIES {
+                    return Err(EngineError::Schedule {
+                        column: placed.column,
+                        message: format!(
+                            "the unrolls copy a loop's body {copies} times, more than the {MOST_UNROLLED_COPIES} tessera emits"
+                        ),
+                    });
+                }
             }
             Command::Bound { var, size, kind, .. } => {
                 let known: Vec<LoopVar> = order.iter().chain(statement_vars).cloned().collect();
