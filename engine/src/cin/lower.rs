@@ -21,10 +21,9 @@ use super::order::{choose_order, satisfiable, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Reduction, Statement};
-use crate::schedule::apply::{
-    apply_positions, apply_splits, check_split_levels, loop_tags, place_position_blocks, precompute_level,
-    reorder_edges,
-};
+use crate::schedule::apply::{apply_splits, check_split_levels, precompute_level, reorder_edges};
+use crate::schedule::positions::{apply_positions, place_position_blocks};
+use crate::schedule::tags::loop_tags;
 use crate::schedule::Schedule;
 
 /// How the output is assembled.

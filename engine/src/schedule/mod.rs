@@ -15,6 +15,8 @@
 
 pub(crate) mod apply;
 mod parse;
+pub(crate) mod positions;
+pub(crate) mod tags;
 
 use std::fmt;
 

@@ -1,0 +1,264 @@
+//! `fuse` and `pos`: variables over an operand's positions, and the loop
+//! over their blocks, placed outside the loops that recover each block's
+//! coordinates once the lowering has ordered them.
+
+use tessera_formats::{Level, LevelKind};
+
+use super::apply::var_list;
+use super::{Command, Schedule};
+use crate::cin::{LoopVar, Operand, PositionSpace, Provenance, Relation};
+use crate::error::{EngineError, Result};
+use crate::notation::{BinaryOp, Expr, Reduction, Statement};
+
+/// A pair `fuse` made: its name, its variables, the command's column, and
+/// whether a `pos` iterates it.
+struct FusedPair {
+    name: String,
+    pair: Vec<LoopVar>,
+    column: usize,
+    iterated: bool,
+}
+
+/// Adds the variables the schedule's `pos` commands make: each runs over
+/// an operand's positions at the level of its variable, a statement
+/// variable or a pair `fuse` made, whose levels must be the operand's
+/// first ones. A `fuse` no `pos` iterates is refused.
+pub(crate) fn apply_positions(
+    schedule: &Schedule,
+    provenance: &mut Provenance,
+    operands: &[Operand],
+    statement_vars: &[LoopVar],
+) -> Result<()> {
+    let mut fused: Vec<FusedPair> = Vec::new();
+    let statement_var = |name: &str| statement_vars.iter().find(|v| v.name() == name).cloned();
+    for placed in schedule.commands() {
+        let refuse = |message: String| EngineError::Schedule {
+            column: placed.column,
+            message,
+        };
+        match &placed.command {
+            Command::Fuse {
+                outer,
+                inner,
+                fused: name,
+            } => {
+                let mut pair = Vec::new();
+                for v in [outer, inner] {
+                    let Some(var) = statement_var(v) else {
+                        return Err(refuse(format!(
+                            "fuse names {v}, which is not a variable of the statement (its variables: {})",
+                            var_list(statement_vars)
+                        )));
+                    };
+                    pair.push(var);
+                }
+                if statement_var(name).is_some() {
+                    return Err(refuse(format!("fuse names {name}, which is already a variable")));
+                }
+                fused.push(FusedPair {
+                    name: name.clone(),
+                    pair,
+                    column: placed.column,
+                    iterated: false,
+                });
+            }
+            Command::Pos { var, pos_var, tensor } => {
+                let covers = match (statement_var(var), fused.iter_mut().find(|f| f.name == *var)) {
+                    (Some(v), _) => vec![v],
+                    (None, Some(f)) => {
+                        f.iterated = true;
+                        f.pair.clone()
+                    }
+                    (None, None) => {
+                        return Err(refuse(format!(
+                            "pos names {var}, which is neither a variable of the statement nor a pair fuse made"
+                        )))
+                    }
+                };
+                if statement_var(pos_var).is_some() || fused.iter().any(|f| f.name == *pos_var) {
+                    return Err(refuse(format!("pos names {pos_var}, which is already a variable")));
+                }
+                let readers: Vec<usize> = (0..operands.len()).filter(|&k| operands[k].name == *tensor).collect();
+                if readers.is_empty() {
+                    return Err(refuse(format!("pos names {tensor}, which the statement does not read")));
+                }
+                let Some(&k) = readers.iter().find(|&&k| operands[k].level_vars().starts_with(&covers)) else {
+                    let op = &operands[readers[0]];
+                    let levels = var_list(&op.level_vars());
+                    let wanted = var_list(&covers);
+                    return Err(refuse(match op.level_vars().iter().position(|v| *v == covers[0]) {
+                        Some(depth) if depth > 0 => format!(
+                            "pos over {wanted}: {} ({}) has levels over ({levels}), and the loops over its first {depth} would run outside the positions; fuse them with it (fuse(i, j, f); pos(f, fp, {tensor}))",
+                            op.name, op.format
+                        ),
+                        _ => format!(
+                            "pos over {wanted}: {} ({}) has levels over ({levels}); its first levels must be over {wanted}",
+                            op.name, op.format
+                        ),
+                    }));
+                };
+                let level = covers.len() - 1;
+                let kind = operands[k].format.levels()[level].level.kind;
+                if !(kind == LevelKind::Compressed || (kind == LevelKind::Dense && level == 0)) {
+                    return Err(refuse(format!(
+                        "pos over {}: {}'s level {level} ({}) stores no positions to iterate; pos needs a compressed level (or a dense first one)",
+                        var_list(&covers),
+                        operands[k].name,
+                        operands[k].format.levels()[level].level.name()
+                    )));
+                }
+                let fused_name = (covers.len() > 1).then(|| var.clone());
+                provenance.add_positions(PositionSpace {
+                    var: LoopVar::Derived {
+                        name: pos_var.clone(),
+                        relation: Relation::Positions { operand: k, level },
+                    },
+                    operand: k,
+                    level,
+                    covers,
+                    fused: fused_name,
+                    column: placed.column,
+                });
+            }
+            _ => {}
+        }
+    }
+    if let Some(f) = fused.iter().find(|f| !f.iterated) {
+        return Err(EngineError::Schedule {
+            column: f.column,
+            message: format!(
+                "fuse({}, {}) makes a pair no pos iterates: tessera runs a fused pair over an operand's positions (pos({}, {}pos, A))",
+                var_list(&f.pair),
+                f.name,
+                f.name,
+                f.name
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Whether the expression is zero wherever `tensor` is: a product with it
+/// as a factor, negated or summed. Then iterating `tensor`'s positions
+/// visits every component that can be nonzero.
+pub(crate) fn annihilated_by(e: &Expr, tensor: &str) -> bool {
+    match e {
+        Expr::Access(a) => a.tensor == tensor,
+        Expr::Neg(x) => annihilated_by(x, tensor),
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => annihilated_by(lhs, tensor) || annihilated_by(rhs, tensor),
+        Expr::Reduce {
+            op: Reduction::Sum,
+            body,
+            ..
+        } => annihilated_by(body, tensor),
+        _ => false,
+    }
+}
+
+/// Puts the loop over the blocks of a split position space outside the
+/// loops over its covered variables, which must be the outermost loops in
+/// order. The operand's positions must hold every component that can be
+/// nonzero: the statement is zero wherever the operand is, and sums are
+/// its only reductions (a row whose positions span two blocks is summed in
+/// two parts).
+pub(crate) fn place_position_blocks(
+    provenance: &Provenance,
+    operands: &[Operand],
+    statement: &Statement,
+    cin: crate::cin::Cin,
+    order: &mut Vec<LoopVar>,
+    notes: &mut Vec<String>,
+) -> Result<crate::cin::Cin> {
+    let mut cin = cin;
+    let mut placed_blocks = false;
+    for space in provenance.positions() {
+        let refuse = |message: String| EngineError::Schedule {
+            column: space.column,
+            message,
+        };
+        let op = &operands[space.operand];
+        let covered = var_list(&space.covers);
+        let Some(blocks) = space.blocks(provenance) else {
+            notes.push(format!(
+                "{}: {}'s positions in storage order, as the loops over ({covered}) walk them",
+                space.var, op.name
+            ));
+            continue;
+        };
+        if placed_blocks {
+            return Err(refuse(format!(
+                "a second split position space ({}): tessera runs the blocks of one operand's positions",
+                space.var
+            )));
+        }
+        if !order.starts_with(&space.covers) {
+            return Err(refuse(format!(
+                "the blocks of {} run outside the loops over ({covered}), which must be the outermost loops; the loops nest {}",
+                space.var,
+                var_list(order)
+            )));
+        }
+        if let Some(reduction) = non_sum_reduction(&statement.rhs) {
+            return Err(refuse(format!(
+                "the statement reduces by {reduction}: a block of positions holds part of a fibre, and only sums add up in parts"
+            )));
+        }
+        if op.fill != 0.0 || !annihilated_by(&statement.rhs, &op.name) {
+            return Err(refuse(format!(
+                "{} is not a factor of every term of {} (with a fill of 0), so components outside its positions could be nonzero",
+                op.name, statement.rhs
+            )));
+        }
+        if holds_workspace(&cin) {
+            return Err(refuse(format!(
+                "the output is collected in a workspace, and a fibre whose positions span two blocks of {} would be assembled twice; use a dense output, or one whose entries arrive in order",
+                space.var
+            )));
+        }
+        notes.push(format!(
+            "{}: {}'s stored entries (positions of its level {}, {}) in storage order, cut into blocks that {} numbers; the loops over ({covered}) recover each block's coordinates",
+            space.var,
+            op.name,
+            space.level,
+            op.format.level(space.level).name(),
+            blocks
+        ));
+        order.insert(0, blocks.clone());
+        cin = crate::cin::Cin::Forall {
+            var: blocks,
+            body: Box::new(cin),
+        };
+        placed_blocks = true;
+    }
+    Ok(cin)
+}
+
+fn holds_workspace(cin: &crate::cin::Cin) -> bool {
+    use crate::cin::Cin;
+    match cin {
+        Cin::Workspace { .. } => true,
+        Cin::Forall { body, .. } => holds_workspace(body),
+        Cin::Where { producer, consumer, .. } => holds_workspace(producer) || holds_workspace(consumer),
+        Cin::Assign { .. } => false,
+    }
+}
+
+/// A reduction of the expression that is not a sum, if any.
+fn non_sum_reduction(e: &Expr) -> Option<Reduction> {
+    match e {
+        Expr::Reduce {
+            op: Reduction::Sum,
+            body,
+            ..
+        } => non_sum_reduction(body),
+        Expr::Reduce { op, .. } => Some(*op),
+        Expr::Neg(x) => non_sum_reduction(x),
+        Expr::Binary { lhs, rhs, .. } => non_sum_reduction(lhs).or_else(|| non_sum_reduction(rhs)),
+        Expr::Call { args, .. } => args.iter().find_map(non_sum_reduction),
+        Expr::Access(_) | Expr::Literal(_) => None,
+    }
+}
