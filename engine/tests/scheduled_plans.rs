@@ -236,3 +236,46 @@ concrete index notation:
     );
     assert_eq!(got, pinned(expected));
 }
+
+/// TACO's CPU SpMM schedule without its `cpu_vector`: each row's stored
+/// entries in blocks of 8, the dense loop over the output's columns
+/// between a block and its positions.
+#[test]
+fn tacos_spmm_schedule_cuts_each_row_into_blocks_of_positions() {
+    let expected = r#"
+schedule: split(i, i0, i1, 16); pos(j, jpos, A); split(jpos, jpos0, jpos1, 8); reorder(i0, i1, jpos0, k, jpos1); parallelize(i0, cpu_threads, no_races)
+parallelize(i0, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
+loop order: i0, i1, jpos0, k, j
+derived: i0 = i / 16, the block of i (i = i0·16 + i1, the last block cut at its dimension)
+derived: i1 = i % 16, the place of i in its block
+derived: jpos0 = jpos / 8, the block of jpos (jpos = jpos0·8 + jpos1, the last block cut at its dimension)
+note: jpos: the positions of each fibre of A's level 1 (compressed), cut into blocks that jpos0 numbers, inside the loops over (i0, i1); the loop over j runs over each block's positions
+output C (dense): dense, accumulated in place
+parallel: the loop over i0 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; the schedule asks for every core at any size
+forall i0: every coordinate; lattice universe
+  forall i1: every coordinate; lattice universe
+    forall jpos0: every coordinate; lattice universe
+      (blocks of the positions of each fibre of A: a block's first position steps through the fibre)
+      forall k: every coordinate, locate C(out).dense; lattice universe
+        where t0 is computed by:
+          forall j: iterate A.compressed, locate B.dense; lattice {A.compressed, B.dense}
+            (A's positions cut to the block)
+concrete index notation:
+  forall i0
+    forall i1
+      forall jpos0
+        forall k
+          where t0 =
+              forall j
+                t0 += (A(i,j) * B(j,k))
+          in
+            C(i,k) += t0
+"#;
+    let got = plan(
+        "C(i,k) = A(i,j) * B(j,k)",
+        &[("A", Format::csr()), ("B", Format::dense(2))],
+        Format::dense(2),
+        "split(i, i0, i1, 16); pos(j, jpos, A(i,j)); split(jpos, jpos0, jpos1, 8); reorder(i0, i1, jpos0, k, jpos1); parallelize(i0, cpu_threads, no_races)",
+    );
+    assert_eq!(got, pinned(expected));
+}

@@ -235,6 +235,45 @@ fn cases() -> Vec<Case> {
                 "fuse(i, j, f); pos(f, fp, B); split(fp, fp0, fp1, 3); parallelize(fp0, cpu_threads, no_races)",
             ],
         ),
+        // Blocks of each fibre's positions: TACO's SpMM and SDDMM
+        // schedules (without their cpu_vector), and blocks with dense
+        // loops between them and their positions.
+        case(
+            "C(i,k) = A(i,j) * B(j,k)",
+            vec![("A", "ij", vec![Format::csr()]), ("B", "jk", dense(2))],
+            vec![Format::dense(2)],
+            &["split(i, i0, i1, 16); pos(j, jpos, A(i,j)); split(jpos, jpos0, jpos1, 8); reorder(i0, i1, jpos0, k, jpos1); parallelize(i0, cpu_threads, no_races)"],
+        ),
+        case(
+            "C(i,k) = A(i,j) * B(j,k)",
+            vec![("A", "ij", vec![Format::csr(), Format::dcsr()]), ("B", "jk", dense(2))],
+            vec![Format::dense(2)],
+            &[
+                "pos(j, jpos, A); split(jpos, jpos0, jpos1, 2)",
+                "pos(j, jpos, A); split(jpos, jpos0, jpos1, 1); reorder(jpos0, k, jpos1)",
+            ],
+        ),
+        case(
+            "A(i,k) = B(i,k) * C(i,j) * D(j,k)",
+            vec![("B", "ik", vec![Format::csr()]), ("C", "ij", dense(2)), ("D", "jk", dense(2))],
+            vec![Format::dense(2)],
+            &["split(i, i0, i1, 16); pos(k, kpos, B(i,k)); split(kpos, kpos0, kpos1, 8); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, no_races)"],
+        ),
+        case(
+            "y(i) = A(i,j) * x(j)",
+            vec![
+                ("A", "ij", vec![Format::csr(), Format::dcsr()]),
+                ("x", "j", vec![Format::dense(1), Format::sparse_vector()]),
+            ],
+            vec![Format::dense(1)],
+            &["pos(j, jp, A); split(jp, jp0, jp1, 3)", "pos(j, jp, A); split(jp, jp0, jp1, 2); unroll(j, 2)"],
+        ),
+        case(
+            "A(i,j) = B(i,j,k) * c(k)",
+            vec![("B", "ijk", vec![Format::csf(3)]), ("c", "k", dense(1))],
+            vec![Format::dense(2)],
+            &["pos(k, kp, B); split(kp, kp0, kp1, 2)", "pos(j, jp, B); split(jp, jp0, jp1, 3)"],
+        ),
         // Unrolled loops (dense, driven by one level, merges) and bounds.
         case(
             "y(i) = A(i,j) * x(j)",
@@ -501,18 +540,32 @@ fn every_refusal_says_why() {
             "schedule, column 1: fuse(i, j, f) makes a pair no pos iterates: tessera runs a fused pair over an operand's positions (pos(f, fpos, A))",
         ),
         (
+            "A(i,j) = B(i,j,k) * c(k)",
+            vec![("B", Format::csf(3)), ("c", Format::dense(1))],
+            Format::dense(2),
+            "fuse(j, k, f); pos(f, fp, B)",
+            "schedule, column 16: pos over j, k: B (csf) has levels over (i, j, k); a fused pair's positions are cut from the first level, or one variable's within its fibre",
+        ),
+        (
             spmv,
             csr(),
             Format::dense(1),
-            "pos(j, jp, A)",
-            "schedule, column 1: pos over j: A (csr) has levels over (i, j), and the loops over its first 1 would run outside the positions; fuse them with it (fuse(i, j, f); pos(f, fp, A))",
+            "pos(j, jp, A); divide(jp, jp0, jp1, 2)",
+            "schedule, column 1: jp runs over the positions of each fibre of A, whose lengths differ: split it into blocks of a size, not a number of parts",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::sparse_vector(),
+            "pos(j, jp, A); split(jp, jp0, jp1, 2)",
+            "schedule, column 1: the blocks of jp add each fibre's sums in parts, which a sparse output would receive out of order; use a dense output",
         ),
         (
             spmv,
             csr(),
             Format::dense(1),
             "fuse(i, j, f); pos(f, fp, x)",
-            "schedule, column 16: pos over i, j: x (dense) has levels over (j); its first levels must be over i, j",
+            "schedule, column 16: pos over i, j: x (dense) has levels over (j); its levels must be over i, j",
         ),
         (
             spmv,

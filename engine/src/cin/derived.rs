@@ -50,6 +50,7 @@ pub enum Relation {
 ///     operand: 0,
 ///     level: 1,
 ///     covers: vec![v("i"), v("j")],
+///     parents: vec![],
 ///     fused: Some("f".into()),
 ///     column: 0,
 /// });
@@ -63,6 +64,10 @@ pub struct PositionSpace {
     pub operand: usize,
     pub level: usize,
     pub covers: Vec<LoopVar>,
+    /// The variables of the operand's levels above the covered ones, whose
+    /// loops run outside: the positions are those of one fibre, cut into
+    /// blocks per fibre. Empty when the positions are the whole level's.
+    pub parents: Vec<LoopVar>,
     /// The name a `fuse` gave the covered pair, if one did.
     pub fused: Option<String>,
     /// The column of the `pos` command, for its refusals.
@@ -70,6 +75,12 @@ pub struct PositionSpace {
 }
 
 impl PositionSpace {
+    /// Whether the positions are one fibre's, below loops over the
+    /// operand's upper levels.
+    pub fn within_fibre(&self) -> bool {
+        !self.parents.is_empty()
+    }
+
     /// The loop over the blocks of positions a split made, if one did.
     pub fn blocks(&self, provenance: &Provenance) -> Option<LoopVar> {
         provenance.recovery(&self.var).map(|(outer, _, _)| outer)

@@ -344,7 +344,15 @@ pub fn lower(
         &mut next_temp,
     );
     let mut order = order;
-    let cin = place_position_blocks(&provenance, &lowerer.operands, &explicit, cin, &mut order, &mut notes)?;
+    let cin = place_position_blocks(
+        &provenance,
+        &lowerer.operands,
+        &explicit,
+        assembly == OutputAssembly::Dense,
+        cin,
+        &mut order,
+        &mut notes,
+    )?;
     let (unrolled, bounds) = loop_tags(schedule, &order, &statement_vars, &mut notes)?;
     Ok(Lowered {
         cin,

@@ -266,6 +266,9 @@ struct Emitter<'a> {
     /// Where the last block of positions' parents began, kept across
     /// blocks.
     position_hint: Option<IReg>,
+    /// The first and end positions of the block of a fibre's positions the
+    /// loops being emitted run in.
+    fibre_block: Option<(IReg, IReg)>,
 }
 
 /// A temporary's registers, how it combines, and its fill once its
@@ -311,6 +314,7 @@ impl<'a> Emitter<'a> {
             chunk: None,
             window: None,
             position_hint: None,
+            fibre_block: None,
         };
         e.true_reg = e.breg();
         e.ops.push(Op::BConst {
@@ -683,7 +687,7 @@ impl<'a> Emitter<'a> {
         let unrolled = self.unrolls_within(var, body);
         let block_ops = self.lowered.operands.iter().all(|op| op.fill == 0.0) && !unrolled;
         // Ops over whole rows walk every row's positions themselves.
-        let whole_rows = !self.in_position_window(var) && !unrolled;
+        let whole_rows = !self.in_position_window(var) && !unrolled && !Self::holds_position_blocks(body, self.lowered);
         if self.unroll_factor(var) > 1 {
             let _ = writeln!(
                 self.plan,
@@ -692,7 +696,8 @@ impl<'a> Emitter<'a> {
             );
         }
         let strided = "(all rows run as one block op: a product per row, positions stepping with the row)";
-        if whole_rows && block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
+        if self.try_fibre_blocks(var, body, depth) {
+        } else if whole_rows && block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
         } else if let Some(how) = self.structured_driver(&shape).filter(|_| whole_rows) {
             let _ = writeln!(

@@ -10,7 +10,7 @@ use tessera_formats::{Cmp, IntOp, LevelRef};
 
 use super::{Emitter, IterInfo};
 use crate::bytecode::{IReg, Op};
-use crate::cin::{LoopVar, PositionSpace};
+use crate::cin::{Cin, LoopVar, PositionSpace};
 
 /// The block of positions the loops below a position-block loop run in.
 #[derive(Clone, Debug)]
@@ -35,6 +35,70 @@ impl Emitter<'_> {
         })
     }
 
+    /// The loop over the blocks of one fibre's positions, when `var` is
+    /// such a loop: it steps a block's first position through the fibre's
+    /// segment, and the loop over the fibre's variable inside runs over
+    /// the block's positions. Returns whether it emitted the loop.
+    pub(super) fn try_fibre_blocks(&mut self, var: &LoopVar, body: &Cin, depth: usize) -> bool {
+        let provenance = &self.lowered.provenance;
+        let Some(space) = provenance
+            .positions()
+            .iter()
+            .find(|s| s.within_fibre() && s.blocks(provenance).as_ref() == Some(var))
+            .cloned()
+        else {
+            return false;
+        };
+        let (_, _, block) = provenance.recovery(&space.var).expect("a split position space");
+        let size = self.block_size(&space.var, block);
+        let st = &self.states[space.operand];
+        let it = IterInfo {
+            operand: space.operand,
+            level: space.level,
+            format: st.formats[space.level],
+        };
+        let (begin, end) = self.bounds(&it);
+        let (coord, lo, hi) = (self.ireg(), self.ireg(), self.ireg());
+        self.var_regs.insert(var.clone(), coord);
+        self.ops.push(Op::IConst { dst: coord, value: 0 });
+        self.ops.push(Op::IMove { dst: lo, src: begin });
+        let one = self.iconst(1);
+        let top = self.label();
+        let more = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: more,
+            a: lo,
+            b: end,
+        });
+        let exit = self.jump_unless(more);
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: hi,
+            a: lo,
+            b: size,
+        });
+        self.ops.push(Op::IBin {
+            op: IntOp::Min,
+            dst: hi,
+            a: hi,
+            b: end,
+        });
+        self.fibre_block = Some((lo, hi));
+        self.stmt(body, depth + 1);
+        self.fibre_block = None;
+        self.ops.push(Op::IMove { dst: lo, src: hi });
+        self.ops.push(Op::IBin {
+            op: IntOp::Add,
+            dst: coord,
+            a: coord,
+            b: one,
+        });
+        self.ops.push(Op::Jump { to: top });
+        self.patch(exit);
+        true
+    }
+
     /// Opens the block of positions of the current position-block loop
     /// when the loop over `var` is the first its positions' loops run
     /// (the block's bounds are computed once, before it).
@@ -42,6 +106,19 @@ impl Emitter<'_> {
         let Some((space, blocks)) = self.split_space_led_by(var) else {
             return;
         };
+        if space.within_fibre() {
+            let (lo, hi) = self
+                .fibre_block
+                .expect("a fibre's block is open inside its blocks' loop");
+            self.window = Some(PositionWindow {
+                operand: space.operand,
+                level: space.level,
+                covers: space.covers.clone(),
+                lo,
+                hi,
+            });
+            return;
+        }
         let (_, _, block) = self
             .lowered
             .provenance
@@ -85,6 +162,17 @@ impl Emitter<'_> {
 
     /// What the plan says of a loop inside a block of positions.
     pub(super) fn position_window_note(&self, var: &LoopVar) -> Option<String> {
+        let provenance = &self.lowered.provenance;
+        if let Some(space) = provenance
+            .positions()
+            .iter()
+            .find(|s| s.within_fibre() && s.blocks(provenance).as_ref() == Some(var))
+        {
+            return Some(format!(
+                "blocks of the positions of each fibre of {}: a block's first position steps through the fibre",
+                self.lowered.operands[space.operand].name
+            ));
+        }
         let w = self.window.as_ref()?;
         let name = &self.lowered.operands[w.operand].name;
         let at = w.covers.iter().position(|v| v == var)?;
@@ -93,6 +181,26 @@ impl Emitter<'_> {
         } else {
             format!("only the coordinates whose {name} positions meet the block: two searches per block, galloping from the last block's")
         })
+    }
+
+    /// Whether `body` holds a loop over blocks of positions: ops that walk
+    /// whole rows on their own would skip its cuts.
+    pub(super) fn holds_position_blocks(body: &Cin, lowered: &crate::cin::Lowered) -> bool {
+        match body {
+            Cin::Forall { var, body } => {
+                lowered
+                    .provenance
+                    .positions()
+                    .iter()
+                    .any(|s| s.blocks(&lowered.provenance).as_ref() == Some(var))
+                    || Self::holds_position_blocks(body, lowered)
+            }
+            Cin::Where { producer, consumer, .. } => {
+                Self::holds_position_blocks(producer, lowered) || Self::holds_position_blocks(consumer, lowered)
+            }
+            Cin::Workspace { body, .. } => Self::holds_position_blocks(body, lowered),
+            Cin::Assign { .. } => false,
+        }
     }
 
     /// Whether the loop over `var` runs inside a block of positions: block

@@ -204,7 +204,9 @@ pub(crate) fn reorder_edges(
             // recover its coordinates.
             if let Some(space) = provenance.position_space_named(v) {
                 if space.blocks(provenance).is_some_and(|b| b.name() == v) {
-                    if !ordered.is_empty() {
+                    // A fibre's blocks run right inside its upper levels'
+                    // loops, wherever the list names them.
+                    if !ordered.is_empty() && !space.within_fibre() {
                         return Err(refuse(format!(
                             "{v}, the blocks of {}, is the outermost loop: it comes first in reorder",
                             space.var
@@ -237,7 +239,7 @@ pub(crate) fn reorder_edges(
     // The loops that recover a block of positions' coordinates nest
     // directly, outside every other loop.
     for space in provenance.positions() {
-        if space.blocks(provenance).is_none() {
+        if space.blocks(provenance).is_none() || space.within_fibre() {
             continue;
         }
         edges.extend(space.covers.windows(2).map(|w| (w[0].clone(), w[1].clone())));

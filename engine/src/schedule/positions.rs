@@ -6,7 +6,7 @@ use tessera_formats::{Level, LevelKind};
 
 use super::apply::var_list;
 use super::{Command, Schedule};
-use crate::cin::{LoopVar, Operand, PositionSpace, Provenance, Relation};
+use crate::cin::{Blocking, Cin, LoopVar, Operand, PositionSpace, Provenance, Relation};
 use crate::error::{EngineError, Result};
 use crate::notation::{BinaryOp, Expr, Reduction, Statement};
 
@@ -82,22 +82,31 @@ pub(crate) fn apply_positions(
                 if readers.is_empty() {
                     return Err(refuse(format!("pos names {tensor}, which the statement does not read")));
                 }
-                let Some(&k) = readers.iter().find(|&&k| operands[k].level_vars().starts_with(&covers)) else {
+                // The operand's levels down to the covered ones: the first
+                // ones, or one variable below levels whose loops run
+                // outside (the positions of one fibre).
+                let depth_of = |k: usize| {
+                    let vars = operands[k].level_vars();
+                    let depth = vars.iter().position(|v| *v == covers[0])?;
+                    let fits = vars[depth..].starts_with(&covers) && (depth == 0 || covers.len() == 1);
+                    fits.then_some(depth)
+                };
+                let Some((k, depth)) = readers.iter().find_map(|&k| depth_of(k).map(|d| (k, d))) else {
                     let op = &operands[readers[0]];
                     let levels = var_list(&op.level_vars());
                     let wanted = var_list(&covers);
                     return Err(refuse(match op.level_vars().iter().position(|v| *v == covers[0]) {
                         Some(depth) if depth > 0 => format!(
-                            "pos over {wanted}: {} ({}) has levels over ({levels}), and the loops over its first {depth} would run outside the positions; fuse them with it (fuse(i, j, f); pos(f, fp, {tensor}))",
+                            "pos over {wanted}: {} ({}) has levels over ({levels}); a fused pair's positions are cut from the first level, or one variable's within its fibre",
                             op.name, op.format
                         ),
                         _ => format!(
-                            "pos over {wanted}: {} ({}) has levels over ({levels}); its first levels must be over {wanted}",
+                            "pos over {wanted}: {} ({}) has levels over ({levels}); its levels must be over {wanted}",
                             op.name, op.format
                         ),
                     }));
                 };
-                let level = covers.len() - 1;
+                let level = depth + covers.len() - 1;
                 let kind = operands[k].format.levels()[level].level.kind;
                 if !(kind == LevelKind::Compressed || (kind == LevelKind::Dense && level == 0)) {
                     return Err(refuse(format!(
@@ -107,6 +116,7 @@ pub(crate) fn apply_positions(
                         operands[k].format.levels()[level].level.name()
                     )));
                 }
+                let parents = operands[k].level_vars()[..depth].to_vec();
                 let fused_name = (covers.len() > 1).then(|| var.clone());
                 provenance.add_positions(PositionSpace {
                     var: LoopVar::Derived {
@@ -116,6 +126,7 @@ pub(crate) fn apply_positions(
                     operand: k,
                     level,
                     covers,
+                    parents,
                     fused: fused_name,
                     column: placed.column,
                 });
@@ -169,6 +180,7 @@ pub(crate) fn place_position_blocks(
     provenance: &Provenance,
     operands: &[Operand],
     statement: &Statement,
+    dense_output: bool,
     cin: crate::cin::Cin,
     order: &mut Vec<LoopVar>,
     notes: &mut Vec<String>,
@@ -194,6 +206,11 @@ pub(crate) fn place_position_blocks(
                 "a second split position space ({}): tessera runs the blocks of one operand's positions",
                 space.var
             )));
+        }
+        if space.within_fibre() {
+            cin = place_fibre_blocks(provenance, space, op, statement, dense_output, cin, order, notes)?;
+            placed_blocks = true;
+            continue;
         }
         if !order.starts_with(&space.covers) {
             return Err(refuse(format!(
@@ -235,6 +252,97 @@ pub(crate) fn place_position_blocks(
         placed_blocks = true;
     }
     Ok(cin)
+}
+
+/// Places the loop over the blocks of one fibre's positions right inside
+/// the loops over the operand's upper levels (and any loop a `reorder`
+/// puts between them and the fibre's). Each fibre is cut into blocks of its
+/// own; the statement must be zero wherever the operand is, reduce by sums,
+/// and write a dense output, which takes each block's part of a sum.
+#[allow(clippy::too_many_arguments)]
+fn place_fibre_blocks(
+    provenance: &Provenance,
+    space: &PositionSpace,
+    op: &Operand,
+    statement: &Statement,
+    dense_output: bool,
+    cin: Cin,
+    order: &mut Vec<LoopVar>,
+    notes: &mut Vec<String>,
+) -> Result<Cin> {
+    let refuse = |message: String| EngineError::Schedule {
+        column: space.column,
+        message,
+    };
+    let (blocks, _, blocking) = provenance.recovery(&space.var).expect("a split position space");
+    if !matches!(blocking, Blocking::Size(_)) {
+        return Err(refuse(format!(
+            "{} runs over the positions of each fibre of {}, whose lengths differ: split it into blocks of a size, not a number of parts",
+            space.var, op.name
+        )));
+    }
+    if let Some(reduction) = non_sum_reduction(&statement.rhs) {
+        return Err(refuse(format!(
+            "the statement reduces by {reduction}: a block of positions holds part of a fibre, and only sums add up in parts"
+        )));
+    }
+    if op.fill != 0.0 || !annihilated_by(&statement.rhs, &op.name) {
+        return Err(refuse(format!(
+            "{} is not a factor of every term of {} (with a fill of 0), so components outside its positions could be nonzero",
+            op.name, statement.rhs
+        )));
+    }
+    if !dense_output {
+        return Err(refuse(format!(
+            "the blocks of {} add each fibre's sums in parts, which a sparse output would receive out of order; use a dense output",
+            space.var
+        )));
+    }
+    // Right after the last loop over an upper level (or a part of one).
+    let parents: Vec<LoopVar> = provenance.expand_all(&space.parents);
+    let at = order.iter().rposition(|v| parents.contains(v)).map_or(0, |p| p + 1);
+    let next = order[at].clone();
+    notes.push(format!(
+        "{}: the positions of each fibre of {}'s level {} ({}), cut into blocks that {blocks} numbers, inside the loops over ({}); the loop over {} runs over each block's positions",
+        space.var,
+        op.name,
+        space.level,
+        op.format.level(space.level).name(),
+        var_list(&parents),
+        var_list(&space.covers)
+    ));
+    order.insert(at, blocks.clone());
+    Ok(wrap_loop(cin, &next, &blocks))
+}
+
+/// `cin` with the loop over `var` inside a new loop over `outer`.
+fn wrap_loop(cin: Cin, var: &LoopVar, outer: &LoopVar) -> Cin {
+    match cin {
+        Cin::Forall { var: v, body } if v == *var => Cin::Forall {
+            var: outer.clone(),
+            body: Box::new(Cin::Forall { var: v, body }),
+        },
+        Cin::Forall { var: v, body } => Cin::Forall {
+            var: v,
+            body: Box::new(wrap_loop(*body, var, outer)),
+        },
+        Cin::Where {
+            temp,
+            reduction,
+            producer,
+            consumer,
+        } => Cin::Where {
+            temp,
+            reduction,
+            producer: Box::new(wrap_loop(*producer, var, outer)),
+            consumer: Box::new(wrap_loop(*consumer, var, outer)),
+        },
+        Cin::Workspace { vars, body } => Cin::Workspace {
+            vars,
+            body: Box::new(wrap_loop(*body, var, outer)),
+        },
+        assign @ Cin::Assign { .. } => assign,
+    }
 }
 
 fn holds_workspace(cin: &crate::cin::Cin) -> bool {
