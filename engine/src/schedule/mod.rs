@@ -9,7 +9,8 @@
 //! storage cannot follow without a conversion.
 //!
 //! Commands run today: `reorder`, `split`, `divide`, `fuse` and `pos`
-//! (an operand's positions, cut into blocks by a `split` or `divide`),
+//! (an operand's positions, or one fibre's, cut into blocks by a `split`
+//! or `divide`),
 //! `parallelize`, `unroll`, `bound`, and `precompute` of the whole
 //! right-hand side over an output variable.
 
