@@ -697,6 +697,7 @@ impl<'a> Emitter<'a> {
         }
         let strided = "(all rows run as one block op: a product per row, positions stepping with the row)";
         if self.try_fibre_blocks(var, body, depth) {
+            // The plan line above says what the blocks' loop does.
         } else if whole_rows && block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
         } else if let Some(how) = self.structured_driver(&shape).filter(|_| whole_rows) {
