@@ -174,7 +174,7 @@ impl Emitter<'_> {
     }
 
     /// `dst = a op b`.
-    fn int_op(&mut self, op: IntOp, dst: IReg, a: IReg, b: IReg) {
+    pub(super) fn int_op(&mut self, op: IntOp, dst: IReg, a: IReg, b: IReg) {
         self.ops.push(Op::IBin { op, dst, a, b });
     }
 

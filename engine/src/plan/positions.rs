@@ -72,18 +72,7 @@ impl Emitter<'_> {
             b: end,
         });
         let exit = self.jump_unless(more);
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: hi,
-            a: lo,
-            b: size,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Min,
-            dst: hi,
-            a: hi,
-            b: end,
-        });
+        self.block_end(hi, lo, size, end);
         self.fibre_block = Some((lo, hi));
         self.stmt(body, depth + 1);
         self.fibre_block = None;
@@ -97,6 +86,12 @@ impl Emitter<'_> {
         self.ops.push(Op::Jump { to: top });
         self.patch(exit);
         true
+    }
+
+    /// `hi = min(lo + size, limit)`: where a block starting at `lo` ends.
+    fn block_end(&mut self, hi: IReg, lo: IReg, size: IReg, limit: IReg) {
+        self.int_op(IntOp::Add, hi, lo, size);
+        self.int_op(IntOp::Min, hi, hi, limit);
     }
 
     /// Opens the block of positions of the current position-block loop
@@ -133,24 +128,8 @@ impl Emitter<'_> {
         self.ops.push(Op::Dim { dst: total, var: index });
         let (lo, hi) = (self.ireg(), self.ireg());
         let block_reg = self.var_regs[&blocks];
-        self.ops.push(Op::IBin {
-            op: IntOp::Mul,
-            dst: lo,
-            a: block_reg,
-            b: size,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: hi,
-            a: lo,
-            b: size,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Min,
-            dst: hi,
-            a: hi,
-            b: total,
-        });
+        self.int_op(IntOp::Mul, lo, block_reg, size);
+        self.block_end(hi, lo, size, total);
         self.window = Some(PositionWindow {
             operand: space.operand,
             level: space.level,
