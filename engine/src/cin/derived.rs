@@ -238,6 +238,11 @@ impl Provenance {
         &self.positions
     }
 
+    /// The position space whose blocks the loop over `var` runs over.
+    pub fn position_space_of_blocks(&self, var: &LoopVar) -> Option<&PositionSpace> {
+        self.positions.iter().find(|s| s.blocks(self).as_ref() == Some(var))
+    }
+
     /// The position space whose variable, or whose blocks' or places'
     /// variable, is named `name`.
     pub fn position_space_named(&self, name: &str) -> Option<&PositionSpace> {

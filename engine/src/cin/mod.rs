@@ -223,6 +223,29 @@ pub enum Cin {
     Assign { target: Target, expr: CinExpr },
 }
 
+impl Cin {
+    /// Whether `pred` holds of this statement or of any statement in it.
+    ///
+    /// ```
+    /// use tessera_engine::cin::{Cin, CinExpr, LoopVar, Target};
+    /// use tessera_engine::notation::IndexVar;
+    ///
+    /// let j = LoopVar::Index(IndexVar::new("j"));
+    /// let body = Cin::Assign { target: Target::Output, expr: CinExpr::Literal(1.0) };
+    /// let cin = Cin::Forall { var: j.clone(), body: Box::new(body) };
+    /// assert!(cin.any(&|c| matches!(c, Cin::Forall { var, .. } if *var == j)));
+    /// assert!(!cin.any(&|c| matches!(c, Cin::Workspace { .. })));
+    /// ```
+    pub fn any(&self, pred: &dyn Fn(&Cin) -> bool) -> bool {
+        pred(self)
+            || match self {
+                Cin::Forall { body, .. } | Cin::Workspace { body, .. } => body.any(pred),
+                Cin::Where { producer, consumer, .. } => producer.any(pred) || consumer.any(pred),
+                Cin::Assign { .. } => false,
+            }
+    }
+}
+
 /// Printing context: operand names and variables.
 pub struct CinPrinter<'a> {
     pub cin: &'a Cin,

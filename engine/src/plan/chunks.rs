@@ -199,12 +199,7 @@ fn mentions(expr: &CinExpr, temp: TempId) -> bool {
 
 /// Whether a workspace of `cin` is indexed by `var`.
 fn workspace_holds(cin: &Cin, var: &LoopVar) -> bool {
-    match cin {
-        Cin::Workspace { vars, body } => vars.contains(var) || workspace_holds(body, var),
-        Cin::Forall { body, .. } => workspace_holds(body, var),
-        Cin::Where { producer, consumer, .. } => workspace_holds(producer, var) || workspace_holds(consumer, var),
-        Cin::Assign { .. } => false,
-    }
+    cin.any(&|c| matches!(c, Cin::Workspace { vars, .. } if vars.contains(var)))
 }
 
 impl Emitter<'_> {

@@ -580,15 +580,8 @@ impl Emitter<'_> {
     /// Whether the loop over `var` or a loop in `body` is unrolled: block
     /// ops that would replace the loops do not apply then.
     pub(super) fn unrolls_within(&self, var: &LoopVar, body: &Cin) -> bool {
-        fn inner(e: &Emitter<'_>, cin: &Cin) -> bool {
-            match cin {
-                Cin::Forall { var, body } => e.unroll_factor(var) > 1 || inner(e, body),
-                Cin::Where { producer, consumer, .. } => inner(e, producer) || inner(e, consumer),
-                Cin::Workspace { body, .. } => inner(e, body),
-                Cin::Assign { .. } => false,
-            }
-        }
-        self.unroll_factor(var) > 1 || inner(self, body)
+        self.unroll_factor(var) > 1
+            || body.any(&|c| matches!(c, Cin::Forall { var, .. } if self.unroll_factor(var) > 1))
     }
 
     /// Ends copy `copy` of an unrolled loop's iteration: the next copy

@@ -381,6 +381,18 @@ impl<'a> Emitter<'a> {
         self.ops.push(Op::JumpIfNot { cond, to: usize::MAX });
         self.ops.len() - 1
     }
+    /// A jump, patched later, taken unless `a < b`: the exit of a loop
+    /// that runs while `a < b`. Returns its index.
+    fn exit_unless_lt(&mut self, a: IReg, b: IReg) -> usize {
+        let more = self.breg();
+        self.ops.push(Op::ICmp {
+            op: tessera_formats::Cmp::Lt,
+            dst: more,
+            a,
+            b,
+        });
+        self.jump_unless(more)
+    }
     /// `a && b`, folding flags known to hold.
     fn and_flags(&mut self, a: BReg, b: BReg) -> BReg {
         if a == self.true_reg || b == self.false_reg {

@@ -42,9 +42,8 @@ impl Emitter<'_> {
     pub(super) fn try_fibre_blocks(&mut self, var: &LoopVar, body: &Cin, depth: usize) -> bool {
         let provenance = &self.lowered.provenance;
         let Some(space) = provenance
-            .positions()
-            .iter()
-            .find(|s| s.within_fibre() && s.blocks(provenance).as_ref() == Some(var))
+            .position_space_of_blocks(var)
+            .filter(|s| s.within_fibre())
             .cloned()
         else {
             return false;
@@ -64,14 +63,7 @@ impl Emitter<'_> {
         self.ops.push(Op::IMove { dst: lo, src: begin });
         let one = self.iconst(1);
         let top = self.label();
-        let more = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: more,
-            a: lo,
-            b: end,
-        });
-        let exit = self.jump_unless(more);
+        let exit = self.exit_unless_lt(lo, end);
         self.block_end(hi, lo, size, end);
         self.fibre_block = Some((lo, hi));
         self.stmt(body, depth + 1);
@@ -141,11 +133,11 @@ impl Emitter<'_> {
 
     /// What the plan says of a loop inside a block of positions.
     pub(super) fn position_window_note(&self, var: &LoopVar) -> Option<String> {
-        let provenance = &self.lowered.provenance;
-        if let Some(space) = provenance
-            .positions()
-            .iter()
-            .find(|s| s.within_fibre() && s.blocks(provenance).as_ref() == Some(var))
+        if let Some(space) = self
+            .lowered
+            .provenance
+            .position_space_of_blocks(var)
+            .filter(|s| s.within_fibre())
         {
             return Some(format!(
                 "blocks of the positions of each fibre of {}: a block's first position steps through the fibre",
@@ -165,21 +157,9 @@ impl Emitter<'_> {
     /// Whether `body` holds a loop over blocks of positions: ops that walk
     /// whole rows on their own would skip its cuts.
     pub(super) fn holds_position_blocks(body: &Cin, lowered: &crate::cin::Lowered) -> bool {
-        match body {
-            Cin::Forall { var, body } => {
-                lowered
-                    .provenance
-                    .positions()
-                    .iter()
-                    .any(|s| s.blocks(&lowered.provenance).as_ref() == Some(var))
-                    || Self::holds_position_blocks(body, lowered)
-            }
-            Cin::Where { producer, consumer, .. } => {
-                Self::holds_position_blocks(producer, lowered) || Self::holds_position_blocks(consumer, lowered)
-            }
-            Cin::Workspace { body, .. } => Self::holds_position_blocks(body, lowered),
-            Cin::Assign { .. } => false,
-        }
+        body.any(
+            &|c| matches!(c, Cin::Forall { var, .. } if lowered.provenance.position_space_of_blocks(var).is_some()),
+        )
     }
 
     /// Whether the loop over `var` runs inside a block of positions: block
@@ -250,12 +230,7 @@ impl Emitter<'_> {
     /// of a position space: the first parent of the last block, where the
     /// next block's search starts (blocks ascend within a run).
     pub(super) fn start_position_blocks(&mut self, var: &LoopVar) {
-        let provenance = &self.lowered.provenance;
-        let leads = provenance
-            .positions()
-            .iter()
-            .any(|space| space.blocks(provenance).as_ref() == Some(var));
-        if leads {
+        if self.lowered.provenance.position_space_of_blocks(var).is_some() {
             let hint = self.ireg();
             self.ops.push(Op::IConst { dst: hint, value: 0 });
             self.position_hint = Some(hint);
@@ -342,14 +317,7 @@ impl Emitter<'_> {
             a: probe,
             b: one,
         });
-        let inside = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: inside,
-            a: probe,
-            b: end,
-        });
-        let past_end = self.jump_unless(inside);
+        let past_end = self.exit_unless_lt(probe, end);
         let passes = self.segment_passes(child, probe, target, edge);
         let failed = self.jump_unless(passes);
         self.ops.push(Op::IBin {

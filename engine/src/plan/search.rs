@@ -1,7 +1,7 @@
 //! Binary searches emitted as bytecode, run once per chunk or block: the
 //! first position of a range where a monotone test passes.
 
-use tessera_formats::{Cmp, IntOp};
+use tessera_formats::IntOp;
 
 use super::Emitter;
 use crate::bytecode::{BReg, IReg, Op};
@@ -19,14 +19,7 @@ impl Emitter<'_> {
     ) -> IReg {
         let one = self.iconst(1);
         let top = self.label();
-        let more = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: more,
-            a: low,
-            b: high,
-        });
-        let done = self.jump_unless(more);
+        let done = self.exit_unless_lt(low, high);
         let mid = self.ireg();
         self.ops.push(Op::IBin {
             op: IntOp::Add,

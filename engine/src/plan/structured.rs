@@ -78,14 +78,7 @@ impl Emitter<'_> {
         self.ops.push(Op::IMove { dst: coord, src: begin });
         let one = self.iconst(1);
         let top = self.label();
-        let more = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: more,
-            a: coord,
-            b: end,
-        });
-        let exit = self.jump_unless(more);
+        let exit = self.exit_unless_lt(coord, end);
         let (pos, found) = (self.ireg(), self.breg());
         let ancestors = self.ancestors(it.operand, it.level);
         self.ops.push(Op::CoordAccess {

@@ -230,7 +230,7 @@ pub(crate) fn place_position_blocks(
                 op.name, statement.rhs
             )));
         }
-        if holds_workspace(&cin) {
+        if cin.any(&|c| matches!(c, Cin::Workspace { .. })) {
             return Err(refuse(format!(
                 "the output is collected in a workspace, and a fibre whose positions span two blocks of {} would be assembled twice; use a dense output, or one whose entries arrive in order",
                 space.var
@@ -342,16 +342,6 @@ fn wrap_loop(cin: Cin, var: &LoopVar, outer: &LoopVar) -> Cin {
             body: Box::new(wrap_loop(*body, var, outer)),
         },
         assign @ Cin::Assign { .. } => assign,
-    }
-}
-
-fn holds_workspace(cin: &crate::cin::Cin) -> bool {
-    use crate::cin::Cin;
-    match cin {
-        Cin::Workspace { .. } => true,
-        Cin::Forall { body, .. } => holds_workspace(body),
-        Cin::Where { producer, consumer, .. } => holds_workspace(producer) || holds_workspace(consumer),
-        Cin::Assign { .. } => false,
     }
 }
 
