@@ -102,6 +102,11 @@ pub fn join_sharing<V: Value>(
             continues.len()
         )));
     }
+    // A first level that repeats coordinates (COO's) keeps one per entry:
+    // parts that continue a fibre join like parts that do not.
+    let root = format.level(0);
+    let repeats = root.kind == LevelKind::Compressed && !root.unique;
+    let continues: Vec<bool> = continues.iter().map(|&c| c && !repeats).collect();
     let shared = continues.iter().filter(|&&c| c).count() as u64;
     if shared > 0 && format.levels().len() < 2 {
         return Err(FormatError::Shape(

@@ -56,6 +56,8 @@ fn parts_sharing_a_row_join_to_the_whole_tensor() {
         (Format::dcsr(), 2),
         (Format::csf(3), 3),
         ("dense,compressed,compressed".parse::<Format>().unwrap(), 3),
+        (Format::coo(2), 2),
+        (Format::coo(3), 3),
     ] {
         let all: Vec<_> = entries().into_iter().filter(|e| order == 3 || e.2 == 0).collect();
         let whole = part(&format, 0..SHAPE[0] as u64, 0, all.len(), order);
