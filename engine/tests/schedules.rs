@@ -156,6 +156,70 @@ fn cases() -> Vec<Case> {
                 "parallelize(i, cpu_threads, no_races)",
             ],
         ),
+        // Splits of variables that compressed levels walk: the loop over
+        // the place in a block runs through the block's coordinates, the
+        // walked levels cut to them (TACO's CPU MTTKRP on CSF, and rows of
+        // DCSR and COO, sparse outputs among them).
+        case(
+            "y(i) = A(i,j) * x(j)",
+            vec![("A", "ij", rows()), ("x", "j", vec![Format::dense(1), Format::sparse_vector()])],
+            vec![Format::dense(1), Format::sparse_vector()],
+            &[
+                "split(i, i0, i1, 4)",
+                "split(i, i0, i1, 3); parallelize(i0, cpu_threads, no_races)",
+                "split(j, j0, j1, 4)",
+                "split(i, i0, i1, 2); split(j, j0, j1, 3)",
+                "divide(i, i0, i1, 3); parallelize(i0, cpu_threads, no_races)",
+                "split(j, j0, j1, 1); unroll(j1, 2)",
+            ],
+        ),
+        // Blocks of a dense first level's positions with another operand
+        // walked at its variable: the walk starts at the block's first
+        // coordinate.
+        case(
+            "a = B(j,i) * (B(j,i) - c(j))",
+            vec![("B", "ji", vec![Format::csr()]), ("c", "j", vec![Format::sparse_vector(), Format::dense(1)])],
+            vec![Format::dense(0)],
+            &[
+                "pos(j, jp, B); split(jp, jp0, jp1, 1)",
+                "pos(j, jp, B); split(jp, jp0, jp1, 3)",
+                "pos(j, jp, B); split(jp, jp0, jp1, 2); parallelize(jp0, cpu_threads, atomics)",
+            ],
+        ),
+        case(
+            "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+            vec![
+                ("B", "ikl", vec![Format::csf(3)]),
+                ("C", "kj", dense(2)),
+                ("D", "lj", dense(2)),
+            ],
+            vec![Format::dense(2)],
+            &[
+                "split(i, i1, i2, 16); reorder(i1, i2, k, l, j); parallelize(i1, cpu_threads, no_races)",
+                "split(i, i1, i2, 3); reorder(i1, i2, k, l, j)",
+                "split(k, k0, k1, 2); reorder(i, k0, k1, l, j)",
+                "split(i, i0, i1, 2); split(l, l0, l1, 4); reorder(i0, i1, k, l0, j, l1)",
+            ],
+        ),
+        case(
+            "A(i,j) = B(i,j,k) * c(k)",
+            vec![("B", "ijk", vec![Format::csf(3)]), ("c", "k", dense(1))],
+            vec![Format::csr(), Format::dcsr(), Format::dense(2)],
+            &[
+                "split(i, i0, i1, 4); parallelize(i0, cpu_threads, no_races)",
+                "split(j, j0, j1, 3)",
+                "split(k, k0, k1, 2)",
+            ],
+        ),
+        case(
+            "C(i,j) = A(i,k) * B(k,j)",
+            vec![("A", "ik", vec![Format::dcsr()]), ("B", "kj", vec![Format::csr(), Format::dcsr()])],
+            vec![Format::csr(), Format::dense(2)],
+            &[
+                "split(i, i0, i1, 4); reorder(i0, i1, k, j)",
+                "split(i, i0, i1, 2); reorder(i0, i1, k, j); parallelize(i0, cpu_threads, no_races)",
+            ],
+        ),
         case(
             "C(i,j) = A(i,j) + B(i,j)",
             vec![("A", "ij", rows()), ("B", "ij", vec![Format::csr()])],
@@ -711,15 +775,36 @@ fn every_refusal_says_why() {
             spmv,
             csr(),
             Format::dense(1),
-            "split(j, j0, j1, 4)",
-            "schedule, column 1: A (csr) walks j through its compressed level, which cannot locate a coordinate: a split needs every level at j to locate it",
+            "split(j, j0, j1, 4); reorder(i, j1, j0)",
+            "schedule, column 1: A (csr) walks j through its compressed level, so the loop over j1 runs through j's coordinates in block j0: j0 comes before j1 in reorder",
         ),
         (
             spmv,
             csr(),
             Format::sparse_vector(),
+            "split(i, i0, i1, 4); reorder(i1, i0, j)",
+            "schedule, column 1: y (sv) walks i through its compressed level, so the loop over i1 runs through i's coordinates in block i0: i0 comes before i1 in reorder",
+        ),
+        (
+            spmv,
+            vec![("A", Format::coo_unordered(2)), ("x", Format::dense(1))],
+            Format::dense(1),
             "split(i, i0, i1, 4)",
-            "schedule, column 1: y (sv) walks i through its compressed level, which cannot locate a coordinate: a split needs every level at i to locate it",
+            "schedule, column 1: A (ucoo) walks i through its compressed level, which cannot be cut to a block of coordinates: a split needs every level at i to locate it, or to store its coordinates in order",
+        ),
+        (
+            "a = cos(B(i,k))",
+            vec![("B", Format::dcsc())],
+            Format::dense(0),
+            "split(k, k0, k1, 4)",
+            "schedule, column 1: B (dcsc) walks k through its compressed level, inside a nested sum, whose loops a split does not cut yet: split a variable the nested sums do not loop over",
+        ),
+        (
+            spmv,
+            vec![("A", Format::dia()), ("x", Format::dense(1))],
+            Format::dense(1),
+            "unroll(j, 4)",
+            "schedule, column 1: unroll(j, 4): A (dia) runs j through its offset level, whose coordinates are computed from the diagonal's: that loop is not unrolled",
         ),
         (
             spmv,
@@ -797,4 +882,38 @@ fn the_plan_shows_the_schedule_and_kernels_are_cached_by_it() {
         "{plan}"
     );
     assert!(!plain.plan().contains("schedule:"), "{}", plain.plan());
+}
+/// Blocks of a dense first level's positions start past its first
+/// coordinate: another operand walked at the same variable (here `c`, with
+/// entries before the second block) must start there too, not at its own
+/// first entry.
+#[test]
+fn a_walk_beside_a_block_of_positions_starts_at_the_block() {
+    use tessera_formats::CoordinateList;
+    let mut b = CoordinateList::new(&[4, 1]);
+    for (row, v) in [(0u64, 1.5), (1, 2.5), (2, -0.5), (3, 0.75)] {
+        b.push(&[row, 0], v).unwrap();
+    }
+    let mut c = CoordinateList::new(&[4]);
+    for (j, v) in [(1u64, -0.75), (2, -0.5), (3, -3.0)] {
+        c.push(&[j], v).unwrap();
+    }
+    let b = Tensor::pack(&b, Format::csr()).unwrap();
+    let c = Tensor::pack(&c, Format::sparse_vector()).unwrap();
+    for text in [
+        "pos(j, jp, B); split(jp, jp0, jp1, 3)",
+        "pos(j, jp, B); split(jp, jp0, jp1, 1)",
+    ] {
+        let schedule: Schedule = text.parse().unwrap();
+        check_scheduled(
+            &crate::suite_engine(),
+            "a = B(j,i) * (B(j,i) - c(j))",
+            &[("B", &b), ("c", &c)],
+            Some(&Format::dense(0)),
+            &[],
+            Tolerance::default(),
+            &schedule,
+        )
+        .unwrap_or_else(|e| panic!("{text}: {e}"));
+    }
 }

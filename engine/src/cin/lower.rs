@@ -230,7 +230,13 @@ pub fn lower(
         };
         break (provenance, order, summed);
     };
-    check_split_levels(schedule, &lowerer.operands, &output)?;
+    let nested: Vec<LoopVar> = lowerer.temps.iter().flat_map(|t| t.vars.iter().cloned()).collect();
+    check_split_levels(
+        schedule,
+        &lowerer.operands,
+        &output,
+        Some((&order, &provenance, &nested)),
+    )?;
     let position = |v: &LoopVar| order.iter().position(|o| o == v).expect("ordered variable");
 
     let mut chain: Vec<LoopVar> = provenance.expand_all(free.iter().chain(top_vars.iter()));
@@ -353,7 +359,7 @@ pub fn lower(
         &mut order,
         &mut notes,
     )?;
-    let (unrolled, bounds) = loop_tags(schedule, &order, &statement_vars, &mut notes)?;
+    let (unrolled, bounds) = loop_tags(schedule, &order, &statement_vars, &lowerer.operands, &mut notes)?;
     Ok(Lowered {
         cin,
         operands: lowerer.operands,

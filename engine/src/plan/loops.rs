@@ -56,6 +56,7 @@ impl Emitter<'_> {
         self.patch(skip);
         self.clamp_to_chunk(it, begin, end);
         self.clamp_to_window(it, begin, end);
+        self.clamp_to_coordinates(it, begin, end);
         (begin, end)
     }
 
@@ -220,8 +221,21 @@ impl Emitter<'_> {
                     });
                 }
                 None => match self.window_coordinates(var, d) {
-                    Some(first) => self.ops.push(Op::IMove { dst: coord, src: first }),
-                    None => self.ops.push(Op::IConst { dst: coord, value: 0 }),
+                    Some(first) => {
+                        // The loop starts inside the block of positions:
+                        // other operands' walked levels start there too.
+                        let cut = self.window.as_ref().map(|w| w.operand);
+                        for (it, &cursor) in walked.iter().zip(&cursors) {
+                            if Some(it.operand) != cut {
+                                self.cut_to_coordinates(it, cursor, (first, d));
+                            }
+                        }
+                        self.ops.push(Op::IMove { dst: coord, src: first });
+                    }
+                    None => match self.window_first_coordinate(var, d) {
+                        Some(first) => self.ops.push(Op::IMove { dst: coord, src: first }),
+                        None => self.ops.push(Op::IConst { dst: coord, value: 0 }),
+                    },
                 },
             }
             Some(d)
@@ -570,6 +584,12 @@ impl Emitter<'_> {
     /// How many copies of its body the loop over `var` runs per trip back
     /// to its test (a schedule's `unroll`; 1 otherwise).
     pub(super) fn unroll_factor(&self, var: &LoopVar) -> usize {
+        // A window's loop runs over the split variable, in place of the
+        // place in its block the schedule names.
+        let var = match &self.coordinate_window {
+            Some(w) if w.var == *var => &w.place,
+            _ => var,
+        };
         self.lowered
             .unrolled
             .iter()

@@ -22,6 +22,7 @@ mod runs;
 mod search;
 mod state;
 mod structured;
+mod windows;
 
 use std::collections::{BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -269,6 +270,9 @@ struct Emitter<'a> {
     /// The first and end positions of the block of a fibre's positions the
     /// loops being emitted run in.
     fibre_block: Option<(IReg, IReg)>,
+    /// The block of a split variable's coordinates the loop being emitted
+    /// walks.
+    coordinate_window: Option<windows::CoordinateWindow>,
 }
 
 /// A temporary's registers, how it combines, and its fill once its
@@ -315,6 +319,7 @@ impl<'a> Emitter<'a> {
             window: None,
             position_hint: None,
             fibre_block: None,
+            coordinate_window: None,
         };
         e.true_reg = e.breg();
         e.ops.push(Op::BConst {
@@ -608,18 +613,25 @@ impl<'a> Emitter<'a> {
         }
         let saved: Vec<OperandState> = self.states.clone();
         let (saved_window, saved_hint) = (self.window.clone(), self.position_hint);
+        let saved_coordinates = self.coordinate_window.clone();
         self.start_position_blocks(var);
         self.open_position_window(var);
         let outer_vars: BTreeSet<LoopVar> = self.var_regs.keys().cloned().collect();
-        let mut bound = outer_vars.clone();
-        bound.insert(var.clone());
+        // A loop over a split variable's place in a block, where a level
+        // walks the variable, runs over the variable's coordinates in the
+        // block: its iterators are the levels of the split variable.
+        let windowed = self.coordinate_window_of(var, &involved);
+        if let Some(of) = &windowed {
+            self.open_coordinate_window(var, of);
+        }
+        let walk = windowed.as_ref().unwrap_or(var);
 
         // Iterators: an operand's next level, when it stores this variable.
         let mut iterators = Vec::new();
         let mut iterator_of: HashMap<usize, usize> = HashMap::new();
         for &a in &involved {
             let st = &self.states[a];
-            if st.done < st.level_vars.len() && st.level_vars[st.done] == *var {
+            if st.done < st.level_vars.len() && st.level_vars[st.done] == *walk {
                 iterator_of.insert(a, iterators.len());
                 iterators.push(IterInfo {
                     operand: a,
@@ -656,9 +668,9 @@ impl<'a> Emitter<'a> {
             lattice.join(&Lattice::universe())
         };
         let lattice = lattice.prune_below_full(&|it| iterators[it].full());
-        let shape = self.shape(var, iterators, lattice);
+        let shape = self.shape(var, iterators, lattice, windowed.is_some());
         if shape.universe {
-            self.every_coordinate.push(var.clone());
+            self.every_coordinate.push(walk.clone());
         }
 
         let pad = "  ".repeat(depth);
@@ -691,15 +703,25 @@ impl<'a> Emitter<'a> {
         if let Some(note) = self.position_window_note(var) {
             let _ = writeln!(self.plan, "{pad}  ({note})");
         }
+        if windowed.is_some() {
+            if let Some(note) = self.coordinate_window_note() {
+                let _ = writeln!(self.plan, "{pad}  ({note})");
+            }
+        }
 
         // Block ops add products whose absent factors are 0 (rows of dot
         // products check the fills of their semiring themselves).
         // An unrolled loop is emitted as a loop, whatever block op would
         // replace it.
         let unrolled = self.unrolls_within(var, body);
-        let block_ops = self.lowered.operands.iter().all(|op| op.fill == 0.0) && !unrolled;
+        // A window of coordinates is emitted as a loop: block ops would
+        // walk its levels' whole segments.
+        let block_ops = self.lowered.operands.iter().all(|op| op.fill == 0.0) && !unrolled && windowed.is_none();
         // Ops over whole rows walk every row's positions themselves.
-        let whole_rows = !self.in_position_window(var) && !unrolled && !Self::holds_position_blocks(body, self.lowered);
+        let whole_rows = !self.in_position_window(var)
+            && !unrolled
+            && windowed.is_none()
+            && !Self::holds_position_blocks(body, self.lowered);
         if self.unroll_factor(var) > 1 {
             let _ = writeln!(
                 self.plan,
@@ -721,7 +743,7 @@ impl<'a> Emitter<'a> {
                     structured::StructuredDriver::OneChild => "one child per parent position: no loop",
                 }
             );
-            self.emit_structured_loop(how, var, body, &shape, &involved, depth);
+            self.emit_structured_loop(how, walk, body, &shape, &involved, depth);
         } else if whole_rows && block_ops && self.try_block_rows_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
@@ -772,11 +794,11 @@ impl<'a> Emitter<'a> {
         } else if whole_rows && block_ops && shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
         } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
-            self.emit_driven_loop(var, body, &shape, &involved, depth);
+            self.emit_driven_loop(walk, body, &shape, &involved, depth);
         } else if !unrolled && self.merges_by_cases(&shape, body) {
-            self.emit_merge_loops(var, body, &shape, &involved, depth);
+            self.emit_merge_loops(walk, body, &shape, &involved, depth);
         } else {
-            self.emit_loop(var, body, &shape, &involved, depth);
+            self.emit_loop(walk, body, &shape, &involved, depth);
         }
         if shape.universe {
             self.every_coordinate.pop();
@@ -784,6 +806,7 @@ impl<'a> Emitter<'a> {
         self.states = saved;
         self.window = saved_window;
         self.position_hint = saved_hint;
+        self.coordinate_window = saved_coordinates;
         self.var_regs.retain(|v, _| outer_vars.contains(v));
     }
 
@@ -796,7 +819,7 @@ impl<'a> Emitter<'a> {
     }
 
     /// Chooses how the loop runs its iterators.
-    fn shape(&self, var: &LoopVar, iterators: Vec<IterInfo>, lattice: Lattice) -> LoopShape {
+    fn shape(&self, var: &LoopVar, iterators: Vec<IterInfo>, lattice: Lattice, windowed: bool) -> LoopShape {
         let all: Vec<usize> = (0..iterators.len()).collect();
         let universe_shape = |iterators: Vec<IterInfo>, lattice: Lattice| {
             let (located, walked): (Vec<usize>, Vec<usize>) = all.iter().partition(|&&i| iterators[i].locatable());
@@ -833,8 +856,10 @@ impl<'a> Emitter<'a> {
             // that order cannot show), locate the rest.
             // The driver walks positions, so it is not a full level (a
             // point of full levels only ran over the universe above).
+            // Inside a window of coordinates, a level that locates is not
+            // cut by coordinate: it is located at each of the window's.
             let driver = located.iter().position(|&i| !iterators[i].full());
-            if let (true, Some(d)) = (order_free, driver) {
+            if let (true, false, Some(d)) = (order_free, windowed, driver) {
                 let mut located = located;
                 let driver = located.remove(d);
                 return LoopShape {

@@ -4,7 +4,7 @@
 //! loops. `pos` and `fuse` are in [`super::positions`], `unroll` and
 //! `bound` in [`super::tags`].
 
-use tessera_formats::Level;
+use tessera_formats::{Iteration, Level};
 
 use super::{Command, RaceStrategy, Schedule};
 use crate::bytecode::ChunkOutput;
@@ -68,7 +68,7 @@ pub(crate) fn apply_splits(
             }
         }
         names.extend([outer.clone(), inner.clone()]);
-        check_split_levels(schedule, operands, output)?;
+        check_split_levels(schedule, operands, output, None)?;
         if let Err(block) = provenance.split_by_schedule(&v, outer, inner, blocking) {
             return Err(refuse(format!(
                 "the tensors' levels already split {var} into blocks of {block}"
@@ -78,14 +78,23 @@ pub(crate) fn apply_splits(
     Ok(())
 }
 
-/// Refuses a split of a variable that some level walks without locating
-/// it: no loop walks the variable itself once it is split. Checked when
-/// the split applies, and again once the lowering has converted the
-/// tensors the loop order needed (a conversion may move the variable to
-/// such a level).
-pub(crate) fn check_split_levels(schedule: &Schedule, operands: &[Operand], output: &Operand) -> Result<()> {
+/// Refuses a split of a variable that some level walks but cannot cut to a
+/// block of coordinates: the loop over the place in a block walks such a
+/// level through the block's coordinates, found by binary search, so the
+/// level must store its coordinates in order, by position. With `order`
+/// (once the loops are ordered), the blocks' loop must also run outside the
+/// places', and no nested sum may loop over the variable (its loops keep
+/// the statement's variables). Checked when the split applies, and again
+/// once the lowering has converted the tensors the loop order needed (a
+/// conversion may move the variable to such a level).
+pub(crate) fn check_split_levels(
+    schedule: &Schedule,
+    operands: &[Operand],
+    output: &Operand,
+    order: Option<(&[LoopVar], &Provenance, &[LoopVar])>,
+) -> Result<()> {
     for placed in schedule.commands() {
-        let Command::Split { var, .. } = &placed.command else {
+        let Command::Split { var, outer, inner, .. } = &placed.command else {
             continue;
         };
         let v = LoopVar::Index(IndexVar::new(var));
@@ -96,20 +105,43 @@ pub(crate) fn check_split_levels(schedule: &Schedule, operands: &[Operand], outp
                 .iter()
                 .zip(op.level_vars())
                 .find(|(l, lv)| *lv == v && !l.level.capabilities().locate);
-            if let Some((level, _)) = walker {
+            let Some((level, _)) = walker else {
+                continue;
+            };
+            let refuse = |why: &str| {
                 let converted = match &op.converted_from {
                     Some((from, _)) => format!(", converted from {from} for the loop order,"),
                     None => String::new(),
                 };
-                return Err(EngineError::Schedule {
+                EngineError::Schedule {
                     column: placed.column,
                     message: format!(
-                        "{} ({}){converted} walks {var} through its {} level, which cannot locate a coordinate: a split needs every level at {var} to locate it",
+                        "{} ({}){converted} walks {var} through its {} level, {why}",
                         op.name,
                         op.format,
                         level.level.name()
                     ),
-                });
+                }
+            };
+            let positional = level.level.capabilities().iteration == Iteration::CoordinatePosition;
+            if !positional || !level.level.ordered {
+                return Err(refuse(&format!(
+                    "which cannot be cut to a block of coordinates: a split needs every level at {var} to locate it, or to store its coordinates in order"
+                )));
+            }
+            if let Some((order, provenance, nested)) = order {
+                if nested.contains(&v) {
+                    return Err(refuse(
+                        "inside a nested sum, whose loops a split does not cut yet: split a variable the nested sums do not loop over",
+                    ));
+                }
+                let (blocks, place, _) = provenance.recovery(&v).expect("a split variable");
+                let at = |x: &LoopVar| order.iter().position(|o| o == x);
+                if at(&blocks) > at(&place) {
+                    return Err(refuse(&format!(
+                        "so the loop over {inner} runs through {var}'s coordinates in block {outer}: {outer} comes before {inner} in reorder"
+                    )));
+                }
             }
         }
     }

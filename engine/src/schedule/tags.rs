@@ -3,7 +3,9 @@
 
 use super::apply::var_list;
 use super::{BoundKind, Command, Schedule};
-use crate::cin::{LoopVar, VarBound};
+use tessera_formats::{Level, LevelKind};
+
+use crate::cin::{LoopVar, Operand, VarBound};
 use crate::error::{EngineError, Result};
 
 /// Loops a schedule unrolls, with their factors.
@@ -14,11 +16,14 @@ type Unrolled = Vec<(LoopVar, usize)>;
 const MOST_UNROLLED_COPIES: usize = 256;
 
 /// The loops `unroll` and `bound` tag, each a loop of `order`.
-/// A bound may name a statement variable a split replaced.
+/// A bound may name a statement variable a split replaced. A loop over a
+/// DIA level (rows below a diagonal, columns beside them) runs as its own
+/// structured loop, which is not unrolled.
 pub(crate) fn loop_tags(
     schedule: &Schedule,
     order: &[LoopVar],
     statement_vars: &[LoopVar],
+    operands: &[Operand],
     notes: &mut Vec<String>,
 ) -> Result<(Unrolled, Vec<VarBound>)> {
     let (mut unrolled, mut bounds) = (Vec::new(), Vec::new());
@@ -39,7 +44,25 @@ pub(crate) fn loop_tags(
         };
         match &placed.command {
             Command::Unroll { var, factor } => {
-                unrolled.push((find(var, order, "no loop runs over")?, *factor));
+                let v = find(var, order, "no loop runs over")?;
+                let ranged = operands.iter().find_map(|op| {
+                    op.format
+                        .levels()
+                        .iter()
+                        .zip(op.level_vars())
+                        .find(|(l, lv)| *lv == v && matches!(l.level.kind, LevelKind::Range | LevelKind::Offset))
+                        .map(|(l, _)| (op, l.level.name()))
+                });
+                if let Some((op, level)) = ranged {
+                    return Err(EngineError::Schedule {
+                        column: placed.column,
+                        message: format!(
+                            "{}: {} ({}) runs {var} through its {level} level, whose coordinates are computed from the diagonal's: that loop is not unrolled",
+                            placed.command, op.name, op.format
+                        ),
+                    });
+                }
+                unrolled.push((v, *factor));
                 let copies: usize = unrolled.iter().map(|(_, f)| *f).product();
                 if copies > MOST_UNROLLED_COPIES {
                     return Err(EngineError::Schedule {
