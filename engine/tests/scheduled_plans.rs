@@ -279,3 +279,78 @@ concrete index notation:
     );
     assert_eq!(got, pinned(expected));
 }
+
+/// TACO's CPU SpMM schedule as written: its `cpu_vector` moves the loop
+/// over the output's columns inside the block's positions, where each
+/// position's row update runs as one block op.
+#[test]
+fn tacos_spmm_schedule_with_cpu_vector_runs_row_updates_per_position() {
+    let expected = r#"
+schedule: split(i, i0, i1, 16); pos(j, jpos, A); split(jpos, jpos0, jpos1, 8); reorder(i0, i1, jpos0, k, jpos1); parallelize(i0, cpu_threads, no_races); parallelize(k, cpu_vector, ignore_races)
+parallelize(i0, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
+loop order: i0, i1, jpos0, j, k
+derived: i0 = i / 16, the block of i (i = i0·16 + i1, the last block cut at its dimension)
+derived: i1 = i % 16, the place of i in its block
+derived: jpos0 = jpos / 8, the block of jpos (jpos = jpos0·8 + jpos1, the last block cut at its dimension)
+note: jpos: the positions of each fibre of A's level 1 (compressed), cut into blocks that jpos0 numbers, inside the loops over (i0, i1); the loop over j runs over each block's positions
+note: the loop over k runs in 4 vector lanes: innermost, a copy of its body per lane, or a block op in SIMD lanes
+output C (dense): dense, accumulated in place
+parallel: the loop over i0 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; the schedule asks for every core at any size
+forall i0: every coordinate; lattice universe
+  forall i1: every coordinate; lattice universe
+    forall jpos0: every coordinate; lattice universe
+      (blocks of the positions of each fibre of A: a block's first position steps through the fibre)
+      forall j: iterate A.compressed, locate B.dense; lattice {A.compressed, B.dense}
+        (A's positions cut to the block)
+        (runs as one block op: a dense row update per stored coordinate)
+concrete index notation:
+  forall i0
+    forall i1
+      forall jpos0
+        forall j
+          forall k
+            C(i,k) += (A(i,j) * B(j,k))
+"#;
+    let got = plan(
+        "C(i,k) = A(i,j) * B(j,k)",
+        &[("A", Format::csr()), ("B", Format::dense(2))],
+        Format::dense(2),
+        "split(i, i0, i1, 16); pos(j, jpos, A(i,j)); split(jpos, jpos0, jpos1, 8); reorder(i0, i1, jpos0, k, jpos1); parallelize(i0, cpu_threads, no_races); parallelize(k, cpu_vector, ignore_races)",
+    );
+    assert_eq!(got, pinned(expected));
+}
+
+/// TACO's CPU MTTKRP schedule on CSF: the loop over a block's places
+/// runs through the block's coordinates of B's first level.
+#[test]
+fn tacos_mttkrp_schedule_walks_each_block_of_a_compressed_level() {
+    let expected = r#"
+schedule: split(i, i1, i2, 16); reorder(i1, i2, k, l, j); parallelize(i1, cpu_threads, no_races)
+parallelize(i1, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
+loop order: i1, i2, k, l, j
+derived: i1 = i / 16, the block of i (i = i1·16 + i2, the last block cut at its dimension)
+derived: i2 = i % 16, the place of i in its block
+output A (dense): dense, accumulated in place
+parallel: the loop over i1 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; the schedule asks for every core at any size
+forall i1: every coordinate; lattice universe
+  forall i2: iterate B.compressed; lattice {B.compressed}
+    (the coordinates of i in block i1: walked levels cut to them by two binary searches per block)
+    forall k: iterate B.compressed, locate C.dense; lattice {B.compressed, C.dense}
+      forall l: iterate B.compressed, locate D.dense; lattice {B.compressed, D.dense}
+        (runs as one block op: a dense row update per stored coordinate)
+concrete index notation:
+  forall i1
+    forall i2
+      forall k
+        forall l
+          forall j
+            A(i,j) += ((B(i,k,l) * C(k,j)) * D(l,j))
+"#;
+    let got = plan(
+        "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+        &[("B", Format::csf(3)), ("C", Format::dense(2)), ("D", Format::dense(2))],
+        Format::dense(2),
+        "split(i, i1, i2, 16); reorder(i1, i2, k, l, j); parallelize(i1, cpu_threads, no_races)",
+    );
+    assert_eq!(got, pinned(expected));
+}

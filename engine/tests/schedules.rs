@@ -300,13 +300,44 @@ fn cases() -> Vec<Case> {
             ],
         ),
         // Blocks of each fibre's positions: TACO's SpMM and SDDMM
-        // schedules (without their cpu_vector), and blocks with dense
-        // loops between them and their positions.
+        // schedules (with and without their cpu_vector), and blocks with
+        // dense loops between them and their positions.
         case(
             "C(i,k) = A(i,j) * B(j,k)",
             vec![("A", "ij", vec![Format::csr()]), ("B", "jk", dense(2))],
             vec![Format::dense(2)],
-            &["split(i, i0, i1, 16); pos(j, jpos, A(i,j)); split(jpos, jpos0, jpos1, 8); reorder(i0, i1, jpos0, k, jpos1); parallelize(i0, cpu_threads, no_races)"],
+            &[
+                "split(i, i0, i1, 16); pos(j, jpos, A(i,j)); split(jpos, jpos0, jpos1, 8); reorder(i0, i1, jpos0, k, jpos1); parallelize(i0, cpu_threads, no_races)",
+                "split(i, i0, i1, 16); pos(j, jpos, A(i,j)); split(jpos, jpos0, jpos1, 8); reorder(i0, i1, jpos0, k, jpos1); parallelize(i0, cpu_threads, no_races); parallelize(k, cpu_vector, ignore_races)",
+                "split(i, i0, i1, 2); pos(j, jpos, A(i,j)); split(jpos, jpos0, jpos1, 3); reorder(i0, i1, jpos0, k, jpos1); parallelize(k, cpu_vector, no_races)",
+            ],
+        ),
+        // Vector lanes: a loop the order nests others in moves innermost;
+        // an innermost loop (dense, driven, or over a block's positions)
+        // runs a copy of its body per lane.
+        case(
+            "C(i,k) = A(i,j) * B(j,k)",
+            vec![("A", "ij", vec![Format::csr(), Format::dcsr()]), ("B", "jk", vec![Format::dense(2), Format::csr()])],
+            vec![Format::dense(2)],
+            &[
+                "reorder(i, k, j); parallelize(k, cpu_vector, ignore_races)",
+                "parallelize(k, cpu_vector, ignore_races); parallelize(i, cpu_threads, no_races)",
+            ],
+        ),
+        case(
+            "C(i,k) = A(i,j) * B(j,k)",
+            vec![("A", "ij", vec![Format::csr(), Format::dcsr()]), ("B", "jk", dense(2))],
+            vec![Format::dense(2)],
+            &["reorder(i, j, k); parallelize(j, cpu_vector, parallel_reduction)"],
+        ),
+        case(
+            "y(i) = A(i,j) * x(j)",
+            vec![
+                ("A", "ij", vec![Format::csr(), Format::dcsr()]),
+                ("x", "j", vec![Format::dense(1), Format::sparse_vector()]),
+            ],
+            vec![Format::dense(1), Format::sparse_vector()],
+            &["parallelize(j, cpu_vector, parallel_reduction)"],
         ),
         case(
             "C(i,k) = A(i,j) * B(j,k)",
@@ -321,7 +352,11 @@ fn cases() -> Vec<Case> {
             "A(i,k) = B(i,k) * C(i,j) * D(j,k)",
             vec![("B", "ik", vec![Format::csr()]), ("C", "ij", dense(2)), ("D", "jk", dense(2))],
             vec![Format::dense(2)],
-            &["split(i, i0, i1, 16); pos(k, kpos, B(i,k)); split(kpos, kpos0, kpos1, 8); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, no_races)"],
+            &[
+                "split(i, i0, i1, 16); pos(k, kpos, B(i,k)); split(kpos, kpos0, kpos1, 8); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, no_races)",
+                "split(i, i0, i1, 16); pos(k, kpos, B(i,k)); split(kpos, kpos0, kpos1, 8); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, no_races); parallelize(kpos1, cpu_vector, parallel_reduction)",
+                "split(i, i0, i1, 2); pos(k, kpos, B(i,k)); split(kpos, kpos0, kpos1, 3); reorder(i0, i1, kpos0, j, kpos1); parallelize(kpos1, cpu_vector, ignore_races)",
+            ],
         ),
         case(
             "y(i) = A(i,j) * x(j)",
@@ -805,6 +840,34 @@ fn every_refusal_says_why() {
             Format::dense(1),
             "unroll(j, 4)",
             "schedule, column 1: unroll(j, 4): A (dia) runs j through its offset level, whose coordinates are computed from the diagonal's: that loop is not unrolled",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "parallelize(i, cpu_vector, ignore_races)",
+            "schedule, column 1: A (csr) is walked i before j, and reorder puts j first: convert A to a format that stores j first",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "parallelize(j, cpu_vector, ignore_races); parallelize(i, cpu_vector, ignore_races)",
+            "schedule, column 43: parallelize(i, cpu_vector, ignore_races): one loop runs in vector lanes per statement",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "pos(j, jp, A); split(jp, jp0, jp1, 4); parallelize(jp0, cpu_vector, ignore_races)",
+            "schedule, column 40: parallelize(jp0, cpu_vector, ignore_races): jp0 numbers blocks of jp's positions; vector lanes run over the positions in a block",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "parallelize(q, cpu_vector, ignore_races)",
+            "schedule, column 1: parallelize(q, cpu_vector, ignore_races) names q, which the statement does not loop over (its loops: i, j)",
         ),
         (
             spmv,

@@ -7,8 +7,9 @@
 //! The statement and tensors come from the differential target's seeded
 //! generators; the schedule is drawn from the same bytes: legal-looking
 //! commands over the statement's variables (`reorder`, `split`, `divide`,
-//! `parallelize`, `precompute` of the right-hand side, `fuse` and `pos`
-//! over an operand's positions and their blocks, `unroll`, `bound`),
+//! `parallelize` over threads and vector lanes, `precompute` of the
+//! right-hand side, `fuse` and `pos` over an operand's positions and their
+//! blocks, `unroll`, `bound`),
 //! commands on unknown variables, factors of 0, and fragments of text.
 
 use tessera::engine::notation::parse_statement;
@@ -157,6 +158,13 @@ pub fn random_schedule(rng: &mut Rng, vars: &[String], tensors: &[String], rhs: 
                 }
                 let command = if rng.percent(30) { "divide" } else { "split" };
                 format!("{command}({var}, {outer}, {inner}, {factor})")
+            }
+            12 | 13 if rng.percent(40) => {
+                // Vector lanes: usually a loop's, sometimes a position's
+                // or a strategy threads do not take.
+                let strategy = rng.pick(&["ignore_races", "parallel_reduction", "no_races"]);
+                let unit = if rng.percent(90) { "cpu_vector" } else { "cpu_threads" };
+                format!("parallelize({}, {unit}, {strategy})", pick(rng, &loops))
             }
             12..=17 => {
                 let strategy = rng.pick(&["no_races", "atomics", "temporary", "ignore_races"]);

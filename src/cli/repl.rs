@@ -47,6 +47,7 @@ Commands:
   :threads [N|auto]             threads kernels may use (results are the same bits for any N)
   :schedule [COMMANDS|none]     schedule of later statements, e.g. reorder(i, k, j); parallelize(i, cpu_threads, no_races)
                                 or fuse(i, j, f); pos(f, p, A); split(p, p0, p1, 16); parallelize(p0, cpu_threads, atomics)
+                                or split(i, i0, i1, 16); reorder(i0, i1, k, j); parallelize(j, cpu_vector, ignore_races)
   :print NAME [N|all]           summary and the first N (10) nonzeros
   :list                         the tensors, formats and sizes of the session
   :save NAME PATH               write NAME to a .mtx, .tns or .h5 file

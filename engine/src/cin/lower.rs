@@ -57,6 +57,9 @@ pub struct Lowered {
     pub every_core: bool,
     /// Loops a schedule's `unroll` unrolls, with their factors.
     pub unrolled: Vec<(LoopVar, usize)>,
+    /// The loop a schedule's `cpu_vector` runs in lanes (also in
+    /// `unrolled`, with the lanes as its factor): a block op may replace it.
+    pub vectorized: Option<LoopVar>,
     /// Sizes a schedule's `bound` fixes, checked before each run.
     pub bounds: Vec<VarBound>,
 }
@@ -359,7 +362,14 @@ pub fn lower(
         &mut order,
         &mut notes,
     )?;
-    let (unrolled, bounds) = loop_tags(schedule, &order, &statement_vars, &lowerer.operands, &mut notes)?;
+    let (unrolled, bounds, vectorized) = loop_tags(
+        schedule,
+        &order,
+        &statement_vars,
+        &lowerer.operands,
+        &provenance,
+        &mut notes,
+    )?;
     Ok(Lowered {
         cin,
         operands: lowerer.operands,
@@ -372,6 +382,7 @@ pub fn lower(
         provenance,
         every_core: schedule.parallel().is_some(),
         unrolled,
+        vectorized,
         bounds,
     })
 }

@@ -600,8 +600,9 @@ impl Emitter<'_> {
     /// Whether the loop over `var` or a loop in `body` is unrolled: block
     /// ops that would replace the loops do not apply then.
     pub(super) fn unrolls_within(&self, var: &LoopVar, body: &Cin) -> bool {
-        self.unroll_factor(var) > 1
-            || body.any(&|c| matches!(c, Cin::Forall { var, .. } if self.unroll_factor(var) > 1))
+        // A vector loop's lanes may be a block op's SIMD lanes instead.
+        let unrolled = |v: &LoopVar| self.unroll_factor(v) > 1 && self.lowered.vectorized.as_ref() != Some(v);
+        unrolled(var) || body.any(&|c| matches!(c, Cin::Forall { var, .. } if unrolled(var)))
     }
 
     /// Ends copy `copy` of an unrolled loop's iteration: the next copy

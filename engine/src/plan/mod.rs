@@ -723,9 +723,14 @@ impl<'a> Emitter<'a> {
             && windowed.is_none()
             && !Self::holds_position_blocks(body, self.lowered);
         if self.unroll_factor(var) > 1 {
+            let what = if self.lowered.vectorized.as_ref() == Some(var) {
+                "vector lanes"
+            } else {
+                "unrolled"
+            };
             let _ = writeln!(
                 self.plan,
-                "{pad}  (unrolled: {} copies of the body per test)",
+                "{pad}  ({what}: {} copies of the body per test)",
                 self.unroll_factor(var)
             );
         }

@@ -268,6 +268,22 @@ pub(crate) fn reorder_edges(
         edges.extend(ordered.windows(2).map(|w| (w[0].clone(), w[1].clone())));
         column = placed.column;
     }
+    // A vector loop runs innermost: the loops the list put inside it run
+    // outside it.
+    if let Some((lanes, vector_column)) = super::tags::vector_loop(schedule, &loops, provenance)? {
+        for edge in &mut edges {
+            if edge.0 == lanes {
+                *edge = (edge.1.clone(), lanes.clone());
+            }
+        }
+        edges.extend(
+            loops
+                .iter()
+                .filter(|l| **l != lanes)
+                .map(|l| (l.clone(), lanes.clone())),
+        );
+        column = column.max(vector_column);
+    }
     // The loops that recover a block of positions' coordinates nest
     // directly, outside every other loop.
     for space in provenance.positions() {

@@ -8,11 +8,12 @@
 //! command's column, one that would change the result or that the tensors'
 //! storage cannot follow without a conversion.
 //!
-//! Commands run today: `reorder`, `split`, `divide`, `fuse` and `pos`
-//! (an operand's positions, or one fibre's, cut into blocks by a `split`
-//! or `divide`),
-//! `parallelize`, `unroll`, `bound`, and `precompute` of the whole
-//! right-hand side over an output variable.
+//! Commands run today: `reorder`, `split` and `divide` (of a variable a
+//! level locates, or one a compressed level walks in order), `fuse` and
+//! `pos` (an operand's positions, or one fibre's, cut into blocks by a
+//! `split` or `divide`), `parallelize` over `cpu_threads` or `cpu_vector`,
+//! `unroll`, `bound`, and `precompute` of the whole right-hand side over an
+//! output variable.
 
 pub(crate) mod apply;
 mod parse;
@@ -95,6 +96,14 @@ pub enum Command {
     /// The loop over `var` runs its chunks on every core, its output kept
     /// free of races by `races`.
     Parallelize { var: String, races: RaceStrategy },
+    /// `parallelize(var, cpu_vector, races)`: the loop over `var` runs in
+    /// [`VECTOR_LANES`] lanes. A vector loop has nothing inside it, so its
+    /// loop moves innermost (the loops the order put inside it run outside
+    /// it), where each pass runs one lane per copy of the body, or a block
+    /// op the Cranelift tier runs in SIMD lanes. Each output component gets
+    /// its operations in the order the moved loops give it; lanes run in
+    /// one thread, so no strategy is needed against races.
+    Vectorize { var: String, races: RaceStrategy },
     /// The loop over `var` runs its body `factor` times per trip back to
     /// its test, each copy guarded by its own test.
     Unroll { var: String, factor: usize },
@@ -108,6 +117,10 @@ pub enum Command {
         kind: BoundKind,
     },
 }
+
+/// How many lanes a `cpu_vector` loop runs per pass: four `f64`s, two
+/// SIMD registers of the Cranelift tier's `f64x2`.
+pub const VECTOR_LANES: usize = 4;
 
 /// What a `bound` promises of its variable's size (the paper's bound
 /// types that fix the end of the range).
@@ -163,6 +176,9 @@ pub enum RaceStrategy {
     /// The caller asserts there are no races. Chunks that would add into
     /// one component still get partials, so the result stays right.
     IgnoreRaces,
+    /// Lanes of a vector loop reduce into one component together (TACO's
+    /// strategy for `cpu_vector`; threads use `temporary` or `atomics`).
+    ParallelReduction,
 }
 
 impl RaceStrategy {
@@ -173,15 +189,17 @@ impl RaceStrategy {
             RaceStrategy::Atomics => "atomics",
             RaceStrategy::Temporary => "temporary",
             RaceStrategy::IgnoreRaces => "ignore_races",
+            RaceStrategy::ParallelReduction => "parallel_reduction",
         }
     }
 
     /// Every strategy, in the order the text lists them.
-    pub const ALL: [RaceStrategy; 4] = [
+    pub const ALL: [RaceStrategy; 5] = [
         RaceStrategy::NoRaces,
         RaceStrategy::Atomics,
         RaceStrategy::Temporary,
         RaceStrategy::IgnoreRaces,
+        RaceStrategy::ParallelReduction,
     ];
 }
 
@@ -347,6 +365,10 @@ impl Schedule {
                     var: name(var),
                     races: *races,
                 },
+                Command::Vectorize { var, races } => Command::Vectorize {
+                    var: name(var),
+                    races: *races,
+                },
                 Command::Unroll { var, factor } => Command::Unroll {
                     var: name(var),
                     factor: *factor,
@@ -379,6 +401,23 @@ impl Schedule {
     #[must_use]
     pub fn parallelize(mut self, var: &str, races: RaceStrategy) -> Schedule {
         self.push(Command::Parallelize {
+            var: var.to_string(),
+            races,
+        });
+        self
+    }
+
+    /// Adds `parallelize(var, cpu_vector, races)`.
+    ///
+    /// ```
+    /// use tessera_engine::schedule::{RaceStrategy, Schedule};
+    ///
+    /// let s = Schedule::new().vectorize("k", RaceStrategy::IgnoreRaces);
+    /// assert_eq!(s.to_string(), "parallelize(k, cpu_vector, ignore_races)");
+    /// ```
+    #[must_use]
+    pub fn vectorize(mut self, var: &str, races: RaceStrategy) -> Schedule {
+        self.push(Command::Vectorize {
             var: var.to_string(),
             races,
         });
@@ -442,6 +481,9 @@ impl fmt::Display for Command {
                 workspace_var,
                 workspace,
             } => write!(f, "precompute({expr}, {var}, {workspace_var}, {workspace})"),
+            Command::Vectorize { var, races } => {
+                write!(f, "parallelize({var}, cpu_vector, {})", races.name())
+            }
             Command::Unroll { var, factor } => write!(f, "unroll({var}, {factor})"),
             Command::Bound {
                 var,

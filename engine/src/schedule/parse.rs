@@ -17,7 +17,7 @@ const COMMANDS: [(&str, &str); 9] = [
     ("bound", "bound(i, ib, size[, max_exact|max_constraint])"),
     (
         "parallelize",
-        "parallelize(i, cpu_threads, no_races|atomics|temporary|ignore_races)",
+        "parallelize(i, cpu_threads|cpu_vector, no_races|atomics|temporary|ignore_races|parallel_reduction)",
     ),
 ];
 
@@ -107,15 +107,16 @@ fn command(text: &str, column: usize) -> Result<Command> {
         "parallelize" => {
             count(3)?;
             let var = variable(&args[0])?;
-            if args[1].text != "cpu_threads" {
-                return Err(error(
-                    args[1].column,
-                    format!(
-                        "unknown parallel unit {}: cpu_threads is the one unit of the CPU tiers",
-                        args[1].text
-                    ),
-                ));
-            }
+            let vector = match args[1].text {
+                "cpu_threads" => false,
+                "cpu_vector" => true,
+                unit => {
+                    return Err(error(
+                        args[1].column,
+                        format!("unknown parallel unit {unit}: the CPU tiers' units are cpu_threads and cpu_vector"),
+                    ))
+                }
+            };
             let races = RaceStrategy::ALL
                 .into_iter()
                 .find(|r| r.name() == args[2].text)
@@ -130,7 +131,17 @@ fn command(text: &str, column: usize) -> Result<Command> {
                         ),
                     )
                 })?;
-            Command::Parallelize { var, races }
+            if vector {
+                Command::Vectorize { var, races }
+            } else if races == RaceStrategy::ParallelReduction {
+                return Err(error(
+                    args[2].column,
+                    "parallel_reduction reduces across the lanes of cpu_vector; threads use temporary or atomics"
+                        .into(),
+                ));
+            } else {
+                Command::Parallelize { var, races }
+            }
         }
         "split" | "divide" => {
             count(4)?;
@@ -377,8 +388,9 @@ mod tests {
             ("x; rorder(i, j)", "schedule, column 1: expected a command such as split(i, i0, i1, 32), found `x`"),
             ("reorder(i, j); rorder(i, j)", "schedule, column 16: unknown command rorder (did you mean reorder?)"),
             ("tile(i, 4)", "schedule, column 1: unknown command tile (commands: reorder, split, divide, pos, fuse, precompute, unroll, bound, parallelize)"),
-            ("parallelize(i, gpu_block, no_races)", "schedule, column 16: unknown parallel unit gpu_block: cpu_threads is the one unit of the CPU tiers"),
-            ("parallelize(i, cpu_threads, maybe)", "schedule, column 29: unknown output race strategy maybe (strategies: no_races, atomics, temporary, ignore_races)"),
+            ("parallelize(i, gpu_block, no_races)", "schedule, column 16: unknown parallel unit gpu_block: the CPU tiers' units are cpu_threads and cpu_vector"),
+            ("parallelize(i, cpu_threads, parallel_reduction)", "schedule, column 29: parallel_reduction reduces across the lanes of cpu_vector; threads use temporary or atomics"),
+            ("parallelize(i, cpu_threads, maybe)", "schedule, column 29: unknown output race strategy maybe (strategies: no_races, atomics, temporary, ignore_races, parallel_reduction)"),
         ] {
             assert_eq!(refusal(text), message, "{text}");
         }

@@ -1,15 +1,60 @@
-//! `unroll` and `bound`: tags on loops, which the planner reads as it
-//! emits them and the runtime checks before each run.
+//! `unroll`, `bound` and `cpu_vector`: tags on loops, which the planner
+//! reads as it emits them and the runtime checks before each run.
 
-use super::apply::var_list;
-use super::{BoundKind, Command, Schedule};
 use tessera_formats::{Level, LevelKind};
 
-use crate::cin::{LoopVar, Operand, VarBound};
+use super::apply::var_list;
+use super::{BoundKind, Command, Schedule, VECTOR_LANES};
+use crate::cin::{LoopVar, Operand, Provenance, VarBound};
 use crate::error::{EngineError, Result};
 
 /// Loops a schedule unrolls, with their factors.
 type Unrolled = Vec<(LoopVar, usize)>;
+
+/// The loop a `parallelize(v, cpu_vector, ...)` runs in lanes, and the
+/// command's column: a loop of `loops`, or the loop over the variable whose
+/// positions `v` names (a `pos` variable, or the place in its blocks).
+pub(crate) fn vector_loop(
+    schedule: &Schedule,
+    loops: &[LoopVar],
+    provenance: &Provenance,
+) -> Result<Option<(LoopVar, usize)>> {
+    let mut found = None;
+    for placed in schedule.commands() {
+        let Command::Vectorize { var, .. } = &placed.command else {
+            continue;
+        };
+        let refuse = |message: String| EngineError::Schedule {
+            column: placed.column,
+            message,
+        };
+        if found.is_some() {
+            return Err(refuse(format!(
+                "{}: one loop runs in vector lanes per statement",
+                placed.command
+            )));
+        }
+        let lanes = match provenance.position_space_named(var) {
+            Some(space) if space.blocks(provenance).is_some_and(|b| b.name() == var) => {
+                return Err(refuse(format!(
+                    "{}: {var} numbers blocks of {}'s positions; vector lanes run over the positions in a block",
+                    placed.command, space.var
+                )))
+            }
+            Some(space) => space.covers.last().cloned(),
+            None => loops.iter().find(|l| l.name() == var).cloned(),
+        };
+        let lanes = lanes.ok_or_else(|| {
+            refuse(format!(
+                "{} names {var}, which the statement does not loop over (its loops: {})",
+                placed.command,
+                var_list(loops)
+            ))
+        })?;
+        found = Some((lanes, placed.column));
+    }
+    Ok(found)
+}
 
 /// The most copies of a body the unrolls of one schedule may make
 /// together: each copy is emitted, so the code grows with the product.
@@ -24,9 +69,33 @@ pub(crate) fn loop_tags(
     order: &[LoopVar],
     statement_vars: &[LoopVar],
     operands: &[Operand],
+    provenance: &Provenance,
     notes: &mut Vec<String>,
-) -> Result<(Unrolled, Vec<VarBound>)> {
+) -> Result<(Unrolled, Vec<VarBound>, Option<LoopVar>)> {
     let (mut unrolled, mut bounds) = (Vec::new(), Vec::new());
+    let vectorized = match vector_loop(schedule, order, provenance)? {
+        None => None,
+        Some((v, column)) => {
+            // The reorder edges put it last; the tensors' storage order may
+            // still keep a loop inside it.
+            if order.last() != Some(&v) {
+                let inside = &order[order.iter().position(|o| *o == v).map_or(0, |p| p + 1)..];
+                return Err(EngineError::Schedule {
+                    column,
+                    message: format!(
+                        "a cpu_vector loop runs innermost, and the loop over {v} must stay outside {} (the loops nest {})",
+                        var_list(inside),
+                        var_list(order)
+                    ),
+                });
+            }
+            notes.push(format!(
+                "the loop over {v} runs in {VECTOR_LANES} vector lanes: innermost, a copy of its body per lane, or a block op in SIMD lanes"
+            ));
+            unrolled.push((v.clone(), VECTOR_LANES));
+            Some(v)
+        }
+    };
     for placed in schedule.commands() {
         let find = |var: &str, among: &[LoopVar], what: &str| {
             among
@@ -92,5 +161,5 @@ pub(crate) fn loop_tags(
             _ => {}
         }
     }
-    Ok((unrolled, bounds))
+    Ok((unrolled, bounds, vectorized))
 }
