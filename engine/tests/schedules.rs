@@ -312,6 +312,27 @@ fn cases() -> Vec<Case> {
                 "split(i, i0, i1, 2); pos(j, jpos, A(i,j)); split(jpos, jpos0, jpos1, 3); reorder(i0, i1, jpos0, k, jpos1); parallelize(k, cpu_vector, no_races)",
             ],
         ),
+        // Outputs on an operand's pattern: blocks of each fibre add into
+        // the operand's positions (DCSR's rows are not a dense level, so
+        // its chunks keep partials, which no_races refuses).
+        case(
+            "A(i,k) = B(i,k) * (C(i,j) * D(j,k) + C(i,j))",
+            vec![("B", "ik", vec![Format::csr()]), ("C", "ij", dense(2)), ("D", "jk", dense(2))],
+            vec![Format::csr()],
+            &[
+                "pos(k, kpos, B); split(kpos, kpos0, kpos1, 2); reorder(i, kpos0, j, kpos1)",
+                "split(i, i0, i1, 3); pos(k, kpos, B); split(kpos, kpos0, kpos1, 3); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, no_races)",
+            ],
+        ),
+        case(
+            "A(i,k) = B(i,k) * (C(i,j) * D(j,k) + C(i,j))",
+            vec![("B", "ik", vec![Format::dcsr()]), ("C", "ij", dense(2)), ("D", "jk", dense(2))],
+            vec![Format::dcsr()],
+            &[
+                "pos(k, kpos, B); split(kpos, kpos0, kpos1, 2); reorder(i, kpos0, j, kpos1)",
+                "split(i, i0, i1, 3); pos(k, kpos, B); split(kpos, kpos0, kpos1, 3); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, atomics)",
+            ],
+        ),
         // Vector lanes: a loop the order nests others in moves innermost;
         // an innermost loop (dense, driven, or over a block's positions)
         // runs a copy of its body per lane.
@@ -351,7 +372,7 @@ fn cases() -> Vec<Case> {
         case(
             "A(i,k) = B(i,k) * C(i,j) * D(j,k)",
             vec![("B", "ik", vec![Format::csr()]), ("C", "ij", dense(2)), ("D", "jk", dense(2))],
-            vec![Format::dense(2)],
+            vec![Format::dense(2), Format::csr()],
             &[
                 "split(i, i0, i1, 16); pos(k, kpos, B(i,k)); split(kpos, kpos0, kpos1, 8); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, no_races)",
                 "split(i, i0, i1, 16); pos(k, kpos, B(i,k)); split(kpos, kpos0, kpos1, 8); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, no_races); parallelize(kpos1, cpu_vector, parallel_reduction)",
@@ -657,7 +678,7 @@ fn every_refusal_says_why() {
             csr(),
             Format::sparse_vector(),
             "pos(j, jp, A); split(jp, jp0, jp1, 2)",
-            "schedule, column 1: the blocks of jp add each fibre's sums in parts, which a sparse output would receive out of order; use a dense output",
+            "schedule, column 1: the blocks of jp add each fibre's sums in parts, which a sparse output would receive out of order; use a dense output, or one stored as A is (its pattern)",
         ),
         (
             spmv,

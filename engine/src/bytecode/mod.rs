@@ -523,6 +523,10 @@ pub enum ChunkOutput {
     /// A sparse output whose first level is the chunked variable: each
     /// chunk assembles its rows, and the parts are joined in order.
     SparseParts,
+    /// An output on operand `operand`'s pattern whose first level is the
+    /// chunked variable: each chunk writes the values of its rows'
+    /// positions.
+    PatternRows { operand: u32 },
 }
 
 /// A compiled statement: ops and register counts. Operand `k < inputs` is

@@ -36,6 +36,11 @@ pub enum OutputAssembly {
     /// The whole result is collected in a workspace and packed at the end
     /// (hashed and structured output formats).
     Packed,
+    /// The output takes operand `operand`'s pattern (its levels are copied)
+    /// and its values accumulate in place at the operand's positions: a
+    /// schedule cuts each of the operand's fibres into blocks that add
+    /// their parts of each entry's sum out of order.
+    OnPattern { operand: usize },
 }
 
 /// A lowered statement and what the planner needs with it.
@@ -247,8 +252,15 @@ pub fn lower(
     chain.sort_by_key(|v| position(v));
     chain.dedup();
 
+    let pattern = pattern_source(&provenance, &lowerer.operands, &output);
     let assembly = if output_format.is_dense() {
         OutputAssembly::Dense
+    } else if let Some(operand) = pattern {
+        notes.push(format!(
+            "output {} takes {}'s pattern: its values accumulate in place at {}'s positions",
+            lhs.tensor, lowerer.operands[operand].name, lowerer.operands[operand].name
+        ));
+        OutputAssembly::OnPattern { operand }
     } else if streamable(output_format) {
         OutputAssembly::Append
     } else {
@@ -257,7 +269,7 @@ pub fn lower(
     // Where a workspace starts, if one is needed: the depth of the loops
     // before it, and the output levels whose variables those loops bind.
     let workspace_from: Option<(usize, usize)> = match assembly {
-        OutputAssembly::Dense => None,
+        OutputAssembly::Dense | OutputAssembly::OnPattern { .. } => None,
         OutputAssembly::Packed => {
             notes.push(format!(
                 "output {} in {}: collected in a workspace and packed at the end",
@@ -297,6 +309,12 @@ pub fn lower(
             let level_vars = output.level_vars();
             let rest: Vec<&str> = level_vars[level..].iter().map(LoopVar::name).collect();
             match (assembly, workspace_from) {
+                (OutputAssembly::OnPattern { .. }, _) => {
+                    notes.push(format!(
+                        "{command}: the output takes an operand's pattern, so results accumulate in place, as in a dense workspace"
+                    ));
+                    None
+                }
                 (OutputAssembly::Dense, _) => {
                     notes.push(format!(
                         "{command}: the output is dense, so results accumulate in place, as in a dense workspace"
@@ -357,7 +375,7 @@ pub fn lower(
         &provenance,
         &lowerer.operands,
         &explicit,
-        assembly == OutputAssembly::Dense,
+        matches!(assembly, OutputAssembly::Dense | OutputAssembly::OnPattern { .. }),
         cin,
         &mut order,
         &mut notes,
@@ -1048,6 +1066,31 @@ fn hard_edges(op: &Operand) -> Edges {
         }
     }
     edges
+}
+
+/// The operand whose pattern a sparse output takes
+/// ([`OutputAssembly::OnPattern`]): one whose fibres a schedule cuts into
+/// blocks (`pos` within a fibre, split), stored as the output is (dense
+/// or compressed levels, over the output's variables in order) and bound
+/// as given. The blocks' checks make the statement zero
+/// wherever the operand is.
+fn pattern_source(provenance: &Provenance, operands: &[Operand], output: &Operand) -> Option<usize> {
+    let space = provenance
+        .positions()
+        .iter()
+        .find(|s| s.within_fibre() && s.blocks(provenance).is_some())?;
+    let op = &operands[space.operand];
+    let levels = op.format.levels();
+    let shaped = matches!(levels[0].level.kind, LevelKind::Dense | LevelKind::Compressed)
+        && levels
+            .iter()
+            .all(|l| l.level.unique && (l.level.kind == LevelKind::Compressed || l.level.full));
+    (shaped
+        && op.converted_from.is_none()
+        && op.fill == 0.0
+        && levels == output.format.levels()
+        && op.level_vars() == output.level_vars())
+    .then_some(space.operand)
 }
 
 /// The storage order of a tensor, as soft edges.

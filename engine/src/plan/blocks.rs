@@ -124,6 +124,7 @@ impl Emitter<'_> {
     pub(super) fn try_merge_rows(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
         if self.workspace.is_some()
             || self.output_operand().is_some()
+            || self.lowered.assembly != crate::cin::OutputAssembly::Append
             || shape.universe
             || shape.walked.len() != 2
             || shape.iterators.len() != 2
@@ -181,6 +182,7 @@ impl Emitter<'_> {
     pub(super) fn try_rows_merge(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
         if self.workspace.is_some()
             || self.output_operand().is_some()
+            || self.lowered.assembly != crate::cin::OutputAssembly::Append
             || !shape.universe
             || !shape.walked.is_empty()
             || shape.iterators.len() != 2

@@ -84,6 +84,16 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
     let output = match lowered.assembly {
         OutputAssembly::Dense if leads => ChunkOutput::DenseRows,
         OutputAssembly::Dense => ChunkOutput::DensePartials,
+        // A chunk's positions start at its first row's when rows are a
+        // dense level.
+        OutputAssembly::OnPattern { operand }
+            if leads && lowered.operands[operand].format.levels()[0].level.kind == LevelKind::Dense =>
+        {
+            ChunkOutput::PatternRows {
+                operand: operand as u32,
+            }
+        }
+        OutputAssembly::OnPattern { .. } => ChunkOutput::DensePartials,
         OutputAssembly::Append if positions.is_some() => {
             // Parts share at most the fibre of a row, never an entry: the
             // output's first levels are the positions' variables.

@@ -38,7 +38,7 @@ impl Emitter<'_> {
             Target::Output => {
                 let out = &self.lowered.output;
                 if nz == self.true_reg
-                    && self.lowered.assembly != OutputAssembly::Dense
+                    && self.lowered.assembly == OutputAssembly::Append
                     && out.vars.iter().all(|v| self.every_coordinate.contains(v))
                 {
                     self.fills_in = true;
@@ -50,6 +50,10 @@ impl Emitter<'_> {
                     self.ops.push(Op::WorkspaceAccum { coords, value });
                 } else if let Some(o) = self.output_operand() {
                     let pos = self.states[o].position();
+                    self.ops.push(Op::AccumOutput { pos, value });
+                } else if let OutputAssembly::OnPattern { operand } = self.lowered.assembly {
+                    // The output's values line up with the operand's.
+                    let pos = self.states[operand].position();
                     self.ops.push(Op::AccumOutput { pos, value });
                 } else {
                     let coords: Regs = out.level_vars().iter().map(|v| bound(self, v)).collect();

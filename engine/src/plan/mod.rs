@@ -126,9 +126,13 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
         lowered.output.name,
         lowered.output.format,
         match lowered.assembly {
-            OutputAssembly::Dense => "dense, accumulated in place",
-            OutputAssembly::Append => "assembled by append in order",
-            OutputAssembly::Packed => "packed from a workspace",
+            OutputAssembly::Dense => "dense, accumulated in place".to_string(),
+            OutputAssembly::Append => "assembled by append in order".to_string(),
+            OutputAssembly::Packed => "packed from a workspace".to_string(),
+            OutputAssembly::OnPattern { operand } => format!(
+                "{}'s pattern, values accumulated in place at its positions",
+                lowered.operands[operand].name
+            ),
         }
     );
     if e.fills_in {
@@ -143,6 +147,7 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
         Ok((var, c)) => {
             let parts = match c.output {
                 crate::bytecode::ChunkOutput::DenseRows => "each writes its own rows of the output",
+                crate::bytecode::ChunkOutput::PatternRows { .. } => "each writes the values of its own rows' positions",
                 crate::bytecode::ChunkOutput::DensePartials => {
                     "each adds into its own partial output, and the partials are added up in chunk order"
                 }
@@ -843,7 +848,10 @@ impl<'a> Emitter<'a> {
             return universe_shape(iterators, lattice);
         }
         let order_free = self.lowered.summed.contains(var)
-            || self.lowered.assembly == OutputAssembly::Dense
+            || matches!(
+                self.lowered.assembly,
+                OutputAssembly::Dense | OutputAssembly::OnPattern { .. }
+            )
             || self.workspace.is_some();
         let top = lattice.top();
         if lattice.points.len() == 1 {

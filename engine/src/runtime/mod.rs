@@ -711,7 +711,17 @@ impl Kernel {
         let (joined, out) =
             self.with_bindings(inputs, sizes, |bind, out| self.dispatch(&route, bind, out, parallelism))?;
         let result = match joined? {
-            Joined::InPlace => out.finish()?,
+            Joined::InPlace => match self.lowered.assembly {
+                OutputAssembly::OnPattern { operand } => {
+                    let name = &self.lowered.operands[operand].name;
+                    let pattern = inputs.get(name).ok_or_else(|| EngineError::UnknownTensor {
+                        name: name.clone(),
+                        column: 0,
+                    })?;
+                    out.finish_on(pattern)?
+                }
+                _ => out.finish()?,
+            },
             Joined::Tensor(t) => t,
         };
         if self.lowered.assembly == OutputAssembly::Append {
@@ -927,6 +937,11 @@ impl Kernel {
                 }
                 OutputState::Append { assembler, workspace }
             }
+            OutputAssembly::OnPattern { operand } => OutputState::Dense {
+                shape: out_shape.clone(),
+                format: out_format.clone(),
+                values: output::zeroed_values(tensors[operand].values().len()),
+            },
             OutputAssembly::Packed => OutputState::Packed {
                 shape: out_shape.clone(),
                 format: out_format.clone(),

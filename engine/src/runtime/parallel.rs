@@ -217,6 +217,23 @@ pub(crate) fn run(
             })?;
             Ok(Joined::InPlace)
         }
+        ChunkOutput::PatternRows { operand } => {
+            let values = match out {
+                OutputState::Dense { values, .. } => values,
+                _ => unreachable!("an output on a pattern accumulates in place"),
+            };
+            let rows = output_rows(chunking, bind, dim);
+            let cuts: Vec<usize> = ranges[1..]
+                .iter()
+                .map(|r| first_position(bind.levels[operand as usize], first_row(chunking, bind, r.start, rows)))
+                .collect();
+            let windows = DenseWindow::split(values, &cuts);
+            let items: Vec<_> = ranges.iter().zip(windows).collect();
+            map_in_order(threads, items, (cancel, progress), |(range, window)| {
+                run(&chunk_bind(range), &mut OutputState::Window(window));
+            })?;
+            Ok(Joined::InPlace)
+        }
         ChunkOutput::DensePartials => {
             let (shape, format, total) = match out {
                 OutputState::Dense { shape, format, values } => (shape.clone(), format.clone(), values),
@@ -399,6 +416,19 @@ fn rows_per_coordinate(chunking: &Chunking, bind: &Bindings<'_>) -> i64 {
 /// The first output row of the chunked variable's coordinate `c`.
 fn first_row(chunking: &Chunking, bind: &Bindings<'_>, c: i64, rows: i64) -> i64 {
     (c * rows_per_coordinate(chunking, bind)).min(rows)
+}
+
+/// The first position of row `row` in the last level of `levels`, a dense
+/// first level with dense or compressed levels below (the patterns outputs
+/// take).
+fn first_position(levels: &[tessera_formats::LevelStorage], row: i64) -> usize {
+    levels[1..]
+        .iter()
+        .fold(row as usize, |p, level| match level.arrays.first() {
+            Some(segments) => segments.get_usize(p),
+            // A dense level: `extent` children per parent.
+            None => p * level.extent,
+        })
 }
 
 /// The stored values of every operand: the run's work in units.

@@ -294,8 +294,8 @@ fn place_fibre_blocks(
     }
     if !dense_output {
         return Err(refuse(format!(
-            "the blocks of {} add each fibre's sums in parts, which a sparse output would receive out of order; use a dense output",
-            space.var
+            "the blocks of {} add each fibre's sums in parts, which a sparse output would receive out of order; use a dense output, or one stored as {} is (its pattern)",
+            space.var, op.name
         )));
     }
     // Right after the last loop over an upper level (or a part of one).
