@@ -354,3 +354,44 @@ concrete index notation:
     );
     assert_eq!(got, pinned(expected));
 }
+
+/// TACO's CPU SDDMM schedule as written, into its CSR output: the output
+/// takes B's pattern, and each block adds into B's positions.
+#[test]
+fn tacos_sddmm_schedule_writes_at_the_operands_positions() {
+    let expected = r#"
+schedule: split(i, i0, i1, 16); pos(k, kpos, B); split(kpos, kpos0, kpos1, 8); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, no_races); parallelize(kpos1, cpu_vector, parallel_reduction)
+parallelize(i0, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
+loop order: i0, i1, kpos0, j, k
+derived: i0 = i / 16, the block of i (i = i0·16 + i1, the last block cut at its dimension)
+derived: i1 = i % 16, the place of i in its block
+derived: kpos0 = kpos / 8, the block of kpos (kpos = kpos0·8 + kpos1, the last block cut at its dimension)
+note: output A takes B's pattern: its values accumulate in place at B's positions
+note: kpos: the positions of each fibre of B's level 1 (compressed), cut into blocks that kpos0 numbers, inside the loops over (i0, i1); the loop over k runs over each block's positions
+note: the loop over k runs in 4 vector lanes: innermost, a copy of its body per lane, or a block op in SIMD lanes
+output A (csr): B's pattern, values accumulated in place at its positions
+parallel: the loop over i0 splits into chunks of about the same work (stored entries below each coordinate); each writes the values of its own rows' positions; results are the same bits for any number of threads; the schedule asks for every core at any size
+forall i0: every coordinate; lattice universe
+  forall i1: every coordinate; lattice universe
+    forall kpos0: every coordinate; lattice universe
+      (blocks of the positions of each fibre of B: a block's first position steps through the fibre)
+      forall j: every coordinate, locate C.dense, D.dense; lattice {C.dense, D.dense}
+        forall k: iterate B.compressed, locate D.dense; lattice {B.compressed, D.dense}
+          (B's positions cut to the block)
+          (vector lanes: 4 copies of the body per test)
+concrete index notation:
+  forall i0
+    forall i1
+      forall kpos0
+        forall j
+          forall k
+            A(i,k) += ((B(i,k) * C(i,j)) * D(j,k))
+"#;
+    let got = plan(
+        "A(i,k) = B(i,k) * C(i,j) * D(j,k)",
+        &[("B", Format::csr()), ("C", Format::dense(2)), ("D", Format::dense(2))],
+        Format::csr(),
+        "split(i, i0, i1, 16); pos(k, kpos, B(i,k)); split(kpos, kpos0, kpos1, 8); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, no_races); parallelize(kpos1, cpu_vector, parallel_reduction)",
+    );
+    assert_eq!(got, pinned(expected));
+}
