@@ -199,33 +199,22 @@ pub(crate) fn run(
         b
     };
     match chunking.output {
-        ChunkOutput::DenseRows => {
+        ChunkOutput::DenseRows | ChunkOutput::PatternRows { .. } => {
             let values = match out {
                 OutputState::Dense { values, .. } => values,
-                _ => unreachable!("dense rows are a dense output"),
+                _ => unreachable!("rows written in place are a dense output or one on a pattern"),
             };
             let rows = output_rows(chunking, bind, dim);
-            let row = values.len() / rows.max(1) as usize;
-            let cuts: Vec<usize> = ranges[1..]
-                .iter()
-                .map(|r| first_row(chunking, bind, r.start, rows) as usize * row)
-                .collect();
-            let windows = DenseWindow::split(values, &cuts);
-            let items: Vec<_> = ranges.iter().zip(windows).collect();
-            map_in_order(threads, items, (cancel, progress), |(range, window)| {
-                run(&chunk_bind(range), &mut OutputState::Window(window));
-            })?;
-            Ok(Joined::InPlace)
-        }
-        ChunkOutput::PatternRows { operand } => {
-            let values = match out {
-                OutputState::Dense { values, .. } => values,
-                _ => unreachable!("an output on a pattern accumulates in place"),
+            // Where each chunk's first row starts in the values: rows of
+            // equal length, or the first position of the row in the
+            // pattern's last level.
+            let start = |row: i64| match chunking.output {
+                ChunkOutput::PatternRows { operand } => first_position(bind.levels[operand as usize], row),
+                _ => row as usize * (values.len() / rows.max(1) as usize),
             };
-            let rows = output_rows(chunking, bind, dim);
             let cuts: Vec<usize> = ranges[1..]
                 .iter()
-                .map(|r| first_position(bind.levels[operand as usize], first_row(chunking, bind, r.start, rows)))
+                .map(|r| start(first_row(chunking, bind, r.start, rows)))
                 .collect();
             let windows = DenseWindow::split(values, &cuts);
             let items: Vec<_> = ranges.iter().zip(windows).collect();
