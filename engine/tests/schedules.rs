@@ -333,6 +333,38 @@ fn cases() -> Vec<Case> {
                 "split(i, i0, i1, 3); pos(k, kpos, B); split(kpos, kpos0, kpos1, 3); reorder(i0, i1, kpos0, j, kpos1); parallelize(i0, cpu_threads, atomics)",
             ],
         ),
+        // Fused pairs without pos: one loop over every pair of dense
+        // coordinates, each recovered by division; split, unrolled and
+        // run in parallel.
+        case(
+            "y(i) = A(i,j) * x(j)",
+            vec![("A", "ij", dense(2)), ("x", "j", dense(1))],
+            vec![Format::dense(1)],
+            &[
+                "fuse(i, j, f)",
+                "fuse(i, j, f); split(f, f0, f1, 7); parallelize(f0, cpu_threads, atomics)",
+                "fuse(i, j, f); parallelize(f, cpu_threads, temporary)",
+                "fuse(i, j, f); unroll(f, 3)",
+            ],
+        ),
+        case(
+            "C(i,j) = A(i,k) * B(k,j)",
+            vec![("A", "ik", dense(2)), ("B", "kj", dense(2))],
+            vec![Format::dense(2)],
+            &[
+                "fuse(i, j, f); parallelize(f, cpu_threads, no_races)",
+                "fuse(i, j, f); reorder(f, k)",
+                "fuse(j, k, f)",
+                "fuse(i, j, f); split(f, f0, f1, 5); parallelize(f0, cpu_threads, atomics)",
+                "fuse(i, k, f); split(f, f0, f1, 4); reorder(f0, j, f1)",
+            ],
+        ),
+        case(
+            "A(i,j) = B(i,j,k) * c(k)",
+            vec![("B", "ijk", dense(3)), ("c", "k", dense(1))],
+            vec![Format::dense(2)],
+            &["fuse(i, j, f)", "fuse(j, k, f); parallelize(i, cpu_threads, no_races)"],
+        ),
         // Vector lanes: a loop the order nests others in moves innermost;
         // an innermost loop (dense, driven, or over a block's positions)
         // runs a copy of its body per lane.
@@ -657,7 +689,28 @@ fn every_refusal_says_why() {
             csr(),
             Format::dense(1),
             "fuse(i, j, f)",
-            "schedule, column 1: fuse(i, j, f) makes a pair no pos iterates: tessera runs a fused pair over an operand's positions (pos(f, fpos, A))",
+            "schedule, column 1: fuse(i, j, f) runs one loop over every pair of coordinates, locating each, and A (csr) walks j through its compressed level, which cannot locate: pos(f, fpos, A) iterates its positions instead",
+        ),
+        (
+            "C(i,j) = A(i,k) * B(k,j)",
+            vec![("A", Format::dense(2)), ("B", Format::dense(2))],
+            Format::dense(2),
+            "fuse(i, j, f); split(i, i0, i1, 2)",
+            "schedule, column 16: split names i, which f fuses: split f instead",
+        ),
+        (
+            "C(i,j) = A(i,k) * B(k,j)",
+            vec![("A", Format::dense(2)), ("B", Format::dense(2))],
+            Format::dense(2),
+            "fuse(i, j, f); reorder(j, k)",
+            "schedule, column 16: j is fused into f: reorder f",
+        ),
+        (
+            "a = cos(B(i,k))",
+            vec![("B", Format::dense(2))],
+            Format::dense(0),
+            "fuse(i, k, f)",
+            "schedule, column 1: i, which f fuses, is a loop of a nested sum, whose loops a fuse does not reach yet: fuse variables the nested sums do not loop over",
         ),
         (
             "A(i,j) = B(i,j,k) * c(k)",

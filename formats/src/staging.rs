@@ -58,6 +58,10 @@ pub enum IntOp {
     BitAnd,
     /// Logical shift right.
     Shr,
+    /// Unsigned quotient; 0 when dividing by 0.
+    Div,
+    /// Unsigned remainder; 0 when dividing by 0.
+    Rem,
 }
 
 /// Comparisons of builder values (signed).
@@ -237,6 +241,17 @@ impl<R: StorageResolver> Builder for Immediate<R> {
 }
 
 /// Integer semantics shared by every tier (the interpreter's definition).
+///
+/// ```
+/// use tessera_formats::staging::eval_int_op;
+/// use tessera_formats::IntOp;
+///
+/// assert_eq!(eval_int_op(IntOp::Div, 17, 5), 3);
+/// assert_eq!(eval_int_op(IntOp::Rem, 17, 5), 2);
+/// // Dividing by 0 gives 0 on every tier, never a trap.
+/// assert_eq!(eval_int_op(IntOp::Div, 17, 0), 0);
+/// assert_eq!(eval_int_op(IntOp::Rem, 17, 0), 0);
+/// ```
 #[inline(always)]
 pub fn eval_int_op(op: IntOp, a: i64, b: i64) -> i64 {
     match op {
@@ -247,6 +262,8 @@ pub fn eval_int_op(op: IntOp, a: i64, b: i64) -> i64 {
         IntOp::Max => a.max(b),
         IntOp::BitAnd => a & b,
         IntOp::Shr => ((a as u64) >> (b as u64 & 63)) as i64,
+        IntOp::Div => (a as u64).checked_div(b as u64).unwrap_or(0) as i64,
+        IntOp::Rem => (a as u64).checked_rem(b as u64).unwrap_or(0) as i64,
     }
 }
 

@@ -8,8 +8,8 @@
 //! generators; the schedule is drawn from the same bytes: legal-looking
 //! commands over the statement's variables (`reorder`, `split`, `divide`,
 //! `parallelize` over threads and vector lanes, `precompute` of the
-//! right-hand side, `fuse` and `pos` over an operand's positions and their
-//! blocks, `unroll`, `bound`),
+//! right-hand side, `fuse` alone and with `pos` over an operand's
+//! positions and their blocks, `unroll`, `bound`),
 //! commands on unknown variables, factors of 0, and fragments of text.
 
 use tessera::engine::notation::parse_statement;
@@ -174,6 +174,21 @@ pub fn random_schedule(rng: &mut Rng, vars: &[String], tensors: &[String], rhs: 
                     pick(rng, &loops)
                 };
                 format!("parallelize({var}, cpu_threads, {strategy})")
+            }
+            18 if rng.percent(15) && loops.len() >= 2 => {
+                // A fused pair alone: one loop over every pair of
+                // coordinates, sometimes split or run in parallel.
+                let at = rng.below(loops.len() - 1);
+                let fused = format!("f{n}");
+                let mut text = format!("fuse({}, {}, {fused})", loops[at], loops[at + 1]);
+                if rng.percent(40) {
+                    text.push_str(&format!("; split({fused}, {fused}0, {fused}1, {})", rng.range(1, 9)));
+                }
+                if rng.percent(30) {
+                    let strategy = rng.pick(&["no_races", "atomics", "temporary"]);
+                    text.push_str(&format!("; parallelize({fused}, cpu_threads, {strategy})"));
+                }
+                text
             }
             18 if rng.percent(50) => {
                 // Positions of an operand: a fused pair of neighbouring

@@ -32,6 +32,10 @@ pub enum Relation {
     /// coordinates, running inside a block of positions when the variable
     /// is split.
     Positions { operand: usize, level: usize },
+    /// `outer·n + inner`, `n` the size of `inner` (a schedule's `fuse`
+    /// not iterated by a `pos`): one loop over every pair of the two
+    /// variables' coordinates, which it recovers by division.
+    Fused { outer: Box<LoopVar>, inner: Box<LoopVar> },
 }
 
 /// A schedule's `pos`: a variable running over an operand's positions at
@@ -180,6 +184,8 @@ pub struct Provenance {
     own: Vec<LoopVar>,
     /// Variables over an operand's positions (`pos`).
     positions: Vec<PositionSpace>,
+    /// Variables over pairs of others' coordinates (`fuse` alone).
+    fused: Vec<LoopVar>,
 }
 
 /// Two operands split one variable into blocks of different sizes.
@@ -228,6 +234,42 @@ impl Provenance {
         Ok(())
     }
 
+    /// Fuses `outer` and `inner` into one variable named `name`, which
+    /// loops run over in place of both ([`Relation::Fused`]).
+    pub fn fuse(&mut self, outer: &LoopVar, inner: &LoopVar, name: &str) -> LoopVar {
+        let fused = LoopVar::Derived {
+            name: name.to_string(),
+            relation: Relation::Fused {
+                outer: Box::new(outer.clone()),
+                inner: Box::new(inner.clone()),
+            },
+        };
+        self.fused.push(fused.clone());
+        fused
+    }
+
+    /// The fused variable `v` is a part of, if any.
+    pub fn fused_into(&self, v: &LoopVar) -> Option<&LoopVar> {
+        self.fused.iter().find(|f| match f.relation() {
+            Some(Relation::Fused { outer, inner }) => **outer == *v || **inner == *v,
+            _ => false,
+        })
+    }
+
+    /// The fused variable named `name`, if any.
+    pub fn fused_named(&self, name: &str) -> Option<&LoopVar> {
+        self.fused.iter().find(|f| f.name() == name)
+    }
+
+    /// The variables fused pairs are made of: loops do not run over them,
+    /// but their sizes recover their coordinates.
+    pub fn fused_parts(&self) -> impl Iterator<Item = &LoopVar> {
+        self.fused.iter().flat_map(|f| match f.relation() {
+            Some(Relation::Fused { outer, inner }) => vec![outer.as_ref(), inner.as_ref()],
+            _ => Vec::new(),
+        })
+    }
+
     /// Adds a variable over an operand's positions (a schedule's `pos`).
     pub fn add_positions(&mut self, space: PositionSpace) {
         self.positions.push(space);
@@ -272,6 +314,9 @@ impl Provenance {
     /// The variables loops run over in place of `v`: its blocks and its
     /// place in them when it is split, itself otherwise.
     pub fn expand(&self, v: &LoopVar) -> Vec<LoopVar> {
+        if let Some(fused) = self.fused_into(v) {
+            return self.expand(&fused.clone());
+        }
         match self.split.get(v) {
             Some(&block) => {
                 let (outer, inner) = self.parts(v, block);
@@ -301,7 +346,14 @@ impl Provenance {
 
     /// Each of `vars` expanded ([`Self::expand`]), in order.
     pub fn expand_all<'v>(&self, vars: impl IntoIterator<Item = &'v LoopVar>) -> Vec<LoopVar> {
-        vars.into_iter().flat_map(|v| self.expand(v)).collect()
+        let mut out: Vec<LoopVar> = Vec::new();
+        // Both parts of a fused pair expand to the one loop.
+        for v in vars.into_iter().flat_map(|v| self.expand(v)) {
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
     }
 
     /// Edges between variables, each end expanded.
@@ -350,6 +402,9 @@ impl Provenance {
                 n.div_ceil(block.size(n))
             }
             Some(Relation::WithinBlock { of, block }) => block.size(Provenance::extent(of, sizes)),
+            Some(Relation::Fused { outer, inner }) => {
+                Provenance::extent(outer, sizes).saturating_mul(Provenance::extent(inner, sizes))
+            }
         }
     }
 }

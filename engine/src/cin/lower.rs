@@ -181,12 +181,18 @@ pub fn lower(
     let mut unscanned_operands: Vec<usize> = Vec::new();
     let (provenance, order, summed) = loop {
         let mut provenance = lowerer.provenance(&mut notes);
-        apply_positions(schedule, &mut provenance, &lowerer.operands, &statement_vars)?;
+        apply_positions(schedule, &mut provenance, &lowerer.operands, &output, &statement_vars)?;
         apply_splits(schedule, &mut provenance, &lowerer.operands, &output, &statement_vars)?;
         lowerer.reorder = reorder_edges(schedule, &statement_vars, &provenance)?;
-        let mut summed = provenance.expand_all(&stmt_summed);
-        summed.extend(provenance.own().iter().cloned());
         let mut priority = provenance.expand_all(&free);
+        // A loop over a pair fused from a free and a summed variable is
+        // not a sum: each pair adds into its own component.
+        let mut summed: Vec<LoopVar> = provenance
+            .expand_all(&stmt_summed)
+            .into_iter()
+            .filter(|v| !priority.contains(v))
+            .collect();
+        summed.extend(provenance.own().iter().cloned());
         for v in &summed {
             if !priority.contains(v) {
                 priority.push(v.clone());
@@ -239,6 +245,15 @@ pub fn lower(
         break (provenance, order, summed);
     };
     let nested: Vec<LoopVar> = lowerer.temps.iter().flat_map(|t| t.vars.iter().cloned()).collect();
+    if let Some(part) = provenance.fused_parts().find(|v| nested.contains(v)) {
+        let fused = provenance.fused_into(part).expect("a part of a fused pair");
+        return Err(EngineError::Schedule {
+            column: schedule.column_naming(fused.name()),
+            message: format!(
+                "{part}, which {fused} fuses, is a loop of a nested sum, whose loops a fuse does not reach yet: fuse variables the nested sums do not loop over"
+            ),
+        });
+    }
     check_split_levels(
         schedule,
         &lowerer.operands,
@@ -411,7 +426,10 @@ impl Lowered {
     /// block ends there). Their block sizes follow
     /// ([`Self::block_size_dimension`]).
     pub fn dimension_vars(&self) -> impl Iterator<Item = &LoopVar> {
-        self.order.iter().chain(self.provenance.scheduled())
+        self.order
+            .iter()
+            .chain(self.provenance.scheduled())
+            .chain(self.provenance.fused_parts())
     }
 
     /// Where `v`'s extent is among the run's dimensions.

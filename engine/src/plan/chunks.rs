@@ -43,10 +43,11 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         },
         _ => return Err("the statement has no outer loop".into()),
     };
-    // A chunk of blocks is a chunk of the rows they hold; a level's own
-    // variable (a diagonal, a slot) is not split yet.
+    // A chunk of blocks is a chunk of the rows they hold; a chunk of a
+    // fused pair is a range of its pairs; a level's own variable (a
+    // diagonal, a slot) is not split yet.
     let rows_of_blocks = match var.relation() {
-        None => None,
+        None | Some(Relation::Fused { .. }) => None,
         Some(Relation::Blocks { of, .. }) => Some(of.as_ref()),
         Some(_) => {
             return Err(format!(
@@ -80,7 +81,13 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
     }
     let out = &lowered.output;
     let first = out.level_vars().first().cloned();
-    let leads = first.as_ref() == Some(var) || (first.is_some() && first.as_ref() == rows_of_blocks);
+    // A fused pair leads when the output's first levels are its parts, in
+    // order: its coordinates are then the output's rows.
+    let fused_leads = match var.relation() {
+        Some(Relation::Fused { outer, inner }) => out.level_vars().starts_with(&[(**outer).clone(), (**inner).clone()]),
+        _ => false,
+    };
+    let leads = fused_leads || first.as_ref() == Some(var) || (first.is_some() && first.as_ref() == rows_of_blocks);
     let output = match lowered.assembly {
         OutputAssembly::Dense if leads => ChunkOutput::DenseRows,
         OutputAssembly::Dense => ChunkOutput::DensePartials,

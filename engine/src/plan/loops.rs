@@ -68,6 +68,9 @@ impl Emitter<'_> {
         if let Some(&c) = self.var_regs.get(v) {
             return Some(c);
         }
+        if let Some(fused) = self.lowered.provenance.fused_into(v).cloned() {
+            return self.fused_part(&fused, v);
+        }
         let (outer, inner, block) = self.lowered.provenance.recovery(v)?;
         let (&outer, &inner) = (self.var_regs.get(&outer)?, self.var_regs.get(&inner)?);
         let (scale, c) = (self.block_size(v, block), self.ireg());
@@ -83,6 +86,21 @@ impl Emitter<'_> {
             a: c,
             b: inner,
         });
+        Some(c)
+    }
+
+    /// `v`'s coordinate, a part of the fused `fused = outer·n + inner`:
+    /// `fused / n` or `fused % n`, `n` the inner variable's size.
+    fn fused_part(&mut self, fused: &LoopVar, v: &LoopVar) -> Option<IReg> {
+        let Some(Relation::Fused { outer, inner }) = fused.relation() else {
+            return None;
+        };
+        let f = self.coordinate_of(fused)?;
+        let (n, c) = (self.ireg(), self.ireg());
+        let index = self.var_index(inner);
+        self.ops.push(Op::Dim { dst: n, var: index });
+        let op = if **outer == *v { IntOp::Div } else { IntOp::Rem };
+        self.int_op(op, c, f, n);
         Some(c)
     }
 

@@ -231,6 +231,9 @@ fn describe(relation: &Relation, lowered: &Lowered) -> String {
             format!("{of} / {block}, the block of {of} ({of} = {outer}·{block} + {inner}{cut})")
         }
         Relation::WithinBlock { of, block } => format!("{of} % {block}, the place of {of} in its block"),
+        Relation::Fused { outer, inner } => {
+            format!("{outer}·|{inner}| + {inner}, a pair fused: {outer} = f / |{inner}|, {inner} = f % |{inner}|")
+        }
         Relation::Positions { operand, level } => {
             let op = &lowered.operands[*operand];
             format!(

@@ -24,6 +24,11 @@ pub(crate) fn apply_splits(
 ) -> Result<()> {
     let mut names: Vec<String> = statement_vars.iter().map(|v| v.name().to_string()).collect();
     names.extend(provenance.positions().iter().map(|s| s.var.name().to_string()));
+    let fused: Vec<LoopVar> = statement_vars
+        .iter()
+        .filter_map(|v| provenance.fused_into(v).cloned())
+        .collect();
+    names.extend(fused.iter().map(|f| f.name().to_string()));
     for placed in schedule.commands() {
         let Command::Split {
             var,
@@ -49,7 +54,14 @@ pub(crate) fn apply_splits(
             column: placed.column,
             message,
         };
-        let v = positions.unwrap_or_else(|| LoopVar::Index(IndexVar::new(var)));
+        let v = positions
+            .or_else(|| fused.iter().find(|f| f.name() == var).cloned())
+            .unwrap_or_else(|| LoopVar::Index(IndexVar::new(var)));
+        if let Some(f) = provenance.fused_into(&v) {
+            return Err(refuse(format!(
+                "{command} names {var}, which {f} fuses: {command} {f} instead"
+            )));
+        }
         if v.relation().is_none() && !statement_vars.contains(&v) {
             return Err(refuse(format!(
                 "{command} names {var}, which is not a variable of the statement (its variables: {}); a split variable is not split again yet",
@@ -248,6 +260,13 @@ pub(crate) fn reorder_edges(
                     ordered.extend(space.covers.iter().cloned());
                 }
                 continue;
+            }
+            if let Some(f) = statement_vars
+                .iter()
+                .find(|s| s.name() == v)
+                .and_then(|s| provenance.fused_into(s))
+            {
+                return Err(refuse(format!("{v} is fused into {f}: reorder {f}")));
             }
             if let Some(split) = statement_vars.iter().find(|s| s.name() == v && !loops.contains(s)) {
                 let parts: Vec<String> = provenance.expand(split).iter().map(|p| p.to_string()).collect();

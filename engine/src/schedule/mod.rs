@@ -9,9 +9,9 @@
 //! storage cannot follow without a conversion.
 //!
 //! Commands run today: `reorder`, `split` and `divide` (of a variable a
-//! level locates, or one a compressed level walks in order), `fuse` and
-//! `pos` (an operand's positions, or one fibre's, cut into blocks by a
-//! `split` or `divide`), `parallelize` over `cpu_threads` or `cpu_vector`,
+//! level locates, or one a compressed level walks in order), `fuse` (alone,
+//! over dense pairs) and `pos` (an operand's positions, or one fibre's, cut
+//! into blocks by a `split` or `divide`), `parallelize` over `cpu_threads` or `cpu_vector`,
 //! `unroll`, `bound`, and `precompute` of the whole right-hand side over an
 //! output variable.
 
@@ -78,7 +78,9 @@ pub enum Command {
     },
     /// The loops over `outer` and `inner`, directly nested, become one
     /// loop over `fused`, their pairs in the same order. A fused variable
-    /// is iterated in an operand's positions ([`Command::Pos`]).
+    /// is iterated in an operand's positions ([`Command::Pos`]), or alone
+    /// over every pair of coordinates, recovered by division (every level
+    /// at the pair must locate, and the output must be dense).
     Fuse {
         outer: String,
         inner: String,
@@ -436,6 +438,20 @@ impl Schedule {
     /// Whether the schedule has no command.
     pub fn is_empty(&self) -> bool {
         self.commands.is_empty()
+    }
+
+    /// The column of the first command that makes a variable named
+    /// `name` (0 when none does).
+    pub(crate) fn column_naming(&self, name: &str) -> usize {
+        self.commands
+            .iter()
+            .find(|p| match &p.command {
+                Command::Fuse { fused, .. } => fused == name,
+                Command::Split { outer, inner, .. } => outer == name || inner == name,
+                Command::Pos { pos_var, .. } => pos_var == name,
+                _ => false,
+            })
+            .map_or(0, |p| p.column)
     }
 
     /// The `parallelize` command, if any (the last one wins).

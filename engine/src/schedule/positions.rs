@@ -22,11 +22,13 @@ struct FusedPair {
 /// Adds the variables the schedule's `pos` commands make: each runs over
 /// an operand's positions at the level of its variable, a statement
 /// variable or a pair `fuse` made, whose levels must be the operand's
-/// first ones. A `fuse` no `pos` iterates is refused.
+/// first ones. A `fuse` no `pos` iterates collapses its pair into one loop
+/// over every pair of coordinates ([`Provenance::fuse`]).
 pub(crate) fn apply_positions(
     schedule: &Schedule,
     provenance: &mut Provenance,
     operands: &[Operand],
+    output: &Operand,
     statement_vars: &[LoopVar],
 ) -> Result<()> {
     let mut fused: Vec<FusedPair> = Vec::new();
@@ -134,17 +136,47 @@ pub(crate) fn apply_positions(
             _ => {}
         }
     }
-    if let Some(f) = fused.iter().find(|f| !f.iterated) {
-        return Err(EngineError::Schedule {
-            column: f.column,
-            message: format!(
-                "fuse({}, {}) makes a pair no pos iterates: tessera runs a fused pair over an operand's positions (pos({}, {}pos, A))",
-                var_list(&f.pair),
+    for f in fused.iter().filter(|f| !f.iterated) {
+        check_collapse(f, operands, output)?;
+        provenance.fuse(&f.pair[0], &f.pair[1], &f.name);
+    }
+    Ok(())
+}
+
+/// Checks a `fuse` no `pos` iterates: one loop runs over every pair of
+/// the two variables' coordinates, so every level at them must locate,
+/// and the output must be dense (each pair adds into its component,
+/// whichever variable is summed).
+fn check_collapse(f: &FusedPair, operands: &[Operand], output: &Operand) -> Result<()> {
+    let refuse = |message: String| EngineError::Schedule {
+        column: f.column,
+        message,
+    };
+    let command = format!("fuse({}, {})", var_list(&f.pair), f.name);
+    for op in operands.iter().chain(std::iter::once(output)) {
+        let walker = op
+            .format
+            .levels()
+            .iter()
+            .zip(op.level_vars())
+            .find(|(l, v)| f.pair.contains(v) && !l.level.capabilities().locate);
+        if let Some((level, v)) = walker {
+            return Err(refuse(format!(
+                "{command} runs one loop over every pair of coordinates, locating each, and {} ({}) walks {v} through its {} level, which cannot locate: pos({}, {}pos, {}) iterates its positions instead",
+                op.name,
+                op.format,
+                level.level.name(),
                 f.name,
                 f.name,
-                f.name
-            ),
-        });
+                op.name
+            )));
+        }
+    }
+    if !output.format.is_dense() {
+        return Err(refuse(format!(
+            "{command} without pos adds each pair into its component of the output, which must be dense ({} is {})",
+            output.name, output.format
+        )));
     }
     Ok(())
 }

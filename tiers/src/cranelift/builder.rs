@@ -240,6 +240,19 @@ impl Builder for Clif<'_> {
         self.fb.ins().iconst(types::I8, i64::from(value))
     }
     fn binary(&mut self, op: IntOp, a: Value, b: Value) -> Value {
+        if matches!(op, IntOp::Div | IntOp::Rem) {
+            // 0 when dividing by 0, as the interpreter's `checked_div`.
+            let zero = self.fb.ins().iconst(types::I64, 0);
+            let one = self.fb.ins().iconst(types::I64, 1);
+            let by_zero = self.fb.ins().icmp(IntCC::Equal, b, zero);
+            let divisor = self.fb.ins().select(by_zero, one, b);
+            let result = if op == IntOp::Div {
+                self.fb.ins().udiv(a, divisor)
+            } else {
+                self.fb.ins().urem(a, divisor)
+            };
+            return self.fb.ins().select(by_zero, zero, result);
+        }
         let ins = self.fb.ins();
         match op {
             IntOp::Add => ins.iadd(a, b),
@@ -251,6 +264,7 @@ impl Builder for Clif<'_> {
             // Cranelift takes the shift amount modulo 64, as the
             // interpreter's `b & 63` does.
             IntOp::Shr => ins.ushr(a, b),
+            IntOp::Div | IntOp::Rem => unreachable!("emitted above"),
         }
     }
     fn compare(&mut self, op: Cmp, a: Value, b: Value) -> Value {

@@ -232,6 +232,8 @@ pub(crate) fn int_op(op: IntOp, a: &str, b: &str) -> String {
         IntOp::Max => format!("max({a}, {b})"),
         IntOp::BitAnd => format!("{a} & {b}"),
         IntOp::Shr => format!("(long)((ulong)({a}) >> ({b}))"),
+        IntOp::Div => format!("(({b}) == 0 ? 0 : (long)((ulong)({a}) / (ulong)({b})))"),
+        IntOp::Rem => format!("(({b}) == 0 ? 0 : (long)((ulong)({a}) % (ulong)({b})))"),
     }
 }
 
