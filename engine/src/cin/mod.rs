@@ -19,7 +19,7 @@ pub use order::{choose_order, OrderProblem};
 
 use std::fmt;
 
-use tessera_formats::Format;
+use tessera_formats::{Format, FormatLevel};
 
 use crate::notation::{BinaryOp, Func, IndexVar, Reduction};
 
@@ -88,6 +88,29 @@ impl Operand {
             .enumerate()
             .map(|(k, l)| derived::level_var(self, k, l.projection))
             .collect()
+    }
+
+    /// The first level whose format and variable pass `test`, with its
+    /// variable: where the schedule's checks look for a level at a
+    /// variable that cannot do what a command needs.
+    ///
+    /// ```
+    /// use tessera_engine::cin::{LoopVar, Operand};
+    /// use tessera_engine::notation::IndexVar;
+    /// use tessera_formats::{Format, Level};
+    ///
+    /// let v = |name: &str| LoopVar::Index(IndexVar::new(name));
+    /// let a = Operand { name: "A".into(), id: 0, vars: vec![v("i"), v("j")], format: Format::csr(), fill: 0.0, converted_from: None };
+    /// let (level, var) = a.find_level(|l, _| !l.level.capabilities().locate).unwrap();
+    /// assert_eq!((level.level.name(), var.name()), ("compressed", "j"));
+    /// ```
+    pub fn find_level(&self, test: impl Fn(&FormatLevel, &LoopVar) -> bool) -> Option<(FormatLevel, LoopVar)> {
+        self.format
+            .levels()
+            .iter()
+            .zip(self.level_vars())
+            .find(|(l, v)| test(l, v))
+            .map(|(l, v)| (*l, v))
     }
 }
 

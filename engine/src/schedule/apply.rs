@@ -111,13 +111,7 @@ pub(crate) fn check_split_levels(
         };
         let v = LoopVar::Index(IndexVar::new(var));
         for op in operands.iter().chain(std::iter::once(output)) {
-            let walker = op
-                .format
-                .levels()
-                .iter()
-                .zip(op.level_vars())
-                .find(|(l, lv)| *lv == v && !l.level.capabilities().locate);
-            let Some((level, _)) = walker else {
+            let Some((level, _)) = op.find_level(|l, lv| *lv == v && !l.level.capabilities().locate) else {
                 continue;
             };
             let refuse = |why: &str| {

@@ -154,13 +154,7 @@ fn check_collapse(f: &FusedPair, operands: &[Operand], output: &Operand) -> Resu
     };
     let command = format!("fuse({}, {})", var_list(&f.pair), f.name);
     for op in operands.iter().chain(std::iter::once(output)) {
-        let walker = op
-            .format
-            .levels()
-            .iter()
-            .zip(op.level_vars())
-            .find(|(l, v)| f.pair.contains(v) && !l.level.capabilities().locate);
-        if let Some((level, v)) = walker {
+        if let Some((level, v)) = op.find_level(|l, v| f.pair.contains(v) && !l.level.capabilities().locate) {
             return Err(refuse(format!(
                 "{command} runs one loop over every pair of coordinates, locating each, and {} ({}) walks {v} through its {} level, which cannot locate: pos({}, {}pos, {}) iterates its positions instead",
                 op.name,

@@ -115,11 +115,7 @@ pub(crate) fn loop_tags(
             Command::Unroll { var, factor } => {
                 let v = find(var, order, "no loop runs over")?;
                 let ranged = operands.iter().find_map(|op| {
-                    op.format
-                        .levels()
-                        .iter()
-                        .zip(op.level_vars())
-                        .find(|(l, lv)| *lv == v && matches!(l.level.kind, LevelKind::Range | LevelKind::Offset))
+                    op.find_level(|l, lv| *lv == v && matches!(l.level.kind, LevelKind::Range | LevelKind::Offset))
                         .map(|(l, _)| (op, l.level.name()))
                 });
                 if let Some((op, level)) = ranged {
