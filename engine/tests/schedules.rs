@@ -234,7 +234,10 @@ fn cases() -> Vec<Case> {
             "y(i) = A(i,j) * x(j)",
             vec![("A", "ij", rows()), ("x", "j", dense(1))],
             vec![Format::dense(1)],
-            &["precompute(A(i,j) * x(j), i, i, w)"],
+            &[
+                "precompute(A(i,j) * x(j), i, i, w)",
+                "precompute(A(i,j) * x(j), i, iw, w); split(iw, i0, i1, 3); unroll(i1, 2)",
+            ],
         ),
         // Blocks of an operand's positions: the paper's SpMV (figure 4a),
         // rows spanning blocks, blocks of one position, more blocks than
@@ -856,8 +859,8 @@ fn every_refusal_says_why() {
             spmv,
             csr(),
             Format::dense(1),
-            "precompute(A(i,j) * x(j), i, iw, w)",
-            "schedule, column 1: precompute renames i to iw, which tessera does not run yet: write precompute(A(i,j) * x(j), i, i, w)",
+            "precompute(A(i,j) * x(j), i, j, w)",
+            "schedule, column 1: precompute names j for its workspace's loop over i, but j is already a variable",
         ),
         (
             spmv,

@@ -21,7 +21,9 @@ use super::order::{choose_order, satisfiable, Edges};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Reduction, Statement};
-use crate::schedule::apply::{apply_splits, check_split_levels, precompute_level, reorder_edges};
+use crate::schedule::apply::{
+    apply_splits, check_precompute_names, check_split_levels, precompute_level, reorder_edges,
+};
 use crate::schedule::positions::{apply_positions, place_position_blocks};
 use crate::schedule::tags::loop_tags;
 use crate::schedule::Schedule;
@@ -130,9 +132,10 @@ pub fn lower(
         rhs,
     });
     let free: Vec<LoopVar> = lhs.indices.iter().cloned().map(LoopVar::Index).collect();
+    let statement_vars = stmt_vars(&explicit);
+    check_precompute_names(schedule, &statement_vars)?;
     let resolved = schedule.resolved();
     let schedule = &resolved;
-    let statement_vars = stmt_vars(&explicit);
     let mut lowerer = Lowerer {
         input_format,
         input_fill,

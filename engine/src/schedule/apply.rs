@@ -156,8 +156,29 @@ pub(crate) fn check_split_levels(
 
 /// The output level a `precompute` collects in a workspace: the level of
 /// its variable, and the command's text and column. tessera precomputes the
-/// whole right-hand side over a variable of the output, keeping the
-/// variable's name; anything else is refused with the reason.
+/// whole right-hand side over a variable of the output (a new name for the
+/// workspace's loop is an alias of the variable, resolved before this);
+/// anything else is refused with the reason.
+/// Refuses a `precompute` whose new name for its workspace's loop is
+/// already a variable of the statement (the name would then stand for two
+/// loops). Checked on the schedule as written, before names resolve.
+pub(crate) fn check_precompute_names(schedule: &Schedule, statement_vars: &[LoopVar]) -> Result<()> {
+    for placed in schedule.commands() {
+        let Command::Precompute { var, workspace_var, .. } = &placed.command else {
+            continue;
+        };
+        if workspace_var != var && statement_vars.iter().any(|v| v.name() == workspace_var) {
+            return Err(EngineError::Schedule {
+                column: placed.column,
+                message: format!(
+                    "precompute names {workspace_var} for its workspace's loop over {var}, but {workspace_var} is already a variable"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn precompute_level(
     schedule: &Schedule,
     stmt: &Statement,
@@ -166,10 +187,7 @@ pub(crate) fn precompute_level(
     let mut found = None;
     for placed in schedule.commands() {
         let Command::Precompute {
-            expr,
-            var,
-            workspace_var,
-            workspace,
+            expr, var, workspace, ..
         } = &placed.command
         else {
             continue;
@@ -189,11 +207,6 @@ pub(crate) fn precompute_level(
             return Err(refuse(format!(
                 "precompute of a part of the right-hand side ({expr}) is not run yet: tessera precomputes the whole of it, {}",
                 stmt.rhs
-            )));
-        }
-        if workspace_var != var {
-            return Err(refuse(format!(
-                "precompute renames {var} to {workspace_var}, which tessera does not run yet: write precompute({expr}, {var}, {var}, {workspace})"
             )));
         }
         if stmt.lhs.tensor == *workspace || stmt.rhs.accesses().iter().any(|a| a.tensor == *workspace) {

@@ -317,6 +317,8 @@ impl Schedule {
     ///
     /// let s = Schedule::new().bound("i", "ib", 64, BoundKind::MaxConstraint).unroll("ib", 2);
     /// assert_eq!(s.resolved().to_string(), "bound(i, ib, 64, max_constraint); unroll(i, 2)");
+    /// let p: Schedule = "precompute(A(i,j) * x(j), i, iw, w); unroll(iw, 2)".parse().unwrap();
+    /// assert_eq!(p.resolved().to_string(), "precompute(A(i,j) * x(j), i, i, w); unroll(i, 2)");
     /// ```
     pub fn resolved(&self) -> Schedule {
         let mut aliases: Vec<(String, String)> = Vec::new();
@@ -357,12 +359,20 @@ impl Schedule {
                     var,
                     workspace_var,
                     workspace,
-                } => Command::Precompute {
-                    expr: expr.clone(),
-                    var: name(var),
-                    workspace_var: name(workspace_var),
-                    workspace: workspace.clone(),
-                },
+                } => {
+                    // The workspace's loop is the loop over `var`: a new
+                    // name for it.
+                    let var = name(var);
+                    if *workspace_var != var {
+                        aliases.push((workspace_var.clone(), var.clone()));
+                    }
+                    Command::Precompute {
+                        expr: expr.clone(),
+                        var: var.clone(),
+                        workspace_var: var,
+                        workspace: workspace.clone(),
+                    }
+                }
                 Command::Parallelize { var, races } => Command::Parallelize {
                     var: name(var),
                     races: *races,
