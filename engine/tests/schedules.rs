@@ -947,6 +947,13 @@ fn every_refusal_says_why() {
             "schedule, column 1: parallelize(q, cpu_vector, ignore_races) names q, which the statement does not loop over (its loops: i, j)",
         ),
         (
+            "A(m,k,i,j) = B(i,m,k) * (B(i,m,k) * B(i,m,k)) * B(i,m,k)",
+            vec![("B", "dense,hashed,compressed:2,1,0".parse::<Format>().unwrap())],
+            Format::dense(4),
+            "split(m, m0o, m0i, 9); reorder(j, m0i, k, m0o, i)",
+            "schedule, column 24: B (dense,compressed,compressed:1,2,0) must be walked m0o before k, and the schedule's loops nest j, m0i, k, m0o, i",
+        ),
+        (
             spmv,
             csr(),
             Format::dense(1),
@@ -1050,6 +1057,59 @@ fn a_walk_beside_a_block_of_positions_starts_at_the_block() {
             "a = B(j,i) * (B(j,i) - c(j))",
             &[("B", &b), ("c", &c)],
             Some(&Format::dense(0)),
+            &[],
+            Tolerance::default(),
+            &schedule,
+        )
+        .unwrap_or_else(|e| panic!("{text}: {e}"));
+    }
+}
+
+/// A loop over every coordinate inside a block of positions runs over the
+/// coordinates of the block's positions: a dense level's positions, or a
+/// compressed level's coordinates read at the block's ends (not its
+/// positions taken as coordinates), and no block op runs over the whole
+/// dimension in its place.
+#[test]
+fn loops_over_every_coordinate_in_a_block_run_over_the_blocks_coordinates() {
+    use tessera_formats::CoordinateList;
+    let vector = |n: usize, entries: &[(u64, f64)], format: Format| {
+        let mut list = CoordinateList::new(&[n]);
+        for &(i, v) in entries {
+            list.push(&[i], v).unwrap();
+        }
+        Tensor::pack(&list, format).unwrap()
+    };
+    let dense = vector(9, &[(0, 0.5), (1, -1.75), (8, 1.5)], Format::dense(1));
+    let b = vector(6, &[(0, 0.5), (4, 2.0)], Format::sparse_vector());
+    let c = vector(6, &[(1, 1.0), (3, -2.0), (4, 0.5)], Format::sparse_vector());
+    let engine = crate::suite_engine();
+    for (statement, inputs, output, text) in [
+        (
+            "a = B(i) * B(i)",
+            vec![("B", &dense)],
+            Format::dense(0),
+            "pos(i, ip, B); split(ip, ip0, ip1, 1)",
+        ),
+        (
+            "A(i) = (B(i) - tanh(C(i))) * C(i) * C(i)",
+            vec![("B", &b), ("C", &c)],
+            Format::dense(1),
+            "pos(i, ip, C); split(ip, ip0, ip1, 1)",
+        ),
+        (
+            "A(i) = (B(i) - tanh(C(i))) * C(i) * C(i)",
+            vec![("B", &b), ("C", &c)],
+            Format::sparse_vector(),
+            "pos(i, ip, C); split(ip, ip0, ip1, 2)",
+        ),
+    ] {
+        let schedule: Schedule = text.parse().unwrap();
+        check_scheduled(
+            &engine,
+            statement,
+            &inputs,
+            Some(&output),
             &[],
             Tolerance::default(),
             &schedule,

@@ -247,6 +247,27 @@ pub fn lower(
         };
         break (provenance, order, summed);
     };
+    // A schedule's order that no conversion could make a tensor follow
+    // (a split's parts around another loop) is refused, not planned with
+    // a level located that cannot locate.
+    let at = |v: &LoopVar| order.iter().position(|o| o == v);
+    for op in &lowerer.operands {
+        let broken = provenance
+            .expand_edges(&hard_edges(op))
+            .into_iter()
+            .find(|(a, b)| matches!((at(a), at(b)), (Some(x), Some(y)) if x > y));
+        if let Some((above, below)) = broken {
+            return Err(EngineError::Schedule {
+                column: lowerer.reorder.1,
+                message: format!(
+                    "{} ({}) must be walked {above} before {below}, and the schedule's loops nest {}",
+                    op.name,
+                    op.format,
+                    order.iter().map(LoopVar::name).collect::<Vec<_>>().join(", ")
+                ),
+            });
+        }
+    }
     let nested: Vec<LoopVar> = lowerer.temps.iter().flat_map(|t| t.vars.iter().cloned()).collect();
     if let Some(part) = provenance.fused_parts().find(|v| nested.contains(v)) {
         let fused = provenance.fused_into(part).expect("a part of a fused pair");

@@ -244,7 +244,7 @@ impl Emitter<'_> {
                         // other operands' walked levels start there too.
                         let cut = self.window.as_ref().map(|w| w.operand);
                         for (it, &cursor) in walked.iter().zip(&cursors) {
-                            if Some(it.operand) != cut {
+                            if !cut.is_some_and(|c| self.same_positions(it.operand, c)) {
                                 self.cut_to_coordinates(it, cursor, (first, d));
                             }
                         }

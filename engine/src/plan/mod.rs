@@ -722,9 +722,12 @@ impl<'a> Emitter<'a> {
         // An unrolled loop is emitted as a loop, whatever block op would
         // replace it.
         let unrolled = self.unrolls_within(var, body);
-        // A window of coordinates is emitted as a loop: block ops would
-        // walk its levels' whole segments.
-        let block_ops = self.lowered.operands.iter().all(|op| op.fill == 0.0) && !unrolled && windowed.is_none();
+        // A window of coordinates, or a loop over every coordinate inside a
+        // block of positions, is emitted as a loop: block ops would run over
+        // the whole dimension or the levels' whole segments.
+        let cut_universe = shape.universe && self.in_position_window(var);
+        let block_ops =
+            self.lowered.operands.iter().all(|op| op.fill == 0.0) && !unrolled && windowed.is_none() && !cut_universe;
         // Ops over whole rows walk every row's positions themselves.
         let whole_rows = !self.in_position_window(var)
             && !unrolled

@@ -6,7 +6,7 @@
 //! meet the block, found by binary search once per block. Every tier runs
 //! the same ops, so every tier iterates blocks of positions the same way.
 
-use tessera_formats::{Cmp, IntOp, LevelRef};
+use tessera_formats::{Cmp, IntOp, LevelKind, LevelRef};
 
 use super::{Emitter, IterInfo};
 use crate::bytecode::{IReg, Op};
@@ -162,6 +162,19 @@ impl Emitter<'_> {
         )
     }
 
+    /// Whether operands `a` and `b` have the same positions: the same
+    /// tensor in the same format (a tensor the statement reads twice), so
+    /// a block of one's positions cuts the other's alike.
+    pub(super) fn same_positions(&self, a: usize, b: usize) -> bool {
+        let operands = &self.lowered.operands;
+        a == b
+            || (a < operands.len()
+                && b < operands.len()
+                && operands[a].name == operands[b].name
+                && operands[a].format.levels() == operands[b].format.levels()
+                && operands[a].level_vars() == operands[b].level_vars())
+    }
+
     /// Whether the loop over `var` runs inside a block of positions: block
     /// ops that walk whole rows on their own do not apply to it.
     pub(super) fn in_position_window(&self, var: &LoopVar) -> bool {
@@ -175,7 +188,7 @@ impl Emitter<'_> {
         let Some(w) = self.window.clone() else {
             return;
         };
-        if it.operand != w.operand {
+        if !self.same_positions(it.operand, w.operand) {
             return;
         }
         if it.level == w.level {
@@ -198,31 +211,77 @@ impl Emitter<'_> {
 
     /// The coordinates a loop over every coordinate of `var` runs
     /// through inside the block of positions, `(first, end)`, when `var`
-    /// is the first covered variable and its level is dense (its positions
-    /// are its coordinates). `end` is the loop's extent, cut in place.
+    /// is the first covered variable: the coordinates of the block's
+    /// positions at `var`'s level (of the parents meeting the block, for a
+    /// fused pair). A dense first level's positions are its coordinates;
+    /// another level's are read at the first and last position. `end` is
+    /// the loop's extent, cut in place.
     pub(super) fn window_coordinates(&mut self, var: &LoopVar, extent: IReg) -> Option<IReg> {
         let w = self.window.clone()?;
         if w.covers.first() != Some(var) {
             return None;
         }
-        let first = self.ireg();
-        self.ops.push(Op::IConst { dst: first, value: 0 });
-        if w.level == 0 {
-            self.ops.push(Op::IBin {
-                op: IntOp::Max,
-                dst: first,
-                a: first,
-                b: w.lo,
-            });
-            self.ops.push(Op::IBin {
-                op: IntOp::Min,
-                dst: extent,
-                a: extent,
-                b: w.hi,
-            });
+        let first_level = w.level + 1 - w.covers.len();
+        let (begin, end) = (self.ireg(), self.ireg());
+        if first_level == w.level {
+            self.ops.push(Op::IMove { dst: begin, src: w.lo });
+            self.ops.push(Op::IMove { dst: end, src: w.hi });
         } else {
-            self.parents_meeting_window(&w, first, extent);
+            // The parents: a dense first level's every coordinate, or the
+            // positions of another first level.
+            if self.states[w.operand].formats[first_level].kind == LevelKind::Dense {
+                self.ops.push(Op::IConst { dst: begin, value: 0 });
+                self.ops.push(Op::IMove { dst: end, src: extent });
+            } else {
+                self.ops.push(Op::PosIter {
+                    level: LevelRef::new(w.operand, first_level),
+                    parent: self.states[w.operand].parent_pos(),
+                    begin,
+                    end,
+                });
+            }
+            self.parents_meeting_window(&w, begin, end);
         }
+        let format = self.states[w.operand].formats[first_level];
+        if first_level == 0 && format.kind == LevelKind::Dense {
+            self.int_op(IntOp::Min, extent, extent, end);
+            return Some(begin);
+        }
+        // Sorted coordinates: the first position's, to one past the last's.
+        let first = self.iconst(0);
+        let any = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: any,
+            a: begin,
+            b: end,
+        });
+        let empty = self.jump_unless(any);
+        let level = LevelRef::new(w.operand, first_level);
+        let ancestors = self.ancestors(w.operand, first_level);
+        let (last, found, one) = (self.ireg(), self.breg(), self.iconst(1));
+        self.ops.push(Op::PosAccess {
+            level,
+            pos: begin,
+            ancestors: ancestors.clone(),
+            coord: first,
+            found,
+        });
+        self.int_op(IntOp::Sub, end, end, one);
+        self.ops.push(Op::PosAccess {
+            level,
+            pos: end,
+            ancestors,
+            coord: last,
+            found,
+        });
+        self.int_op(IntOp::Add, last, last, one);
+        self.int_op(IntOp::Min, extent, extent, last);
+        let done = self.ops.len();
+        self.ops.push(Op::Jump { to: usize::MAX });
+        self.patch(empty);
+        self.ops.push(Op::IConst { dst: extent, value: 0 });
+        self.patch(done);
         Some(first)
     }
 
