@@ -236,18 +236,8 @@ impl Emitter<'_> {
         }
         if it.format.kind == LevelKind::Dense {
             // Below the root, a dense level's positions are its coordinates.
-            self.ops.push(Op::IBin {
-                op: IntOp::Max,
-                dst: begin,
-                a: begin,
-                b: chunk.begin,
-            });
-            self.ops.push(Op::IBin {
-                op: IntOp::Min,
-                dst: end,
-                a: end,
-                b: chunk.end,
-            });
+            self.int_op(IntOp::Max, begin, begin, chunk.begin);
+            self.int_op(IntOp::Min, end, end, chunk.end);
             return;
         }
         let level = LevelRef::new(it.operand, 0);

@@ -31,12 +31,7 @@ impl Emitter<'_> {
                 // Chained iterator: children of the whole run of equal parents.
                 let last = self.ireg();
                 let one = self.iconst(1);
-                self.ops.push(Op::IBin {
-                    op: IntOp::Sub,
-                    dst: last,
-                    a: run_end,
-                    b: one,
-                });
+                self.int_op(IntOp::Sub, last, run_end, one);
                 let unused = self.ireg();
                 self.ops.push(Op::PosIter {
                     level,
@@ -74,18 +69,8 @@ impl Emitter<'_> {
         let (outer, inner, block) = self.lowered.provenance.recovery(v)?;
         let (&outer, &inner) = (self.var_regs.get(&outer)?, self.var_regs.get(&inner)?);
         let (scale, c) = (self.block_size(v, block), self.ireg());
-        self.ops.push(Op::IBin {
-            op: IntOp::Mul,
-            dst: c,
-            a: outer,
-            b: scale,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: c,
-            a: c,
-            b: inner,
-        });
+        self.int_op(IntOp::Mul, c, outer, scale);
+        self.int_op(IntOp::Add, c, c, inner);
         Some(c)
     }
 
@@ -231,12 +216,7 @@ impl Emitter<'_> {
             match self.chunk_of(var) {
                 Some((begin, end)) => {
                     self.ops.push(Op::IMove { dst: coord, src: begin });
-                    self.ops.push(Op::IBin {
-                        op: IntOp::Min,
-                        dst: d,
-                        a: d,
-                        b: end,
-                    });
+                    self.int_op(IntOp::Min, d, d, end);
                 }
                 None => match self.window_coordinates(var, d) {
                     Some(first) => {
@@ -359,12 +339,7 @@ impl Emitter<'_> {
                     value: i64::MAX,
                 });
                 for &c in &coords {
-                    self.ops.push(Op::IBin {
-                        op: IntOp::Min,
-                        dst: coord,
-                        a: coord,
-                        b: c,
-                    });
+                    self.int_op(IntOp::Min, coord, coord, c);
                 }
             }
             let mut matched = Vec::new();
@@ -390,12 +365,7 @@ impl Emitter<'_> {
                 let run_end = if !it.format.unique {
                     let e = self.ireg();
                     let one = self.iconst(1);
-                    self.ops.push(Op::IBin {
-                        op: IntOp::Add,
-                        dst: e,
-                        a: cursors[k].0,
-                        b: one,
-                    });
+                    self.int_op(IntOp::Add, e, cursors[k].0, one);
                     let skip = self.jump_unless(m);
                     let scan = self.label();
                     let more = self.breg();
@@ -424,12 +394,7 @@ impl Emitter<'_> {
                         b: coord,
                     });
                     let stop2 = self.jump_unless(same);
-                    self.ops.push(Op::IBin {
-                        op: IntOp::Add,
-                        dst: e,
-                        a: e,
-                        b: one,
-                    });
+                    self.int_op(IntOp::Add, e, e, one);
                     self.ops.push(Op::Jump { to: scan });
                     self.patch(stop);
                     self.patch(stop2);
@@ -488,24 +453,14 @@ impl Emitter<'_> {
                     }),
                     None => {
                         let one = self.iconst(1);
-                        self.ops.push(Op::IBin {
-                            op: IntOp::Add,
-                            dst: cursors[k].0,
-                            a: cursors[k].0,
-                            b: one,
-                        });
+                        self.int_op(IntOp::Add, cursors[k].0, cursors[k].0, one);
                     }
                 }
                 self.patch(skip);
             }
             if dim.is_some() {
                 let one = self.iconst(1);
-                self.ops.push(Op::IBin {
-                    op: IntOp::Add,
-                    dst: coord,
-                    a: coord,
-                    b: one,
-                });
+                self.int_op(IntOp::Add, coord, coord, one);
             }
             exits.push(exit);
             self.end_unrolled_copy(copy, plan_len, states);
@@ -675,12 +630,7 @@ impl Emitter<'_> {
         self.bind_located(shape, involved, coord);
         self.stmt(body, depth + 1);
         self.patch(skip);
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: counter,
-            a: counter,
-            b: one,
-        });
+        self.int_op(IntOp::Add, counter, counter, one);
     }
 
     /// Loads an input's value as soon as all its levels are bound and it is
@@ -794,12 +744,7 @@ impl Emitter<'_> {
                 src: coords[0],
             });
             for &c in &coords[1..] {
-                self.ops.push(Op::IBin {
-                    op: IntOp::Min,
-                    dst: coord,
-                    a: coord,
-                    b: c,
-                });
+                self.int_op(IntOp::Min, coord, coord, c);
             }
             let mut matched = vec![self.false_reg; walked.len()];
             for (&k, &c) in point.iter().zip(&coords) {
@@ -860,12 +805,7 @@ impl Emitter<'_> {
             // Advance the iterators at the merged coordinate.
             for &k in point {
                 let skip = self.jump_unless(matched[k]);
-                self.ops.push(Op::IBin {
-                    op: IntOp::Add,
-                    dst: cursors[k].0,
-                    a: cursors[k].0,
-                    b: one,
-                });
+                self.int_op(IntOp::Add, cursors[k].0, cursors[k].0, one);
                 self.patch(skip);
             }
             self.ops.push(Op::Jump { to: top });

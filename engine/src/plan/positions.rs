@@ -69,12 +69,7 @@ impl Emitter<'_> {
         self.stmt(body, depth + 1);
         self.fibre_block = None;
         self.ops.push(Op::IMove { dst: lo, src: hi });
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: coord,
-            a: coord,
-            b: one,
-        });
+        self.int_op(IntOp::Add, coord, coord, one);
         self.ops.push(Op::Jump { to: top });
         self.patch(exit);
         true
@@ -192,18 +187,8 @@ impl Emitter<'_> {
             return;
         }
         if it.level == w.level {
-            self.ops.push(Op::IBin {
-                op: IntOp::Max,
-                dst: begin,
-                a: begin,
-                b: w.lo,
-            });
-            self.ops.push(Op::IBin {
-                op: IntOp::Min,
-                dst: end,
-                a: end,
-                b: w.hi,
-            });
+            self.int_op(IntOp::Max, begin, begin, w.lo);
+            self.int_op(IntOp::Min, end, end, w.hi);
         } else if it.level + 1 == w.level {
             self.parents_meeting_window(&w, begin, end);
         }
@@ -249,14 +234,7 @@ impl Emitter<'_> {
         }
         // Sorted coordinates: the first position's, to one past the last's.
         let first = self.iconst(0);
-        let any = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: any,
-            a: begin,
-            b: end,
-        });
-        let empty = self.jump_unless(any);
+        let empty = self.exit_unless_lt(begin, end);
         let level = LevelRef::new(w.operand, first_level);
         let ancestors = self.ancestors(w.operand, first_level);
         let (last, found, one) = (self.ireg(), self.breg(), self.iconst(1));
@@ -306,12 +284,7 @@ impl Emitter<'_> {
         let from = match self.position_hint {
             Some(hint) => {
                 let from = self.ireg();
-                self.ops.push(Op::IBin {
-                    op: IntOp::Max,
-                    dst: from,
-                    a: begin,
-                    b: hint,
-                });
+                self.int_op(IntOp::Max, from, begin, hint);
                 from
             }
             None => begin,
@@ -364,42 +337,17 @@ impl Emitter<'_> {
         self.ops.push(Op::IMove { dst: step, src: one });
         // Gallop: every parent before `low` fails.
         let gallop = self.label();
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: probe,
-            a: low,
-            b: step,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Sub,
-            dst: probe,
-            a: probe,
-            b: one,
-        });
+        self.int_op(IntOp::Add, probe, low, step);
+        self.int_op(IntOp::Sub, probe, probe, one);
         let past_end = self.exit_unless_lt(probe, end);
         let passes = self.segment_passes(child, probe, target, edge);
         let failed = self.jump_unless(passes);
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: high,
-            a: probe,
-            b: one,
-        });
+        self.int_op(IntOp::Add, high, probe, one);
         let found = self.ops.len();
         self.ops.push(Op::Jump { to: usize::MAX });
         self.patch(failed);
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: low,
-            a: probe,
-            b: one,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: step,
-            a: step,
-            b: step,
-        });
+        self.int_op(IntOp::Add, low, probe, one);
+        self.int_op(IntOp::Add, step, step, step);
         self.ops.push(Op::Jump { to: gallop });
         self.patch(past_end);
         self.ops.push(Op::IMove { dst: high, src: end });

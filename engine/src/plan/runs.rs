@@ -142,12 +142,7 @@ impl Emitter<'_> {
         let start = self.locate_dense(a, &at(zero));
         let next = self.locate_dense(a, &at(one));
         let step = self.ireg();
-        self.ops.push(Op::IBin {
-            op: IntOp::Sub,
-            dst: step,
-            a: next,
-            b: start,
-        });
+        self.int_op(IntOp::Sub, step, next, start);
         StridedRun {
             operand: a as u32,
             start,
@@ -204,12 +199,7 @@ impl Emitter<'_> {
             a: outer,
             b,
         });
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: c,
-            a: c,
-            b: within,
-        });
+        self.int_op(IntOp::Add, c, c, within);
         c
     }
 
@@ -421,20 +411,10 @@ impl Emitter<'_> {
         }
         let (begin, end) = self.row_range(var, driver);
         let rows = self.ireg();
-        self.ops.push(Op::IBin {
-            op: IntOp::Sub,
-            dst: rows,
-            a: end,
-            b: begin,
-        });
+        self.int_op(IntOp::Sub, rows, end, begin);
         let (one, zero) = (self.iconst(1), self.iconst(0));
         let second = self.ireg();
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: second,
-            a: begin,
-            b: one,
-        });
+        self.int_op(IntOp::Add, second, begin, one);
         // The row operand's value positions (and inner coordinates) at the
         // first two rows.
         let mut factors: SmallVec<[Strided; 3]> = SmallVec::new();

@@ -21,29 +21,14 @@ impl Emitter<'_> {
         let top = self.label();
         let done = self.exit_unless_lt(low, high);
         let mid = self.ireg();
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: mid,
-            a: low,
-            b: high,
-        });
-        self.ops.push(Op::IBin {
-            op: IntOp::Shr,
-            dst: mid,
-            a: mid,
-            b: one,
-        });
+        self.int_op(IntOp::Add, mid, low, high);
+        self.int_op(IntOp::Shr, mid, mid, one);
         let holds = passes(self, mid);
         let fails = self.jump_unless(holds);
         self.ops.push(Op::IMove { dst: high, src: mid });
         self.ops.push(Op::Jump { to: top });
         self.patch(fails);
-        self.ops.push(Op::IBin {
-            op: IntOp::Add,
-            dst: low,
-            a: mid,
-            b: one,
-        });
+        self.int_op(IntOp::Add, low, mid, one);
         self.ops.push(Op::Jump { to: top });
         self.patch(done);
         low

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use tessera_formats::{Cmp, Iteration, Level, LevelRef};
+use tessera_formats::{Iteration, Level, LevelRef};
 
 use super::{Emitter, IterInfo, LoopShape};
 use crate::bytecode::Op;
@@ -113,14 +113,7 @@ impl Emitter<'_> {
         let absent = if self.states[it.operand].present == self.true_reg {
             super::NO_JUMP
         } else {
-            let any = self.breg();
-            self.ops.push(Op::ICmp {
-                op: Cmp::Lt,
-                dst: any,
-                a: begin,
-                b: end,
-            });
-            self.jump_unless(any)
+            self.exit_unless_lt(begin, end)
         };
         let found = self.breg();
         let ancestors = self.ancestors(it.operand, it.level);

@@ -175,6 +175,25 @@ fn check_collapse(f: &FusedPair, operands: &[Operand], output: &Operand) -> Resu
     Ok(())
 }
 
+/// Why blocks of `op`'s positions could not add up the statement in
+/// parts, if they could not: a block holds part of a fibre, so only sums
+/// add up, and the statement must be zero wherever `op` is (a factor of
+/// every term, with a fill of 0).
+fn check_blocks_sum(op: &Operand, statement: &Statement) -> std::result::Result<(), String> {
+    if let Some(reduction) = non_sum_reduction(&statement.rhs) {
+        return Err(format!(
+            "the statement reduces by {reduction}: a block of positions holds part of a fibre, and only sums add up in parts"
+        ));
+    }
+    if op.fill != 0.0 || !annihilated_by(&statement.rhs, &op.name) {
+        return Err(format!(
+            "{} is not a factor of every term of {} (with a fill of 0), so components outside its positions could be nonzero",
+            op.name, statement.rhs
+        ));
+    }
+    Ok(())
+}
+
 /// Whether the expression is zero wherever `tensor` is: a product with it
 /// as a factor, negated or summed. Then iterating `tensor`'s positions
 /// visits every component that can be nonzero.
@@ -245,17 +264,7 @@ pub(crate) fn place_position_blocks(
                 var_list(order)
             )));
         }
-        if let Some(reduction) = non_sum_reduction(&statement.rhs) {
-            return Err(refuse(format!(
-                "the statement reduces by {reduction}: a block of positions holds part of a fibre, and only sums add up in parts"
-            )));
-        }
-        if op.fill != 0.0 || !annihilated_by(&statement.rhs, &op.name) {
-            return Err(refuse(format!(
-                "{} is not a factor of every term of {} (with a fill of 0), so components outside its positions could be nonzero",
-                op.name, statement.rhs
-            )));
-        }
+        check_blocks_sum(op, statement).map_err(refuse)?;
         if cin.any(&|c| matches!(c, Cin::Workspace { .. })) {
             return Err(refuse(format!(
                 "the output is collected in a workspace, and a fibre whose positions span two blocks of {} would be assembled twice; use a dense output, or one whose entries arrive in order",
@@ -307,17 +316,7 @@ fn place_fibre_blocks(
             space.var, op.name
         )));
     }
-    if let Some(reduction) = non_sum_reduction(&statement.rhs) {
-        return Err(refuse(format!(
-            "the statement reduces by {reduction}: a block of positions holds part of a fibre, and only sums add up in parts"
-        )));
-    }
-    if op.fill != 0.0 || !annihilated_by(&statement.rhs, &op.name) {
-        return Err(refuse(format!(
-            "{} is not a factor of every term of {} (with a fill of 0), so components outside its positions could be nonzero",
-            op.name, statement.rhs
-        )));
-    }
+    check_blocks_sum(op, statement).map_err(refuse)?;
     if !dense_output {
         return Err(refuse(format!(
             "the blocks of {} add each fibre's sums in parts, which a sparse output would receive out of order; use a dense output, or one stored as {} is (its pattern)",
