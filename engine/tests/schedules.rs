@@ -230,6 +230,46 @@ fn cases() -> Vec<Case> {
                 "precompute(A(i,j) + B(i,j), i, i, w)",
             ],
         ),
+        // Precomputes of some of the factors: a vector temporary over the
+        // variable, summed over what only those factors use.
+        case(
+            "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+            vec![
+                ("B", "ikl", vec![Format::csf(3), Format::coo(3), Format::dense(3)]),
+                ("C", "kj", vec![Format::dense(2), Format::csr()]),
+                ("D", "lj", vec![Format::dense(2)]),
+            ],
+            vec![Format::dense(2), Format::csr()],
+            &[
+                "precompute(B(i,k,l) * D(l,j), j, j, w)",
+                "precompute(D(l,j) * B(i,k,l), j, jw, w); parallelize(i, cpu_threads, no_races)",
+                "precompute(C(k,j) * D(l,j), j, j, w)",
+                "split(i, i0, i1, 4); precompute(B(i,k,l) * D(l,j), j, j, w); parallelize(i0, cpu_threads, no_races)",
+            ],
+        ),
+        case(
+            "y(i) = A(i,j) * B(j,k) * x(k)",
+            vec![
+                ("A", "ij", rows()),
+                ("B", "jk", vec![Format::csr(), Format::dense(2)]),
+                ("x", "k", vec![Format::dense(1), Format::sparse_vector()]),
+            ],
+            vec![Format::dense(1), Format::sparse_vector()],
+            &["precompute(B(j,k) * x(k), j, j, w)", "precompute(A(i,j) * B(j,k), k, k, w)"],
+        ),
+        case(
+            "C(i,j) = A(i,k) * B(k,l) * D(l,j)",
+            vec![
+                ("A", "ik", vec![Format::csr()]),
+                ("B", "kl", vec![Format::csr(), Format::dense(2)]),
+                ("D", "lj", vec![Format::csr(), Format::dense(2)]),
+            ],
+            vec![Format::csr(), Format::dense(2)],
+            &[
+                "precompute(B(k,l) * D(l,j), j, j, w)",
+                "precompute(B(k,l) * D(l,j), j, j, w); parallelize(i, cpu_threads, no_races)",
+            ],
+        ),
         case(
             "y(i) = A(i,j) * x(j)",
             vec![("A", "ij", rows()), ("x", "j", dense(1))],
@@ -852,8 +892,36 @@ fn every_refusal_says_why() {
             spmv,
             csr(),
             Format::dense(1),
-            "precompute(A(i,j), i, i, w)",
-            "schedule, column 1: precompute of a part of the right-hand side (A(i,j)) is not run yet: tessera precomputes the whole of it, A(i,j) * x(j)",
+            "precompute(A(i,j) * z(j), i, i, w)",
+            "schedule, column 1: precompute's expression A(i,j) * z(j) is not a product of factors of the right-hand side A(i,j) * x(j): z(j) is not one of them",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "precompute(x(j), i, i, w)",
+            "schedule, column 1: precompute over i, which x(j) does not use: its workspace is a vector over one of its variables",
+        ),
+        (
+            "y(i) = A(i,j) * B(j,k) * x(k)",
+            vec![("A", Format::csr()), ("B", Format::csr()), ("x", Format::dense(1))],
+            Format::dense(1),
+            "precompute(B(j,k) * x(k), k, k, w)",
+            "schedule, column 1: precompute over k, which only B(j,k) * x(k) uses, and sums over: the rest of the product must read the workspace at k",
+        ),
+        (
+            spmv,
+            csr(),
+            Format::dense(1),
+            "precompute(A(i,j) * x(j), i, i, w); precompute(x(j), j, j, v)",
+            "schedule, column 37: a second precompute: precompute(A(i,j) * x(j), i, i, w) already precomputes, and a statement takes one precompute",
+        ),
+        (
+            spmv,
+            vec![("A", Format::dense(2)), ("x", Format::dense(1))],
+            Format::dense(1),
+            "split(j, j0, j1, 4); precompute(x(j), j, j, w)",
+            "schedule, column 22: precompute over j, which the loops run as j0, j1: a workspace is a vector over one loop's variable",
         ),
         (
             spmv,

@@ -285,6 +285,20 @@ pub enum Op {
         dst: FReg,
     },
 
+    /// `dst = temps[temp][index]`: a component of a vector temporary (a
+    /// `precompute`'s workspace, [`Program::temps`]).
+    TempLoad {
+        temp: u32,
+        index: IReg,
+        dst: FReg,
+    },
+    /// `temps[temp][index] = value`.
+    TempStore {
+        temp: u32,
+        index: IReg,
+        value: FReg,
+    },
+
     /// Dense output: `values[pos] += value`.
     AccumOutput {
         pos: IReg,
@@ -542,6 +556,26 @@ pub struct Program {
     pub vars: Vec<String>,
     /// How the program runs in chunks; `None` when it runs whole.
     pub chunking: Option<Chunking>,
+    /// The vector temporaries each run keeps for itself: temporary `k`
+    /// has one component per coordinate of loop variable `temps[k]`
+    /// (indexed like [`Program::vars`]). Their contents start undefined:
+    /// the program fills them before it reads them.
+    pub temps: Vec<u32>,
+}
+
+impl Program {
+    /// The length of each vector temporary in a run whose loop variables
+    /// have sizes `dims` ([`Program::temps`]).
+    ///
+    /// ```
+    /// use tessera_engine::bytecode::Program;
+    ///
+    /// let program = Program { temps: vec![1], ..Program::default() };
+    /// assert_eq!(program.temp_lengths(&[7, 16]), vec![16]);
+    /// ```
+    pub fn temp_lengths(&self, dims: &[i64]) -> Vec<usize> {
+        self.temps.iter().map(|&v| dims[v as usize].max(0) as usize).collect()
+    }
 }
 
 impl Op {
@@ -592,6 +626,8 @@ impl Op {
             | Op::FNeg { .. }
             | Op::FCall { .. }
             | Op::LoadValue { .. }
+            | Op::TempLoad { .. }
+            | Op::TempStore { .. }
             | Op::DotBlock { .. }
             | Op::DenseDot { .. }
             | Op::Halt => false,
@@ -697,6 +733,8 @@ impl fmt::Display for Op {
             Op::FCall { func, dst, a, b } => write!(f, "f{dst} = call {func} f{a}, f{b}"),
             Op::FNeg { dst, a } => write!(f, "f{dst} = fneg f{a}"),
             Op::LoadValue { operand, pos, dst } => write!(f, "f{dst} = value t{operand}[r{pos}]"),
+            Op::TempLoad { temp, index, dst } => write!(f, "f{dst} = w{temp}[r{index}]"),
+            Op::TempStore { temp, index, value } => write!(f, "w{temp}[r{index}] = f{value}"),
             Op::AccumOutput { pos, value } => write!(f, "out[r{pos}] += f{value}"),
             Op::Append { coords, value } => write!(f, "append {} f{value}", regs(coords)),
             Op::WorkspaceAccum { coords, value } => {
@@ -930,6 +968,15 @@ impl fmt::Display for Program {
                 .collect::<Vec<_>>()
                 .join(" ")
         )?;
+        if !self.temps.is_empty() {
+            let temps: Vec<String> = self
+                .temps
+                .iter()
+                .enumerate()
+                .map(|(k, v)| format!("w{k}(v{v})"))
+                .collect();
+            writeln!(f, "; vector temporaries: {}", temps.join(" "))?;
+        }
         for (k, op) in self.ops.iter().enumerate() {
             writeln!(f, "{k:4}  {op}")?;
         }

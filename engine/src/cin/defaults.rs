@@ -153,7 +153,7 @@ pub(super) fn is_factor(expr: &CinExpr, k: usize, operands: &[Operand]) -> bool 
             [lhs, rhs] => side(func.annihilators(), &|a, b| func.apply(&[a, b]), lhs, rhs),
             _ => false,
         },
-        CinExpr::Literal(_) | CinExpr::Temp(_) | CinExpr::Reduced { .. } => false,
+        CinExpr::Literal(_) | CinExpr::Temp(_) | CinExpr::TempAt(..) | CinExpr::Reduced { .. } => false,
     }
 }
 

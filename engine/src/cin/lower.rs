@@ -18,11 +18,12 @@ use tessera_formats::{Format, Level, LevelFormat, LevelKind};
 use super::defaults::{is_factor, output_lead, rescanned, unscanned, Scope};
 use super::derived::{Provenance, Relation};
 use super::order::{choose_order, satisfiable, Edges};
+use super::precompute::precomputed_part;
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Reduction, Statement};
 use crate::schedule::apply::{
-    apply_splits, check_precompute_names, check_split_levels, precompute_level, reorder_edges,
+    apply_splits, check_precompute_names, check_split_levels, precompute_command, precompute_level, reorder_edges,
 };
 use crate::schedule::positions::{apply_positions, place_position_blocks};
 use crate::schedule::tags::loop_tags;
@@ -88,6 +89,25 @@ struct Temp {
     body: CinExpr,
     free: BTreeSet<LoopVar>,
     children: Vec<TempId>,
+    /// The free variable a `precompute`'s temporary is a vector over: its
+    /// producer loops over it too, and the consumer reads its components.
+    index: Option<LoopVar>,
+}
+
+impl Temp {
+    /// The variables bound by the loops around the temporary's `where`.
+    fn enclosing(&self) -> BTreeSet<LoopVar> {
+        let mut out = self.free.clone();
+        if let Some(index) = &self.index {
+            out.remove(index);
+        }
+        out
+    }
+
+    /// The loops of its producer: its sums, and its index.
+    fn loops(&self) -> Vec<LoopVar> {
+        self.vars.iter().chain(self.index.iter()).cloned().collect()
+    }
 }
 
 struct Lowerer<'a> {
@@ -144,7 +164,34 @@ pub fn lower(
         reorder: (Vec::new(), 0),
     };
     let (top_vars, body) = peel(hoist(explicit.rhs.clone()));
-    let (body, root_temps) = lowerer.expr(&body)?;
+    let precompute = precompute_command(schedule, stmt)?;
+    let part = match &precompute {
+        Some(command) => precomputed_part(command, &top_vars, &body)?,
+        None => None,
+    };
+    let (top_vars, body, root_temps) = match part {
+        None => {
+            let (body, temps) = lowerer.expr(&body)?;
+            (top_vars, body, temps)
+        }
+        Some(part) => {
+            let temp = lowerer.push_temp(
+                part.sums.clone(),
+                Reduction::Sum,
+                &part.factors,
+                Some(part.index.clone()),
+            )?;
+            let (rest, mut temps) = lowerer.expr(&part.rest)?;
+            temps.insert(0, temp);
+            let body = CinExpr::Binary {
+                op: BinaryOp::Mul,
+                lhs: Box::new(CinExpr::TempAt(temp, part.index)),
+                rhs: Box::new(rest),
+            };
+            let top: Vec<LoopVar> = top_vars.into_iter().filter(|v| !part.sums.contains(v)).collect();
+            (top, body, temps)
+        }
+    };
     let mut notes = Vec::new();
     lowerer.convert_unsupported(output_format, &body, &mut notes);
 
@@ -268,7 +315,23 @@ pub fn lower(
             });
         }
     }
-    let nested: Vec<LoopVar> = lowerer.temps.iter().flat_map(|t| t.vars.iter().cloned()).collect();
+    let nested: Vec<LoopVar> = lowerer.temps.iter().flat_map(Temp::loops).collect();
+    if let Some(index) = lowerer.temps.iter().find_map(|t| t.index.as_ref()) {
+        if provenance.expand(index) != [index.clone()] {
+            let command = precompute
+                .as_ref()
+                .expect("an indexed temporary comes from a precompute");
+            return Err(command.refuse(format!(
+                "precompute over {index}, which the loops run as {}: a workspace is a vector over one loop's variable",
+                provenance
+                    .expand(index)
+                    .iter()
+                    .map(LoopVar::name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
     if let Some(part) = provenance.fused_parts().find(|v| nested.contains(v)) {
         let fused = provenance.fused_into(part).expect("a part of a fused pair");
         return Err(EngineError::Schedule {
@@ -342,7 +405,11 @@ pub fn lower(
             }
         }
     };
-    let workspace_from = match precompute_level(schedule, stmt, &output)? {
+    let whole = match (&precompute, lowerer.temps.iter().any(|t| t.index.is_some())) {
+        (Some(command), false) => Some((precompute_level(command, &output)?, command.text.clone())),
+        _ => None,
+    };
+    let workspace_from = match whole {
         None => workspace_from,
         Some((level, command)) => {
             let level_vars = output.level_vars();
@@ -397,6 +464,7 @@ pub fn lower(
     let builder = ChainBuilder {
         temps: &lowerer.temps,
         order: &order,
+        provenance: &provenance,
     };
     let mut next_temp = lowerer.temps.len();
     let cin = builder.build(
@@ -658,35 +726,48 @@ impl Lowerer<'_> {
             },
             Expr::Reduce { op, .. } => {
                 let (vars, reduction, body) = peel_reductions(hoist(e.clone()), *op);
-                let (body, children) = self.expr(&body)?;
-                // Free variables: those of the operands the body reads
-                // directly, and those its inner temps leave free (the
-                // operands inside an inner temp may use variables that temp
-                // sums over, which are not free here).
-                let mut direct = Vec::new();
-                body.operands(&mut direct);
-                let mut free = BTreeSet::new();
-                for &a in &direct {
-                    free.extend(self.operands[a].vars.iter().cloned());
-                }
-                for c in &children {
-                    free.extend(self.temps[c.0].free.iter().cloned());
-                }
-                for v in &vars {
-                    free.remove(v);
-                }
-                self.temps.push(Temp {
-                    vars,
-                    reduction,
-                    body,
-                    free,
-                    children,
-                });
-                let id = TempId(self.temps.len() - 1);
+                let id = self.push_temp(vars, reduction, &body, None)?;
                 here.push(id);
                 CinExpr::Temp(id)
             }
         })
+    }
+
+    /// A temporary that combines `body` by `reduction` over `vars`; with
+    /// an `index`, a vector over it.
+    fn push_temp(
+        &mut self,
+        vars: Vec<LoopVar>,
+        reduction: Reduction,
+        body: &Expr,
+        index: Option<LoopVar>,
+    ) -> Result<TempId> {
+        let (body, children) = self.expr(body)?;
+        // Free variables: those of the operands the body reads directly,
+        // and those its inner temps leave free (the operands inside an
+        // inner temp may use variables that temp sums over, which are not
+        // free here).
+        let mut direct = Vec::new();
+        body.operands(&mut direct);
+        let mut free = BTreeSet::new();
+        for &a in &direct {
+            free.extend(self.operands[a].vars.iter().cloned());
+        }
+        for c in &children {
+            free.extend(self.temps[c.0].free.iter().cloned());
+        }
+        for v in &vars {
+            free.remove(v);
+        }
+        self.temps.push(Temp {
+            vars,
+            reduction,
+            body,
+            free,
+            children,
+            index,
+        });
+        Ok(TempId(self.temps.len() - 1))
     }
 
     /// Converts inputs whose formats the planner cannot iterate as they are,
@@ -807,7 +888,7 @@ impl Lowerer<'_> {
         }];
         scopes.extend(self.temps.iter().map(|t| Scope {
             body: &t.body,
-            enclosing: t.free.clone(),
+            enclosing: t.enclosing(),
         }));
         scopes
     }
@@ -841,9 +922,9 @@ impl Lowerer<'_> {
     ) -> Result<std::result::Result<Vec<LoopVar>, usize>> {
         let mut fixed: Edges = Vec::new();
         for t in &self.temps {
-            for f in &t.free {
-                for v in &t.vars {
-                    fixed.push((f.clone(), v.clone()));
+            for f in &t.enclosing() {
+                for v in t.loops() {
+                    fixed.push((f.clone(), v));
                 }
             }
         }
@@ -1144,6 +1225,7 @@ fn consecutive_edges(op: &Operand) -> Edges {
 struct ChainBuilder<'a> {
     temps: &'a [Temp],
     order: &'a [LoopVar],
+    provenance: &'a Provenance,
 }
 
 impl ChainBuilder<'_> {
@@ -1164,10 +1246,20 @@ impl ChainBuilder<'_> {
         next_temp: &mut usize,
     ) -> Cin {
         let bound: BTreeSet<LoopVar> = outer.iter().cloned().chain(chain[..d].iter().cloned()).collect();
+        // A variable is bound once the loops it is recovered from are.
         let placement = |t: &TempId| -> usize {
-            let free = &self.temps[t.0].free;
+            let free = &self.temps[t.0].enclosing();
             (0..=chain.len())
-                .find(|&depth| free.iter().all(|v| outer.contains(v) || chain[..depth].contains(v)))
+                .find(|&depth| {
+                    free.iter().all(|v| {
+                        outer.contains(v)
+                            || self
+                                .provenance
+                                .expand(v)
+                                .iter()
+                                .all(|p| outer.contains(p) || chain[..depth].contains(p))
+                    })
+                })
                 .unwrap_or(chain.len())
         };
         let here: Vec<TempId> = temps.iter().copied().filter(|t| placement(t) == d).collect();
@@ -1182,6 +1274,7 @@ impl ChainBuilder<'_> {
             Cin::Where {
                 temp: reduction,
                 reduction: op,
+                index: None,
                 producer: Box::new(producer),
                 consumer: Box::new(Cin::Assign {
                     target: Target::Output,
@@ -1211,8 +1304,30 @@ impl ChainBuilder<'_> {
         let mut stmt = inner;
         for t in here.iter().rev() {
             let temp = &self.temps[t.0];
-            let mut vars = temp.vars.clone();
+            let mut vars = temp.loops();
             vars.sort_by_key(|v| self.order.iter().position(|o| o == v));
+            if let Some(index) = &temp.index {
+                // Every loop of the producer combines into the component
+                // at the index's coordinate.
+                let producer = self.build(
+                    &vars,
+                    0,
+                    &temp.children,
+                    &bound,
+                    temp.body.clone(),
+                    None,
+                    None,
+                    next_temp,
+                );
+                stmt = Cin::Where {
+                    temp: *t,
+                    reduction: temp.reduction,
+                    index: Some(index.clone()),
+                    producer: Box::new(retarget(producer, Target::TempAt(*t, index.clone()))),
+                    consumer: Box::new(stmt),
+                };
+                continue;
+            }
             // A sum collects its loops in a partial of its own, which the
             // block ops for sums match; other reductions combine into the
             // temporary directly.
@@ -1236,6 +1351,7 @@ impl ChainBuilder<'_> {
             stmt = Cin::Where {
                 temp: *t,
                 reduction: temp.reduction,
+                index: None,
                 producer: Box::new(producer),
                 consumer: Box::new(stmt),
             };
@@ -1265,11 +1381,13 @@ fn retarget(cin: Cin, target: Target) -> Cin {
         Cin::Where {
             temp,
             reduction,
+            index,
             producer,
             consumer,
         } => Cin::Where {
             temp,
             reduction,
+            index,
             producer,
             consumer: Box::new(retarget(*consumer, target)),
         },

@@ -12,6 +12,7 @@ mod defaults;
 mod derived;
 mod lower;
 mod order;
+mod precompute;
 
 pub use derived::{Blocking, PositionSpace, Provenance, Relation, Sizes};
 pub use lower::{lower, Lowered, OutputAssembly, VarBound};
@@ -127,6 +128,9 @@ pub enum CinExpr {
     Access(usize),
     Literal(f64),
     Temp(TempId),
+    /// A vector temporary's component at the current coordinate of the
+    /// variable that indexes it (a `precompute`'s workspace).
+    TempAt(TempId, LoopVar),
     Neg(Box<CinExpr>),
     Binary {
         op: BinaryOp,
@@ -152,7 +156,7 @@ impl CinExpr {
     /// annihilate or add nothing.
     pub fn divides_or_calls(&self) -> bool {
         match self {
-            CinExpr::Access(_) | CinExpr::Literal(_) | CinExpr::Temp(_) => false,
+            CinExpr::Access(_) | CinExpr::Literal(_) | CinExpr::Temp(_) | CinExpr::TempAt(..) => false,
             CinExpr::Call { .. } => true,
             CinExpr::Neg(e) => e.divides_or_calls(),
             CinExpr::Reduced { op, body } => *op != Reduction::Sum || body.divides_or_calls(),
@@ -166,7 +170,7 @@ impl CinExpr {
     pub fn substitute(&self, temp: TempId, with: &CinExpr) -> CinExpr {
         let sub = |e: &CinExpr| Box::new(e.substitute(temp, with));
         match self {
-            CinExpr::Temp(t) if *t == temp => with.clone(),
+            CinExpr::Temp(t) | CinExpr::TempAt(t, _) if *t == temp => with.clone(),
             CinExpr::Neg(e) => CinExpr::Neg(sub(e)),
             CinExpr::Binary { op, lhs, rhs } => CinExpr::Binary {
                 op: *op,
@@ -189,7 +193,7 @@ impl CinExpr {
     pub fn operands(&self, out: &mut Vec<usize>) {
         match self {
             CinExpr::Access(a) => out.push(*a),
-            CinExpr::Literal(_) | CinExpr::Temp(_) => {}
+            CinExpr::Literal(_) | CinExpr::Temp(_) | CinExpr::TempAt(..) => {}
             CinExpr::Neg(e) => e.operands(out),
             CinExpr::Binary { lhs, rhs, .. } => {
                 lhs.operands(out);
@@ -202,7 +206,7 @@ impl CinExpr {
     /// Temporaries read by the expression.
     pub fn temps(&self, out: &mut Vec<TempId>) {
         match self {
-            CinExpr::Temp(t) => out.push(*t),
+            CinExpr::Temp(t) | CinExpr::TempAt(t, _) => out.push(*t),
             CinExpr::Access(_) | CinExpr::Literal(_) => {}
             CinExpr::Neg(e) => e.temps(out),
             CinExpr::Binary { lhs, rhs, .. } => {
@@ -223,6 +227,9 @@ pub enum Target {
     /// A temporary, combined from its reduction's identity by the
     /// reduction of its `where`.
     Temp(TempId),
+    /// A vector temporary's component at the current coordinate of the
+    /// variable that indexes it, combined likewise.
+    TempAt(TempId, LoopVar),
 }
 
 /// A concrete index notation statement.
@@ -231,10 +238,14 @@ pub enum Cin {
     /// `forall var: body`.
     Forall { var: LoopVar, body: Box<Cin> },
     /// `consumer where producer`: the producer computes `temp` first,
-    /// combining what it assigns by `reduction`.
+    /// combining what it assigns by `reduction`. A temporary with an
+    /// `index` is a vector, one component per coordinate of that variable
+    /// (a `precompute`'s workspace), which the producer's loops fill and
+    /// the consumer's loop over `index` reads.
     Where {
         temp: TempId,
         reduction: Reduction,
+        index: Option<LoopVar>,
         producer: Box<Cin>,
         consumer: Box<Cin>,
     },
@@ -282,6 +293,7 @@ impl CinPrinter<'_> {
             CinExpr::Access(a) => access(&self.operands[*a], f),
             CinExpr::Literal(v) => write!(f, "{v}"),
             CinExpr::Temp(t) => write!(f, "t{}", t.0),
+            CinExpr::TempAt(t, index) => write!(f, "t{}({index})", t.0),
             CinExpr::Neg(e) => {
                 write!(f, "-(")?;
                 self.expr(e, f)?;
@@ -322,12 +334,14 @@ impl CinPrinter<'_> {
             Cin::Where {
                 temp,
                 reduction,
+                index,
                 producer,
                 consumer,
             } => {
+                let at = index.as_ref().map_or(String::new(), |v| format!("({v})"));
                 match reduction {
-                    Reduction::Sum => writeln!(f, "{pad}where t{} =", temp.0)?,
-                    op => writeln!(f, "{pad}where t{} = {op} of", temp.0)?,
+                    Reduction::Sum => writeln!(f, "{pad}where t{}{at} =", temp.0)?,
+                    op => writeln!(f, "{pad}where t{}{at} = {op} of", temp.0)?,
                 }
                 self.stmt(producer, depth + 2, f)?;
                 writeln!(f, "{pad}in")?;
@@ -345,6 +359,7 @@ impl CinPrinter<'_> {
                 match target {
                     Target::Output => access(self.output, f)?,
                     Target::Temp(t) => write!(f, "t{}", t.0)?,
+                    Target::TempAt(t, index) => write!(f, "t{}({index})", t.0)?,
                 }
                 write!(f, " += ")?;
                 self.expr(expr, f)?;

@@ -59,6 +59,11 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
     let mut ir = vec![0i64; program.int_regs];
     let mut fr = vec![0f64; program.float_regs];
     let mut br = vec![false; program.bool_regs];
+    let mut temps: Vec<Vec<f64>> = program
+        .temp_lengths(&bind.dims)
+        .into_iter()
+        .map(|n| vec![0.0; n])
+        .collect();
     let mut strided = StridedBatch::new(bind.threads);
     // A program whose only output op is `Append` hands its entries over in
     // batches (as compiled kernels do), which the assembler takes as runs.
@@ -189,6 +194,12 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::FCall { func, dst, a, b } => fr[*dst as usize] = func.apply(&[fr[*a as usize], fr[*b as usize]]),
             Op::LoadValue { operand, pos, dst } => {
                 fr[*dst as usize] = bind.values[*operand as usize][ir[*pos as usize] as usize]
+            }
+            Op::TempLoad { temp, index, dst } => {
+                fr[*dst as usize] = temps[*temp as usize][ir[*index as usize] as usize]
+            }
+            Op::TempStore { temp, index, value } => {
+                temps[*temp as usize][ir[*index as usize] as usize] = fr[*value as usize]
             }
             Op::AccumOutput { pos, value } => out.accumulate(ir[*pos as usize] as usize, fr[*value as usize]),
             Op::Append { coords, value } if batched => appends.push(&ir, coords, fr[*value as usize], out),

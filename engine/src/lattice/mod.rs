@@ -152,7 +152,7 @@ impl Lattice {
                 Some((fills.operand)(*a)),
             ),
             CinExpr::Literal(v) => (Lattice::constant(), Some(*v)),
-            CinExpr::Temp(t) => (Lattice::universe(), (fills.temp)(*t)),
+            CinExpr::Temp(t) | CinExpr::TempAt(t, _) => (Lattice::universe(), (fills.temp)(*t)),
             CinExpr::Neg(e) => {
                 let (lattice, fill) = build(e)?;
                 (lattice, fill.map(|v| -v))

@@ -35,6 +35,7 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         Cin::Where {
             temp,
             reduction: Reduction::Sum,
+            index: None,
             producer,
             consumer,
         } => match (producer.as_ref(), consumer.as_ref()) {
@@ -205,7 +206,7 @@ fn scales(expr: &CinExpr, temp: TempId) -> bool {
 
 fn mentions(expr: &CinExpr, temp: TempId) -> bool {
     match expr {
-        CinExpr::Temp(t) => *t == temp,
+        CinExpr::Temp(t) | CinExpr::TempAt(t, _) => *t == temp,
         CinExpr::Access(_) | CinExpr::Literal(_) => false,
         CinExpr::Neg(e) => mentions(e, temp),
         CinExpr::Binary { lhs, rhs, .. } => mentions(lhs, temp) || mentions(rhs, temp),

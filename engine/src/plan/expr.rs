@@ -22,6 +22,25 @@ impl Emitter<'_> {
         let skip = self.jump_unless(nz);
         let value = self.value(expr);
         match target {
+            Target::TempAt(t, index) => {
+                let TempState { reduction, vector, .. } = self.temps[t];
+                let temp = vector.expect("a vector temporary's where is emitted first");
+                let at = self
+                    .coordinate_of(index)
+                    .expect("the producer's loops bind the temporary's index");
+                let acc = self.freg();
+                self.ops.push(Op::TempLoad {
+                    temp,
+                    index: at,
+                    dst: acc,
+                });
+                self.combine(reduction, acc, value);
+                self.ops.push(Op::TempStore {
+                    temp,
+                    index: at,
+                    value: acc,
+                });
+            }
             Target::Temp(t) => {
                 let TempState {
                     value: acc,
@@ -95,6 +114,7 @@ impl Emitter<'_> {
             CinExpr::Access(a) => self.states[*a].present,
             // A literal is its own fill.
             CinExpr::Literal(_) => self.false_reg,
+            CinExpr::TempAt(t, _) => self.temps[t].present,
             CinExpr::Temp(t) => match self.temps[t].fill {
                 Some(_) => self.temps[t].present,
                 None => self.true_reg,
@@ -174,6 +194,17 @@ impl Emitter<'_> {
                 dst
             }
             CinExpr::Temp(t) => self.temps[t].value,
+            CinExpr::TempAt(t, index) => {
+                let temp = self.temps[t]
+                    .vector
+                    .expect("a vector temporary's where is emitted first");
+                let at = self
+                    .coordinate_of(index)
+                    .expect("the consumer's loops bind the temporary's index");
+                let dst = self.freg();
+                self.ops.push(Op::TempLoad { temp, index: at, dst });
+                dst
+            }
             CinExpr::Reduced { .. } => unreachable!("reduced expressions are only analysed"),
             CinExpr::Call { func, args } => {
                 let a = self.value(&args[0]);

@@ -108,6 +108,7 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
         inputs: lowered.operands.len(),
         vars: lowered.order.iter().map(|v| v.name().to_string()).collect(),
         chunking: chunking.as_ref().ok().map(|(_, c)| c.clone()),
+        temps: e.vector_temps,
     };
     let mut plan = String::new();
     let names: Vec<&str> = lowered.order.iter().map(LoopVar::name).collect();
@@ -254,6 +255,8 @@ struct Emitter<'a> {
     states: Vec<OperandState>,
     var_regs: HashMap<LoopVar, IReg>,
     temps: HashMap<TempId, TempState>,
+    /// The variable each vector temporary is indexed by ([`Program::temps`]).
+    vector_temps: Vec<u32>,
     workspace: Option<Vec<LoopVar>>,
     true_reg: BReg,
     /// A flag known not to hold: operands absent in a merge case.
@@ -291,6 +294,9 @@ struct TempState {
     present: BReg,
     reduction: Reduction,
     fill: Option<f64>,
+    /// A vector temporary's buffer ([`Op::TempLoad`]); its components are
+    /// not tracked one by one, so `present` holds.
+    vector: Option<u32>,
 }
 
 /// What one loop does with each iterator.
@@ -315,6 +321,7 @@ impl<'a> Emitter<'a> {
             states: Vec::new(),
             var_regs: HashMap::new(),
             temps: HashMap::new(),
+            vector_temps: Vec::new(),
             workspace: None,
             true_reg: 0,
             false_reg: 0,
@@ -446,19 +453,26 @@ impl<'a> Emitter<'a> {
             Cin::Where {
                 temp,
                 reduction,
+                index,
                 producer,
                 consumer,
             } => {
                 let value = self.freg();
-                let present = self.breg();
                 self.ops.push(Op::FConst {
                     dst: value,
                     value: reduction.identity(),
                 });
-                self.ops.push(Op::BConst {
-                    dst: present,
-                    value: false,
-                });
+                let (present, vector) = match index {
+                    Some(index) => (self.true_reg, Some(self.vector_temp(index, value))),
+                    None => {
+                        let present = self.breg();
+                        self.ops.push(Op::BConst {
+                            dst: present,
+                            value: false,
+                        });
+                        (present, None)
+                    }
+                };
                 self.temps.insert(
                     *temp,
                     TempState {
@@ -466,12 +480,16 @@ impl<'a> Emitter<'a> {
                         present,
                         reduction: *reduction,
                         fill: None,
+                        vector,
                     },
                 );
                 let pad = "  ".repeat(depth);
+                let at = index
+                    .as_ref()
+                    .map_or(String::new(), |v| format!("({v}), a vector over {v},"));
                 match reduction {
-                    Reduction::Sum => writeln!(self.plan, "{pad}where t{} is computed by:", temp.0),
-                    op => writeln!(self.plan, "{pad}where t{} is the {op} computed by:", temp.0),
+                    Reduction::Sum => writeln!(self.plan, "{pad}where t{}{at} is computed by:", temp.0),
+                    op => writeln!(self.plan, "{pad}where t{}{at} is the {op} computed by:", temp.0),
                 }
                 .ok();
                 self.stmt(producer, depth + 1);
@@ -565,6 +583,7 @@ impl<'a> Emitter<'a> {
                 reduction,
                 producer,
                 consumer,
+                ..
             } => {
                 let terms = Self::effective(producer);
                 let plain = *reduction == Reduction::Sum && crate::lattice::fill(&terms, &Fills::ZERO) == Some(0.0);
@@ -595,8 +614,30 @@ impl<'a> Emitter<'a> {
     fn neutral(&self, target: &Target) -> f64 {
         match target {
             Target::Output => self.lowered.output.fill,
-            Target::Temp(t) => self.temps.get(t).map_or(0.0, |s| s.reduction.identity()),
+            Target::Temp(t) | Target::TempAt(t, _) => self.temps.get(t).map_or(0.0, |s| s.reduction.identity()),
         }
+    }
+
+    /// A new vector temporary over `index`, each component set to
+    /// `identity`'s value: a loop over every coordinate, run each time the
+    /// temporary's `where` is (as a dense workspace is cleared).
+    fn vector_temp(&mut self, index: &LoopVar, identity: FReg) -> u32 {
+        let buffer = self.vector_temps.len() as u32;
+        let var = self.var_index(index);
+        self.vector_temps.push(var);
+        let (at, end, one) = (self.iconst(0), self.ireg(), self.iconst(1));
+        self.ops.push(Op::Dim { dst: end, var });
+        let top = self.label();
+        let exit = self.exit_unless_lt(at, end);
+        self.ops.push(Op::TempStore {
+            temp: buffer,
+            index: at,
+            value: identity,
+        });
+        self.int_op(tessera_formats::IntOp::Add, at, at, one);
+        self.ops.push(Op::Jump { to: top });
+        self.patch(exit);
+        buffer
     }
 
     /// `expr`'s fill with the temporaries known here.
@@ -616,7 +657,17 @@ impl<'a> Emitter<'a> {
     fn forall(&mut self, var: &LoopVar, body: &Cin, depth: usize) {
         let mut involved = BTreeSet::new();
         Self::operands_in(body, &mut involved);
-        if let Some(out) = self.output_operand() {
+        // A loop of a vector temporary's producer writes no output.
+        let writes_output = body.any(&|c| {
+            matches!(
+                c,
+                Cin::Assign {
+                    target: Target::Output,
+                    ..
+                }
+            )
+        });
+        if let Some(out) = self.output_operand().filter(|_| writes_output) {
             involved.insert(out);
         }
         let saved: Vec<OperandState> = self.states.clone();

@@ -235,6 +235,7 @@ pub(super) fn reduction_of_terms(body: &Cin) -> Option<(&LoopVar, &CinExpr, Redu
     let Cin::Where {
         temp,
         reduction,
+        index: None,
         producer,
         consumer,
     } = body

@@ -10,7 +10,7 @@ use super::{Command, RaceStrategy, Schedule};
 use crate::bytecode::ChunkOutput;
 use crate::cin::{Blocking, LoopVar, Lowered, Operand, Provenance};
 use crate::error::{EngineError, Result};
-use crate::notation::{parse_statement, IndexVar, Statement};
+use crate::notation::{parse_statement, Expr, IndexVar, Statement};
 
 /// Splits the variables the schedule's `split` commands name. Every level
 /// at a split variable must locate it: no loop walks the variable itself
@@ -154,11 +154,6 @@ pub(crate) fn check_split_levels(
     Ok(())
 }
 
-/// The output level a `precompute` collects in a workspace: the level of
-/// its variable, and the command's text and column. tessera precomputes the
-/// whole right-hand side over a variable of the output (a new name for the
-/// workspace's loop is an alias of the variable, resolved before this);
-/// anything else is refused with the reason.
 /// Refuses a `precompute` whose new name for its workspace's loop is
 /// already a variable of the statement (the name would then stand for two
 /// loops). Checked on the schedule as written, before names resolve.
@@ -179,12 +174,31 @@ pub(crate) fn check_precompute_names(schedule: &Schedule, statement_vars: &[Loop
     Ok(())
 }
 
-pub(crate) fn precompute_level(
-    schedule: &Schedule,
-    stmt: &Statement,
-    output: &Operand,
-) -> Result<Option<(usize, String)>> {
-    let mut found = None;
+/// A schedule's `precompute`, parsed: the expression it computes into a
+/// workspace, its variable (a new name for the workspace's loop is an
+/// alias of it, resolved before this), and the command's text and column.
+pub(crate) struct Precompute {
+    pub expr: Expr,
+    pub var: String,
+    pub text: String,
+    pub column: usize,
+}
+
+impl Precompute {
+    /// The refusal of this command, with its column.
+    pub fn refuse(&self, message: String) -> EngineError {
+        EngineError::Schedule {
+            column: self.column,
+            message,
+        }
+    }
+}
+
+/// The schedule's `precompute`, if it has one. Refused: an expression that
+/// does not parse, a workspace named after a tensor of the statement, and
+/// a second `precompute` (a statement has one workspace here).
+pub(crate) fn precompute_command(schedule: &Schedule, stmt: &Statement) -> Result<Option<Precompute>> {
+    let mut found: Option<Precompute> = None;
     for placed in schedule.commands() {
         let Command::Precompute {
             expr, var, workspace, ..
@@ -196,6 +210,12 @@ pub(crate) fn precompute_level(
             column: placed.column,
             message,
         };
+        if let Some(first) = &found {
+            return Err(refuse(format!(
+                "a second precompute: {} already precomputes, and a statement takes one precompute",
+                first.text
+            )));
+        }
         let parsed = parse_statement(&format!("{workspace} = {expr}")).map_err(|e| {
             let reason = match e {
                 EngineError::Syntax { message, .. } => message,
@@ -203,30 +223,34 @@ pub(crate) fn precompute_level(
             };
             refuse(format!("precompute's expression `{expr}` does not parse: {reason}"))
         })?;
-        if parsed.rhs.to_string() != stmt.rhs.to_string() {
-            return Err(refuse(format!(
-                "precompute of a part of the right-hand side ({expr}) is not run yet: tessera precomputes the whole of it, {}",
-                stmt.rhs
-            )));
-        }
         if stmt.lhs.tensor == *workspace || stmt.rhs.accesses().iter().any(|a| a.tensor == *workspace) {
             return Err(refuse(format!(
                 "precompute names its workspace {workspace}, a tensor of the statement"
             )));
         }
-        let level = output
-            .level_vars()
-            .iter()
-            .position(|v| v.name() == var)
-            .ok_or_else(|| {
-                refuse(format!(
-                    "precompute over {var}, which is not a level of the output {} ({})",
-                    output.name, output.format
-                ))
-            })?;
-        found = Some((level, placed.command.to_string()));
+        found = Some(Precompute {
+            expr: parsed.rhs,
+            var: var.clone(),
+            text: placed.command.to_string(),
+            column: placed.column,
+        });
     }
     Ok(found)
+}
+
+/// The output level a `precompute` of the whole right-hand side collects
+/// in a workspace: the level of its variable.
+pub(crate) fn precompute_level(command: &Precompute, output: &Operand) -> Result<usize> {
+    output
+        .level_vars()
+        .iter()
+        .position(|v| v.name() == command.var)
+        .ok_or_else(|| {
+            command.refuse(format!(
+                "precompute over {}, which is not a level of the output {} ({})",
+                command.var, output.name, output.format
+            ))
+        })
 }
 
 /// The loops `reorder` commands nest, as `before -> after` edges between

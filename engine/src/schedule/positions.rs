@@ -354,11 +354,13 @@ fn wrap_loop(cin: Cin, var: &LoopVar, outer: &LoopVar) -> Cin {
         Cin::Where {
             temp,
             reduction,
+            index,
             producer,
             consumer,
         } => Cin::Where {
             temp,
             reduction,
+            index,
             producer: Box::new(wrap_loop(*producer, var, outer)),
             consumer: Box::new(wrap_loop(*consumer, var, outer)),
         },

@@ -49,6 +49,8 @@ pub(crate) enum Slot {
     Workspace(WorkspacePart),
     /// The buffer appended entries wait in (see `translate::APPEND_BATCH`).
     AppendBuffer,
+    /// Base pointer of a vector temporary's components (`Program::temps`).
+    Temp(u32),
 }
 
 /// The parts of a dense workspace a kernel accumulates into in place

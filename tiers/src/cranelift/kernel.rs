@@ -37,6 +37,9 @@ pub(crate) struct CraneliftKernel {
     pub text: Option<String>,
     /// The coordinates per appended entry, when the program appends.
     pub append_width: Option<usize>,
+    /// The variable each vector temporary is indexed by (`Program::temps`):
+    /// each run allocates their components.
+    pub temps: Vec<u32>,
     /// Owns the code's memory; freed when the kernel is dropped (no run can
     /// be in progress then: runs hold an `Arc` of the kernel).
     pub module: Mutex<Option<JITModule>>,
@@ -60,6 +63,7 @@ fn word(
     output: u64,
     workspace: Option<DenseWorkspaceParts>,
     append_buffer: &mut [u64],
+    temps: &mut [Vec<f64>],
 ) -> u64 {
     match slot {
         Slot::Array(a) => {
@@ -81,6 +85,7 @@ fn word(
             WorkspacePart::Strides => w.strides as u64,
         }),
         Slot::AppendBuffer => append_buffer.as_mut_ptr() as u64,
+        Slot::Temp(k) => temps[k as usize].as_mut_ptr() as u64,
     }
 }
 
@@ -100,10 +105,15 @@ impl CompiledKernel for CraneliftKernel {
             Some(width) => vec![0u64; APPEND_BATCH * (width + 1)],
             None => Vec::new(),
         };
+        let mut temps: Vec<Vec<f64>> = self
+            .temps
+            .iter()
+            .map(|&v| vec![0.0; bind.dims[v as usize].max(0) as usize])
+            .collect();
         let table: SmallVec<[u64; 32]> = self
             .slots
             .iter()
-            .map(|&s| word(s, bind, output, workspace, &mut append_buffer))
+            .map(|&s| word(s, bind, output, workspace, &mut append_buffer, &mut temps))
             .collect();
         let mut ctx = CallContext {
             out,

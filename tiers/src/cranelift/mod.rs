@@ -113,6 +113,7 @@ impl Tier for CraneliftTier {
             signature: request.signature.clone(),
             text,
             append_width: translate::append_width(&request.program),
+            temps: request.program.temps.clone(),
             module: Mutex::new(Some(module)),
         }))
     }

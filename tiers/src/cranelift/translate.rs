@@ -502,6 +502,20 @@ impl Translator<'_> {
                 let v = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
                 self.fset(clif, *dst, v);
             }
+            Op::TempLoad { temp, index, dst } => {
+                let base = clif.slot(Slot::Temp(*temp));
+                let at = self.iget(clif, *index);
+                let addr = clif.element(base, at, 8);
+                let v = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
+                self.fset(clif, *dst, v);
+            }
+            Op::TempStore { temp, index, value } => {
+                let base = clif.slot(Slot::Temp(*temp));
+                let at = self.iget(clif, *index);
+                let x = self.fget(clif, *value);
+                let addr = clif.element(base, at, 8);
+                clif.fb.ins().store(output_flags(), x, addr, 0);
+            }
             Op::AccumOutput { pos, value } => {
                 let base = clif.slot(Slot::Output);
                 let p = self.iget(clif, *pos);

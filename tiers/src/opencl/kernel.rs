@@ -33,6 +33,9 @@ pub(crate) struct OpenClKernel {
     /// How many work-items with a workspace run at once: enough to fill
     /// the device; each takes rows in turn.
     pub workspaces: usize,
+    /// The variable each vector temporary is indexed by (`Program::temps`):
+    /// every work-item has its own components of each.
+    pub temps: Vec<u32>,
     /// The inputs kept on the device, shared by the tier's kernels.
     pub resident: Arc<Resident>,
     /// Why the device failed, once it has: later runs go to `jit` at once.
@@ -104,6 +107,8 @@ struct Fixed {
     ws_touched: Buffer<u32>,
     ws_strides: Buffer<i64>,
     ws_size: i64,
+    tmp: Buffer<f64>,
+    tmp_size: i64,
     out_base: i64,
 }
 
@@ -132,18 +137,16 @@ impl OpenClKernel {
         }
         let inputs = self.inputs(bind).map_err(error)?;
         let (strides, ws_size) = self.workspace(out)?;
-        let (items, group) = match (self.mapping, ws_size) {
+        let tmp_size: usize = self.temps.iter().map(|&v| bind.dims[v as usize].max(0) as usize).sum();
+        let item_bytes = ws_size * WORKSPACE_SLOT_BYTES + tmp_size * 8;
+        let (items, group) = match (self.mapping, item_bytes) {
             (Mapping::Single, _) => (1, 1),
             (Mapping::Partials, _) => (units, 1),
             (Mapping::ItemPerRow, 0) => (units.next_multiple_of(WORK_GROUP), WORK_GROUP),
-            // Work-items with a workspace each take one work-group of their
-            // own, so that their number is not rounded up to a group's.
-            (Mapping::ItemPerRow, slots) => (
-                units
-                    .min(self.workspaces)
-                    .min((WORKSPACE_BUDGET / (slots * WORKSPACE_SLOT_BYTES)).max(1)),
-                1,
-            ),
+            // Work-items with a workspace or temporaries each take one
+            // work-group of their own, so that their number is not rounded
+            // up to a group's.
+            (Mapping::ItemPerRow, bytes) => (units.min(self.workspaces).min((WORKSPACE_BUDGET / bytes).max(1)), 1),
         };
         let launch = Launch {
             chunk: bind.chunk,
@@ -184,6 +187,8 @@ impl OpenClKernel {
             ws_touched: workspaces.touched.clone(),
             ws_strides: upload(queue, &strides, read).map_err(error)?,
             ws_size: ws_size as i64,
+            tmp: upload(queue, &vec![0f64; items * tmp_size], write).map_err(error)?,
+            tmp_size: tmp_size as i64,
             out_base: out_base as i64,
         };
         match self.entries.width {
@@ -434,6 +439,8 @@ fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fil
         Arg::U32(&fixed.ws_touched),
         Arg::I64(&fixed.ws_strides),
         Arg::Long(fixed.ws_size),
+        Arg::F64(&fixed.tmp),
+        Arg::Long(fixed.tmp_size),
         Arg::Long(chunk.0),
         Arg::Long(chunk.1),
         Arg::Long(fixed.out_base),

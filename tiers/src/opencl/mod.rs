@@ -256,6 +256,7 @@ impl Tier for OpenClTier {
             jit,
             resident: self.resident.clone(),
             workspaces: self.workspaces,
+            temps: request.program.temps.clone(),
             failed: Mutex::new(None),
             kernel: Mutex::new(None),
             workspace_pool: Mutex::new(Vec::new()),

@@ -163,6 +163,8 @@ const FIXED_ARGUMENTS: &str = "    __global double* restrict out_all,
     __global uint* restrict ws_touched,
     __global const long* restrict ws_strides,
     const long ws_size,
+    __global double* restrict tmp_all,
+    const long tmp_size,
     const long chunk_begin,
     const long chunk_end,
     const long out_base,
@@ -368,6 +370,15 @@ impl Writer<'_> {
             c.line("__global uint* restrict wst = ws_touched + item * ws_size;");
             c.line("long ws_count = 0;");
         }
+        // Each work-item has its vector temporaries, one after another.
+        let mut offset = "0L".to_string();
+        for (k, &var) in program.temps.iter().enumerate() {
+            c.line(format!(
+                "__global double* restrict tmp{k} = tmp_all + (long)get_global_id(0) * tmp_size + {offset};"
+            ));
+            let size = c.scalar(Scalar::Dim(var));
+            offset = format!("{offset} + {size}");
+        }
         match mapping {
             Mapping::Single => c.line("const long units = 1;"),
             Mapping::ItemPerRow => c.line("const long units = max(chunk_end - chunk_begin, 0L);"),
@@ -451,6 +462,8 @@ impl Writer<'_> {
             Op::Jump { to } => c.line(format!("goto L{to};")),
             Op::JumpIf { cond, to } => c.line(format!("if (b{cond}) goto L{to};")),
             Op::JumpIfNot { cond, to } => c.line(format!("if (!b{cond}) goto L{to};")),
+            Op::TempLoad { temp, index, dst } => c.line(format!("f{dst} = tmp{temp}[r{index}];")),
+            Op::TempStore { temp, index, value } => c.line(format!("tmp{temp}[r{index}] = f{value};")),
             Op::Dim { dst, var } => {
                 let size = c.scalar(Scalar::Dim(*var));
                 c.line(format!("r{dst} = {size};"));

@@ -1,0 +1,113 @@
+//! A `precompute` of some of the factors of the right-hand side: they are
+//! computed into a vector temporary over the command's variable, summed
+//! over the variables only they use, and the rest of the product reads
+//! the temporary's component in its loop over the variable.
+//!
+//! MTTKRP's `A(i,j) = B(i,k,l) * D(l,j) * C(k,j)` with
+//! `precompute(B(i,k,l) * D(l,j), j, j, w)` computes, for each `(i,k)`,
+//! `w(j) = Σl B(i,k,l)·D(l,j)` over every `j`, then `A(i,j) += w(j)·C(k,j)`:
+//! the sum over `l` no longer runs again for each `j`'s factor of `C`.
+
+use std::collections::BTreeSet;
+
+use super::LoopVar;
+use crate::error::Result;
+use crate::notation::{BinaryOp, Expr, IndexVar};
+use crate::schedule::apply::Precompute;
+
+/// The right-hand side split by a `precompute` of some of its factors.
+pub(super) struct PrecomputedPart {
+    /// The product of the precomputed factors.
+    pub factors: Expr,
+    /// The product of the other factors.
+    pub rest: Expr,
+    /// The sums only the precomputed factors use: the temporary sums them.
+    pub sums: Vec<LoopVar>,
+    /// The variable the temporary is a vector over.
+    pub index: LoopVar,
+}
+
+/// Which factors of `body` (the right-hand side below its top sums
+/// `top_sums`) `command` precomputes: `None` when it is all of them (the
+/// whole right-hand side, which the output's workspace collects).
+/// Refused: an expression that is not a product of factors of the
+/// right-hand side, and a variable the temporary would not be a vector
+/// over (one the factors do not use, or sum over alone).
+pub(super) fn precomputed_part(
+    command: &Precompute,
+    top_sums: &[LoopVar],
+    body: &Expr,
+) -> Result<Option<PrecomputedPart>> {
+    let mut rest: Vec<&Expr> = factors(body);
+    let mut taken: Vec<&Expr> = Vec::new();
+    for wanted in factors(&command.expr) {
+        let text = wanted.to_string();
+        let Some(at) = rest.iter().position(|f| f.to_string() == text) else {
+            return Err(command.refuse(format!(
+                "precompute's expression {} is not a product of factors of the right-hand side {body}: {text} is not one of them",
+                command.expr
+            )));
+        };
+        taken.push(rest.remove(at));
+    }
+    if rest.is_empty() {
+        return Ok(None);
+    }
+    let taken_vars = vars_of(&taken);
+    let rest_vars = vars_of(&rest);
+    let sums: Vec<LoopVar> = top_sums
+        .iter()
+        .filter(|v| taken_vars.contains(v) && !rest_vars.contains(v))
+        .cloned()
+        .collect();
+    let index = LoopVar::Index(IndexVar::new(&command.var));
+    if !taken_vars.contains(&index) {
+        return Err(command.refuse(format!(
+            "precompute over {index}, which {} does not use: its workspace is a vector over one of its variables",
+            command.expr
+        )));
+    }
+    if sums.contains(&index) {
+        return Err(command.refuse(format!(
+            "precompute over {index}, which only {} uses, and sums over: the rest of the product must read the workspace at {index}",
+            command.expr
+        )));
+    }
+    Ok(Some(PrecomputedPart {
+        factors: product(&taken),
+        rest: product(&rest),
+        sums,
+        index,
+    }))
+}
+
+/// The factors of a product, in order; any other expression is one factor.
+fn factors(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => {
+            let mut out = factors(lhs);
+            out.extend(factors(rhs));
+            out
+        }
+        other => vec![other],
+    }
+}
+
+fn product(factors: &[&Expr]) -> Expr {
+    let mut it = factors.iter().map(|f| (*f).clone());
+    let first = it.next().expect("a product has a factor");
+    it.fold(first, |acc, f| Expr::Binary {
+        op: BinaryOp::Mul,
+        lhs: Box::new(acc),
+        rhs: Box::new(f),
+    })
+}
+
+/// The free variables of some factors.
+fn vars_of(factors: &[&Expr]) -> BTreeSet<LoopVar> {
+    factors.iter().flat_map(|f| f.free_vars()).map(LoopVar::Index).collect()
+}
