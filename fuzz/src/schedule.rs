@@ -8,11 +8,11 @@
 //! generators; the schedule is drawn from the same bytes: legal-looking
 //! commands over the statement's variables (`reorder`, `split`, `divide`,
 //! `parallelize` over threads and vector lanes, `precompute` of the
-//! right-hand side, `fuse` alone and with `pos` over an operand's
+//! right-hand side or of some of its factors, `fuse` alone and with `pos` over an operand's
 //! positions and their blocks, `unroll`, `bound`),
 //! commands on unknown variables, factors of 0, and fragments of text.
 
-use tessera::engine::notation::parse_statement;
+use tessera::engine::notation::{parse_statement, BinaryOp, Expr};
 use tessera::engine::schedule::Schedule;
 use tessera::engine::testing::{same_bits, Rng};
 use tessera::{EngineError, EvalOptions, TierChoice};
@@ -48,7 +48,7 @@ pub fn run(data: &[u8]) -> Result<Outcome, String> {
     let vars: Vec<String> = stmt.index_vars().iter().map(|v| v.0.clone()).collect();
     let mut tensors: Vec<String> = stmt.rhs.accesses().iter().map(|a| a.tensor.clone()).collect();
     tensors.dedup();
-    let text = random_schedule(&mut rng, &vars, &tensors, &stmt.rhs.to_string());
+    let text = random_schedule(&mut rng, &vars, &tensors, &stmt.rhs);
     let fail = |what: String| Err(format!("{}\n  schedule `{text}`\n  {what}", describe(&case)));
     let schedule: Schedule = match super::catch("the schedule parser", || text.parse::<Schedule>()) {
         Ok(Ok(s)) => s,
@@ -129,7 +129,8 @@ fn report(schedule: &str, e: &EngineError) {
 
 /// A schedule of one or two commands over `vars` and the statement's
 /// `tensors`, legal or not.
-pub fn random_schedule(rng: &mut Rng, vars: &[String], tensors: &[String], rhs: &str) -> String {
+pub fn random_schedule(rng: &mut Rng, vars: &[String], tensors: &[String], rhs: &Expr) -> String {
+    let factors = factors(rhs);
     let mut loops: Vec<String> = vars.to_vec();
     let mut commands = Vec::new();
     let pick = |rng: &mut Rng, names: &[String]| -> String {
@@ -243,7 +244,16 @@ pub fn random_schedule(rng: &mut Rng, vars: &[String], tensors: &[String], rhs: 
                 } else {
                     var.clone()
                 };
-                format!("precompute({rhs}, {var}, {renamed}, w)")
+                // The whole right-hand side, or some of its factors.
+                let expr = if factors.len() > 1 && rng.percent(60) {
+                    let mut some = factors.clone();
+                    rng.shuffle(&mut some);
+                    some.truncate(rng.range(1, factors.len()));
+                    some.join(" * ")
+                } else {
+                    rhs.to_string()
+                };
+                format!("precompute({expr}, {var}, {renamed}, w)")
             }
             _ => {
                 let len = rng.range(1, 16);
@@ -255,4 +265,20 @@ pub fn random_schedule(rng: &mut Rng, vars: &[String], tensors: &[String], rhs: 
         commands.push(command);
     }
     commands.join("; ")
+}
+
+/// The factors of a product, as text; any other expression is one factor.
+fn factors(e: &Expr) -> Vec<String> {
+    match e {
+        Expr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => {
+            let mut out = factors(lhs);
+            out.extend(factors(rhs));
+            out
+        }
+        other => vec![other.to_string()],
+    }
 }
