@@ -395,3 +395,43 @@ concrete index notation:
     );
     assert_eq!(got, pinned(expected));
 }
+
+/// MTTKRP with some factors precomputed: for each `(i,k)`, a vector
+/// temporary over `j` takes `Σl B(i,k,l)·D(l,j)` (one dense row update per
+/// `l`), and one more row update adds it times `C(k,j)` into `A`'s row.
+#[test]
+fn a_precompute_of_some_factors_fills_a_vector_over_its_variable() {
+    let expected = r#"
+schedule: precompute(B(i,k,l) * D(l,j), j, jw, w); parallelize(i, cpu_threads, no_races)
+parallelize(i, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
+loop order: i, k, l, j
+note: precompute(B(i,k,l) * D(l,j), j, j, w): t0(j) holds B(i,k,l) * D(l,j) summed over l at every j, computed once per (i, k); the rest of the product reads it
+output A (dense): dense, accumulated in place
+parallel: the loop over i splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; the schedule asks for every core at any size
+forall i: iterate B.compressed; lattice {B.compressed}
+  forall k: iterate B.compressed, locate C.dense; lattice {B.compressed, C.dense}
+    where t0(j), a vector over j, is computed by:
+      forall l: iterate B.compressed, locate D.dense; lattice {B.compressed, D.dense}
+        forall j: every coordinate, locate D.dense; lattice {D.dense}
+          (runs as one dense block op)
+    forall j: every coordinate, locate C.dense, A(out).dense; lattice {C.dense}
+      (runs as one dense block op)
+concrete index notation:
+  forall i
+    forall k
+      where t0(j) =
+          forall l
+            forall j
+              t0(j) += (B(i,k,l) * D(l,j))
+      in
+        forall j
+          A(i,j) += (t0(j) * C(k,j))
+"#;
+    let got = plan(
+        "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+        &[("B", Format::csf(3)), ("C", Format::dense(2)), ("D", Format::dense(2))],
+        Format::dense(2),
+        "precompute(B(i,k,l) * D(l,j), j, jw, w); parallelize(i, cpu_threads, no_races)",
+    );
+    assert_eq!(got, pinned(expected));
+}

@@ -298,6 +298,12 @@ pub enum Op {
         index: IReg,
         value: FReg,
     },
+    /// Every component of `temps[temp]` set to `value` (its reduction's
+    /// identity, before its producer runs).
+    TempFill {
+        temp: u32,
+        value: FReg,
+    },
 
     /// Dense output: `values[pos] += value`.
     AccumOutput {
@@ -404,13 +410,23 @@ pub enum Op {
         out_parent: IReg,
     },
     /// A dense loop over every coordinate `c` of the loop: `out[out_parent *
-    /// extent(out) + c] += scale * Π factors[c]`, each factor a dense last
-    /// level. The inner loop of SpMM and MTTKRP.
+    /// extent(out) + c] += scale * Π factors[c] (* temp[c])`, each factor a
+    /// dense last level, `temp` a vector temporary over the loop's
+    /// variable. The inner loop of SpMM and MTTKRP.
     DenseAxpy {
         scale: FReg,
         factors: SmallVec<[DotFactor; 2]>,
+        temp: Option<u32>,
         out: LevelRef,
         out_parent: IReg,
+    },
+    /// [`Op::DenseAxpy`] into a vector temporary: `temp[c] += scale * Π
+    /// factors[c]` for every component `c`. The inner loop of a
+    /// `precompute`'s producer (MTTKRP's `w(j) += B(i,k,l) * D(l,j)`).
+    TempAxpy {
+        temp: u32,
+        scale: FReg,
+        factors: SmallVec<[DotFactor; 2]>,
     },
     /// For each position `p` of the `driver` level in `begin..end` (its
     /// coordinate `c`), a [`Op::DenseAxpy`] scaled by `scale * value[p]`;
@@ -628,6 +644,8 @@ impl Op {
             | Op::LoadValue { .. }
             | Op::TempLoad { .. }
             | Op::TempStore { .. }
+            | Op::TempAxpy { .. }
+            | Op::TempFill { .. }
             | Op::DotBlock { .. }
             | Op::DenseDot { .. }
             | Op::Halt => false,
@@ -735,6 +753,7 @@ impl fmt::Display for Op {
             Op::LoadValue { operand, pos, dst } => write!(f, "f{dst} = value t{operand}[r{pos}]"),
             Op::TempLoad { temp, index, dst } => write!(f, "f{dst} = w{temp}[r{index}]"),
             Op::TempStore { temp, index, value } => write!(f, "w{temp}[r{index}] = f{value}"),
+            Op::TempFill { temp, value } => write!(f, "w{temp}[..] = f{value}"),
             Op::AccumOutput { pos, value } => write!(f, "out[r{pos}] += f{value}"),
             Op::Append { coords, value } => write!(f, "append {} f{value}", regs(coords)),
             Op::WorkspaceAccum { coords, value } => {
@@ -862,16 +881,25 @@ impl fmt::Display for Op {
                     if fs.is_empty() { "1".into() } else { fs.join(" * ") }
                 )
             }
-            Op::DenseAxpy {
-                scale,
-                factors,
-                out,
-                out_parent,
-            } => {
+            Op::TempAxpy { temp, scale, factors } => {
                 let fs: Vec<String> = factors
                     .iter()
                     .map(|x| format!(" * t{}[r{} * extent({}) + c]", x.operand, x.parent, lv(&x.level)))
                     .collect();
+                write!(f, "for c: w{temp}[c] += f{scale}{}", fs.join(""))
+            }
+            Op::DenseAxpy {
+                scale,
+                factors,
+                temp,
+                out,
+                out_parent,
+            } => {
+                let mut fs: Vec<String> = factors
+                    .iter()
+                    .map(|x| format!(" * t{}[r{} * extent({}) + c]", x.operand, x.parent, lv(&x.level)))
+                    .collect();
+                fs.extend(temp.map(|t| format!(" * w{t}[c]")));
                 write!(
                     f,
                     "for c: out[r{out_parent} * extent({}) + c] += f{scale}{}",

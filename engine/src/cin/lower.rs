@@ -164,6 +164,7 @@ pub fn lower(
         reorder: (Vec::new(), 0),
     };
     let (top_vars, body) = peel(hoist(explicit.rhs.clone()));
+    let mut notes = Vec::new();
     let precompute = precompute_command(schedule, stmt)?;
     let part = match &precompute {
         Some(command) => precomputed_part(command, &top_vars, &body)?,
@@ -181,6 +182,9 @@ pub fn lower(
                 &part.factors,
                 Some(part.index.clone()),
             )?;
+            if let Some(command) = &precompute {
+                notes.push(part.describe(&command.text, temp.0, &lowerer.temps[temp.0].enclosing()));
+            }
             let (rest, mut temps) = lowerer.expr(&part.rest)?;
             temps.insert(0, temp);
             let body = CinExpr::Binary {
@@ -192,7 +196,6 @@ pub fn lower(
             (top, body, temps)
         }
     };
-    let mut notes = Vec::new();
     lowerer.convert_unsupported(output_format, &body, &mut notes);
 
     // A sparse output takes the fill of what it is assigned, so that the

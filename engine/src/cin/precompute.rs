@@ -27,6 +27,29 @@ pub(super) struct PrecomputedPart {
     pub index: LoopVar,
 }
 
+impl PrecomputedPart {
+    /// What the plan says of it: temporary `temp`'s sums, and the loops
+    /// around it (`enclosing`).
+    pub fn describe(&self, command: &str, temp: usize, enclosing: &BTreeSet<LoopVar>) -> String {
+        let names = |vars: &mut dyn Iterator<Item = &LoopVar>| vars.map(LoopVar::name).collect::<Vec<_>>().join(", ");
+        let summed = if self.sums.is_empty() {
+            String::new()
+        } else {
+            format!(" summed over {}", names(&mut self.sums.iter()))
+        };
+        let once = if enclosing.is_empty() {
+            "once per run".to_string()
+        } else {
+            format!("once per ({})", names(&mut enclosing.iter()))
+        };
+        format!(
+            "{command}: t{temp}({index}) holds {}{summed} at every {index}, computed {once}; the rest of the product reads it",
+            self.factors,
+            index = self.index
+        )
+    }
+}
+
 /// Which factors of `body` (the right-hand side below its top sums
 /// `top_sums`) `command` precomputes: `None` when it is all of them (the
 /// whole right-hand side, which the output's workspace collects).

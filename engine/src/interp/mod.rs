@@ -198,6 +198,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::TempLoad { temp, index, dst } => {
                 fr[*dst as usize] = temps[*temp as usize][ir[*index as usize] as usize]
             }
+            Op::TempFill { temp, value } => temps[*temp as usize].fill(fr[*value as usize]),
             Op::TempStore { temp, index, value } => {
                 temps[*temp as usize][ir[*index as usize] as usize] = fr[*value as usize]
             }
@@ -440,38 +441,19 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::DenseAxpy {
                 scale,
                 factors,
+                temp,
                 out: out_level,
                 out_parent,
             } => {
                 let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
                 let base = ir[*out_parent as usize] as usize * n;
-                let scale = fr[*scale as usize];
-                let slice = |f: &crate::bytecode::DotFactor| {
-                    let fnn = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
-                    let b = ir[f.parent as usize] as usize * fnn;
-                    &bind.values[f.operand as usize][b..b + fnn]
-                };
-                let dst = out.dense_range_mut(base, n);
-                match factors.as_slice() {
-                    [] => dst.iter_mut().for_each(|d| *d += scale),
-                    [f] => {
-                        let x = slice(f);
-                        for (d, &v) in dst.iter_mut().zip(x) {
-                            *d += scale * v;
-                        }
-                    }
-                    [f, g] => {
-                        let (x, y) = (slice(f), slice(g));
-                        for ((d, &v), &w) in dst.iter_mut().zip(x).zip(y) {
-                            *d += scale * v * w;
-                        }
-                    }
-                    many => {
-                        for (c, d) in dst.iter_mut().enumerate() {
-                            *d += many.iter().fold(scale, |acc, f| acc * slice(f)[c]);
-                        }
-                    }
-                }
+                let mut rows: SmallVec<[&[f64]; 3]> = factors.iter().map(|f| dense_row(bind, &ir, f)).collect();
+                rows.extend(temp.map(|t| &temps[t as usize][..]));
+                axpy(out.dense_range_mut(base, n), fr[*scale as usize], &rows);
+            }
+            Op::TempAxpy { temp, scale, factors } => {
+                let rows: SmallVec<[&[f64]; 3]> = factors.iter().map(|f| dense_row(bind, &ir, f)).collect();
+                axpy(&mut temps[*temp as usize], fr[*scale as usize], &rows);
             }
             Op::WorkspaceAxpy {
                 driver,
@@ -643,6 +625,37 @@ impl AppendBatch {
         if !self.words.is_empty() {
             out.append_entries(&self.words, self.width);
             self.words.clear();
+        }
+    }
+}
+
+/// The values of a dense last level's row: a factor of a dense update.
+fn dense_row<'a>(bind: &Bindings<'a>, ir: &[i64], f: &crate::bytecode::DotFactor) -> &'a [f64] {
+    let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
+    let b = ir[f.parent as usize] as usize * n;
+    &bind.values[f.operand as usize][b..b + n]
+}
+
+/// `dst[c] += scale * Π rows[c]` for each `c` of the shortest of them, the
+/// product taken in order from `scale`.
+fn axpy(dst: &mut [f64], scale: f64, rows: &[&[f64]]) {
+    match rows {
+        [] => dst.iter_mut().for_each(|d| *d += scale),
+        [x] => {
+            for (d, &v) in dst.iter_mut().zip(*x) {
+                *d += scale * v;
+            }
+        }
+        [x, y] => {
+            for ((d, &v), &w) in dst.iter_mut().zip(*x).zip(*y) {
+                *d += scale * v * w;
+            }
+        }
+        many => {
+            let n = many.iter().map(|r| r.len()).min().unwrap_or(0).min(dst.len());
+            for (c, d) in dst[..n].iter_mut().enumerate() {
+                *d += many.iter().fold(scale, |acc, r| acc * r[c]);
+            }
         }
     }
 }

@@ -7,7 +7,7 @@ use tessera_formats::{Cmp, Iteration, Level, LevelKind, LevelRef};
 use super::state::OperandState;
 use super::{Emitter, LoopShape};
 use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs, RowOp, RunLength, ValueRun};
-use crate::cin::{Cin, CinExpr, LoopVar, Relation, Target};
+use crate::cin::{Cin, CinExpr, LoopVar, Relation, Target, TempId};
 use crate::notation::{BinaryOp, Func, Reduction, Times, SEMIRINGS};
 
 impl Emitter<'_> {
@@ -309,28 +309,43 @@ impl Emitter<'_> {
     /// product into the dense output's last level, every factor either
     /// fixed by outer loops or a dense last level at this loop.
     pub(super) fn try_dense_axpy(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
-        let Some(out) = self.output_operand() else {
-            return false;
-        };
         // The block covers every coordinate: a chunked loop runs as a loop.
         if self.workspace.is_some() || !shape.universe || !shape.walked.is_empty() || self.chunk_of(var).is_some() {
             return false;
         }
-        let Cin::Assign {
-            target: Target::Output,
-            expr,
-        } = body
-        else {
+        let Cin::Assign { target, expr } = body else {
             return false;
         };
+        // The row it adds into: the dense output's last level, or a vector
+        // temporary over this loop's variable that sums.
+        let into = match target {
+            Target::Output => match self.output_operand() {
+                Some(out) if self.states[out].next_is_dense_last_at(var) => {
+                    let ost = &self.states[out];
+                    RowInto::Output(LevelRef::new(out, ost.done), ost.parent_pos())
+                }
+                _ => return false,
+            },
+            Target::TempAt(t, index) if index == var && self.temps[t].reduction == Reduction::Sum => {
+                match self.temps[t].vector {
+                    Some(temp) => RowInto::Temp(temp),
+                    None => return false,
+                }
+            }
+            _ => return false,
+        };
         let mut accesses = Vec::new();
-        if !product_of_accesses(expr, &mut accesses) {
-            return false;
-        }
-        let ost = &self.states[out];
-        if !ost.next_is_dense_last_at(var) {
-            return false;
-        }
+        let temp = match product_with_temp(expr, var, &mut accesses) {
+            Some(temp) => temp,
+            None => return false,
+        };
+        let temp = match temp {
+            Some(t) => match (self.temps[&t].vector, into) {
+                (Some(buffer), RowInto::Output(..)) => Some(buffer),
+                _ => return false,
+            },
+            None => None,
+        };
         let mut fixed = Vec::new();
         let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
         let mut presences = Vec::new();
@@ -349,14 +364,17 @@ impl Emitter<'_> {
                 return false;
             }
         }
-        let (out_level, out_parent) = (LevelRef::new(out, ost.done), ost.parent_pos());
         let skip = self.skip_unless_all(&presences);
         let scale = self.product_of_values(&fixed);
-        self.ops.push(Op::DenseAxpy {
-            scale,
-            factors,
-            out: out_level,
-            out_parent,
+        self.ops.push(match into {
+            RowInto::Output(out, out_parent) => Op::DenseAxpy {
+                scale,
+                factors,
+                temp,
+                out,
+                out_parent,
+            },
+            RowInto::Temp(temp) => Op::TempAxpy { temp, scale, factors },
         });
         self.patch(skip);
         true
@@ -748,6 +766,32 @@ fn merged_pair(body: &Cin) -> Option<(usize, usize, RowOp)> {
         BinaryOp::Div => return None,
     };
     (a != b).then_some((*a, *b, op))
+}
+
+/// Where a dense row update adds: a row of the dense output's last level
+/// (the level and its parent's position), or a vector temporary.
+#[derive(Clone, Copy)]
+enum RowInto {
+    Output(LevelRef, IReg),
+    Temp(u32),
+}
+
+/// Whether `expr` is a product of accesses and at most one component of a
+/// vector temporary at `var`: collects the accesses, and gives the
+/// temporary, if any.
+fn product_with_temp(expr: &CinExpr, var: &LoopVar, out: &mut Vec<usize>) -> Option<Option<TempId>> {
+    match expr {
+        CinExpr::TempAt(t, index) if index == var => Some(Some(*t)),
+        CinExpr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => match (product_with_temp(lhs, var, out)?, product_with_temp(rhs, var, out)?) {
+            (Some(_), Some(_)) => None,
+            (a, b) => Some(a.or(b)),
+        },
+        other => chain_of_accesses(other, Times::Mul, out).then_some(None),
+    }
 }
 
 /// Whether `expr` is a product of accesses; collects them.

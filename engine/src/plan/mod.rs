@@ -619,25 +619,13 @@ impl<'a> Emitter<'a> {
     }
 
     /// A new vector temporary over `index`, each component set to
-    /// `identity`'s value: a loop over every coordinate, run each time the
-    /// temporary's `where` is (as a dense workspace is cleared).
+    /// `identity`'s value each time the temporary's `where` runs (as a
+    /// dense workspace is cleared).
     fn vector_temp(&mut self, index: &LoopVar, identity: FReg) -> u32 {
-        let buffer = self.vector_temps.len() as u32;
-        let var = self.var_index(index);
-        self.vector_temps.push(var);
-        let (at, end, one) = (self.iconst(0), self.ireg(), self.iconst(1));
-        self.ops.push(Op::Dim { dst: end, var });
-        let top = self.label();
-        let exit = self.exit_unless_lt(at, end);
-        self.ops.push(Op::TempStore {
-            temp: buffer,
-            index: at,
-            value: identity,
-        });
-        self.int_op(tessera_formats::IntOp::Add, at, at, one);
-        self.ops.push(Op::Jump { to: top });
-        self.patch(exit);
-        buffer
+        let temp = self.vector_temps.len() as u32;
+        self.vector_temps.push(self.var_index(index));
+        self.ops.push(Op::TempFill { temp, value: identity });
+        temp
     }
 
     /// `expr`'s fill with the temporaries known here.

@@ -13,7 +13,8 @@
 //! over dense pairs) and `pos` (an operand's positions, or one fibre's, cut
 //! into blocks by a `split` or `divide`), `parallelize` over `cpu_threads` or `cpu_vector`,
 //! `unroll`, `bound`, and `precompute` of the whole right-hand side over an
-//! output variable.
+//! output variable, or of some factors of its product over one of their
+//! variables (a vector temporary, [`crate::cin::Cin::Where`]).
 
 pub(crate) mod apply;
 mod parse;
@@ -67,9 +68,12 @@ pub enum Command {
         inner: String,
         blocking: Blocking,
     },
-    /// The statement's right-hand side `expr` is computed over `var` into a
-    /// workspace named `workspace` (indexed by `workspace_var`, which
-    /// tessera keeps equal to `var`) and assembled into the output from it.
+    /// `expr` is computed over `var` into a workspace named `workspace`
+    /// (indexed by `workspace_var`, a new name for the loop over `var`).
+    /// The whole right-hand side is assembled into the output from it;
+    /// some factors of its product are summed over the variables only they
+    /// use into a vector over `var`, which the other factors' loop over
+    /// `var` reads.
     Precompute {
         expr: String,
         var: String,

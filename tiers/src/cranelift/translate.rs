@@ -509,6 +509,21 @@ impl Translator<'_> {
                 let v = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
                 self.fset(clif, *dst, v);
             }
+            Op::TempFill { temp, value } => {
+                let base = clif.slot(Slot::Temp(*temp));
+                let n = self.temp_length(clif, *temp);
+                let x = self.fget(clif, *value);
+                let zero = clif.int(0);
+                clif.loop_with(
+                    &[zero],
+                    &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
+                    &mut |clif, s| {
+                        let addr = clif.element(base, s[0], 8);
+                        clif.fb.ins().store(output_flags(), x, addr, 0);
+                        smallvec::smallvec![clif.fb.ins().iadd_imm_s(s[0], 1)]
+                    },
+                );
+            }
             Op::TempStore { temp, index, value } => {
                 let base = clif.slot(Slot::Temp(*temp));
                 let at = self.iget(clif, *index);
@@ -621,9 +636,19 @@ impl Translator<'_> {
             Op::DenseAxpy {
                 scale,
                 factors,
+                temp,
                 out,
                 out_parent,
-            } => self.dense_axpy(clif, *scale, factors, *out, *out_parent),
+            } => {
+                if let Some((row, n)) = self.output_row(clif, *out, *out_parent) {
+                    self.dense_axpy(clif, (row, n), *scale, factors, *temp);
+                }
+            }
+            Op::TempAxpy { temp, scale, factors } => {
+                let row = clif.slot(Slot::Temp(*temp));
+                let n = self.temp_length(clif, *temp);
+                self.dense_axpy(clif, (row, n), *scale, factors, None);
+            }
             Op::RowAxpy {
                 driver,
                 begin,
@@ -1263,7 +1288,7 @@ impl Translator<'_> {
                     Read::Gather(..) => unreachable!("only runs here"),
                 })
                 .collect();
-            axpy(clif, out_row, n, scale, &bases);
+            axpy(clif, out_row, n, scale, &bases, None);
             clif.fb.ins().jump(done, &[]);
             clif.enter(scalar);
         }
@@ -1431,21 +1456,43 @@ impl Translator<'_> {
         Some((clif.element(output, first, 8), n))
     }
 
-    /// `out[out_parent * extent(out) + c] += scale * Π factors[c]` for every
-    /// coordinate `c` of the output level (and of the factors' levels).
-    fn dense_axpy(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[DotFactor], out: LevelRef, out_parent: u32) {
+    /// `row[c] += scale * Π factors[c] (* temp[c])` for every `c < n`
+    /// (and every coordinate of the factors' levels and of the temporary).
+    fn dense_axpy(
+        &mut self,
+        clif: &mut Clif<'_>,
+        (row, mut n): (Value, Value),
+        scale: u32,
+        factors: &[DotFactor],
+        temp: Option<u32>,
+    ) {
         let Some(bases) = self.factor_bases(clif, factors) else {
-            return;
-        };
-        let Some((row, mut n)) = self.output_row(clif, out, out_parent) else {
             return;
         };
         for f in factors {
             let extent = clif.param(f.level, Param::Extent);
             n = clif.min(n, extent);
         }
+        let temp = temp.map(|t| {
+            let len = self.temp_length(clif, t);
+            n = clif.min(n, len);
+            clif.slot(Slot::Temp(t))
+        });
         let scale = self.fget(clif, scale);
-        axpy(clif, row, n, scale, &bases);
+        axpy(clif, row, n, scale, &bases, temp);
+    }
+
+    /// The number of components of vector temporary `temp`.
+    fn temp_length(&mut self, clif: &mut Clif<'_>, temp: u32) -> Value {
+        match self.program.temps.get(temp as usize) {
+            Some(&var) => clif.slot(Slot::Dim(var)),
+            None => {
+                clif.fail(format!(
+                    "the program uses vector temporary {temp}, which it does not have"
+                ));
+                clif.int(0)
+            }
+        }
     }
 
     /// For each position `p` of the driver in `begin..end`, with coordinate
@@ -1562,7 +1609,7 @@ impl Translator<'_> {
         let row = clif.element(row, tiled, 8);
         entries.scaled_entries(clif, scale, (b, e), &mut |clif, c, s| {
             let bases = bases(clif, c, tiled);
-            axpy(clif, row, rest, s, &bases);
+            axpy(clif, row, rest, s, &bases, None);
         });
     }
 }
@@ -1747,7 +1794,15 @@ fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[Value], (fixed, n): (Opti
     clif.fb.ins().fmul(scale, sum)
 }
 
-fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value]) {
+/// `row[k] += scale * Π bases[k] (* temp[k])` for `k < n`, in pairs of
+/// lanes. A vector temporary is read as the storage it is, which the
+/// kernel writes elsewhere (the inputs are read-only).
+fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value], temp: Option<Value>) {
+    let reads: SmallVec<[(Value, MemFlagsData); 3]> = bases
+        .iter()
+        .map(|&b| (b, input_flags()))
+        .chain(temp.map(|t| (t, output_flags())))
+        .collect();
     let vector = types::F64X2;
     let lanes = clif.fb.ins().splat(vector, scale);
     let pairs = clif.fb.ins().band_imm_s(n, -2);
@@ -1758,9 +1813,9 @@ fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value]
         &mut |clif, s| {
             let k = s[0];
             let mut prod = lanes;
-            for &base in bases {
+            for &(base, flags) in &reads {
                 let addr = clif.element(base, k, 8);
-                let x = clif.fb.ins().load(vector, input_flags(), addr, 0);
+                let x = clif.fb.ins().load(vector, flags, addr, 0);
                 prod = clif.fb.ins().fmul(prod, x);
             }
             let addr = clif.element(row, k, 8);
@@ -1776,9 +1831,9 @@ fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value]
         &mut |clif, s| {
             let k = s[0];
             let mut prod = scale;
-            for &base in bases {
+            for &(base, flags) in &reads {
                 let addr = clif.element(base, k, 8);
-                let x = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+                let x = clif.fb.ins().load(types::F64, flags, addr, 0);
                 prod = clif.fb.ins().fmul(prod, x);
             }
             let addr = clif.element(row, k, 8);

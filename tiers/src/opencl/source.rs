@@ -464,6 +464,10 @@ impl Writer<'_> {
             Op::JumpIfNot { cond, to } => c.line(format!("if (!b{cond}) goto L{to};")),
             Op::TempLoad { temp, index, dst } => c.line(format!("f{dst} = tmp{temp}[r{index}];")),
             Op::TempStore { temp, index, value } => c.line(format!("tmp{temp}[r{index}] = f{value};")),
+            Op::TempFill { temp, value } => {
+                let n = self.temp_length(c, *temp);
+                c.line(format!("for (long k = 0; k < {n}; k++) tmp{temp}[k] = f{value};"));
+            }
             Op::Dim { dst, var } => {
                 let size = c.scalar(Scalar::Dim(*var));
                 c.line(format!("r{dst} = {size};"));
@@ -628,9 +632,20 @@ impl Writer<'_> {
             Op::DenseAxpy {
                 scale,
                 factors,
+                temp,
                 out,
                 out_parent,
-            } => self.dense_axpy(c, *scale, factors, *out, *out_parent),
+            } => {
+                c.open("");
+                let n = self.extent(c, *out);
+                c.line(format!("const long base = r{out_parent} * {n} - out_base;"));
+                self.dense_axpy(c, ("out", "base", n), *scale, factors, *temp);
+                c.close();
+            }
+            Op::TempAxpy { temp, scale, factors } => {
+                let n = self.temp_length(c, *temp);
+                self.dense_axpy(c, (&format!("tmp{temp}"), "0", n), *scale, factors, None);
+            }
             Op::RowAxpy {
                 driver,
                 begin,
@@ -916,19 +931,39 @@ impl Writer<'_> {
 
     /// `out[out_parent * extent(out) + k] += scale * Π factors[k]` for every
     /// coordinate `k` of the output level.
-    fn dense_axpy(&self, c: &mut CText, scale: u32, factors: &[DotFactor], out: LevelRef, out_parent: u32) {
+    /// `row[start + k] += scale * Π factors[k] (* temp[k])` for `k < n`.
+    fn dense_axpy(
+        &self,
+        c: &mut CText,
+        (row, start, n): (&str, &str, String),
+        scale: u32,
+        factors: &[DotFactor],
+        temp: Option<u32>,
+    ) {
         c.open("");
-        let rows = self.factor_rows(c, factors);
-        let n = self.extent(c, out);
-        c.line(format!("const long base = r{out_parent} * {n};"));
+        let mut rows = self.factor_rows(c, factors);
+        rows.extend(temp.map(|t| (format!("tmp{t}"), "0".to_string())));
         c.open(format!("for (long k = 0; k < {n}; k++)"));
         c.line(format!("double prod = f{scale};"));
         for (x, base) in &rows {
             c.line(format!("prod *= {x}[{base} + k];"));
         }
-        c.line("out[base + k - out_base] += prod;");
+        c.line(format!("{row}[{start} + k] += prod;"));
         c.close();
         c.close();
+    }
+
+    /// The number of components of vector temporary `temp`.
+    fn temp_length(&self, c: &mut CText, temp: u32) -> String {
+        match self.program.temps.get(temp as usize) {
+            Some(&var) => c.scalar(Scalar::Dim(var)),
+            None => {
+                c.fail(format!(
+                    "the program uses vector temporary {temp}, which it does not have"
+                ));
+                "0".into()
+            }
+        }
     }
 
     /// For each position `p` of the driver in `begin..end` (coordinate
