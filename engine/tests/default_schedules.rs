@@ -128,3 +128,68 @@ fn an_inner_product_spgemm_becomes_gustavsons() {
         assert!(!plan.contains("convert A"), "{b}:\n{plan}");
     }
 }
+
+const ONCE_PER_RUN: &str = "precomputed by default, not again for each coordinate of the other loops: t0(j) holds B(j,k) * x(k) summed over k at every j, computed once per run";
+
+/// A sum only some factors share, over a result that depends on one
+/// variable, is computed into a vector once per run: `Σk B(j,k)·x(k)` once
+/// per `j`, not once per `(i,j)`.
+#[test]
+fn a_sum_only_some_factors_share_is_precomputed_once_per_run() {
+    use tessera_engine::schedule::Schedule;
+    use tessera_engine::testing::{check_scheduled, random_tensor, EntryKind, Rng, Tolerance};
+
+    for (statement, output) in [
+        ("y(i) = A(i,j) * B(j,k) * x(k)", Format::dense(1)),
+        ("y(i) = A(i,j) * B(j,k) * x(k)", Format::sparse_vector()),
+        ("C(i,j) = A(i,j) * B(j,k) * x(k)", Format::csr()),
+    ] {
+        let inputs = [("A", Format::csr()), ("B", Format::csr()), ("x", Format::dense(1))];
+        let plan = plan(statement, &inputs, output.clone());
+        assert!(plan.contains(ONCE_PER_RUN), "{statement}:\n{plan}");
+        let engine = Engine::new();
+        for seed in 0..6u64 {
+            let mut rng = Rng::new(seed);
+            let (n, m, p) = (rng.range(1, 30), rng.range(1, 30), rng.range(1, 30));
+            let kind = EntryKind::ALL[seed as usize % EntryKind::ALL.len()];
+            let a = random_tensor(&mut rng, &[n, m], kind, &Format::csr()).unwrap();
+            let b = random_tensor(&mut rng, &[m, p], kind, &Format::csr()).unwrap();
+            let x = random_tensor(&mut rng, &[p], kind, &Format::dense(1)).unwrap();
+            let tensors = [("A", &a), ("B", &b), ("x", &x)];
+            let none = Schedule::default();
+            check_scheduled(
+                &engine,
+                statement,
+                &tensors,
+                Some(&output),
+                &[],
+                Tolerance::default(),
+                &none,
+            )
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        }
+    }
+    // MTTKRP's l-sum depends on i, k and j: the loops around it run once
+    // per (i,k) anyway, so nothing is precomputed by default.
+    let mttkrp = plan(
+        "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+        &[("B", Format::csf(3)), ("C", Format::dense(2)), ("D", Format::dense(2))],
+        Format::dense(2),
+    );
+    assert!(!mttkrp.contains("precomputed by default"), "{mttkrp}");
+    // A schedule is taken as written.
+    let schedule: Schedule = "reorder(i, j, k)".parse().unwrap();
+    let scheduled = Engine::new()
+        .compile_scheduled(
+            "y(i) = A(i,j) * B(j,k) * x(k)",
+            &[("A", Format::csr()), ("B", Format::csr()), ("x", Format::dense(1))],
+            &Format::dense(1),
+            &schedule,
+        )
+        .unwrap();
+    assert!(
+        !scheduled.plan().contains("precomputed by default"),
+        "{}",
+        scheduled.plan()
+    );
+}

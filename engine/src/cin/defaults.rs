@@ -13,6 +13,10 @@
 //!   the whole result in a workspace and sort it; the order is led by the
 //!   output's first variable instead, transposing the inputs that cannot
 //!   follow it.
+//! - A sum only some factors share, whose result depends on one variable,
+//!   is computed into a vector once per run instead of again for every
+//!   coordinate of the rest's other loops (`super::precompute`'s
+//!   `invariant_part`).
 
 use std::collections::BTreeSet;
 

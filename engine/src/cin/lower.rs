@@ -18,7 +18,7 @@ use tessera_formats::{Format, Level, LevelFormat, LevelKind};
 use super::defaults::{is_factor, output_lead, rescanned, unscanned, Scope};
 use super::derived::{Provenance, Relation};
 use super::order::{choose_order, satisfiable, Edges};
-use super::precompute::precomputed_part;
+use super::precompute::{invariant_part, precomputed_part};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
 use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Reduction, Statement};
@@ -168,6 +168,17 @@ pub fn lower(
     let precompute = precompute_command(schedule, stmt)?;
     let part = match &precompute {
         Some(command) => precomputed_part(command, &top_vars, &body)?,
+        // A schedule is taken as written; structured formats derive
+        // variables a vector temporary cannot be indexed by.
+        None if schedule.commands().is_empty()
+            && stmt
+                .rhs
+                .accesses()
+                .iter()
+                .all(|a| input_format(&a.tensor).is_some_and(|f| f.is_per_mode())) =>
+        {
+            invariant_part(&top_vars, &body, &free)
+        }
         None => None,
     };
     let (top_vars, body, root_temps) = match part {
@@ -182,9 +193,11 @@ pub fn lower(
                 &part.factors,
                 Some(part.index.clone()),
             )?;
-            if let Some(command) = &precompute {
-                notes.push(part.describe(&command.text, temp.0, &lowerer.temps[temp.0].enclosing()));
-            }
+            let command = precompute.as_ref().map_or(
+                "precomputed by default, not again for each coordinate of the other loops",
+                |c| c.text.as_str(),
+            );
+            notes.push(part.describe(command, temp.0, &lowerer.temps[temp.0].enclosing()));
             let (rest, mut temps) = lowerer.expr(&part.rest)?;
             temps.insert(0, temp);
             let body = CinExpr::Binary {
@@ -323,7 +336,7 @@ pub fn lower(
         if provenance.expand(index) != [index.clone()] {
             let command = precompute
                 .as_ref()
-                .expect("an indexed temporary comes from a precompute");
+                .expect("the default precomputes over per-mode formats only, whose variables are not derived");
             return Err(command.refuse(format!(
                 "precompute over {index}, which the loops run as {}: a workspace is a vector over one loop's variable",
                 provenance
@@ -1058,6 +1071,15 @@ fn structured_problem(
     }
     if op.format.is_per_mode() {
         return None;
+    }
+    if op.fill != 0.0 {
+        // Loops over its derived variables visit what it stores; the
+        // components it does not store take its fill, which a product or
+        // a sum over its slots cannot give.
+        return Some(format!(
+            "its fill is {}, which the components it does not store take, and loops over its {} levels visit only what it stores",
+            op.fill, op.format
+        ));
     }
     if !is_factor(root, k, operands) {
         // Loops over its derived variables visit its entries only: a term

@@ -104,6 +104,42 @@ pub(super) fn precomputed_part(
     }))
 }
 
+/// The default rule: factors whose sum no other factor shares, and whose
+/// result depends on one variable only, are precomputed into a vector over
+/// it once per run, when the rest of the product loops over another
+/// variable, which would compute them again at each of its coordinates
+/// (`y(i) = A(i,j) * B(j,k) * x(k)` computes `Σk B(j,k)·x(k)` once per
+/// `j`, not once per `(i,j)`). `free` is the output's variables.
+pub(super) fn invariant_part(top_sums: &[LoopVar], body: &Expr, free: &[LoopVar]) -> Option<PrecomputedPart> {
+    let all = factors(body);
+    if all.len() < 2 {
+        return None;
+    }
+    top_sums.iter().find_map(|s| {
+        let (taken, rest): (Vec<&Expr>, Vec<&Expr>) = all.iter().partition(|f| vars_of(&[**f]).contains(s));
+        if rest.is_empty() {
+            return None;
+        }
+        let (taken_vars, rest_vars) = (vars_of(&taken), vars_of(&rest));
+        let sums: Vec<LoopVar> = top_sums
+            .iter()
+            .filter(|v| taken_vars.contains(v) && !rest_vars.contains(v))
+            .cloned()
+            .collect();
+        let left: Vec<&LoopVar> = taken_vars.iter().filter(|v| !sums.contains(v)).collect();
+        let [index] = left.as_slice() else {
+            return None;
+        };
+        let repeats = rest_vars.iter().chain(free).any(|v| v != *index);
+        (repeats && rest_vars.contains(index)).then(|| PrecomputedPart {
+            factors: product(&taken),
+            rest: product(&rest),
+            sums,
+            index: (*index).clone(),
+        })
+    })
+}
+
 /// The factors of a product, in order; any other expression is one factor.
 fn factors(e: &Expr) -> Vec<&Expr> {
     match e {
