@@ -108,6 +108,38 @@ fn a_dense_output_beyond_the_limit_is_refused_before_it_is_allocated() {
 }
 
 #[test]
+fn a_precomputes_vector_beyond_the_limit_is_refused_before_it_is_allocated() {
+    tessera()
+        .env("TESSERA_MEMORY_LIMIT", "1G")
+        .args([
+            "eval",
+            "y(i) = A(i,j) * B(j,k) * x(k)",
+            "-g",
+            "A:10x200000000:0.000000001",
+            "-g",
+            "B:200000000x10:0.000000001",
+            "-f",
+            "B:dcsr",
+            "-g",
+            "x:10:1",
+            "-f",
+            "y:dense",
+            "--threads",
+            "2",
+            "-s",
+            "precompute(B(j,k) * x(k), j, j, w)",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "the precompute's vector temporaries (200000000 values on each of",
+        ))
+        .stderr(predicate::str::contains(
+            "but the limit is 1.0 GiB (TESSERA_MEMORY_LIMIT)",
+        ));
+}
+
+#[test]
 fn generating_a_tensor_beyond_the_limit_is_refused_at_once() {
     tessera()
         .env("TESSERA_MEMORY_LIMIT", "4G")

@@ -177,7 +177,7 @@ pub fn lower(
                 .iter()
                 .all(|a| input_format(&a.tensor).is_some_and(|f| f.is_per_mode())) =>
         {
-            invariant_part(&top_vars, &body, &free)
+            invariant_part(&top_vars, &body, &free, input_format)
         }
         None => None,
     };

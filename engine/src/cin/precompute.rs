@@ -10,6 +10,8 @@
 
 use std::collections::BTreeSet;
 
+use tessera_formats::{Format, LevelKind, Projection};
+
 use super::LoopVar;
 use crate::error::Result;
 use crate::notation::{BinaryOp, Expr, IndexVar};
@@ -109,8 +111,16 @@ pub(super) fn precomputed_part(
 /// it once per run, when the rest of the product loops over another
 /// variable, which would compute them again at each of its coordinates
 /// (`y(i) = A(i,j) * B(j,k) * x(k)` computes `Σk B(j,k)·x(k)` once per
-/// `j`, not once per `(i,j)`). `free` is the output's variables.
-pub(super) fn invariant_part(top_sums: &[LoopVar], body: &Expr, free: &[LoopVar]) -> Option<PrecomputedPart> {
+/// `j`, not once per `(i,j)`). `free` is the output's variables. The
+/// vector must be no larger than storage an input already has: one of the
+/// precomputed tensors (`input_format` gives their formats) stores its
+/// variable in a dense level.
+pub(super) fn invariant_part(
+    top_sums: &[LoopVar],
+    body: &Expr,
+    free: &[LoopVar],
+    input_format: &dyn Fn(&str) -> Option<Format>,
+) -> Option<PrecomputedPart> {
     let all = factors(body);
     if all.len() < 2 {
         return None;
@@ -131,7 +141,16 @@ pub(super) fn invariant_part(top_sums: &[LoopVar], body: &Expr, free: &[LoopVar]
             return None;
         };
         let repeats = rest_vars.iter().chain(free).any(|v| v != *index);
-        (repeats && rest_vars.contains(index)).then(|| PrecomputedPart {
+        let stored_densely = taken.iter().flat_map(|f| f.accesses()).any(|a| {
+            input_format(&a.tensor).is_some_and(|format| {
+                format.levels().iter().any(|l| {
+                    l.level.kind == LevelKind::Dense
+                        && matches!(l.projection, Projection::Mode { mode, .. }
+                            if a.indices.get(mode).is_some_and(|v| LoopVar::Index(v.clone()) == **index))
+                })
+            })
+        });
+        (repeats && stored_densely && rest_vars.contains(index)).then(|| PrecomputedPart {
             factors: product(&taken),
             rest: product(&rest),
             sums,

@@ -901,6 +901,17 @@ impl Kernel {
             blocking.size(extent(v)) as i64
         }));
 
+        // Each run in parallel keeps its own vector temporaries.
+        let temp_values: u128 = self.program.temp_lengths(&dims).iter().map(|&n| n as u128).sum();
+        if temp_values > 0 {
+            tessera_formats::budget::check_allocation(
+                &format!(
+                    "the precompute's vector temporaries ({temp_values} values on each of {} threads)",
+                    rayon::current_num_threads()
+                ),
+                temp_values * 8 * rayon::current_num_threads() as u128,
+            )?;
+        }
         let out_format = self.lowered.output.format.clone();
         out_format.check_shape(&out_shape)?;
         if self.fills_in {
