@@ -170,7 +170,7 @@ pub fn lower(
         Some(command) => precomputed_part(command, &top_vars, &body)?,
         // A schedule is taken as written; structured formats derive
         // variables a vector temporary cannot be indexed by.
-        None if schedule.commands().is_empty()
+        None if schedule.is_empty()
             && stmt
                 .rhs
                 .accesses()

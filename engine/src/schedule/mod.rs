@@ -283,6 +283,34 @@ impl Schedule {
         self
     }
 
+    /// Adds `precompute(expr, var, workspace_var, workspace)`: `expr`, the
+    /// whole right-hand side or some factors of its product, computed over
+    /// `var` into a workspace first.
+    ///
+    /// ```
+    /// use tessera_engine::schedule::Schedule;
+    /// use tessera_engine::Engine;
+    /// use tessera_formats::Format;
+    ///
+    /// // MTTKRP with Σl B(i,k,l)·D(l,j) computed into a vector over j.
+    /// let schedule = Schedule::new().precompute("B(i,k,l) * D(l,j)", "j", "j", "w");
+    /// let formats = [("B", Format::csf(3)), ("C", Format::dense(2)), ("D", Format::dense(2))];
+    /// let kernel = Engine::new()
+    ///     .compile_scheduled("A(i,j) = B(i,k,l) * C(k,j) * D(l,j)", &formats, &Format::dense(2), &schedule)
+    ///     .unwrap();
+    /// assert!(kernel.plan().contains("t0(j) holds B(i,k,l) * D(l,j) summed over l"));
+    /// ```
+    #[must_use]
+    pub fn precompute(mut self, expr: &str, var: &str, workspace_var: &str, workspace: &str) -> Schedule {
+        self.push(Command::Precompute {
+            expr: expr.to_string(),
+            var: var.to_string(),
+            workspace_var: workspace_var.to_string(),
+            workspace: workspace.to_string(),
+        });
+        self
+    }
+
     /// Adds `unroll(var, factor)`.
     ///
     /// ```
