@@ -320,16 +320,18 @@ concrete index notation:
     assert_eq!(got, pinned(expected));
 }
 
-/// TACO's CPU MTTKRP schedule on CSF: the loop over a block's places
-/// runs through the block's coordinates of B's first level.
+/// TACO's CPU MTTKRP schedule on CSF, as written: the loop over a block's
+/// places runs through the block's coordinates of B's first level, and
+/// `B(i,k,l)·C(k,j)` fills a vector over `j` for each `(i,k,l)`.
 #[test]
 fn tacos_mttkrp_schedule_walks_each_block_of_a_compressed_level() {
     let expected = r#"
-schedule: split(i, i1, i2, 16); reorder(i1, i2, k, l, j); parallelize(i1, cpu_threads, no_races)
+schedule: split(i, i1, i2, 16); reorder(i1, i2, k, l, j); precompute(B(i,k,l) * C(k,j), j, j, w); parallelize(i1, cpu_threads, no_races)
 parallelize(i1, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
 loop order: i1, i2, k, l, j
 derived: i1 = i / 16, the block of i (i = i1·16 + i2, the last block cut at its dimension)
 derived: i2 = i % 16, the place of i in its block
+note: precompute(B(i,k,l) * C(k,j), j, j, w): t0(j) holds B(i,k,l) * C(k,j) at every j, computed once per (i, k, l); the rest of the product reads it
 output A (dense): dense, accumulated in place
 parallel: the loop over i1 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; the schedule asks for every core at any size
 forall i1: every coordinate; lattice universe
@@ -337,20 +339,28 @@ forall i1: every coordinate; lattice universe
     (the coordinates of i in block i1: walked levels cut to them by two binary searches per block)
     forall k: iterate B.compressed, locate C.dense; lattice {B.compressed, C.dense}
       forall l: iterate B.compressed, locate D.dense; lattice {B.compressed, D.dense}
-        (runs as one block op: a dense row update per stored coordinate)
+        where t0(j), a vector over j, is computed by:
+          forall j: every coordinate, locate C.dense; lattice {C.dense}
+            (runs as one dense block op)
+        forall j: every coordinate, locate D.dense, A(out).dense; lattice {D.dense}
+          (runs as one dense block op)
 concrete index notation:
   forall i1
     forall i2
       forall k
         forall l
-          forall j
-            A(i,j) += ((B(i,k,l) * C(k,j)) * D(l,j))
+          where t0(j) =
+              forall j
+                t0(j) += (B(i,k,l) * C(k,j))
+          in
+            forall j
+              A(i,j) += (t0(j) * D(l,j))
 "#;
     let got = plan(
         "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
         &[("B", Format::csf(3)), ("C", Format::dense(2)), ("D", Format::dense(2))],
         Format::dense(2),
-        "split(i, i1, i2, 16); reorder(i1, i2, k, l, j); parallelize(i1, cpu_threads, no_races)",
+        "split(i, i1, i2, 16); reorder(i1, i2, k, l, j); precompute(B(i,k,l) * C(k,j), j, j, w); parallelize(i1, cpu_threads, no_races)",
     );
     assert_eq!(got, pinned(expected));
 }

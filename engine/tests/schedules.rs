@@ -245,6 +245,10 @@ fn cases() -> Vec<Case> {
                 "precompute(D(l,j) * B(i,k,l), j, jw, w); parallelize(i, cpu_threads, no_races)",
                 "precompute(C(k,j) * D(l,j), j, j, w)",
                 "split(i, i0, i1, 4); precompute(B(i,k,l) * D(l,j), j, j, w); parallelize(i0, cpu_threads, no_races)",
+                // TACO's CPU MTTKRP: the reorder keeps k and l outside, so
+                // the temporary is a product for each (i,k,l).
+                "split(i, i1, i2, 4); reorder(i1, i2, k, l, j); precompute(B(i,k,l) * C(k,j), j, j, w); parallelize(i1, cpu_threads, no_races)",
+                "reorder(i, k, l, j); precompute(B(i,k,l) * D(l,j), j, j, w)",
             ],
         ),
         case(

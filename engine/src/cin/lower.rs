@@ -27,7 +27,7 @@ use crate::schedule::apply::{
 };
 use crate::schedule::positions::{apply_positions, place_position_blocks};
 use crate::schedule::tags::loop_tags;
-use crate::schedule::Schedule;
+use crate::schedule::{Command, Schedule};
 
 /// How the output is assembled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,7 +167,19 @@ pub fn lower(
     let mut notes = Vec::new();
     let precompute = precompute_command(schedule, stmt)?;
     let part = match &precompute {
-        Some(command) => precomputed_part(command, &top_vars, &body)?,
+        Some(command) => {
+            // The variables a `reorder` lists before the precompute's.
+            let outside = |v: &LoopVar| {
+                schedule.commands().iter().any(|placed| match &placed.command {
+                    Command::Reorder(vars) => {
+                        let at = |name: &str| vars.iter().position(|x| x == name);
+                        matches!((at(v.name()), at(&command.var)), (Some(a), Some(b)) if a < b)
+                    }
+                    _ => false,
+                })
+            };
+            precomputed_part(command, &top_vars, &body, &outside)?
+        }
         // A schedule is taken as written; structured formats derive
         // variables a vector temporary cannot be indexed by.
         None if schedule.is_empty()

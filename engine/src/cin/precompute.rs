@@ -54,7 +54,11 @@ impl PrecomputedPart {
 
 /// Which factors of `body` (the right-hand side below its top sums
 /// `top_sums`) `command` precomputes: `None` when it is all of them (the
-/// whole right-hand side, which the output's workspace collects).
+/// whole right-hand side, which the output's workspace collects). A sum
+/// the schedule's `reorder` puts outside the variable's loop (`outside`)
+/// stays outside the temporary, as in TACO's MTTKRP schedule, whose
+/// `reorder(i1, i2, k, l, j)` keeps `w(j) = B(i,k,l)·C(k,j)` a product for
+/// each `(i,k,l)`.
 /// Refused: an expression that is not a product of factors of the
 /// right-hand side, and a variable the temporary would not be a vector
 /// over (one the factors do not use, or sum over alone).
@@ -62,6 +66,7 @@ pub(super) fn precomputed_part(
     command: &Precompute,
     top_sums: &[LoopVar],
     body: &Expr,
+    outside: &dyn Fn(&LoopVar) -> bool,
 ) -> Result<Option<PrecomputedPart>> {
     let mut rest: Vec<&Expr> = factors(body);
     let mut taken: Vec<&Expr> = Vec::new();
@@ -82,7 +87,7 @@ pub(super) fn precomputed_part(
     let rest_vars = vars_of(&rest);
     let sums: Vec<LoopVar> = top_sums
         .iter()
-        .filter(|v| taken_vars.contains(v) && !rest_vars.contains(v))
+        .filter(|v| taken_vars.contains(v) && !rest_vars.contains(v) && !outside(v))
         .cloned()
         .collect();
     let index = LoopVar::Index(IndexVar::new(&command.var));
