@@ -12,7 +12,7 @@
 //! positions and their blocks, `unroll`, `bound`),
 //! commands on unknown variables, factors of 0, and fragments of text.
 
-use tessera::engine::notation::{parse_statement, BinaryOp, Expr};
+use tessera::engine::notation::{parse_statement, Expr};
 use tessera::engine::schedule::Schedule;
 use tessera::engine::testing::{same_bits, Rng};
 use tessera::{EngineError, EvalOptions, TierChoice};
@@ -130,7 +130,7 @@ fn report(schedule: &str, e: &EngineError) {
 /// A schedule of one or two commands over `vars` and the statement's
 /// `tensors`, legal or not.
 pub fn random_schedule(rng: &mut Rng, vars: &[String], tensors: &[String], rhs: &Expr) -> String {
-    let factors = factors(rhs);
+    let factors: Vec<String> = rhs.factors().iter().map(|f| f.to_string()).collect();
     let mut loops: Vec<String> = vars.to_vec();
     let mut commands = Vec::new();
     let pick = |rng: &mut Rng, names: &[String]| -> String {
@@ -265,20 +265,4 @@ pub fn random_schedule(rng: &mut Rng, vars: &[String], tensors: &[String], rhs: 
         commands.push(command);
     }
     commands.join("; ")
-}
-
-/// The factors of a product, as text; any other expression is one factor.
-fn factors(e: &Expr) -> Vec<String> {
-    match e {
-        Expr::Binary {
-            op: BinaryOp::Mul,
-            lhs,
-            rhs,
-        } => {
-            let mut out = factors(lhs);
-            out.extend(factors(rhs));
-            out
-        }
-        other => vec![other.to_string()],
-    }
 }

@@ -1343,32 +1343,10 @@ impl ChainBuilder<'_> {
             let temp = &self.temps[t.0];
             let mut vars = temp.loops();
             vars.sort_by_key(|v| self.order.iter().position(|o| o == v));
-            if let Some(index) = &temp.index {
-                // Every loop of the producer combines into the component
-                // at the index's coordinate.
-                let producer = self.build(
-                    &vars,
-                    0,
-                    &temp.children,
-                    &bound,
-                    temp.body.clone(),
-                    None,
-                    None,
-                    next_temp,
-                );
-                stmt = Cin::Where {
-                    temp: *t,
-                    reduction: temp.reduction,
-                    index: Some(index.clone()),
-                    producer: Box::new(retarget(producer, Target::TempAt(*t, index.clone()))),
-                    consumer: Box::new(stmt),
-                };
-                continue;
-            }
-            // A sum collects its loops in a partial of its own, which the
-            // block ops for sums match; other reductions combine into the
-            // temporary directly.
-            let partial = temp.reduction == Reduction::Sum && !vars.is_empty();
+            // A scalar sum collects its loops in a partial of its own, which
+            // the block ops for sums match; other reductions, and a vector's
+            // components, combine into the temporary directly.
+            let partial = temp.index.is_none() && temp.reduction == Reduction::Sum && !vars.is_empty();
             let producer = self.build(
                 &vars,
                 0,
@@ -1379,16 +1357,20 @@ impl ChainBuilder<'_> {
                 partial.then_some((0, temp.reduction)),
                 next_temp,
             );
+            let target = match &temp.index {
+                Some(index) => Target::TempAt(*t, index.clone()),
+                None => Target::Temp(*t),
+            };
             let producer = if partial {
                 // The reduction built by the partial ends in `out += r`: make it `t += r`.
-                retarget_consumer(producer, Target::Temp(*t))
+                retarget_consumer(producer, target)
             } else {
-                retarget(producer, Target::Temp(*t))
+                retarget(producer, target)
             };
             stmt = Cin::Where {
                 temp: *t,
                 reduction: temp.reduction,
-                index: None,
+                index: temp.index.clone(),
                 producer: Box::new(producer),
                 consumer: Box::new(stmt),
             };

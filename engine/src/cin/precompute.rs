@@ -68,9 +68,9 @@ pub(super) fn precomputed_part(
     body: &Expr,
     outside: &dyn Fn(&LoopVar) -> bool,
 ) -> Result<Option<PrecomputedPart>> {
-    let mut rest: Vec<&Expr> = factors(body);
+    let mut rest: Vec<&Expr> = body.factors();
     let mut taken: Vec<&Expr> = Vec::new();
-    for wanted in factors(&command.expr) {
+    for wanted in command.expr.factors() {
         let text = wanted.to_string();
         let Some(at) = rest.iter().position(|f| f.to_string() == text) else {
             return Err(command.refuse(format!(
@@ -126,7 +126,7 @@ pub(super) fn invariant_part(
     free: &[LoopVar],
     input_format: &dyn Fn(&str) -> Option<Format>,
 ) -> Option<PrecomputedPart> {
-    let all = factors(body);
+    let all = body.factors();
     if all.len() < 2 {
         return None;
     }
@@ -162,22 +162,6 @@ pub(super) fn invariant_part(
             index: (*index).clone(),
         })
     })
-}
-
-/// The factors of a product, in order; any other expression is one factor.
-fn factors(e: &Expr) -> Vec<&Expr> {
-    match e {
-        Expr::Binary {
-            op: BinaryOp::Mul,
-            lhs,
-            rhs,
-        } => {
-            let mut out = factors(lhs);
-            out.extend(factors(rhs));
-            out
-        }
-        other => vec![other],
-    }
 }
 
 fn product(factors: &[&Expr]) -> Expr {

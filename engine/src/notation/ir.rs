@@ -228,6 +228,33 @@ impl Expr {
         }
     }
 
+    /// The factors of a product, in order; any other expression is one
+    /// factor.
+    ///
+    /// ```
+    /// use tessera_engine::notation::parse_statement;
+    ///
+    /// let s = parse_statement("A(i,j) = B(i,k) * (C(k,l) * d(l)) + 1").unwrap();
+    /// let texts = |e: &tessera_engine::notation::Expr| e.factors().iter().map(|f| f.to_string()).collect::<Vec<_>>();
+    /// assert_eq!(texts(&s.rhs), vec!["B(i,k) * (C(k,l) * d(l)) + 1"]);
+    /// let product = parse_statement("A(i,j) = B(i,k) * (C(k,l) * d(l))").unwrap();
+    /// assert_eq!(texts(&product.rhs), vec!["B(i,k)", "C(k,l)", "d(l)"]);
+    /// ```
+    pub fn factors(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Binary {
+                op: BinaryOp::Mul,
+                lhs,
+                rhs,
+            } => {
+                let mut out = lhs.factors();
+                out.extend(rhs.factors());
+                out
+            }
+            other => vec![other],
+        }
+    }
+
     /// Every access, in text order.
     pub fn accesses(&self) -> Vec<&Access> {
         let mut out = Vec::new();
