@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use tessera_formats::{Format, LevelKind, Projection};
+use tessera_formats::{CoordinateRelation, Format, Level, Projection};
 
 use super::LoopVar;
 use crate::error::Result;
@@ -119,7 +119,7 @@ pub(super) fn precomputed_part(
 /// `j`, not once per `(i,j)`). `free` is the output's variables. The
 /// vector must be no larger than storage an input already has: one of the
 /// precomputed tensors (`input_format` gives their formats) stores its
-/// variable in a dense level.
+/// variable in a level whose positions are its coordinates (dense).
 pub(super) fn invariant_part(
     top_sums: &[LoopVar],
     body: &Expr,
@@ -149,7 +149,7 @@ pub(super) fn invariant_part(
         let stored_densely = taken.iter().flat_map(|f| f.accesses()).any(|a| {
             input_format(&a.tensor).is_some_and(|format| {
                 format.levels().iter().any(|l| {
-                    l.level.kind == LevelKind::Dense
+                    l.level.coordinate_relation() == CoordinateRelation::Positional
                         && matches!(l.projection, Projection::Mode { mode, .. }
                             if a.indices.get(mode).is_some_and(|v| LoopVar::Index(v.clone()) == **index))
                 })
