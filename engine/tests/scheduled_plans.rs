@@ -415,7 +415,7 @@ fn a_precompute_of_some_factors_fills_a_vector_over_its_variable() {
 schedule: precompute(B(i,k,l) * D(l,j), j, jw, w); parallelize(i, cpu_threads, no_races)
 parallelize(i, cpu_threads, no_races): every core at any size; each chunk writes its own part of the output
 loop order: i, k, l, j
-note: precompute(B(i,k,l) * D(l,j), j, j, w): t0(j) holds B(i,k,l) * D(l,j) summed over l at every j, computed once per (i, k); the rest of the product reads it
+note: precompute(B(i,k,l) * D(l,j), j, jw, w): t0(j) holds B(i,k,l) * D(l,j) summed over l at every j, computed once per (i, k); the rest of the product reads it
 output A (dense): dense, accumulated in place
 parallel: the loop over i splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; the schedule asks for every core at any size
 forall i: iterate B.compressed; lattice {B.compressed}

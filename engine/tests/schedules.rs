@@ -249,6 +249,7 @@ fn cases() -> Vec<Case> {
                 // the temporary is a product for each (i,k,l).
                 "split(i, i1, i2, 4); reorder(i1, i2, k, l, j); precompute(B(i,k,l) * C(k,j), j, j, w); parallelize(i1, cpu_threads, no_races)",
                 "reorder(i, k, l, j); precompute(B(i,k,l) * D(l,j), j, j, w)",
+                "bound(j, jb, 64, max_constraint); precompute(B(i,k,l) * D(l,j), jb, jw, w)",
             ],
         ),
         case(

@@ -155,6 +155,7 @@ pub fn lower(
     let statement_vars = stmt_vars(&explicit);
     check_precompute_names(schedule, &statement_vars)?;
     let resolved = schedule.resolved();
+    let precompute = precompute_command(&resolved, schedule, stmt)?;
     let schedule = &resolved;
     let mut lowerer = Lowerer {
         input_format,
@@ -165,7 +166,6 @@ pub fn lower(
     };
     let (top_vars, body) = peel(hoist(explicit.rhs.clone()));
     let mut notes = Vec::new();
-    let precompute = precompute_command(schedule, stmt)?;
     let part = match &precompute {
         Some(command) => {
             // The variables a `reorder` lists before the precompute's.

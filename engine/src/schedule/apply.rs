@@ -194,12 +194,17 @@ impl Precompute {
     }
 }
 
-/// The schedule's `precompute`, if it has one. Refused: an expression that
-/// does not parse, a workspace named after a tensor of the statement, and
-/// a second `precompute` (a statement has one workspace here).
-pub(crate) fn precompute_command(schedule: &Schedule, stmt: &Statement) -> Result<Option<Precompute>> {
+/// The `precompute` of `schedule` (names resolved), if it has one, with
+/// its text as `written`. Refused: an expression that does not parse, a
+/// workspace named after a tensor of the statement, and a second
+/// `precompute` (a statement has one workspace here).
+pub(crate) fn precompute_command(
+    schedule: &Schedule,
+    written: &Schedule,
+    stmt: &Statement,
+) -> Result<Option<Precompute>> {
     let mut found: Option<Precompute> = None;
-    for placed in schedule.commands() {
+    for (placed, as_written) in schedule.commands().iter().zip(written.commands()) {
         let Command::Precompute {
             expr, var, workspace, ..
         } = &placed.command
@@ -231,7 +236,7 @@ pub(crate) fn precompute_command(schedule: &Schedule, stmt: &Statement) -> Resul
         found = Some(Precompute {
             expr: parsed.rhs,
             var: var.clone(),
-            text: placed.command.to_string(),
+            text: as_written.command.to_string(),
             column: placed.column,
         });
     }
