@@ -114,7 +114,8 @@ pub struct TensorArgs {
 
     /// Schedule of the statement's loops, commands separated by `;`: reorder(i, k, j); split(i, i0,
     /// i1, 32); divide(i, i0, i1, 4); fuse(i, j, f); pos(f, fp, A); unroll(i1, 4); bound(i, ib, 100[,
-    /// max_exact|max_constraint]); precompute(expr, j, j, w); parallelize(i0, cpu_threads,
+    /// max_exact|max_constraint]); precompute(expr, j, j, w) (expr: the right-hand side or factors
+    /// of its product); parallelize(i0, cpu_threads,
     /// no_races|atomics|temporary|ignore_races); parallelize(k, cpu_vector,
     /// ignore_races|parallel_reduction)
     #[arg(short = 's', long, value_name = "COMMANDS", value_parser = parse_schedule)]
