@@ -1347,6 +1347,14 @@ impl ChainBuilder<'_> {
             // the block ops for sums match; other reductions, and a vector's
             // components, combine into the temporary directly.
             let partial = temp.index.is_none() && temp.reduction == Reduction::Sum && !vars.is_empty();
+            // A vector's sums inside its index's loop collect each
+            // component in a partial of their own likewise.
+            let after_index = temp
+                .index
+                .as_ref()
+                .and_then(|index| vars.iter().position(|v| v == index))
+                .map(|p| p + 1)
+                .filter(|&p| p < vars.len() && temp.reduction == Reduction::Sum);
             let producer = self.build(
                 &vars,
                 0,
@@ -1354,7 +1362,10 @@ impl ChainBuilder<'_> {
                 &bound,
                 temp.body.clone(),
                 None,
-                partial.then_some((0, temp.reduction)),
+                match after_index {
+                    Some(p) => Some((p, temp.reduction)),
+                    None => partial.then_some((0, temp.reduction)),
+                },
                 next_temp,
             );
             let target = match &temp.index {

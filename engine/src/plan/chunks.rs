@@ -42,6 +42,11 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
             (Cin::Forall { var, .. }, Cin::Assign { expr, .. }) if scales(expr, *temp) => var,
             _ => return Err("the statement's result is not a sum over its outer loop".into()),
         },
+        Cin::Where { index: Some(index), .. } => {
+            return Err(format!(
+                "a vector over {index} is precomputed before the outer loop, which chunks would each compute again"
+            ))
+        }
         _ => return Err("the statement has no outer loop".into()),
     };
     // A chunk of blocks is a chunk of the rows they hold; a chunk of a
