@@ -334,6 +334,8 @@ pub enum Op {
         begin: IReg,
         end: IReg,
         factors: SmallVec<[DotFactor; 2]>,
+        /// A vector temporary over the driver's coordinates: one more factor.
+        temp: Option<u32>,
         acc: FReg,
     },
     /// `acc += scale * Σ_{c < len} Π factors[c]`, each factor the values of
@@ -765,12 +767,14 @@ impl fmt::Display for Op {
                 begin,
                 end,
                 factors,
+                temp,
                 acc,
             } => {
-                let fs: Vec<String> = factors
+                let mut fs: Vec<String> = factors
                     .iter()
                     .map(|x| format!("t{}[r{} * extent({}) + coord]", x.operand, x.parent, lv(&x.level)))
                     .collect();
+                fs.extend(temp.map(|t| format!("w{t}[coord]")));
                 write!(
                     f,
                     "f{acc} += dot {} r{begin}..r{end} * {}",

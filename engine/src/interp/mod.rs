@@ -212,6 +212,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 begin,
                 end,
                 factors,
+                temp,
                 acc,
             } => {
                 let (begin, end) = (ir[*begin as usize] as usize, ir[*end as usize] as usize);
@@ -220,24 +221,19 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     .coordinate_view(storage)
                     .expect("the planner only emits dot blocks over levels with a coordinate view");
                 let own = &bind.values[driver.operand as usize][begin..end];
-                let sum = match factors.as_slice() {
+                let rows: SmallVec<[&[f64]; 3]> = factors
+                    .iter()
+                    .map(|f| dense_row(bind, &ir, f))
+                    .chain(temp.map(|t| &temps[t as usize][..]))
+                    .collect();
+                let sum = match rows.as_slice() {
                     [] => own.iter().sum(),
-                    [f] => {
-                        let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
-                        let x = &bind.values[f.operand as usize];
-                        let base = ir[f.parent as usize] as usize * n;
-                        dot(coords, begin, own, &x[base..base + n])
-                    }
+                    [x] => dot(coords, begin, own, x),
                     many => {
                         let mut sum = 0.0;
                         for (k, &v) in own.iter().enumerate() {
                             let c = coords.get_usize(begin + k);
-                            let mut prod = v;
-                            for f in many {
-                                let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
-                                prod *= bind.values[f.operand as usize][ir[f.parent as usize] as usize * n + c];
-                            }
-                            sum += prod;
+                            sum += many.iter().fold(v, |prod, row| prod * row[c]);
                         }
                         sum
                     }

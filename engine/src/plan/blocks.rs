@@ -645,11 +645,15 @@ impl Emitter<'_> {
             return None;
         }
         let mut factors_ops = Vec::new();
-        if !product_of_accesses(expr, &mut factors_ops)
-            || factors_ops.iter().filter(|&&a| a == driver.operand).count() != 1
-        {
+        let temp = product_with_temp(expr, var, &mut factors_ops)?;
+        if factors_ops.iter().filter(|&&a| a == driver.operand).count() != 1 {
             return None;
         }
+        // A vector temporary over the loop's variable is one more factor.
+        let temp = match temp {
+            Some(t) => Some(self.temps[&t].vector?),
+            None => None,
+        };
         let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
         let mut presences = vec![dst.present];
         for &a in &factors_ops {
@@ -681,11 +685,12 @@ impl Emitter<'_> {
             begin,
             end,
             factors: factors.clone(),
+            temp,
             acc,
         });
         self.present_if_nonempty(tpresent, begin, end);
         self.patch(skip);
-        Some(format!("{} factors", factors.len() + 1))
+        Some(format!("{} factors", factors.len() + 1 + usize::from(temp.is_some())))
     }
 
     /// Emits a jump over what follows unless every flag in `flags` is set;

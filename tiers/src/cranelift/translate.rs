@@ -555,8 +555,9 @@ impl Translator<'_> {
                 begin,
                 end,
                 factors,
+                temp,
                 acc,
-            } => self.dot_block(clif, *driver, *begin, *end, factors, *acc),
+            } => self.dot_block(clif, *driver, (*begin, *end), (factors, *temp), *acc),
             Op::DenseDot {
                 scale,
                 factors,
@@ -1341,9 +1342,8 @@ impl Translator<'_> {
         &mut self,
         clif: &mut Clif<'_>,
         driver: LevelRef,
-        begin: u32,
-        end: u32,
-        factors: &[DotFactor],
+        (begin, end): (u32, u32),
+        (factors, temp): (&[DotFactor], Option<u32>),
         acc: u32,
     ) {
         let Some(format) = self.format(clif, driver) else {
@@ -1362,6 +1362,7 @@ impl Translator<'_> {
             driver,
             own,
             bases: &bases,
+            temp: temp.map(|t| clif.slot(Slot::Temp(t))),
             semiring: Semiring::PlusTimes,
         };
         let total = dot.sum(clif, b, e);
@@ -1413,6 +1414,7 @@ impl Translator<'_> {
             driver,
             own,
             bases: &bases,
+            temp: None,
             semiring,
         };
         clif.loop_with(
@@ -1854,6 +1856,9 @@ struct Dot<'b> {
     driver: LevelRef,
     own: Value,
     bases: &'b [Value],
+    /// A vector temporary, the last factor: storage the kernel writes, so
+    /// not read as an input.
+    temp: Option<Value>,
     /// `⊕` and `⊗` (plus-times in the dot ops of sums).
     semiring: Semiring,
 }
@@ -1864,9 +1869,10 @@ impl Dot<'_> {
         let addr = clif.element(self.own, p, 8);
         let mut prod = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
         let (coord, _) = self.format.pos_access(clif, self.driver, p, &[]);
-        for &base in self.bases {
+        let reads = self.bases.iter().map(|&b| (b, input_flags()));
+        for (base, flags) in reads.chain(self.temp.map(|t| (t, output_flags()))) {
             let addr = clif.element(base, coord, 8);
-            let x = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+            let x = clif.fb.ins().load(types::F64, flags, addr, 0);
             prod = match self.semiring.times() {
                 Times::Mul => clif.fb.ins().fmul(prod, x),
                 Times::Add => clif.fb.ins().fadd(prod, x),

@@ -554,8 +554,9 @@ impl Writer<'_> {
                 begin,
                 end,
                 factors,
+                temp,
                 acc,
-            } => self.dot_block(c, *driver, (*begin, *end), factors, *acc),
+            } => self.dot_block(c, *driver, (*begin, *end), (factors, *temp), *acc),
             Op::DenseDot {
                 scale,
                 factors,
@@ -726,12 +727,20 @@ impl Writer<'_> {
     /// `acc += Σ_p own[p] * Π factors[coords[p]]`, summed as the
     /// interpreter does: one factor over 32- or 64-bit coordinates in four
     /// partial sums, otherwise in order.
-    fn dot_block(&self, c: &mut CText, driver: LevelRef, (begin, end): (u32, u32), factors: &[DotFactor], acc: u32) {
+    fn dot_block(
+        &self,
+        c: &mut CText,
+        driver: LevelRef,
+        (begin, end): (u32, u32),
+        (factors, temp): (&[DotFactor], Option<u32>),
+        acc: u32,
+    ) {
         c.open("");
         let own = self.values(c, driver.operand);
         let coords = self.coordinates(c, driver);
-        let rows = self.factor_rows(c, factors);
-        let four_lanes = factors.len() == 1
+        let mut rows = self.factor_rows(c, factors);
+        rows.extend(temp.map(|t| (format!("tmp{t}"), "0".to_string())));
+        let four_lanes = rows.len() == 1
             && self
                 .format(c, driver)
                 .and_then(|f| f.coordinate_array())
