@@ -581,6 +581,16 @@ pub struct Program {
     pub temps: Vec<u32>,
 }
 
+/// The length of each vector temporary `temps` (as [`Program::temps`]) in
+/// a run whose loop variables have sizes `dims`: what each tier allocates.
+///
+/// ```
+/// assert_eq!(tessera_engine::bytecode::temp_lengths(&[0, 1], &[3, 16]), vec![3, 16]);
+/// ```
+pub fn temp_lengths(temps: &[u32], dims: &[i64]) -> Vec<usize> {
+    temps.iter().map(|&v| dims[v as usize].max(0) as usize).collect()
+}
+
 impl Program {
     /// The length of each vector temporary in a run whose loop variables
     /// have sizes `dims` ([`Program::temps`]).
@@ -592,7 +602,7 @@ impl Program {
     /// assert_eq!(program.temp_lengths(&[7, 16]), vec![16]);
     /// ```
     pub fn temp_lengths(&self, dims: &[i64]) -> Vec<usize> {
-        self.temps.iter().map(|&v| dims[v as usize].max(0) as usize).collect()
+        temp_lengths(&self.temps, dims)
     }
 }
 

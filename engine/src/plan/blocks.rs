@@ -7,7 +7,7 @@ use tessera_formats::{Cmp, Iteration, Level, LevelKind, LevelRef};
 use super::state::OperandState;
 use super::{Emitter, LoopShape};
 use crate::bytecode::{AxpyFactor, BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs, RowOp, RunLength, ValueRun};
-use crate::cin::{Cin, CinExpr, LoopVar, Relation, Target, TempId};
+use crate::cin::{Cin, CinExpr, LoopVar, Relation, Target};
 use crate::notation::{BinaryOp, Func, Reduction, Times, SEMIRINGS};
 
 impl Emitter<'_> {
@@ -335,16 +335,11 @@ impl Emitter<'_> {
             _ => return false,
         };
         let mut accesses = Vec::new();
-        let temp = match product_with_temp(expr, var, &mut accesses) {
-            Some(temp) => temp,
-            None => return false,
-        };
-        let temp = match temp {
-            Some(t) => match (self.temps[&t].vector, into) {
-                (Some(buffer), RowInto::Output(..)) => Some(buffer),
-                _ => return false,
-            },
-            None => None,
+        // A temporary is a factor of an update of the output only.
+        let temp = match self.product_with_temp(expr, var, &mut accesses) {
+            Some(None) => None,
+            Some(Some(buffer)) if matches!(into, RowInto::Output(..)) => Some(buffer),
+            _ => return false,
         };
         let mut fixed = Vec::new();
         let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
@@ -645,15 +640,11 @@ impl Emitter<'_> {
             return None;
         }
         let mut factors_ops = Vec::new();
-        let temp = product_with_temp(expr, var, &mut factors_ops)?;
+        // A vector temporary over the loop's variable is one more factor.
+        let temp = self.product_with_temp(expr, var, &mut factors_ops)?;
         if factors_ops.iter().filter(|&&a| a == driver.operand).count() != 1 {
             return None;
         }
-        // A vector temporary over the loop's variable is one more factor.
-        let temp = match temp {
-            Some(t) => Some(self.temps[&t].vector?),
-            None => None,
-        };
         let mut factors: SmallVec<[DotFactor; 2]> = SmallVec::new();
         let mut presences = vec![dst.present];
         for &a in &factors_ops {
@@ -691,6 +682,27 @@ impl Emitter<'_> {
         self.present_if_nonempty(tpresent, begin, end);
         self.patch(skip);
         Some(format!("{} factors", factors.len() + 1 + usize::from(temp.is_some())))
+    }
+
+    /// Whether `expr` is a product of accesses and at most one component
+    /// of a vector temporary at `var`: collects the accesses, and gives the
+    /// temporary's buffer, if any.
+    fn product_with_temp(&self, expr: &CinExpr, var: &LoopVar, out: &mut Vec<usize>) -> Option<Option<u32>> {
+        match expr {
+            CinExpr::TempAt(t, index) if index == var => self.temps[t].vector.map(Some),
+            CinExpr::Binary {
+                op: BinaryOp::Mul,
+                lhs,
+                rhs,
+            } => match (
+                self.product_with_temp(lhs, var, out)?,
+                self.product_with_temp(rhs, var, out)?,
+            ) {
+                (Some(_), Some(_)) => None,
+                (a, b) => Some(a.or(b)),
+            },
+            other => chain_of_accesses(other, Times::Mul, out).then_some(None),
+        }
     }
 
     /// Emits a jump over what follows unless every flag in `flags` is set;
@@ -779,24 +791,6 @@ fn merged_pair(body: &Cin) -> Option<(usize, usize, RowOp)> {
 enum RowInto {
     Output(LevelRef, IReg),
     Temp(u32),
-}
-
-/// Whether `expr` is a product of accesses and at most one component of a
-/// vector temporary at `var`: collects the accesses, and gives the
-/// temporary, if any.
-fn product_with_temp(expr: &CinExpr, var: &LoopVar, out: &mut Vec<usize>) -> Option<Option<TempId>> {
-    match expr {
-        CinExpr::TempAt(t, index) if index == var => Some(Some(*t)),
-        CinExpr::Binary {
-            op: BinaryOp::Mul,
-            lhs,
-            rhs,
-        } => match (product_with_temp(lhs, var, out)?, product_with_temp(rhs, var, out)?) {
-            (Some(_), Some(_)) => None,
-            (a, b) => Some(a.or(b)),
-        },
-        other => chain_of_accesses(other, Times::Mul, out).then_some(None),
-    }
 }
 
 /// Whether `expr` is a product of accesses; collects them.

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 
 use cranelift_jit::JITModule;
 use smallvec::SmallVec;
+use tessera_engine::bytecode::temp_lengths;
 use tessera_engine::interp::Bindings;
 use tessera_engine::runtime::output::{DenseWorkspaceParts, OutputState};
 use tessera_engine::runtime::rows::{run_rows_merge, Row, RowOp};
@@ -105,10 +106,9 @@ impl CompiledKernel for CraneliftKernel {
             Some(width) => vec![0u64; APPEND_BATCH * (width + 1)],
             None => Vec::new(),
         };
-        let mut temps: Vec<Vec<f64>> = self
-            .temps
-            .iter()
-            .map(|&v| vec![0.0; bind.dims[v as usize].max(0) as usize])
+        let mut temps: Vec<Vec<f64>> = temp_lengths(&self.temps, &bind.dims)
+            .into_iter()
+            .map(|n| vec![0.0; n])
             .collect();
         let table: SmallVec<[u64; 32]> = self
             .slots

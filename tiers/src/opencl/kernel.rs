@@ -137,7 +137,9 @@ impl OpenClKernel {
         }
         let inputs = self.inputs(bind).map_err(error)?;
         let (strides, ws_size) = self.workspace(out)?;
-        let tmp_size: usize = self.temps.iter().map(|&v| bind.dims[v as usize].max(0) as usize).sum();
+        let tmp_size: usize = tessera_engine::bytecode::temp_lengths(&self.temps, &bind.dims)
+            .iter()
+            .sum();
         let item_bytes = ws_size * WORKSPACE_SLOT_BYTES + tmp_size * 8;
         let (items, group) = match (self.mapping, item_bytes) {
             (Mapping::Single, _) => (1, 1),
