@@ -69,7 +69,8 @@ concrete index notation:
 }
 
 /// BCSR: loops over the blocks of i and j and over the places in a block;
-/// x and y are located at the recovered i and j.
+/// x and y are located at the recovered i and j. Every block row runs in
+/// one op, with no bytecode per block row.
 #[test]
 fn bcsr_spmv_loops_over_blocks_and_places_in_them() {
     let expected = r#"
@@ -81,8 +82,7 @@ derived: j%4 = j % 4, the place of j in its block
 output y (dense): dense, accumulated in place
 parallel: the loop over i/4 splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
 forall i/4: every coordinate, locate A.dense; lattice {A.dense}
-  forall j/4: iterate A.compressed; lattice {A.compressed}
-    (all stored blocks run as one block op: dense rows times dense runs per block)
+  (all block rows run as one block op: dense rows times dense runs per stored block)
 concrete index notation:
   forall i/4
     forall j/4

@@ -66,13 +66,14 @@ impl fmt::Display for StridedRun {
     }
 }
 
-/// A run of [`Op::BlockRowsDot`]: for the driver's position `p` and
-/// coordinate `c`, row `r` starts at `start + p * pos_step + c * coord_step
-/// + r * row_step`.
+/// A run of [`Op::BlockRowsDot`]: in block row `b`, for the driver's
+/// position `p` and coordinate `c`, row `r` starts at `start + b *
+/// block_step + p * pos_step + c * coord_step + r * row_step`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockRun {
     pub operand: u32,
     pub start: IReg,
+    pub block_step: IReg,
     pub row_step: IReg,
     pub pos_step: IReg,
     pub coord_step: IReg,
@@ -82,9 +83,44 @@ impl fmt::Display for BlockRun {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "t{}[r{} + p * r{} + c * r{} + r * r{} + k]",
-            self.operand, self.start, self.pos_step, self.coord_step, self.row_step
+            "t{}[r{} + b * r{} + p * r{} + c * r{} + r * r{} + k]",
+            self.operand, self.start, self.block_step, self.pos_step, self.coord_step, self.row_step
         )
+    }
+}
+
+/// The block rows an [`Op::BlockRowsDot`] runs, each the driver's
+/// positions below it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockRows {
+    /// One block row, `b = 0`: the driver's positions `begin..end`.
+    One { begin: IReg, end: IReg },
+    /// Every block row `b` in `first..last` of the dense level `rows`
+    /// (positions `parent * extent(rows) + b`), the driver's segment below
+    /// each: the loop over block rows in the op, not in the bytecode.
+    Every {
+        rows: LevelRef,
+        parent: IReg,
+        first: IReg,
+        last: IReg,
+    },
+}
+
+impl fmt::Display for BlockRows {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BlockRows::One { begin, end } => write!(f, "r{begin}..r{end}"),
+            BlockRows::Every {
+                rows,
+                parent,
+                first,
+                last,
+            } => write!(
+                f,
+                "the segments of block rows b in r{first}..r{last} of t{}.l{} below r{parent}",
+                rows.operand, rows.level
+            ),
+        }
     }
 }
 
@@ -361,20 +397,21 @@ pub enum Op {
         shared: SmallVec<[ValueRun; 1]>,
         out: StridedRun,
     },
-    /// [`Op::DenseRowsDot`] for each stored position `p` in `begin..end` of
-    /// the `driver` level (its coordinate `c`): a run starts at `start +
-    /// p * pos_step + c * coord_step`. A BCSR block row (its stored blocks
-    /// times x) in one op.
+    /// [`Op::DenseRowsDot`] for each stored position `p` of the `driver`
+    /// level in `blocks` (its coordinate `c`, its block row `b`): a run
+    /// starts at `start + b * block_step + p * pos_step + c * coord_step`,
+    /// the output at `out.start + b * out_block_step`. The stored blocks
+    /// of a BCSR block row times x in one op, or of every block row.
     BlockRowsDot {
         driver: LevelRef,
-        begin: IReg,
-        end: IReg,
+        blocks: BlockRows,
         rows: RunLength,
         len: RunLength,
         scale: FReg,
         factors: SmallVec<[BlockRun; 2]>,
         shared: SmallVec<[BlockRun; 1]>,
         out: StridedRun,
+        out_block_step: IReg,
     },
     /// One product per row: for each `r < rows`, `out[out.start + r *
     /// out.step] += scale * Π factors(r)`. The rows of a DIA diagonal, of an
@@ -806,22 +843,25 @@ impl fmt::Display for Op {
             }
             Op::BlockRowsDot {
                 driver,
-                begin,
-                end,
+                blocks,
                 rows,
                 len,
                 scale,
                 factors,
                 shared,
                 out,
+                out_block_step,
             } => {
                 let fs: Vec<String> = factors.iter().chain(shared).map(|x| format!(" * {x}")).collect();
+                let out_at = match blocks {
+                    BlockRows::One { .. } => format!("r{}", out.start),
+                    BlockRows::Every { .. } => format!("r{} + b * r{out_block_step}", out.start),
+                };
                 write!(
                     f,
-                    "for p in r{begin}..r{end} of {} (c its coordinate), r < {rows}: out[r{} + r * r{}] += \
+                    "for p in {blocks} of {} (c its coordinate), r < {rows}: out[{out_at} + r * r{}] += \
                      dense dot for k < {len}: f{scale}{}",
                     lv(driver),
-                    out.start,
                     out.step,
                     fs.join("")
                 )

@@ -9,7 +9,7 @@ use smallvec::SmallVec;
 use tessera_formats::staging::{eval_cmp, eval_int_op};
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage, StorageResolver};
 
-use crate::bytecode::{FloatOp, IReg, Op, Program, Regs, Strided};
+use crate::bytecode::{BlockRows, FloatOp, IReg, Op, Program, Regs, Strided};
 use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
 use crate::runtime::rows::Row;
@@ -307,14 +307,14 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::StridedFlush => strided.flush(out),
             Op::BlockRowsDot {
                 driver,
-                begin,
-                end,
+                blocks,
                 rows,
                 len,
                 scale,
                 factors,
                 shared,
                 out: out_run,
+                out_block_step,
             } => {
                 let (rows, n) = (run_length(&ir, rows), run_length(&ir, len));
                 if rows == 0 {
@@ -322,31 +322,68 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     continue;
                 }
                 let reg = |r: IReg| ir[r as usize];
+                let format = format_of(bind, *driver);
                 let storage = &bind.levels[driver.operand as usize][driver.level as usize];
-                let Some(coords) = format_of(bind, *driver).coordinate_view(storage) else {
+                let Some(coords) = format.coordinate_view(storage) else {
                     unreachable!("the planner only walks blocks of levels with a coordinate array")
                 };
                 let out_step = reg(out_run.step) as usize;
-                let dst = out.dense_range_mut(reg(out_run.start) as usize, rows_span(rows, out_step, 1));
+                let span = rows_span(rows, out_step, 1);
                 let block = RowsDot {
                     rows,
                     n,
                     scale: fr[*scale as usize],
                 };
-                let from = |run: &crate::bytecode::BlockRun, p: i64, c: i64| {
-                    let start = (reg(run.start) + p * reg(run.pos_step) + c * reg(run.coord_step)) as usize;
-                    (&bind.values[run.operand as usize][start..], reg(run.row_step) as usize)
+                let from = |run: &crate::bytecode::BlockRun, b: i64, p: i64, c: i64| {
+                    let start =
+                        reg(run.start) + b * reg(run.block_step) + p * reg(run.pos_step) + c * reg(run.coord_step);
+                    (
+                        &bind.values[run.operand as usize][start as usize..],
+                        reg(run.row_step) as usize,
+                    )
                 };
-                for p in reg(*begin)..reg(*end) {
-                    let c = coords.get(p as usize);
+                // The stored blocks at positions `begin..end`, in block row `b`.
+                let block_row = |b: i64, (begin, end): (i64, i64), out: &mut OutputState| {
+                    let dst = out.dense_range_mut((reg(out_run.start) + b * reg(*out_block_step)) as usize, span);
                     if let ([f], [x]) = (factors.as_slice(), shared.as_slice()) {
-                        // The common shape, without collecting its runs.
-                        block.add_into(dst, out_step, &[from(f, p, c)], &[from(x, p, c).0]);
-                        continue;
+                        // A block times its piece of x, the common shape.
+                        let at = |run: &crate::bytecode::BlockRun| BlockStarts {
+                            first: reg(run.start) + b * reg(run.block_step),
+                            pos_step: reg(run.pos_step),
+                            coord_step: reg(run.coord_step),
+                        };
+                        let (blocks, xs) = (&bind.values[f.operand as usize], &bind.values[x.operand as usize]);
+                        let (row_step, rows) = (reg(f.row_step) as usize, (block.rows, block.n));
+                        let scaled = (block.scale, dst, out_step);
+                        blocks_times_x(coords, begin..end, (blocks, at(f), row_step), (xs, at(x)), rows, scaled);
+                        return;
                     }
-                    let runs: SmallVec<[(&[f64], usize); 2]> = factors.iter().map(|f| from(f, p, c)).collect();
-                    let shared: SmallVec<[&[f64]; 1]> = shared.iter().map(|s| from(s, p, c).0).collect();
-                    block.add_into(dst, out_step, &runs, &shared);
+                    for p in begin..end {
+                        let c = coords.get(p as usize);
+                        if let ([f], [x]) = (factors.as_slice(), shared.as_slice()) {
+                            // The common shape, without collecting its runs.
+                            block.add_into(dst, out_step, &[from(f, b, p, c)], &[from(x, b, p, c).0]);
+                            continue;
+                        }
+                        let runs: SmallVec<[(&[f64], usize); 2]> = factors.iter().map(|f| from(f, b, p, c)).collect();
+                        let shared: SmallVec<[&[f64]; 1]> = shared.iter().map(|s| from(s, b, p, c).0).collect();
+                        block.add_into(dst, out_step, &runs, &shared);
+                    }
+                };
+                match *blocks {
+                    BlockRows::One { begin, end } => block_row(0, (reg(begin), reg(end)), out),
+                    BlockRows::Every {
+                        rows: level,
+                        parent,
+                        first,
+                        last,
+                    } => {
+                        let extent = bind.levels[level.operand as usize][level.level as usize].extent as i64;
+                        for b_row in reg(first)..reg(last) {
+                            let segment = format.pos_iter(&mut b, *driver, reg(parent) * extent + b_row);
+                            block_row(b_row, segment, out);
+                        }
+                    }
                 }
             }
             Op::DenseRowsDot {
@@ -751,6 +788,93 @@ fn rows_span(rows: usize, step: usize, n: usize) -> usize {
         0
     } else {
         (rows - 1) * step + n
+    }
+}
+
+/// Where an [`Op::BlockRowsDot`] run's block starts: at `first + p *
+/// pos_step + c * coord_step` for the driver's position `p` and
+/// coordinate `c`.
+#[derive(Clone, Copy)]
+struct BlockStarts {
+    first: i64,
+    pos_step: i64,
+    coord_step: i64,
+}
+
+impl BlockStarts {
+    #[inline(always)]
+    fn at(&self, p: usize, c: usize) -> usize {
+        (self.first + p as i64 * self.pos_step + c as i64 * self.coord_step) as usize
+    }
+}
+
+/// For each stored block at positions `range` (its coordinate read from
+/// `coords`): `dst[r * out_step] += scale * Σ_k block[r * row_step + k] *
+/// x[k]` for its `rows` rows of `n`. The sums run in the order of
+/// [`RowsDot::add_into`], so the bits are the compiled tiers'; small
+/// square blocks get loops of constant length.
+fn blocks_times_x(
+    coords: &IndexArray,
+    range: std::ops::Range<i64>,
+    (blocks, block_at, row_step): (&[f64], BlockStarts, usize),
+    (x, x_at): (&[f64], BlockStarts),
+    (rows, n): (usize, usize),
+    (scale, dst, out_step): (f64, &mut [f64], usize),
+) {
+    #[inline(always)]
+    fn dot<const N: usize>(row: &[f64], x: &[f64]) -> f64 {
+        let (row, x): (&[f64; N], &[f64; N]) = (row[..N].try_into().unwrap(), x[..N].try_into().unwrap());
+        let mut sum = 0.0;
+        for k in 0..N {
+            sum += row[k] * x[k];
+        }
+        sum
+    }
+    fn run<const N: usize>(
+        coord: impl Fn(usize) -> usize,
+        range: std::ops::Range<usize>,
+        (blocks, block_at, row_step): (&[f64], BlockStarts, usize),
+        (x, x_at): (&[f64], BlockStarts),
+        (rows, n): (usize, usize),
+        (scale, dst, out_step): (f64, &mut [f64], usize),
+    ) {
+        for p in range {
+            let c = coord(p);
+            let (block, x) = (&blocks[block_at.at(p, c)..], &x[x_at.at(p, c)..]);
+            for r in 0..rows {
+                let row = &block[r * row_step..];
+                let sum = if N > 0 {
+                    dot::<N>(row, x)
+                } else {
+                    row[..n].iter().zip(&x[..n]).fold(0.0, |sum, (a, b)| sum + a * b)
+                };
+                dst[r * out_step] += scale * sum;
+            }
+        }
+    }
+    fn by_width(
+        coord: impl Fn(usize) -> usize,
+        range: std::ops::Range<usize>,
+        blocks: (&[f64], BlockStarts, usize),
+        x: (&[f64], BlockStarts),
+        sizes: (usize, usize),
+        out: (f64, &mut [f64], usize),
+    ) {
+        match sizes.1 {
+            2 => run::<2>(coord, range, blocks, x, sizes, out),
+            3 => run::<3>(coord, range, blocks, x, sizes, out),
+            4 => run::<4>(coord, range, blocks, x, sizes, out),
+            8 => run::<8>(coord, range, blocks, x, sizes, out),
+            _ => run::<0>(coord, range, blocks, x, sizes, out),
+        }
+    }
+    let range = range.start as usize..range.end as usize;
+    let blocks = (blocks, block_at, row_step);
+    let out = (scale, dst, out_step);
+    match coords {
+        IndexArray::U32(c) => by_width(|p| c[p] as usize, range, blocks, (x, x_at), (rows, n), out),
+        IndexArray::U64(c) => by_width(|p| c[p] as usize, range, blocks, (x, x_at), (rows, n), out),
+        IndexArray::I64(c) => by_width(|p| c[p] as usize, range, blocks, (x, x_at), (rows, n), out),
     }
 }
 

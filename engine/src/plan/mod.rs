@@ -799,6 +799,11 @@ impl<'a> Emitter<'a> {
                 }
             );
             self.emit_structured_loop(how, walk, body, &shape, &involved, depth);
+        } else if whole_rows && block_ops && self.try_every_block_row(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (all block rows run as one block op: dense rows times dense runs per stored block)"
+            );
         } else if whole_rows && block_ops && self.try_block_rows_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,

@@ -20,7 +20,8 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::bytecode::{
-    AxpyFactor, BlockRun, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, Strided, StridedRun, ValueRun,
+    AxpyFactor, BlockRows, BlockRun, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, Strided, StridedRun,
+    ValueRun,
 };
 use tessera_engine::notation::{Func, Semiring, Times};
 use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param};
@@ -593,21 +594,21 @@ impl Translator<'_> {
             } => self.dense_rows_dot(clif, (*rows, *len), *scale, (factors, shared), *out),
             Op::BlockRowsDot {
                 driver,
-                begin,
-                end,
+                blocks,
                 rows,
                 len,
                 scale,
                 factors,
                 shared,
                 out,
+                out_block_step,
             } => self.block_rows_dot(
                 clif,
-                (*driver, *begin, *end),
+                (*driver, *blocks),
                 (*rows, *len),
                 *scale,
                 (factors, shared),
-                *out,
+                (*out, *out_block_step),
             ),
             Op::RowsDot {
                 semiring,
@@ -1137,61 +1138,92 @@ impl Translator<'_> {
     }
 
     /// [`Self::dense_rows_dot`] for each stored position `p` of `driver`
-    /// in `begin..end`, its coordinate `c` read from the level's
-    /// coordinates: a run starts at `start + p * pos_step + c * coord_step`.
+    /// in `blocks`, its coordinate `c` read from the level's coordinates,
+    /// in block row `b`: a run starts at `start + b * block_step + p *
+    /// pos_step + c * coord_step`, the output at `out.start + b *
+    /// out_block_step`.
     #[allow(clippy::too_many_arguments)]
     fn block_rows_dot(
         &mut self,
         clif: &mut Clif<'_>,
-        (driver, begin, end): (LevelRef, u32, u32),
+        (driver, blocks): (LevelRef, BlockRows),
         (rows, len): (RunLength, RunLength),
         scale: u32,
         (factors, shared): (&[BlockRun], &[BlockRun]),
-        out: StridedRun,
+        (out, out_block_step): (StridedRun, u32),
     ) {
-        let Some(coords) = self.coordinates(clif, driver) else {
+        let (Some(coords), Some(format)) = (self.coordinates(clif, driver), self.format(clif, driver)) else {
             return;
         };
         // Per run: its values at `start`, the byte steps per position,
-        // per coordinate and per row.
-        let mut parts: SmallVec<[(Value, [Value; 3]); 3]> = SmallVec::new();
+        // per coordinate, per row and per block row.
+        let mut parts: SmallVec<[BlockRunBytes; 3]> = SmallVec::new();
         for run in factors.iter().chain(shared) {
             let Some(values) = self.values(clif, run.operand) else {
                 return;
             };
             let start = self.iget(clif, run.start);
             let base = clif.element(values, start, 8);
-            let mut steps = [base; 3];
-            for (k, r) in [run.pos_step, run.coord_step, run.row_step].into_iter().enumerate() {
+            let mut steps = [base; 4];
+            for (k, r) in [run.pos_step, run.coord_step, run.row_step, run.block_step]
+                .into_iter()
+                .enumerate()
+            {
                 let step = self.iget(clif, r);
                 steps[k] = clif.fb.ins().imul_imm_s(step, 8);
             }
-            parts.push((base, steps));
+            parts.push(BlockRunBytes { base, steps });
         }
-        let out = self.output_run(clif, out);
-        let scale = self.fget(clif, scale);
-        let (rows, len) = (self.run_length(clif, rows), self.run_length(clif, len));
-        let (b, e) = (self.iget(clif, begin), self.iget(clif, end));
-        let factor_count = factors.len();
-        clif.loop_with(&[b], &mut |clif, s| clif.compare(Cmp::Lt, s[0], e), &mut |clif, s| {
-            let p = s[0];
-            let c = clif.load(coords, p);
-            let mut runs: SmallVec<[(Value, Value); 3]> = SmallVec::new();
-            let mut shared_bases: SmallVec<[Value; 1]> = SmallVec::new();
-            for (k, &(base, [pos_bytes, coord_bytes, row_bytes])) in parts.iter().enumerate() {
-                let by_pos = clif.fb.ins().imul(pos_bytes, p);
-                let by_coord = clif.fb.ins().imul(coord_bytes, c);
-                let shift = clif.fb.ins().iadd(by_pos, by_coord);
-                let at = clif.fb.ins().iadd(base, shift);
-                if k < factor_count {
-                    runs.push((at, row_bytes));
-                } else {
-                    shared_bases.push(at);
-                }
+        let (out_row, out_bytes) = self.output_run(clif, out);
+        let step = self.iget(clif, out_block_step);
+        let out_block_bytes = clif.fb.ins().imul_imm_s(step, 8);
+        let blocks_dot = BlocksDot {
+            coords,
+            factor_count: factors.len(),
+            sizes: (self.run_length(clif, rows), self.run_length(clif, len)),
+            scale: self.fget(clif, scale),
+            out_bytes,
+        };
+        match blocks {
+            BlockRows::One { begin, end } => {
+                let segment = (self.iget(clif, begin), self.iget(clif, end));
+                blocks_dot.emit(clif, &parts, out_row, segment);
             }
-            rows_dot(clif, (rows, len), scale, (&runs, &shared_bases), out);
-            smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
-        });
+            BlockRows::Every {
+                rows: level,
+                parent,
+                first,
+                last,
+            } => {
+                let n = clif.param(level, Param::Extent);
+                let parent = self.iget(clif, parent);
+                let first_position = clif.fb.ins().imul(parent, n);
+                let (first, last) = (self.iget(clif, first), self.iget(clif, last));
+                clif.loop_with(
+                    &[first],
+                    &mut |clif, s| clif.compare(Cmp::Lt, s[0], last),
+                    &mut |clif, s| {
+                        let b = s[0];
+                        let position = clif.fb.ins().iadd(first_position, b);
+                        let segment = format.pos_iter(clif, driver, position);
+                        let moved: SmallVec<[BlockRunBytes; 3]> = parts
+                            .iter()
+                            .map(|part| {
+                                let shift = clif.fb.ins().imul(part.steps[3], b);
+                                BlockRunBytes {
+                                    base: clif.fb.ins().iadd(part.base, shift),
+                                    steps: part.steps,
+                                }
+                            })
+                            .collect();
+                        let shift = clif.fb.ins().imul(out_block_bytes, b);
+                        let out_at = clif.fb.ins().iadd(out_row, shift);
+                        blocks_dot.emit(clif, &moved, out_at, segment);
+                        smallvec::smallvec![clif.fb.ins().iadd_imm_s(b, 1)]
+                    },
+                );
+            }
+        }
     }
 
     /// The array of a level's coordinates (one per position), or a
@@ -1656,6 +1688,63 @@ impl Row {
                 let p = st[0];
                 let (c, x) = self.scaled_entry(clif, scale, p);
                 visit(clif, c, x);
+                smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
+            },
+        );
+    }
+}
+
+/// A run of an [`Op::BlockRowsDot`] in compiled code: its values at
+/// `start` and its byte steps per position, coordinate, row and block
+/// row.
+#[derive(Clone, Copy)]
+struct BlockRunBytes {
+    base: Value,
+    steps: [Value; 4],
+}
+
+/// The stored blocks of one block row times their runs: what an
+/// [`Op::BlockRowsDot`] does per block row.
+struct BlocksDot {
+    coords: tessera_formats::staging::ArrayRef,
+    factor_count: usize,
+    sizes: ((Option<u32>, Value), (Option<u32>, Value)),
+    scale: Value,
+    out_bytes: Value,
+}
+
+impl BlocksDot {
+    /// For each position `p` in `begin..end` (its coordinate `c`): the
+    /// dense rows of the runs at `p` and `c` times each other, added to
+    /// the output rows from `out_row`.
+    fn emit(&self, clif: &mut Clif<'_>, parts: &[BlockRunBytes], out_row: Value, (begin, end): (Value, Value)) {
+        clif.loop_with(
+            &[begin],
+            &mut |clif, s| clif.compare(Cmp::Lt, s[0], end),
+            &mut |clif, s| {
+                let p = s[0];
+                let c = clif.load(self.coords, p);
+                let mut runs: SmallVec<[(Value, Value); 3]> = SmallVec::new();
+                let mut shared_bases: SmallVec<[Value; 1]> = SmallVec::new();
+                for (k, part) in parts.iter().enumerate() {
+                    let [pos_bytes, coord_bytes, row_bytes, _] = part.steps;
+                    let by_pos = clif.fb.ins().imul(pos_bytes, p);
+                    let by_coord = clif.fb.ins().imul(coord_bytes, c);
+                    let shift = clif.fb.ins().iadd(by_pos, by_coord);
+                    let at = clif.fb.ins().iadd(part.base, shift);
+                    if k < self.factor_count {
+                        runs.push((at, row_bytes));
+                    } else {
+                        shared_bases.push(at);
+                    }
+                }
+                rows_dot(
+                    clif,
+                    self.sizes,
+                    self.scale,
+                    (&runs, &shared_bases),
+                    (out_row, self.out_bytes),
+                );
                 smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
             },
         );

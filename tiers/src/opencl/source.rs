@@ -13,7 +13,8 @@
 use std::fmt::Write;
 
 use tessera_engine::bytecode::{
-    AxpyFactor, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedRun, ValueRun,
+    AxpyFactor, BlockRows, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedRun,
+    ValueRun,
 };
 use tessera_engine::notation::{Func, Reduction, Semiring, Times};
 use tessera_engine::runtime::StorageSignature;
@@ -590,26 +591,26 @@ impl Writer<'_> {
                     .iter()
                     .map(|s| format!("{} + r{}", self.values(c, s.operand), s.start))
                     .collect();
-                self.rows_of_dots(c, (*rows, *len), *scale, &runs, &shared, *out);
+                self.rows_of_dots(c, (*rows, *len), *scale, &runs, &shared, (*out, &reg(out.start)));
                 c.close();
             }
             Op::BlockRowsDot {
                 driver,
-                begin,
-                end,
+                blocks,
                 rows,
                 len,
                 scale,
                 factors,
                 shared,
                 out,
+                out_block_step,
             } => self.block_rows_dot(
                 c,
-                (*driver, *begin, *end),
+                (*driver, *blocks),
                 (*rows, *len),
                 *scale,
                 (factors, shared),
-                *out,
+                (*out, *out_block_step),
             ),
             Op::RowsDot {
                 semiring,
@@ -837,7 +838,7 @@ impl Writer<'_> {
         scale: u32,
         runs: &[(String, String)],
         shared: &[String],
-        out: StridedRun,
+        (out, out_start): (StridedRun, &str),
     ) {
         c.line(format!(
             "const long rows = {}, n = {};",
@@ -861,8 +862,8 @@ impl Writer<'_> {
             c.close();
         }
         c.line(format!(
-            "out[r{} + r * r{} - out_base] += f{scale} * sum;",
-            out.start, out.step
+            "out[{out_start} + r * r{} - out_base] += f{scale} * sum;",
+            out.step
         ));
         c.close();
     }
@@ -870,27 +871,53 @@ impl Writer<'_> {
     fn block_rows_dot(
         &self,
         c: &mut CText,
-        (driver, begin, end): (LevelRef, u32, u32),
+        (driver, blocks): (LevelRef, BlockRows),
         sizes: (RunLength, RunLength),
         scale: u32,
         (factors, shared): (&[BlockRun], &[BlockRun]),
-        out: StridedRun,
+        (out, out_block_step): (StridedRun, u32),
     ) {
         c.open("");
         let coords = self.coordinates(c, driver);
-        c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
+        let segment = match blocks {
+            BlockRows::One { begin, end } => {
+                c.line("const long b = 0;");
+                (reg(begin), reg(end))
+            }
+            BlockRows::Every {
+                rows,
+                parent,
+                first,
+                last,
+            } => {
+                let Some(format) = self.format(c, driver) else {
+                    return;
+                };
+                let extent = self.extent(c, rows);
+                c.open(format!("for (long b = r{first}; b < r{last}; b++)"));
+                let position = c.local("long", format!("r{parent} * {extent} + b"));
+                let position = c.val(position);
+                let (begin, end) = format.pos_iter(c, driver, position);
+                (c.text(begin), c.text(end))
+            }
+        };
+        c.open(format!("for (long p = {}; p < {}; p++)", segment.0, segment.1));
         c.line(format!("const long c = (long){coords}[p];"));
         let start = |c: &mut CText, run: &BlockRun| {
             let values = self.values(c, run.operand);
             format!(
-                "{values} + r{} + p * r{} + c * r{}",
-                run.start, run.pos_step, run.coord_step
+                "{values} + r{} + b * r{} + p * r{} + c * r{}",
+                run.start, run.block_step, run.pos_step, run.coord_step
             )
         };
         let runs: Vec<(String, String)> = factors.iter().map(|f| (start(c, f), reg(f.row_step))).collect();
         let shared: Vec<String> = shared.iter().map(|s| start(c, s)).collect();
-        self.rows_of_dots(c, sizes, scale, &runs, &shared, out);
+        let out_start = format!("r{} + b * r{out_block_step}", out.start);
+        self.rows_of_dots(c, sizes, scale, &runs, &shared, (out, &out_start));
         c.close();
+        if matches!(blocks, BlockRows::Every { .. }) {
+            c.close();
+        }
         c.close();
     }
 
