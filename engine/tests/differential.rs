@@ -727,6 +727,22 @@ fn structured_and_hashed_outputs_match_reference() {
             ],
             vec![Format::ell(), bcsr(), hash_columns()],
         ),
+        // A structured output in the format of a structured factor takes
+        // its pattern, its levels iterated natively; other pairs convert.
+        case(
+            "A(i,j) = -(B(i,j) * 3)",
+            vec![op("B", vec![Format::dia(), Format::ell(), bcsr(), Format::csr()])],
+            vec![Format::dia(), Format::ell(), bcsr()],
+        ),
+        case(
+            "A(i,j) = B(i,j) * x(j) * y(i)",
+            vec![
+                op("B", vec![Format::dia(), Format::ell(), bcsr()]),
+                op("x", vec![Format::dense(1)]),
+                op("y", vec![Format::dense(1), Format::sparse_vector()]),
+            ],
+            vec![Format::dia(), Format::ell(), bcsr()],
+        ),
         case(
             "A(i,j,k) = B(i,j,k) * 2",
             vec![op("B", vec![Format::csf(3), Format::coo(3)])],

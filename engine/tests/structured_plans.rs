@@ -139,3 +139,49 @@ concrete index notation:
 "#;
     assert_eq!(spmv_plan(blocked), pinned(expected));
 }
+
+/// A DIA output in the format of a DIA factor takes its pattern: the
+/// diagonals are iterated natively and the values written at A's
+/// positions, with no conversion and no workspace to sort.
+#[test]
+fn dia_output_of_a_dia_factor_takes_its_pattern() {
+    let expected = r#"
+loop order: A.diagonal, i, j
+derived: A.diagonal = the coordinate of A's level 0 (dense), which stores no mode; summed
+note: output B takes A's pattern: its values accumulate in place at A's positions
+output B (dia): A's pattern, values accumulated in place at its positions
+parallel: runs on one thread: its outer loop runs over A.diagonal, a level's own variable, and chunks of those are not supported yet
+forall A.diagonal: every coordinate, locate A.dense; lattice {A.dense}
+  forall i: iterate A.range; lattice {A.range}
+    (its coordinates are a computed range)
+    forall j: iterate A.offset; lattice {A.offset}
+      (one child per parent position: no loop)
+concrete index notation:
+  forall A.diagonal
+    forall i
+      forall j
+        B(i,j) += (2 * A(i,j))
+"#;
+    let plan = Engine::new()
+        .compile("B(i,j) = 2 * A(i,j)", &[("A", Format::dia())], &Format::dia())
+        .unwrap()
+        .plan()
+        .to_string();
+    assert_eq!(plan, pinned(expected));
+}
+
+/// The same statement into another structured format cannot take A's
+/// pattern: A is converted and the output packed, as the plan says.
+#[test]
+fn structured_output_of_another_format_is_packed() {
+    let plan = Engine::new()
+        .compile("B(i,j) = 2 * A(i,j)", &[("A", Format::dia())], &Format::ell())
+        .unwrap()
+        .plan()
+        .to_string();
+    assert!(plan.contains("convert A from dia to csr"), "{plan}");
+    assert!(
+        plan.contains("collected in a workspace and packed at the end"),
+        "{plan}"
+    );
+}

@@ -221,7 +221,7 @@ pub fn lower(
             (top, body, temps)
         }
     };
-    lowerer.convert_unsupported(output_format, &body, &mut notes);
+    lowerer.convert_unsupported((output_format, &free), &body, &mut notes);
 
     // A sparse output takes the fill of what it is assigned, so that the
     // coordinates where every operand is absent need not be computed (the
@@ -291,8 +291,9 @@ pub fn lower(
         // leave it walking what a structured operand splits: convert that
         // one too.
         let nested_sums = !lowerer.temps.is_empty();
-        let structured = (0..lowerer.operands.len())
-            .find_map(|k| structured_problem(k, &lowerer.operands, output_format, &body, nested_sums).map(|r| (k, r)));
+        let structured = (0..lowerer.operands.len()).find_map(|k| {
+            structured_problem(k, &lowerer.operands, (output_format, &free), &body, nested_sums).map(|r| (k, r))
+        });
         if let Some((k, reason)) = structured {
             lowerer.convert(k, reason, &mut notes);
             continue;
@@ -382,7 +383,10 @@ pub fn lower(
     chain.sort_by_key(|v| position(v));
     chain.dedup();
 
-    let pattern = pattern_source(&provenance, &lowerer.operands, &output);
+    let pattern = pattern_source(&provenance, &lowerer.operands, &output).or_else(|| {
+        (0..lowerer.operands.len())
+            .find(|&k| takes_structured_pattern(k, &lowerer.operands, (output_format, &free), &body))
+    });
     let assembly = if output_format.is_dense() {
         OutputAssembly::Dense
     } else if let Some(operand) = pattern {
@@ -800,7 +804,7 @@ impl Lowerer<'_> {
 
     /// Converts inputs whose formats the planner cannot iterate as they are,
     /// and structured inputs the rest of the statement cannot iterate with.
-    fn convert_unsupported(&mut self, output: &Format, root: &CinExpr, notes: &mut Vec<String>) {
+    fn convert_unsupported(&mut self, output: (&Format, &[LoopVar]), root: &CinExpr, notes: &mut Vec<String>) {
         for k in 0..self.operands.len() {
             if let Some(reason) = iteration_problem(&self.operands[k].format) {
                 self.convert(k, reason, notes);
@@ -1073,7 +1077,7 @@ fn iteration_problem(format: &Format) -> Option<String> {
 fn structured_problem(
     k: usize,
     operands: &[Operand],
-    output: &Format,
+    (output, output_vars): (&Format, &[LoopVar]),
     root: &CinExpr,
     nested_sums: bool,
 ) -> Option<String> {
@@ -1099,7 +1103,7 @@ fn structured_problem(
         // blocks it does not store.
         return Some("the statement adds terms that do not read it".into());
     }
-    if !output.is_dense() {
+    if !output.is_dense() && !takes_structured_pattern(k, operands, (output, output_vars), root) {
         return Some(format!(
             "the output is sparse, and the zeros {} stores as padding would become stored entries of it",
             op.format
@@ -1251,6 +1255,33 @@ fn pattern_source(provenance: &Provenance, operands: &[Operand], output: &Operan
         && levels == output.format.levels()
         && op.level_vars() == output.level_vars())
     .then_some(space.operand)
+}
+
+/// Whether a sparse output takes structured operand `k`'s pattern
+/// ([`OutputAssembly::OnPattern`]): stored as the output is, over the
+/// output's variables in order, bound as given, and a factor of a
+/// statement that is 0 wherever the operand is 0 or absent. Loops over
+/// its levels then visit every position of the output once, and the
+/// output stores what the operand stores (`B(i,j) = 2 * A(i,j)` in DIA
+/// keeps A's diagonals, its padding zeros as zeros).
+fn takes_structured_pattern(
+    k: usize,
+    operands: &[Operand],
+    (output, output_vars): (&Format, &[LoopVar]),
+    root: &CinExpr,
+) -> bool {
+    let op = &operands[k];
+    let fills = crate::lattice::Fills {
+        operand: &|a| operands.get(a).map_or(0.0, |o| o.fill),
+        temp: &|_| None,
+    };
+    !op.format.is_per_mode()
+        && op.converted_from.is_none()
+        && op.fill == 0.0
+        && op.format.levels() == output.levels()
+        && op.vars == output_vars
+        && is_factor(root, k, operands)
+        && crate::lattice::fill(root, &fills) == Some(0.0)
 }
 
 /// The storage order of a tensor, as soft edges.
