@@ -171,17 +171,19 @@ concrete index notation:
 }
 
 /// The same statement into another structured format cannot take A's
-/// pattern: A is converted and the output packed, as the plan says.
+/// pattern: A is converted, and the output is appended as CSR and
+/// converted to ELL once at the end, as the plan says.
 #[test]
-fn structured_output_of_another_format_is_packed() {
-    let plan = Engine::new()
+fn structured_output_of_another_format_is_appended_as_csr_and_converted() {
+    let kernel = Engine::new()
         .compile("B(i,j) = 2 * A(i,j)", &[("A", Format::dia())], &Format::ell())
-        .unwrap()
-        .plan()
-        .to_string();
+        .unwrap();
+    let plan = kernel.plan().to_string();
     assert!(plan.contains("convert A from dia to csr"), "{plan}");
     assert!(
-        plan.contains("collected in a workspace and packed at the end"),
+        plan.contains("output B in ell: assembled as csr and converted to ell once at the end"),
         "{plan}"
     );
+    assert!(plan.contains("output B (csr): assembled by append in order"), "{plan}");
+    assert_eq!(kernel.output_format(), &Format::ell());
 }

@@ -70,6 +70,11 @@ pub struct Lowered {
     pub vectorized: Option<LoopVar>,
     /// Sizes a schedule's `bound` fixes, checked before each run.
     pub bounds: Vec<VarBound>,
+    /// The format asked for the output, when the kernel assembles it in
+    /// `output.format` (per mode, appended in order) and converts it to
+    /// this one at the end: a structured output no operand's pattern
+    /// gives.
+    pub converted_output: Option<Format>,
 }
 
 /// A schedule's `bound`: the variable's loop runs to `size` (a constant
@@ -123,6 +128,35 @@ struct Lowerer<'a> {
 /// input by name and `input_fill` its fill; `output_format` is the
 /// output's; `schedule`'s `reorder` commands constrain the loop order.
 pub fn lower(
+    stmt: &Statement,
+    input_format: &dyn Fn(&str) -> Option<Format>,
+    input_fill: &dyn Fn(&str) -> f64,
+    output_format: &Format,
+    schedule: &Schedule,
+) -> Result<Lowered> {
+    let lowered = lower_into(stmt, input_format, input_fill, output_format, schedule)?;
+    if lowered.assembly != OutputAssembly::Packed || output_format.is_per_mode() {
+        return Ok(lowered);
+    }
+    // A structured output no operand's pattern gives: appended in its
+    // per-mode format (merges and Gustavson rows run as for CSR) and
+    // converted once at the end, rather than every entry collected in a
+    // workspace and sorted. Padding formats keep 0 as their fill.
+    let per_mode = natural_per_mode(output_format);
+    let mut appended = lower_into(stmt, input_format, input_fill, &per_mode, schedule)?;
+    if appended.assembly != OutputAssembly::Append || appended.output.fill != 0.0 {
+        return Ok(lowered);
+    }
+    appended.notes.push(format!(
+        "output {} in {output_format}: assembled as {per_mode} and converted to {output_format} once at the end",
+        stmt.lhs.tensor
+    ));
+    appended.converted_output = Some(output_format.clone());
+    Ok(appended)
+}
+
+/// [`lower`] into `output_format` as it is.
+fn lower_into(
     stmt: &Statement,
     input_format: &dyn Fn(&str) -> Option<Format>,
     input_fill: &dyn Fn(&str) -> f64,
@@ -541,6 +575,7 @@ pub fn lower(
         unrolled,
         vectorized,
         bounds,
+        converted_output: None,
     })
 }
 

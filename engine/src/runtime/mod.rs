@@ -570,7 +570,10 @@ impl Kernel {
     }
     /// The output format.
     pub fn output_format(&self) -> &Format {
-        &self.lowered.output.format
+        self.lowered
+            .converted_output
+            .as_ref()
+            .unwrap_or(&self.lowered.output.format)
     }
 
     /// Run counters and the state of compilation.
@@ -727,6 +730,10 @@ impl Kernel {
         if self.lowered.assembly == OutputAssembly::Append {
             *self.last_output.lock().unwrap_or_else(|e| e.into_inner()) = Some(OutputSizes::of(&result));
         }
+        let result = match &self.lowered.converted_output {
+            Some(format) => result.convert(format)?,
+            None => result,
+        };
         // A sparse output holds the rhs's fill where nothing was computed
         // (the lowering sets it only on formats without padding, where
         // this sets a field and copies nothing).
