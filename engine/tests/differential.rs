@@ -727,6 +727,26 @@ fn structured_and_hashed_outputs_match_reference() {
             ],
             vec![Format::ell(), bcsr(), hash_columns()],
         ),
+        // Two BCSR tensors of the same blocks merge block by block.
+        case(
+            "A(i,j) = B(i,j) + C(i,j)",
+            vec![op("B", vec![bcsr()]), op("C", vec![bcsr(), Format::csr()])],
+            vec![Format::dense(2), Format::csr(), bcsr()],
+        ),
+        case(
+            "A(i,j) = B(i,j) * C(i,j)",
+            vec![op("B", vec![bcsr()]), op("C", vec![bcsr()])],
+            vec![Format::dense(2), bcsr()],
+        ),
+        case(
+            "y(i) = (B(i,j) - C(i,j)) * x(j)",
+            vec![
+                op("B", vec![bcsr()]),
+                op("C", vec![bcsr()]),
+                op("x", vec![Format::dense(1)]),
+            ],
+            vec![Format::dense(1)],
+        ),
         // A structured output in the format of a structured factor takes
         // its pattern, its levels iterated natively; other pairs convert.
         case(

@@ -187,3 +187,27 @@ fn structured_output_of_another_format_is_appended_as_csr_and_converted() {
     assert!(plan.contains("output B (csr): assembled by append in order"), "{plan}");
     assert_eq!(kernel.output_format(), &Format::ell());
 }
+
+/// Two BCSR tensors of the same blocks: the block rows located, the
+/// stored blocks of both merged, the places in a block located in both;
+/// neither is converted.
+#[test]
+fn bcsr_plus_bcsr_merges_their_blocks() {
+    let formats = [
+        ("A", Format::bcsr(4, 4).unwrap()),
+        ("B", Format::bcsr(4, 4).unwrap()),
+        ("x", Format::dense(1)),
+    ];
+    let plan = Engine::new()
+        .compile("y(i) = (A(i,j) + B(i,j)) * x(j)", &formats, &Format::dense(1))
+        .unwrap()
+        .plan()
+        .to_string();
+    assert!(!plan.contains("convert"), "{plan}");
+    assert!(
+        plan.contains(
+            "forall j/4: merge A.compressed, B.compressed; lattice {A.compressed, B.compressed} > {A.compressed} > {B.compressed}"
+        ),
+        "{plan}"
+    );
+}

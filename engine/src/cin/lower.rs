@@ -1132,7 +1132,20 @@ fn structured_problem(
             op.fill, op.format
         ));
     }
-    if !is_factor(root, k, operands) {
+    // Another tensor whose levels split the same variables alike (BCSR
+    // beside BCSR of the same blocks) is merged with it level by level,
+    // every derived variable's loop driven by both.
+    let level_vars = op.level_vars();
+    let merged_alike = |o: &Operand| o.id != op.id && o.level_vars() == level_vars;
+    let has_own = level_vars
+        .iter()
+        .any(|v| matches!(v.relation(), Some(Relation::Own { .. })));
+    let partners_merge = !has_own
+        && operands
+            .iter()
+            .enumerate()
+            .all(|(j, o)| j == k || merged_alike(o) || is_factor(root, j, operands));
+    if !is_factor(root, k, operands) && !partners_merge {
         // Loops over its derived variables visit its entries only: a term
         // without it would be summed once per diagonal, or skipped in
         // blocks it does not store.
@@ -1153,7 +1166,7 @@ fn structured_problem(
     if let Some(other) = operands
         .iter()
         .enumerate()
-        .find(|(j, o)| *j != k && shares(o) && !is_factor(root, *j, operands))
+        .find(|(j, o)| *j != k && shares(o) && !is_factor(root, *j, operands) && !merged_alike(o))
     {
         return Some(format!(
             "{} meets it inside a sum or difference, which loops over {}'s levels cannot merge",
@@ -1164,10 +1177,6 @@ fn structured_problem(
     if distinct.len() != op.vars.len() {
         return Some("one variable indexes two of its modes".into());
     }
-    let level_vars = op.level_vars();
-    let has_own = level_vars
-        .iter()
-        .any(|v| matches!(v.relation(), Some(Relation::Own { .. })));
     let derived: Vec<&LoopVar> = op
         .vars
         .iter()
@@ -1178,7 +1187,8 @@ fn structured_problem(
                     .any(|lv| matches!(lv.relation(), Some(Relation::Blocks { of, .. }) if of.as_ref() == *v))
         })
         .collect();
-    walker_beside(op, operands, &derived).map(|(other, level, v)| {
+    let others: Vec<Operand> = operands.iter().filter(|o| !merged_alike(o)).cloned().collect();
+    walker_beside(op, &others, &derived).map(|(other, level, v)| {
         format!(
             "{other} walks {v} through its {level} level, which loops over {}'s {} levels cannot follow",
             op.name, op.format
