@@ -269,3 +269,125 @@ fn dia_updates_deferred_across_tiles_and_threads_match_the_reference() {
     )
     .unwrap();
 }
+
+/// An output stored as a factor is, over the same variables, takes its
+/// pattern: scaling, a product with dense factors gathered at each
+/// entry's column and with values fixed per row, and a BCSR operand
+/// (whose blocks' values are written in place) are each one
+/// `ValuesAxpy` (over every row's positions at once where nothing varies
+/// per row), with no append; every result is the reference's for awkward
+/// operands, on 1, 2 and 7 threads (`check_statement`).
+#[test]
+fn outputs_on_a_factors_pattern_write_its_scaled_values_in_one_op_and_match_the_reference() {
+    let engine = Engine::new();
+    let mut rng = Rng::new(31);
+    let dense_dense_compressed = || {
+        use tessera_formats::LevelFormat;
+        Format::from_levels(
+            &[LevelFormat::dense(), LevelFormat::dense(), LevelFormat::compressed()],
+            &[0, 1, 2],
+        )
+        .unwrap()
+    };
+    // (statement, A's format, A's shape, every row in one op)
+    // Square matrices, so that x(j) and y(i) fit either way round.
+    let cases = [
+        ("B(i,j) = 2 * A(i,j)", Format::csr(), vec![9, 9], true),
+        ("B(i,j) = A(i,j) * x(j) * 0.5", Format::csr(), vec![8, 8], true),
+        ("B(i,j) = A(i,j) * x(j) * y(i)", Format::csr(), vec![10, 10], false),
+        ("B(i,j) = A(i,j) * y(i)", Format::csc(), vec![7, 7], true),
+        (
+            "B(i,j,k) = A(i,j,k) * z(k) * 3",
+            dense_dense_compressed(),
+            vec![3, 4, 6],
+            true,
+        ),
+    ];
+    for (statement, format, shape, every_row) in cases {
+        let dense = |n: usize| vec![n];
+        let mut formats = vec![("A", format.clone())];
+        for name in ["x", "y", "z"] {
+            if statement.contains(&format!("{name}(")) {
+                formats.push((name, Format::dense(1)));
+            }
+        }
+        let kernel = engine.compile(statement, &formats, &format).unwrap();
+        let ops = &kernel.program().ops;
+        // Every row at once reads the first row's start and the last
+        // row's end: two position ranges, where a row at a time reads one.
+        let ranges = ops.iter().filter(|op| matches!(op, Op::PosIter { .. })).count();
+        assert!(
+            ops.iter().any(|op| matches!(op, Op::ValuesAxpy { .. }))
+                && !ops
+                    .iter()
+                    .any(|op| matches!(op, Op::Append { .. } | Op::AccumOutput { .. })),
+            "{statement}: not one op over the stored values:\n{}",
+            kernel.program()
+        );
+        assert_eq!(ranges, if every_row { 2 } else { 1 }, "{statement}:\n{}", kernel.program());
+        for kind in EntryKind::ALL {
+            let a = random_tensor(&mut rng, &shape, kind, &format).unwrap();
+            let (i, j) = (shape[0], shape[1]);
+            let x = random_tensor(&mut rng, &dense(j), EntryKind::Random, &Format::dense(1)).unwrap();
+            let y = random_tensor(&mut rng, &dense(i), EntryKind::Random, &Format::dense(1)).unwrap();
+            let z = random_tensor(
+                &mut rng,
+                &dense(*shape.last().unwrap()),
+                EntryKind::Random,
+                &Format::dense(1),
+            )
+            .unwrap();
+            let inputs: Vec<(&str, &tessera_formats::Tensor<f64>)> = [("A", &a), ("x", &x), ("y", &y), ("z", &z)]
+                .into_iter()
+                .filter(|(n, _)| formats.iter().any(|(f, _)| f == n))
+                .collect();
+            check_statement(&engine, statement, &inputs, Some(&format), &[])
+                .unwrap_or_else(|e| panic!("{statement}, {kind:?}: {e}"));
+        }
+    }
+}
+
+/// BCSR times x runs every block row in one `BlockRowsDot`, with no loop
+/// left in the bytecode, for blocks of any shape (1 x 1, square,
+/// rectangular, not dividing the matrix), and matches the reference on 1,
+/// 2 and 7 threads.
+#[test]
+fn bcsr_times_x_runs_every_block_row_in_one_op_and_matches_the_reference() {
+    let engine = Engine::new();
+    let mut rng = Rng::new(37);
+    for (r, c) in [(1, 1), (2, 2), (3, 2), (4, 4), (8, 8), (2, 5)] {
+        let format = Format::bcsr(r, c).unwrap();
+        let kernel = engine
+            .compile(
+                "y(i) = A(i,j) * x(j)",
+                &[("A", format.clone()), ("x", Format::dense(1))],
+                &Format::dense(1),
+            )
+            .unwrap();
+        let ops = &kernel.program().ops;
+        assert!(
+            ops.iter().any(|op| matches!(
+                op,
+                Op::BlockRowsDot {
+                    blocks: tessera_engine::bytecode::BlockRows::Every { .. },
+                    ..
+                }
+            )) && !ops.iter().any(|op| matches!(op, Op::Jump { .. })),
+            "{format}: not one op over every block row:\n{}",
+            kernel.program()
+        );
+        for kind in EntryKind::ALL {
+            // Several block rows and columns, one block, a block row.
+            for shape in [[4 * r, 3 * c], [r, c], [r, 5 * c]] {
+                let a = random_tensor(&mut rng, &shape, kind, &format).unwrap();
+                let x = random_tensor(&mut rng, &[shape[1]], EntryKind::Random, &Format::dense(1)).unwrap();
+                check_statement(&engine, "y(i) = A(i,j) * x(j)", &[("A", &a), ("x", &x)], None, &[])
+                    .unwrap_or_else(|e| panic!("{format} {shape:?}, {kind:?}: {e}"));
+            }
+        }
+        // Blocks that do not divide the matrix are refused when packed.
+        if r > 1 {
+            assert!(random_tensor(&mut rng, &[r + 1, c], EntryKind::Random, &format).is_err());
+        }
+    }
+}

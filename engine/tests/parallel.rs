@@ -77,7 +77,7 @@ fn cases() -> Vec<Case> {
                 ("V", vec![40, 8], Format::dense(2)),
             ],
             output: Format::csr(),
-            plan: "each assembles its own part",
+            plan: "each writes the values of its own rows' positions",
         },
         Case {
             statement: "C(i,j) = A(i,k) * X(k,j)",

@@ -389,6 +389,7 @@ forall i0: every coordinate; lattice universe
         forall k: iterate B.compressed, locate D.dense; lattice {B.compressed, D.dense}
           (B's positions cut to the block)
           (vector lanes: 4 copies of the body per test)
+          (runs as one block op: the row's stored values, scaled, written at their positions)
 concrete index notation:
   forall i0
     forall i1

@@ -429,6 +429,18 @@ pub enum Op {
     },
     /// Runs the deferred [`Op::StridedAxpy`] updates.
     StridedFlush,
+    /// For each position `p` in `begin..end` of the `driver` level (its
+    /// coordinate `c`): `out[p] += scale * value[p] * Π factors[parent *
+    /// extent + c]`. An output on the driver's pattern (its values line up
+    /// with the driver's positions): a scaled copy of a row of stored
+    /// values, each times dense factors gathered at its coordinate.
+    ValuesAxpy {
+        driver: LevelRef,
+        begin: IReg,
+        end: IReg,
+        scale: FReg,
+        factors: SmallVec<[DotFactor; 2]>,
+    },
     /// Every row of a dense level at once: for each coordinate `c` in
     /// `first..last` of `rows` (below `parent`), the dot block of the
     /// `driver` level's segment below it in `semiring` (`⊕` over the
@@ -661,6 +673,7 @@ impl Op {
             | Op::StridedAxpy { .. }
             | Op::StridedFlush
             | Op::RowsDot { .. }
+            | Op::ValuesAxpy { .. }
             | Op::DenseAxpy { .. }
             | Op::RowAxpy { .. }
             | Op::WorkspaceAxpy { .. }
@@ -884,6 +897,25 @@ impl fmt::Display for Op {
                 )
             }
             Op::StridedFlush => write!(f, "run deferred strided updates"),
+            Op::ValuesAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                factors,
+            } => {
+                let fs: Vec<String> = factors
+                    .iter()
+                    .map(|x| format!(" * t{}[r{} * extent({}) + coord]", x.operand, x.parent, lv(&x.level)))
+                    .collect();
+                write!(
+                    f,
+                    "for p in r{begin}..r{end} of {}: out[p] += f{scale} * t{}[p]{}",
+                    lv(driver),
+                    driver.operand,
+                    fs.join("")
+                )
+            }
             Op::DenseRowsDot {
                 rows,
                 len,

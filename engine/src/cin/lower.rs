@@ -418,8 +418,10 @@ fn lower_into(
     chain.dedup();
 
     let pattern = pattern_source(&provenance, &lowerer.operands, &output).or_else(|| {
-        (0..lowerer.operands.len())
-            .find(|&k| takes_structured_pattern(k, &lowerer.operands, (output_format, &free), &body))
+        (0..lowerer.operands.len()).find(|&k| {
+            takes_structured_pattern(k, &lowerer.operands, (output_format, &free), &body)
+                || (schedule.is_empty() && drives_its_pattern(k, &lowerer.operands, (output_format, &free), &body))
+        })
     });
     let assembly = if output_format.is_dense() {
         OutputAssembly::Dense
@@ -1325,6 +1327,49 @@ fn takes_structured_pattern(
         && op.fill == 0.0
         && op.format.levels() == output.levels()
         && op.vars == output_vars
+        && is_factor(root, k, operands)
+        && crate::lattice::fill(root, &fills) == Some(0.0)
+}
+
+/// Whether a sparse output stored as operand `k` is over the same
+/// variables takes its pattern ([`OutputAssembly::OnPattern`]) with no
+/// schedule: `k` is a factor of a statement that is 0 wherever it is
+/// absent, and every other operand locates the variables `k` stores, so
+/// that the loops visit each of `k`'s entries once and nothing else
+/// (SDDMM's `A(i,j) * U(i,k) * V(j,k)`, scaling, a mask of a dense
+/// tensor). Its values are then written in place at `k`'s positions, with
+/// no assembly; rows a chunk can start at (a dense first level) keep it
+/// parallel.
+fn drives_its_pattern(
+    k: usize,
+    operands: &[Operand],
+    (output, output_vars): (&Format, &[LoopVar]),
+    root: &CinExpr,
+) -> bool {
+    let op = &operands[k];
+    let levels = op.format.levels();
+    let fills = crate::lattice::Fills {
+        operand: &|a| operands.get(a).map_or(0.0, |o| o.fill),
+        temp: &|_| None,
+    };
+    let others_locate = operands.iter().enumerate().all(|(j, other)| {
+        j == k
+            || other
+                .format
+                .levels()
+                .iter()
+                .zip(other.level_vars())
+                .all(|(l, v)| !op.vars.contains(&v) || l.level.capabilities().locate)
+    });
+    op.format.is_per_mode()
+        && !levels.is_empty()
+        && levels[0].level.kind == LevelKind::Dense
+        && levels.iter().all(|l| l.level.unique && l.level.ordered)
+        && op.converted_from.is_none()
+        && op.fill == 0.0
+        && levels == output.levels()
+        && op.vars == output_vars
+        && others_locate
         && is_factor(root, k, operands)
         && crate::lattice::fill(root, &fills) == Some(0.0)
 }

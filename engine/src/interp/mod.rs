@@ -508,6 +508,43 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     range,
                 );
             }
+            Op::ValuesAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                factors,
+            } => {
+                let (begin, end) = (ir[*begin as usize] as usize, ir[*end as usize] as usize);
+                let own = &bind.values[driver.operand as usize][begin..end];
+                let dst = out.dense_range_mut(begin, end - begin);
+                let scale = fr[*scale as usize];
+                match factors.as_slice() {
+                    [] => {
+                        for (d, v) in dst.iter_mut().zip(own) {
+                            *d += scale * v;
+                        }
+                    }
+                    many => {
+                        let storage = &bind.levels[driver.operand as usize][driver.level as usize];
+                        let coords = format_of(bind, *driver)
+                            .coordinate_view(storage)
+                            .expect("the planner only emits value updates over levels with a coordinate view");
+                        let rows: SmallVec<[&[f64]; 2]> = many
+                            .iter()
+                            .map(|f| {
+                                let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
+                                let base = ir[f.parent as usize] as usize * n;
+                                &bind.values[f.operand as usize][base..base + n]
+                            })
+                            .collect();
+                        for (k, (d, v)) in dst.iter_mut().zip(own).enumerate() {
+                            let c = coords.get_usize(begin + k);
+                            *d += rows.iter().fold(scale * v, |prod, row| prod * row[c]);
+                        }
+                    }
+                }
+            }
             Op::RowAxpy {
                 driver,
                 begin,

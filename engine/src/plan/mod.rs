@@ -22,6 +22,7 @@ mod runs;
 mod search;
 mod state;
 mod structured;
+mod values;
 mod windows;
 
 use std::collections::{BTreeSet, HashMap};
@@ -808,6 +809,16 @@ impl<'a> Emitter<'a> {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all stored blocks run as one block op: dense rows times dense runs per block)"
+            );
+        } else if whole_rows && block_ops && self.try_every_values_row(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (all rows run as one block op: their stored values, scaled, written at their positions)"
+            );
+        } else if block_ops && self.try_values_axpy(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (runs as one block op: the row's stored values, scaled, written at their positions)"
             );
         } else if whole_rows && block_ops && self.try_rows_merge(var, body, &shape) {
             let _ = writeln!(

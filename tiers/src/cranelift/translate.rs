@@ -651,6 +651,13 @@ impl Translator<'_> {
                 let n = self.temp_length(clif, *temp);
                 self.dense_axpy(clif, (row, n), *scale, factors, None);
             }
+            Op::ValuesAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                factors,
+            } => self.values_axpy(clif, *driver, (*begin, *end), *scale, factors),
             Op::RowAxpy {
                 driver,
                 begin,
@@ -1224,6 +1231,54 @@ impl Translator<'_> {
                 );
             }
         }
+    }
+
+    /// `out[p] += scale * value[p] * Π factors[c]` for each position `p`
+    /// of `driver` in `begin..end`, `c` its coordinate: an output on the
+    /// driver's pattern ([`Op::ValuesAxpy`]).
+    fn values_axpy(
+        &mut self,
+        clif: &mut Clif<'_>,
+        driver: LevelRef,
+        (begin, end): (u32, u32),
+        scale: u32,
+        factors: &[DotFactor],
+    ) {
+        let Some(own) = self.values(clif, driver.operand) else {
+            return;
+        };
+        let Some(bases) = self.factor_bases(clif, factors) else {
+            return;
+        };
+        let coords = match factors {
+            [] => None,
+            _ => match self.coordinates(clif, driver) {
+                Some(coords) => Some(coords),
+                None => return,
+            },
+        };
+        let scale = self.fget(clif, scale);
+        let output = clif.slot(Slot::Output);
+        let (b, e) = (self.iget(clif, begin), self.iget(clif, end));
+        clif.loop_with(&[b], &mut |clif, s| clif.compare(Cmp::Lt, s[0], e), &mut |clif, s| {
+            let p = s[0];
+            let at = clif.element(own, p, 8);
+            let value = clif.fb.ins().load(types::F64, input_flags(), at, 0);
+            let mut product = clif.fb.ins().fmul(scale, value);
+            if let Some(coords) = coords {
+                let c = clif.load(coords, p);
+                for &base in &bases {
+                    let at = clif.element(base, c, 8);
+                    let x = clif.fb.ins().load(types::F64, input_flags(), at, 0);
+                    product = clif.fb.ins().fmul(product, x);
+                }
+            }
+            let at = clif.element(output, p, 8);
+            let old = clif.fb.ins().load(types::F64, output_flags(), at, 0);
+            let new = clif.fb.ins().fadd(old, product);
+            clif.fb.ins().store(output_flags(), new, at, 0);
+            smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
+        });
     }
 
     /// The array of a level's coordinates (one per position), or a

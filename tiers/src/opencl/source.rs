@@ -648,6 +648,13 @@ impl Writer<'_> {
                 let n = self.temp_length(c, *temp);
                 self.dense_axpy(c, (&format!("tmp{temp}"), "0", n), *scale, factors, None);
             }
+            Op::ValuesAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                factors,
+            } => self.values_axpy(c, (*driver, *begin, *end), *scale, factors),
             Op::RowAxpy {
                 driver,
                 begin,
@@ -918,6 +925,33 @@ impl Writer<'_> {
         if matches!(blocks, BlockRows::Every { .. }) {
             c.close();
         }
+        c.close();
+    }
+
+    /// `out[p] += scale * value[p] * Π factors[c]` for each position `p`
+    /// of `driver` in `begin..end`, `c` its coordinate ([`Op::ValuesAxpy`]).
+    fn values_axpy(
+        &self,
+        c: &mut CText,
+        (driver, begin, end): (LevelRef, u32, u32),
+        scale: u32,
+        factors: &[DotFactor],
+    ) {
+        c.open("");
+        let own = self.values(c, driver.operand);
+        let rows = self.factor_rows(c, factors);
+        let coords = if rows.is_empty() {
+            String::new()
+        } else {
+            self.coordinates(c, driver)
+        };
+        c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
+        c.line(format!("double prod = f{scale} * {own}[p];"));
+        for (x, base) in &rows {
+            c.line(format!("prod *= {x}[{base} + {coords}[p]];"));
+        }
+        c.line("out[p - out_base] += prod;");
+        c.close();
         c.close();
     }
 

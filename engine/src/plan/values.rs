@@ -1,0 +1,226 @@
+//! Outputs on an operand's pattern written a row at a time
+//! ([`Op::ValuesAxpy`]): where the output's values line up with the
+//! positions of the level a loop walks (`B(i,j) = 2 * A(i,j)`, `A(i,j) *
+//! x(j)` into A's pattern), the loop is one op over the row's positions,
+//! no bytecode per stored value.
+
+use smallvec::SmallVec;
+use tessera_formats::{IntOp, Level, LevelKind, LevelRef};
+
+use super::{Emitter, LoopShape};
+use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op};
+use crate::cin::{Cin, CinExpr, LoopVar, OutputAssembly, Target};
+use crate::notation::BinaryOp;
+
+/// What an [`Op::ValuesAxpy`] multiplies each stored value by: the
+/// product of literals, of values bound outside the loop and of dense
+/// factors gathered at the value's coordinate.
+struct ValuesUpdate {
+    literal: f64,
+    fixed: Vec<usize>,
+    factors: SmallVec<[DotFactor; 2]>,
+    presences: Vec<BReg>,
+}
+
+impl Emitter<'_> {
+    /// Emits the loop over `var` as one [`Op::ValuesAxpy`] when its body
+    /// adds a product of the pattern operand's value, values already bound
+    /// and dense last levels at `var` into the output.
+    pub(super) fn try_values_axpy(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        if shape.universe || shape.walked.len() != 1 || self.chunk_of(var).is_some() {
+            return false;
+        }
+        let driver = shape.iterators[shape.walked[0]].clone();
+        let Some(update) = self.values_update(var, body, &driver) else {
+            return false;
+        };
+        let skip = self.skip_unless_all(&update.presences);
+        let scale = self.scale_of(&update);
+        let (begin, end) = self.bounds(&driver);
+        self.push_values_axpy(&driver, (begin, end), scale, update.factors);
+        self.patch(skip);
+        true
+    }
+
+    /// Emits the loop over `var`, every coordinate of a dense level of
+    /// the pattern operand, and the loop inside it as one
+    /// [`Op::ValuesAxpy`] over the positions of all its rows (or the
+    /// chunk's): the next level is compact, so they follow one another.
+    pub(super) fn try_every_values_row(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let OutputAssembly::OnPattern { operand } = self.lowered.assembly else {
+            return false;
+        };
+        if !shape.universe || !shape.walked.is_empty() || shape.located.len() != 1 {
+            return false;
+        }
+        let rows = shape.iterators[shape.located[0]].clone();
+        let st = self.states[operand].clone();
+        let Cin::Forall {
+            var: inner,
+            body: inner_body,
+        } = body
+        else {
+            return false;
+        };
+        let next = rows.level + 1;
+        if rows.operand != operand
+            || rows.format.kind != LevelKind::Dense
+            || st.parent_run_end().is_some()
+            || next >= st.level_vars.len()
+            || st.level_vars[next] != *inner
+            || !st.formats[next].properties().compact
+        {
+            return false;
+        }
+        let driver = super::IterInfo {
+            operand,
+            level: next,
+            format: st.formats[next],
+        };
+        let Some(update) = self.values_update(inner, inner_body, &driver) else {
+            return false;
+        };
+        let (first, last) = match self.chunk_of(var) {
+            Some(range) => range,
+            None => (self.iconst(0), self.loop_extent(var)),
+        };
+        let ancestors = self.ancestors(operand, rows.level);
+        let empty = self.exit_unless_lt(first, last);
+        let skip = self.skip_unless_all(&update.presences);
+        let scale = self.scale_of(&update);
+        // The first row's first position and the last row's end.
+        let one = self.iconst(1);
+        let final_row = self.ireg();
+        self.int_op(IntOp::Sub, final_row, last, one);
+        let mut ends = [0; 2];
+        for (k, row) in [first, final_row].into_iter().enumerate() {
+            let (position, found, begin, end) = (self.ireg(), self.breg(), self.ireg(), self.ireg());
+            self.ops.push(Op::Locate {
+                level: LevelRef::new(operand, rows.level),
+                parent: st.parent_pos(),
+                ancestors: ancestors.clone(),
+                coord: row,
+                pos: position,
+                found,
+            });
+            self.ops.push(Op::PosIter {
+                level: LevelRef::new(operand, next),
+                parent: position,
+                begin,
+                end,
+            });
+            ends[k] = if k == 0 { begin } else { end };
+        }
+        self.push_values_axpy(&driver, (ends[0], ends[1]), scale, update.factors);
+        self.patch(skip);
+        self.patch(empty);
+        true
+    }
+
+    /// Whether the loop over `var` driven by `driver` adds a product of
+    /// the pattern operand's value (`driver` its last level), literals,
+    /// values bound outside it and dense last levels at `var` into the
+    /// output; what the product's other factors are.
+    fn values_update(&self, var: &LoopVar, body: &Cin, driver: &super::IterInfo) -> Option<ValuesUpdate> {
+        let OutputAssembly::OnPattern { operand } = self.lowered.assembly else {
+            return None;
+        };
+        let st = &self.states[operand];
+        let last = driver.operand == operand && driver.level + 1 == st.level_vars.len();
+        if !last
+            || self.workspace.is_some()
+            || !driver.format.unique
+            || st.parent_run_end().is_some()
+            || driver.format.coordinate_array().is_none()
+        {
+            return None;
+        }
+        let Cin::Assign {
+            target: Target::Output,
+            expr,
+        } = body
+        else {
+            return None;
+        };
+        let mut accesses = Vec::new();
+        let literal = product_of_terms(expr, &mut accesses)?;
+        if accesses.iter().filter(|&&a| a == operand).count() != 1 {
+            return None;
+        }
+        let mut update = ValuesUpdate {
+            literal,
+            fixed: Vec::new(),
+            factors: SmallVec::new(),
+            presences: Vec::new(),
+        };
+        for &a in accesses.iter().filter(|&&a| a != operand) {
+            let st = &self.states[a];
+            if st.done == st.level_vars.len() {
+                update.fixed.push(a);
+            } else if st.next_is_dense_last_at(var) {
+                update.factors.push(DotFactor {
+                    operand: a as u32,
+                    level: LevelRef::new(a, st.done),
+                    parent: st.parent_pos(),
+                });
+            } else {
+                return None;
+            }
+            update.presences.push(st.present);
+        }
+        Some(update)
+    }
+
+    /// The product of an update's literals and bound values, in a register.
+    fn scale_of(&mut self, update: &ValuesUpdate) -> FReg {
+        let scale = self.product_of_values(&update.fixed);
+        if update.literal != 1.0 {
+            let value = self.freg();
+            self.ops.push(Op::FConst {
+                dst: value,
+                value: update.literal,
+            });
+            self.ops.push(Op::FBin {
+                op: FloatOp::Mul,
+                dst: scale,
+                a: scale,
+                b: value,
+            });
+        }
+        scale
+    }
+
+    fn push_values_axpy(
+        &mut self,
+        driver: &super::IterInfo,
+        (begin, end): (IReg, IReg),
+        scale: FReg,
+        factors: SmallVec<[DotFactor; 2]>,
+    ) {
+        self.ops.push(Op::ValuesAxpy {
+            driver: LevelRef::new(driver.operand, driver.level),
+            begin,
+            end,
+            scale,
+            factors,
+        });
+    }
+}
+
+/// Whether `expr` is a product of accesses and literals: collects the
+/// accesses, gives the literals' product.
+fn product_of_terms(expr: &CinExpr, accesses: &mut Vec<usize>) -> Option<f64> {
+    match expr {
+        CinExpr::Access(a) => {
+            accesses.push(*a);
+            Some(1.0)
+        }
+        CinExpr::Literal(v) => Some(*v),
+        CinExpr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => Some(product_of_terms(lhs, accesses)? * product_of_terms(rhs, accesses)?),
+        _ => None,
+    }
+}
