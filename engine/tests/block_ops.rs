@@ -231,8 +231,53 @@ fn sums_of_matrices_merge_every_row_in_one_op_and_match_the_reference() {
 }
 
 /// A banded matrix in DIA, long enough that its deferred diagonal updates
-/// run in several tiles of y, on several threads: the reference's result,
-/// and the same bits on 1, 2 and 7 threads (`check_statement`).
+/// run in several tiles of y (of 65,536 rows), on several threads: the
+/// bits of adding each diagonal's products in order by hand (what the
+/// updates do, each component's sum in diagonal order), on 1, 2 and 7
+/// threads. The dense reference would take the square of its size.
+#[test]
+fn dia_updates_deferred_across_many_tiles_give_the_bits_of_the_diagonals_in_order() {
+    use tessera_engine::runtime::{EvalOptions, Inputs};
+    use tessera_formats::{CoordinateList, Tensor};
+    let n = 200_003usize;
+    let offsets = [-70_000i64, -1, 0, 2, 300];
+    let mut rng = Rng::new(41);
+    let mut list = CoordinateList::new(&[n, n]);
+    let mut by_hand = vec![0.0; n];
+    let x = random_tensor(&mut rng, &[n], EntryKind::Full, &Format::dense(1)).unwrap();
+    for &offset in &offsets {
+        for i in 0..n as i64 {
+            let j = i + offset;
+            if (0..n as i64).contains(&j) && rng.percent(90) {
+                let a = (rng.below(1000) as f64 - 500.0) / 37.0;
+                list.push(&[i as u64, j as u64], a).unwrap();
+                by_hand[i as usize] += a * x.values()[j as usize];
+            }
+        }
+    }
+    let a = Tensor::pack(&list, Format::dia()).unwrap();
+    let engine = Engine::new();
+    for threads in [1, 2, 7] {
+        let options = EvalOptions {
+            output_format: Some(Format::dense(1)),
+            threads: Some(threads),
+            ..EvalOptions::default()
+        };
+        let y = engine
+            .eval_with(
+                "y(i) = A(i,j) * x(j)",
+                &Inputs::new().with("A", &a).with("x", &x),
+                &options,
+            )
+            .unwrap();
+        let same = y.values().iter().zip(&by_hand).all(|(a, b)| a.to_bits() == b.to_bits());
+        assert!(same, "{threads} threads: not the bits of the diagonals added in order");
+    }
+}
+
+/// A banded matrix in DIA, its deferred diagonal updates flushed: the
+/// reference's result, and the same bits on 1, 2 and 7 threads
+/// (`check_statement`).
 #[test]
 fn dia_updates_deferred_across_tiles_and_threads_match_the_reference() {
     use tessera_formats::{CoordinateList, Tensor};
@@ -324,7 +369,12 @@ fn outputs_on_a_factors_pattern_write_its_scaled_values_in_one_op_and_match_the_
             "{statement}: not one op over the stored values:\n{}",
             kernel.program()
         );
-        assert_eq!(ranges, if every_row { 2 } else { 1 }, "{statement}:\n{}", kernel.program());
+        assert_eq!(
+            ranges,
+            if every_row { 2 } else { 1 },
+            "{statement}:\n{}",
+            kernel.program()
+        );
         for kind in EntryKind::ALL {
             let a = random_tensor(&mut rng, &shape, kind, &format).unwrap();
             let (i, j) = (shape[0], shape[1]);
