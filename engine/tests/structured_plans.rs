@@ -45,17 +45,19 @@ concrete index notation:
     assert_eq!(spmv_plan(Format::dia()), pinned(expected));
 }
 
-/// ELL: a loop over the slots, every row of each, the column stored.
+/// ELL: a loop over the slots, every row of each, the column stored; the
+/// slots' updates deferred and run a tile of y at a time, on every thread.
 #[test]
 fn ell_spmv_loops_over_slots_then_rows() {
     let expected = r#"
 loop order: A.slot, i, j
 derived: A.slot = the coordinate of A's level 0 (dense), which stores no mode; summed
 output y (dense): dense, accumulated in place
-parallel: runs on one thread: its outer loop runs over A.slot, a level's own variable, and chunks of those are not supported yet
+parallel: the loops run whole (its outer loop runs over A.slot, a level's own variable, and chunks of those are not supported yet); the deferred strided updates then run a tile of the output per thread; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
 forall A.slot: every coordinate, locate A.dense; lattice {A.dense}
   forall i: every coordinate, locate A.dense, y(out).dense; lattice {A.dense}
     (all rows run as one block op: a product per row, positions stepping with the row)
+the strided updates run together after the loops, a tile of the output at a time (each component gets their products in the same order)
 concrete index notation:
   forall A.slot
     forall i

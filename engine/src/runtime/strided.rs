@@ -122,6 +122,19 @@ impl StridedUpdate<'_> {
                     rows: std::ops::Range<usize>,
                 ) {
                     let first = rows.start;
+                    if (out_step, step_a, step) == (1, 1, 1) {
+                        // Rows side by side: slices, no index arithmetic.
+                        let n = rows.len();
+                        let (a, coords) = (
+                            &a[sa + first..sa + first + n],
+                            &coords[start + first..start + first + n],
+                        );
+                        for ((d, &v), &c) in dst[..n].iter_mut().zip(a).zip(coords) {
+                            let c: u64 = c.into();
+                            *d += scale * v * values[base + c as usize];
+                        }
+                        return;
+                    }
                     for r in rows {
                         let c: u64 = coords[start + r * step].into();
                         dst[(r - first) * out_step] += scale * a[sa + r * step_a] * values[base + c as usize];
