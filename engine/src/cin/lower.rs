@@ -419,8 +419,13 @@ fn lower_into(
 
     let pattern = pattern_source(&provenance, &lowerer.operands, &output).or_else(|| {
         (0..lowerer.operands.len()).find(|&k| {
-            takes_structured_pattern(k, &lowerer.operands, (output_format, &free), &body)
-                || (schedule.is_empty() && drives_its_pattern(k, &lowerer.operands, (output_format, &free), &body))
+            takes_pattern(
+                k,
+                &lowerer.operands,
+                (output_format, &free),
+                &body,
+                !schedule.is_empty(),
+            )
         })
     });
     let assembly = if output_format.is_dense() {
@@ -1153,7 +1158,7 @@ fn structured_problem(
         // blocks it does not store.
         return Some("the statement adds terms that do not read it".into());
     }
-    if !output.is_dense() && !takes_structured_pattern(k, operands, (output, output_vars), root) {
+    if !output.is_dense() && !takes_pattern(k, operands, (output, output_vars), root, false) {
         return Some(format!(
             "the output is sparse, and the zeros {} stores as padding would become stored entries of it",
             op.format
@@ -1304,47 +1309,27 @@ fn pattern_source(provenance: &Provenance, operands: &[Operand], output: &Operan
     .then_some(space.operand)
 }
 
-/// Whether a sparse output takes structured operand `k`'s pattern
-/// ([`OutputAssembly::OnPattern`]): stored as the output is, over the
-/// output's variables in order, bound as given, and a factor of a
-/// statement that is 0 wherever the operand is 0 or absent. Loops over
-/// its levels then visit every position of the output once, and the
-/// output stores what the operand stores (`B(i,j) = 2 * A(i,j)` in DIA
-/// keeps A's diagonals, its padding zeros as zeros).
-fn takes_structured_pattern(
+/// Whether a sparse output takes operand `k`'s pattern
+/// ([`OutputAssembly::OnPattern`]): `k` is stored as the output is, over
+/// the output's variables in order, bound as given, and a factor of a
+/// statement that is 0 wherever `k` is 0 or absent, so that the output
+/// stores what `k` stores and its values are written in place at `k`'s
+/// positions, with no assembly.
+/// - A structured `k` (`B(i,j) = 2 * A(i,j)` in DIA) is iterated by its
+///   own levels, which visit each of its positions once; its padding
+///   zeros stay zeros.
+/// - A per-mode `k` needs no schedule (a schedule's blocks of positions
+///   have a rule of their own), a dense first level (rows a chunk can
+///   start at), unique ordered levels, and every other operand locating
+///   the variables `k` stores, so that the loops visit each of `k`'s
+///   entries once and nothing else (SDDMM's `A(i,j) * U(i,k) * V(j,k)`,
+///   scaling, a mask of a dense tensor).
+fn takes_pattern(
     k: usize,
     operands: &[Operand],
     (output, output_vars): (&Format, &[LoopVar]),
     root: &CinExpr,
-) -> bool {
-    let op = &operands[k];
-    let fills = crate::lattice::Fills {
-        operand: &|a| operands.get(a).map_or(0.0, |o| o.fill),
-        temp: &|_| None,
-    };
-    !op.format.is_per_mode()
-        && op.converted_from.is_none()
-        && op.fill == 0.0
-        && op.format.levels() == output.levels()
-        && op.vars == output_vars
-        && is_factor(root, k, operands)
-        && crate::lattice::fill(root, &fills) == Some(0.0)
-}
-
-/// Whether a sparse output stored as operand `k` is over the same
-/// variables takes its pattern ([`OutputAssembly::OnPattern`]) with no
-/// schedule: `k` is a factor of a statement that is 0 wherever it is
-/// absent, and every other operand locates the variables `k` stores, so
-/// that the loops visit each of `k`'s entries once and nothing else
-/// (SDDMM's `A(i,j) * U(i,k) * V(j,k)`, scaling, a mask of a dense
-/// tensor). Its values are then written in place at `k`'s positions, with
-/// no assembly; rows a chunk can start at (a dense first level) keep it
-/// parallel.
-fn drives_its_pattern(
-    k: usize,
-    operands: &[Operand],
-    (output, output_vars): (&Format, &[LoopVar]),
-    root: &CinExpr,
+    scheduled: bool,
 ) -> bool {
     let op = &operands[k];
     let levels = op.format.levels();
@@ -1352,6 +1337,15 @@ fn drives_its_pattern(
         operand: &|a| operands.get(a).map_or(0.0, |o| o.fill),
         temp: &|_| None,
     };
+    let shared = op.converted_from.is_none()
+        && op.fill == 0.0
+        && levels == output.levels()
+        && op.vars == output_vars
+        && is_factor(root, k, operands)
+        && crate::lattice::fill(root, &fills) == Some(0.0);
+    if !shared || !op.format.is_per_mode() {
+        return shared;
+    }
     let others_locate = operands.iter().enumerate().all(|(j, other)| {
         j == k
             || other
@@ -1361,17 +1355,11 @@ fn drives_its_pattern(
                 .zip(other.level_vars())
                 .all(|(l, v)| !op.vars.contains(&v) || l.level.capabilities().locate)
     });
-    op.format.is_per_mode()
+    !scheduled
         && !levels.is_empty()
         && levels[0].level.kind == LevelKind::Dense
         && levels.iter().all(|l| l.level.unique && l.level.ordered)
-        && op.converted_from.is_none()
-        && op.fill == 0.0
-        && levels == output.levels()
-        && op.vars == output_vars
         && others_locate
-        && is_factor(root, k, operands)
-        && crate::lattice::fill(root, &fills) == Some(0.0)
 }
 
 /// The storage order of a tensor, as soft edges.

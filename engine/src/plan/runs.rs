@@ -605,7 +605,7 @@ fn row_body(body: &Cin) -> Option<(Option<&LoopVar>, &CinExpr)> {
 
 /// Whether `expr` is a product of accesses and literals; collects the
 /// accesses and multiplies the literals into `literal`.
-fn product_parts(expr: &CinExpr, accesses: &mut Vec<usize>, literal: &mut f64) -> bool {
+pub(super) fn product_parts(expr: &CinExpr, accesses: &mut Vec<usize>, literal: &mut f64) -> bool {
     match expr {
         CinExpr::Access(a) => {
             accesses.push(*a);

@@ -9,8 +9,7 @@ use tessera_formats::{IntOp, Level, LevelKind, LevelRef};
 
 use super::{Emitter, LoopShape};
 use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op};
-use crate::cin::{Cin, CinExpr, LoopVar, OutputAssembly, Target};
-use crate::notation::BinaryOp;
+use crate::cin::{Cin, LoopVar, OutputAssembly, Target};
 
 /// What an [`Op::ValuesAxpy`] multiplies each stored value by: the
 /// product of literals, of values bound outside the loop and of dense
@@ -142,9 +141,10 @@ impl Emitter<'_> {
         else {
             return None;
         };
-        let mut accesses = Vec::new();
-        let literal = product_of_terms(expr, &mut accesses)?;
-        if accesses.iter().filter(|&&a| a == operand).count() != 1 {
+        let (mut accesses, mut literal) = (Vec::new(), 1.0);
+        if !super::runs::product_parts(expr, &mut accesses, &mut literal)
+            || accesses.iter().filter(|&&a| a == operand).count() != 1
+        {
             return None;
         }
         let mut update = ValuesUpdate {
@@ -204,23 +204,5 @@ impl Emitter<'_> {
             scale,
             factors,
         });
-    }
-}
-
-/// Whether `expr` is a product of accesses and literals: collects the
-/// accesses, gives the literals' product.
-fn product_of_terms(expr: &CinExpr, accesses: &mut Vec<usize>) -> Option<f64> {
-    match expr {
-        CinExpr::Access(a) => {
-            accesses.push(*a);
-            Some(1.0)
-        }
-        CinExpr::Literal(v) => Some(*v),
-        CinExpr::Binary {
-            op: BinaryOp::Mul,
-            lhs,
-            rhs,
-        } => Some(product_of_terms(lhs, accesses)? * product_of_terms(rhs, accesses)?),
-        _ => None,
     }
 }
