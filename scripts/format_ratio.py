@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""tessera's SpMV `y(i) = A(i,j) * x(j)` with A stored in FORMAT against
+scipy's product in the same storage (`A.todia() @ x` for dia, `A.tobsr((R, C))
+@ x` for bcsr:RxC, `A.tocsr() @ x` for csr), in interleaved rounds on the
+same data, as `../shared/tools/peer_ratio.py` times its kernels (which
+compare with scipy's CSR only). Prints the median of per-round ratios;
+below 1, tessera is faster.
+
+    python3 scripts/format_ratio.py FILE.mtx dia|csr|bcsr:RxC [--rounds 7] [-- EXTRA EVAL ARGS]
+
+`-- --tier interp` times the interpreter, `-- --threads 1` one thread.
+Needs numpy and scipy (the peer's virtual environment is used when present).
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+VENV = Path(os.environ.get("SCIPY_PEER_VENV", Path.home() / ".cache" / "tessera-scipy-peer"))
+if (VENV / "bin" / "python").exists() and Path(sys.prefix).resolve() != VENV.resolve():
+    os.execv(str(VENV / "bin" / "python"), [str(VENV / "bin" / "python")] + sys.argv)
+
+import numpy as np  # noqa: E402
+import scipy.io  # noqa: E402
+import scipy.sparse as sp  # noqa: E402
+
+UNIT = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+
+
+def tessera_median(exe, args):
+    r = subprocess.run([exe, "eval"] + args, capture_output=True, text=True)
+    text = r.stdout + r.stderr
+    if r.returncode != 0:
+        raise SystemExit(f"tessera exited {r.returncode}: {text.strip()[-400:]}")
+    m = re.search(r"median[^0-9]{0,20}([0-9]+(?:\.[0-9]+)?)\s*(ns|us|µs|ms|s)\b", text)
+    if not m:
+        raise SystemExit("no 'median <number> <unit>' in tessera's --time output: " + text.strip()[-300:])
+    return float(m.group(1)) * UNIT[m.group(2)]
+
+
+def scipy_median(a, x, runs):
+    a @ x
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        a @ x
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def scipy_storage(a, fmt):
+    """The matrix in scipy's storage of the same kind as tessera's `fmt`."""
+    if fmt == "dia":
+        return a.todia()
+    if fmt == "csr":
+        return a.tocsr()
+    m = re.fullmatch(r"bcsr:(\d+)x(\d+)", fmt)
+    if m:
+        return a.tobsr(blocksize=(int(m.group(1)), int(m.group(2))))
+    raise SystemExit(f"format {fmt!r}: dia, csr or bcsr:RxC")
+
+
+def main():
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, extra = argv[:cut], argv[cut + 1:]
+    if len(argv) < 2:
+        raise SystemExit(__doc__)
+    path, fmt, rounds = argv[0], argv[1], 7
+    if "--rounds" in argv:
+        rounds = int(argv[argv.index("--rounds") + 1])
+    a = sp.csr_matrix(scipy.io.mmread(path))
+    stored = scipy_storage(a, fmt)
+    x = np.random.default_rng(0).uniform(-1, 1, a.shape[1])
+    exe = os.environ.get("TESSERA_BIN", "./target/release/tessera")
+    with tempfile.TemporaryDirectory() as tmp:
+        vector = Path(tmp) / "x.tns"
+        vector.write_text("".join(f"{k + 1} {float(v)!r}\n" for k, v in enumerate(x)))
+        args = ["y(i) = A(i,j) * x(j)", "-i", f"A:{path}", "-f", f"A:{fmt}",
+                "-i", f"x:{vector}", "-f", "x:dense", "-f", "y:dense", "--time", "20"] + extra
+        ratios = []
+        for r in range(rounds):
+            t, s = tessera_median(exe, args), scipy_median(stored, x, 20)
+            ratios.append(t / s)
+            print(f"round {r + 1}: tessera {t * 1e3:.3f} ms, scipy {s * 1e3:.3f} ms, ratio {t / s:.3f}")
+    print(f"spmv {Path(path).name} in {fmt}: tessera/scipy median ratio {float(np.median(ratios)):.3f} "
+          f"over {rounds} rounds (below 1: tessera faster)")
+
+
+if __name__ == "__main__":
+    main()
