@@ -10,44 +10,20 @@ product). Prints the median of per-round ratios; below 1, tessera is faster.
 Needs numpy and scipy (the peer's virtual environment is used when present).
 """
 import os
-import re
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-VENV = Path(os.environ.get("SCIPY_PEER_VENV", Path.home() / ".cache" / "tessera-scipy-peer"))
-if (VENV / "bin" / "python").exists() and Path(sys.prefix).resolve() != VENV.resolve():
-    os.execv(str(VENV / "bin" / "python"), [str(VENV / "bin" / "python")] + sys.argv)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from peer_timing import median_of_runs, tessera_median, use_peer_venv  # noqa: E402
+
+use_peer_venv()
 
 import numpy as np  # noqa: E402
 import scipy.io  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
-UNIT = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 STATEMENT = "y(i) = A(i,j) * B(j,k) * x(k)"
-
-
-def tessera_median(exe, args):
-    r = subprocess.run([exe, "eval"] + args, capture_output=True, text=True)
-    text = r.stdout + r.stderr
-    if r.returncode != 0:
-        raise SystemExit(f"tessera exited {r.returncode}: {text.strip()[-400:]}")
-    m = re.search(r"median[^0-9]{0,20}([0-9]+(?:\.[0-9]+)?)\s*(ns|us|µs|ms|s)\b", text)
-    if not m:
-        raise SystemExit("no 'median <number> <unit>' in tessera's --time output: " + text.strip()[-300:])
-    return float(m.group(1)) * UNIT[m.group(2)]
-
-
-def scipy_median(a, x, runs):
-    a @ (a @ x)
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        a @ (a @ x)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
 
 
 def main():
@@ -71,7 +47,7 @@ def main():
                 "-i", f"x:{vector}", "-f", "x:dense", "-f", "y:dense", "--time", "5"] + extra
         ratios = []
         for r in range(rounds):
-            t, s = tessera_median(exe, args), scipy_median(a, x, 5)
+            t, s = tessera_median(exe, args), median_of_runs(lambda: a @ (a @ x), 5)
             ratios.append(t / s)
             print(f"round {r + 1}: tessera {t * 1e3:.3f} ms, scipy {s * 1e3:.3f} ms, ratio {t / s:.3f}")
     print(f"chain {Path(path).name}: tessera/scipy median ratio {float(np.median(ratios)):.3f} "

@@ -71,17 +71,12 @@ impl Emitter<'_> {
         {
             return false;
         }
-        let Some(ancestors) = st.level_vars[..rows_it.level]
-            .iter()
-            .map(|v| self.var_regs.get(v).copied())
-            .collect::<Option<SmallVec<[IReg; 4]>>>()
-        else {
-            return false;
-        };
         let (first, last) = match self.chunk_of(var) {
             Some(range) => range,
             None => (self.iconst(0), self.loop_extent(var)),
         };
+        // The levels above are bound by the loops outside this one.
+        let ancestors = self.ancestors(a, rows_it.level);
         let (coord, position, found) = (self.ireg(), self.ireg(), self.breg());
         let rows = LevelRef::new(a, rows_it.level);
         let every = EveryBlockRow {
@@ -93,7 +88,7 @@ impl Emitter<'_> {
             locate: Op::Locate {
                 level: rows,
                 parent: st.parent_pos(),
-                ancestors: ancestors.into_iter().collect(),
+                ancestors,
                 coord,
                 pos: position,
                 found,
