@@ -135,7 +135,7 @@ fn main() {
         let copy = |inputs: &Inputs<'_>, names: [&str; 2]| -> Vec<(String, Tensor<f64>)> {
             names
                 .iter()
-                .map(|n| (n.to_string(), inputs.get(n).expect("given").clone()))
+                .map(|n| (n.to_string(), inputs.get(n).expect("given").to_f64()))
                 .collect()
         };
         let mut table: Vec<Row> = vec![Row {

@@ -931,7 +931,9 @@ fn semirings_rewrite_the_statement_and_fill_the_inputs_with_their_zero() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains("r: 4 vector, sv, 3 stored, 2 nonzeros"))
+        .stdout(predicate::str::contains(
+            "r: 4 vector of bool, sv, 3 stored, 2 nonzeros",
+        ))
         .stdout(predicate::str::contains("r(1) = 1\n  r(3) = 1\n"));
     // A file reads absent entries as 0: a sparse result filled with inf is
     // refused, a dense one written whole.

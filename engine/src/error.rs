@@ -54,6 +54,11 @@ pub enum EngineError {
     #[error("{0}")]
     Format(#[from] FormatError),
 
+    /// Operands of different value types meet without a cast, or an
+    /// operation is given a type it does not take.
+    #[error("column {column}: {message}")]
+    Type { column: usize, message: String },
+
     /// Something the engine refuses with a reason (never a silently different answer).
     #[error("{0}")]
     Unsupported(String),

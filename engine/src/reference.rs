@@ -19,10 +19,12 @@
 use std::collections::HashMap;
 
 use tessera_formats::tensor::checked_product;
-use tessera_formats::{FormatError, Tensor, MAX_POSITIONS};
+use tessera_formats::{FormatError, Tensor, TensorRef, ValueType, MAX_POSITIONS};
 
 use crate::error::{EngineError, Result};
-use crate::notation::{check, place_reductions, AssignOp, BinaryOp, Expr, Func, IndexSizes, Reduction, Statement};
+use crate::notation::{
+    check, place_reductions, types, AssignOp, BinaryOp, Expr, Func, IndexSizes, Reduction, Statement,
+};
 
 /// The dense value of a statement's left tensor.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,6 +85,51 @@ impl DenseResult {
 /// assert_eq!(y.values, vec![201.5, 30.25]);
 /// ```
 pub fn evaluate(stmt: &Statement, inputs: &[(&str, &Tensor<f64>)], sizes: &[(&str, usize)]) -> Result<DenseResult> {
+    let typed: Vec<(&str, TensorRef<'_>)> = inputs.iter().map(|&(n, t)| (n, TensorRef::F64(t))).collect();
+    evaluate_typed(stmt, &typed, sizes)
+}
+
+/// [`evaluate`] for inputs of any value type: the statement typed as the
+/// engine types it ([`types::typed`]), computed in `f64` on the inputs'
+/// values (each exact in `f64`), each result rounded to the statement's
+/// type.
+///
+/// ```
+/// use tessera_engine::notation::parse_statement;
+/// use tessera_engine::reference::evaluate_typed;
+/// use tessera_formats::{Tensor, TensorRef};
+///
+/// let stmt = parse_statement("y(i) = A(i,j) * x(j)").unwrap();
+/// let a = Tensor::from_dense(&[2, 2], vec![true, false, false, false]).unwrap();
+/// let x = Tensor::from_dense(&[2], vec![true, true]).unwrap();
+/// let y = evaluate_typed(&stmt, &[("A", TensorRef::from(&a)), ("x", TensorRef::from(&x))], &[]).unwrap();
+/// assert_eq!(y.values, vec![1.0, 0.0]);
+/// ```
+pub fn evaluate_typed(
+    stmt: &Statement,
+    inputs: &[(&str, TensorRef<'_>)],
+    sizes: &[(&str, usize)],
+) -> Result<DenseResult> {
+    let typed = types::typed(stmt, &|name| {
+        inputs.iter().find(|(n, _)| *n == name).map(|(_, t)| t.value_type())
+    })?;
+    let widened: Vec<(&str, std::borrow::Cow<'_, Tensor<f64>>)> = inputs
+        .iter()
+        .map(|&(n, t)| match t {
+            TensorRef::F64(t) => (n, std::borrow::Cow::Borrowed(t)),
+            t => (n, std::borrow::Cow::Owned(t.to_f64())),
+        })
+        .collect();
+    let widened: Vec<(&str, &Tensor<f64>)> = widened.iter().map(|(n, t)| (*n, t.as_ref())).collect();
+    let mut result = evaluate_f64(&typed.statement, &widened, sizes)?;
+    if typed.value_type != ValueType::F64 {
+        result.values.iter_mut().for_each(|v| *v = typed.value_type.round(*v));
+    }
+    Ok(result)
+}
+
+/// [`evaluate`] of a typed statement on `f64` values.
+fn evaluate_f64(stmt: &Statement, inputs: &[(&str, &Tensor<f64>)], sizes: &[(&str, usize)]) -> Result<DenseResult> {
     for (k, (name, _)) in inputs.iter().enumerate() {
         if inputs[..k].iter().any(|(n, _)| n == name) {
             return Err(EngineError::Unsupported(format!("tensor {name} is given twice")));

@@ -406,10 +406,17 @@ fn first_access<'a>(stmt: &'a Statement, name: &str) -> Option<&'a Access> {
 }
 
 fn input<'a>(stmt: &Statement, inputs: &Inputs<'a>, name: &str) -> Result<&'a Tensor<f64>> {
-    inputs.get(name).ok_or_else(|| EngineError::UnknownTensor {
-        name: name.to_string(),
-        column: first_access(stmt, name).map_or(1, |a| a.span.column()),
-    })
+    match inputs.get(name) {
+        Some(tessera_formats::TensorRef::F64(t)) => Ok(t),
+        Some(other) => Err(EngineError::Unsupported(format!(
+            "reordering permutes f64 tensors, and {name} holds {} values",
+            other.value_type()
+        ))),
+        None => Err(EngineError::UnknownTensor {
+            name: name.to_string(),
+            column: first_access(stmt, name).map_or(1, |a| a.span.column()),
+        }),
+    }
 }
 
 /// The sparse input of the highest order, the most stored entries among

@@ -13,7 +13,7 @@
 use tessera_engine::notation::{Func, Reduction, FUNCTIONS, REDUCTIONS};
 use tessera_engine::testing::{check_statement, random_tensor, rotated_tensors, EntryKind, Rng, SAFE_FUNCTIONS};
 use tessera_engine::Engine;
-use tessera_formats::{Format, Tensor};
+use tessera_formats::{Format, Tensor, ValueType};
 
 /// The engine the table runs on; the compiled tiers' suites include this
 /// file and give their own `suite_engine` at their crate root.
@@ -31,6 +31,15 @@ fn call(f: Func, args: &[&str]) -> String {
     }
 }
 
+/// `f` applied to `args` as an f64 term: a cast to another type cast back,
+/// as an f32 or bool value must be to meet f64 numbers.
+fn term(f: Func, args: &[&str]) -> String {
+    match f {
+        Func::Cast(ValueType::F32) => format!("f64({})", call(f, args)),
+        _ => call(f, args),
+    }
+}
+
 /// Statements and the variables of each tensor they read.
 fn statements() -> Vec<(String, Vec<(&'static str, &'static str)>)> {
     let mut out = Vec::new();
@@ -38,14 +47,14 @@ fn statements() -> Vec<(String, Vec<(&'static str, &'static str)>)> {
         if f.arity() == 1 {
             out.push((format!("A(i,j) = {}", call(f, &["B(i,j)"])), vec![("B", "ij")]));
             out.push((
-                format!("y(i) = {} + c(i)", call(f, &["b(i)"])),
+                format!("y(i) = {} + c(i)", term(f, &["b(i)"])),
                 vec![("b", "i"), ("c", "i")],
             ));
             let finite_at = ["0.5", "2", "-0.5"]
                 .into_iter()
                 .find(|a| f.apply(&[a.parse().unwrap()]).is_finite());
             if let Some(arg) = finite_at {
-                out.push((format!("y(i) = C(i,j) * {}", call(f, &[arg])), vec![("C", "ij")]));
+                out.push((format!("y(i) = C(i,j) * {}", term(f, &[arg])), vec![("C", "ij")]));
             }
         } else {
             out.push((

@@ -25,6 +25,7 @@ pub mod reorder;
 pub mod spec;
 pub mod staging;
 pub mod tensor;
+pub mod typed;
 pub mod value;
 pub mod walk;
 
@@ -39,5 +40,6 @@ pub use staging::{
     ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, LoopBody, LoopCond, LoopState, Param, StorageResolver,
 };
 pub use tensor::{FirstNonzeros, LevelStorage, Tensor, TensorLevels, Version};
+pub use typed::{AnyTensor, TensorRef, ValueType};
 pub use value::Value;
 pub use walk::{Coords, Entries};

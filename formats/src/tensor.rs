@@ -287,6 +287,25 @@ impl<V: Value> Tensor<V> {
         self.version = Version::fresh();
         &mut self.values
     }
+    /// The same structure with every value (and the fill) mapped by `f`:
+    /// a tensor as another value type.
+    ///
+    /// ```
+    /// use tessera_formats::Tensor;
+    /// let x = Tensor::from_dense(&[2], vec![1.5, 0.0]).unwrap();
+    /// assert_eq!(x.map_values(|v| v as f32).values(), &[1.5f32, 0.0]);
+    /// ```
+    pub fn map_values<W: Value>(&self, f: impl Fn(V) -> W) -> Tensor<W> {
+        Tensor {
+            shape: self.shape.clone(),
+            format: self.format.clone(),
+            levels: self.levels.clone(),
+            sizes: self.sizes.clone(),
+            values: self.values.iter().map(|&v| f(v)).collect(),
+            fill: f(self.fill),
+            version: Version::fresh(),
+        }
+    }
     /// The state of the tensor's contents: see [`Version`].
     pub fn version(&self) -> Version {
         self.version

@@ -1,5 +1,6 @@
-//! The value type of tensor components. `f64` now; the trait keeps the rest
-//! of the design generic so `f32`, `i64` and booleans follow.
+//! The value type of tensor components: what packing, conversion and the
+//! file readers need of it. [`typed`](crate::typed) says which types the
+//! engine computes with.
 
 use std::fmt::{Debug, Display};
 

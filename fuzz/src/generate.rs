@@ -28,7 +28,9 @@
 //! keep the two meanings equal (see [`super::pack`]).
 
 use tessera::engine::notation::{parse_statement, BinaryOp, Expr, IndexVar, Reduction, Statement, SEMIRINGS};
-use tessera::engine::testing::{named_formats, output_formats, random_entries, EntryKind, Rng, EXACT_FUNCTIONS};
+use tessera::engine::testing::{
+    cast_where_numbers_are_needed, named_formats, output_formats, random_entries, EntryKind, Rng, EXACT_FUNCTIONS,
+};
 use tessera::formats::{CoordinateList, Format, LevelFormat, Tensor};
 
 use super::source::Source;
@@ -337,6 +339,8 @@ pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
         }
     }
 
+    // Truth values where numbers are needed get their cast.
+    let rhs = cast_where_numbers_are_needed(rhs);
     let out_names: Vec<&str> = out_vars.iter().map(|&v| VAR_NAMES[v]).collect();
     let lhs = tessera::engine::notation::Access::new("A", &out_names);
     let add_assign = src.percent(10);

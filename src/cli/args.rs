@@ -15,6 +15,7 @@ use super::generate::GenSpec;
 use tessera_engine::notation::Semiring;
 use tessera_engine::schedule::Schedule;
 use tessera_formats::reorder::Method;
+use tessera_formats::ValueType;
 
 const ABOUT: &str = "Sparse tensor algebra from the command line: type a statement, get a result";
 
@@ -66,7 +67,12 @@ s = sum(i, x(i) * x(i)); indices on the right but not the left are summed.
 
 Functions: sqrt cbrt exp log log10 pow abs sin cos tan asin acos atan atan2
 sinh cosh tanh asinh acosh atanh min max mod square cube heaviside xor.
-Comparisons < <= > >= == != give 1 or 0; && || ! take any nonzero as true.
+Comparisons < <= > >= == != give bool values; && || ! xor take any nonzero as
+true and give bool.
+Value types: f64 (the default), f32, bool; -t A:f32 holds A's values as f32.
+Operands of different types need a cast: f64(e), f32(e), bool(e). Results
+have the statement's type, computed in f64 and rounded once where stored;
+bool + and * are || and &&, sum over bool is or.
 Reductions: sum(j, e), prod(j, e), min(j, e), max(j, e), or(j, e), and(j, e):
 y(i) = min(j, A(i,j) + d(j)). Where operands are absent (0), a function's
 result follows from its value there: sqrt(A(i,j)) stays sparse, exp(A(i,j))
@@ -94,6 +100,12 @@ pub struct TensorArgs {
     /// Store tensor NAME (an input or the output) in FORMAT
     #[arg(short = 'f', long = "format", value_name = "NAME:FORMAT", value_parser = parse_format)]
     pub formats: Vec<NameValue<FormatSpec>>,
+
+    /// Hold tensor NAME's values as TYPE (f64, f32, bool): an input's are rounded to it (a pattern
+    /// or integer file read as bool keeps its nonzeros as true); for the output, the type the
+    /// statement must give
+    #[arg(short = 't', long = "type", value_name = "NAME:TYPE", value_parser = parse_named_type)]
+    pub types: Vec<NameValue<ValueType>>,
 
     /// Size of an index variable that no input fixes
     #[arg(short = 'd', long = "dim", value_name = "VAR:SIZE", value_parser = parse_size)]
@@ -297,6 +309,14 @@ pub fn parse_count(text: &str) -> Result<usize, String> {
     text.trim()
         .parse()
         .map_err(|_| format!("bad size `{}`: expected a non-negative integer", text.trim()))
+}
+
+fn parse_named_type(text: &str) -> Result<NameValue<ValueType>, String> {
+    let (name, value) = split_name(text, "TYPE")?;
+    Ok(NameValue {
+        name: name.into(),
+        value: value.trim().parse()?,
+    })
 }
 
 fn parse_named_fill(text: &str) -> Result<NameValue<f64>, String> {

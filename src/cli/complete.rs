@@ -18,12 +18,12 @@ use rustyline::{Context, Helper};
 
 /// The REPL's commands, as `:help` lists them.
 pub const COMMANDS: &[&str] = &[
-    "load", "gen", "format", "fill", "size", "threads", "schedule", "print", "list", "save", "drop", "plan", "lattice",
-    "bytecode", "time", "help", "quit",
+    "load", "gen", "format", "fill", "type", "size", "threads", "schedule", "print", "list", "save", "drop", "plan",
+    "lattice", "bytecode", "time", "help", "quit",
 ];
 
 /// Commands whose first argument is a tensor of the session.
-const NAME_FIRST: &[&str] = &["print", "p", "drop", "save", "format", "fill"];
+const NAME_FIRST: &[&str] = &["print", "p", "drop", "save", "format", "fill", "type"];
 /// Commands whose second argument is a file path.
 const PATH_SECOND: &[&str] = &["load", "save"];
 /// Commands followed by a statement.

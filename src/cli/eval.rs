@@ -13,6 +13,7 @@ use super::listing::write_listing;
 use super::reorder::{self, Request};
 use super::session::{from_args, parse, Front, Timing};
 use super::summary::{millis, scalar_text, scalar_value, write_summary, SHOWN_NONZEROS};
+use tessera_formats::AnyTensor;
 
 /// Runs `tessera eval`.
 pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
@@ -104,16 +105,17 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
     }
     let (result, restore) = match &reordering {
         Some(r) => {
-            let (result, time) = r.restore(&result)?;
-            (result, Some(time))
+            let (restored, time) = r.restore(&result.as_f64())?;
+            (AnyTensor::narrowed(restored, result.value_type()), Some(time))
         }
         None => (result, None),
     };
     match &args.output {
         Some(o) => {
-            files::write(&o.value, &result, &format!("-o {}", o.name))?;
+            let values = result.as_f64();
+            files::write(&o.value, &values, &format!("-o {}", o.name))?;
             if result.order() == 0 {
-                writeln!(out, "{}", scalar_text(scalar_value(&result)))?;
+                writeln!(out, "{}", scalar_text(scalar_value(&values)))?;
             }
         }
         None => write_summary(out, lhs, &result, SHOWN_NONZEROS)?,

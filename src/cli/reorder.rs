@@ -172,7 +172,7 @@ pub fn apply_to_session(session: &mut Session, statement: &str, request: Request
     let mut inputs = Inputs::new();
     for name in &names {
         if let Some(named) = session.get(name) {
-            inputs.insert(name, &named.tensor);
+            inputs.insert_any(name, &named.tensor);
         }
     }
     let (plan, context) = match request {
@@ -198,7 +198,7 @@ pub fn apply_to_session(session: &mut Session, statement: &str, request: Request
     let permute_inputs = reordered.time;
     for (name, tensor) in reordered.into_tensors() {
         let origin = session.get(&name).map(|n| n.origin.clone()).unwrap_or_default();
-        session.insert(&name, tensor, format!("{origin}; {context}"));
+        session.insert(&name, tensor.into(), format!("{origin}; {context}"));
     }
     Ok(Applied { plan, permute_inputs })
 }

@@ -27,7 +27,7 @@ use super::files;
 use super::format_spec::FormatSpec;
 use super::generate::{shape_text, GenSpec};
 use super::listing::write_listing;
-use super::session::{from_args, Front, Session};
+use super::session::{from_args, of_type, Front, Session};
 use super::summary::{write_named, SHOWN_NONZEROS};
 
 /// The commands, as `:help` prints them.
@@ -44,6 +44,7 @@ Commands:
   :fill NAME VALUE              the value of NAME's unstored components (inf for distances):
                                 y(i) = min(j, A(i,j) + x(j)) with A and x filled with inf
                                 runs over their entries only
+  :type NAME TYPE               hold NAME's values as f64, f32 or bool (now, or when it is made)
   :threads [N|auto]             threads kernels may use (results are the same bits for any N)
   :schedule [COMMANDS|none]     schedule of later statements, e.g. reorder(i, k, j); parallelize(i, cpu_threads, no_races)
                                 or fuse(i, j, f); pos(f, p, A); split(p, p0, p1, 16); parallelize(p0, cpu_threads, atomics)
@@ -266,6 +267,15 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
             session.set_fill(name, fill, &format!(":fill {name}"))?;
             header(session, name, out)?;
         }
+        "type" => {
+            let [name, ty] = words[..] else {
+                return Err(usage(":type NAME TYPE"));
+            };
+            let name = tensor_name(name, &context)?;
+            let ty = ty.parse().map_err(|reason: String| CliError::bad(&context, reason))?;
+            session.set_type(name, ty);
+            header(session, name, out)?;
+        }
         "size" => {
             let [var, size] = words[..] else {
                 return Err(usage(":size VAR SIZE"));
@@ -294,7 +304,7 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
             let named = session
                 .get(name)
                 .ok_or_else(|| CliError::bad(&context, format!("no tensor {name}")))?;
-            files::write(Path::new(path), &named.tensor, &format!(":save {name}"))?;
+            files::write(Path::new(path), &named.tensor.as_f64(), &format!(":save {name}"))?;
         }
         "drop" => {
             let [name] = words[..] else {
@@ -379,12 +389,17 @@ fn list(session: &Session, out: &mut dyn Write) -> Result<()> {
         any = true;
         writeln!(
             out,
-            "{name}: {}, {}, {} stored ({})",
+            "{name}: {}{}, {}, {} stored ({})",
             shape_text(named.tensor.shape()),
+            of_type(named.tensor.value_type()),
             named.tensor.format(),
             named.tensor.stored(),
             named.origin
         )?;
+    }
+    for (name, ty) in session.pending_types() {
+        any = true;
+        writeln!(out, "{name}: not yet made, to hold {ty} values")?;
     }
     for (name, spec) in session.pending_formats() {
         any = true;

@@ -15,7 +15,7 @@ use tessera_engine::notation::{check, parse_statement, AssignOp, Statement};
 use tessera_engine::runtime::{default_output, CancelToken, Progress};
 use tessera_engine::schedule::Schedule;
 use tessera_engine::{default_output_format, Engine, EngineError, EvalOptions, Inputs, Kernel};
-use tessera_formats::{Format, Tensor};
+use tessera_formats::{AnyTensor, Format, Tensor, ValueType};
 
 use super::args::TensorArgs;
 use super::engine::{engine_for, tier_choice, tier_that_ran, Tier};
@@ -27,7 +27,7 @@ use super::progress::{while_running, Spinner, LARGE_ENTRIES};
 
 /// A tensor of the session and where it came from.
 pub struct Named {
-    pub tensor: Tensor<f64>,
+    pub tensor: AnyTensor,
     /// `read from a.mtx, the default for a sparse matrix`.
     pub origin: String,
 }
@@ -44,6 +44,8 @@ pub struct Session {
     schedule: Schedule,
     tensors: BTreeMap<String, Named>,
     formats: BTreeMap<String, FormatSpec>,
+    /// Value types asked for (`-t`, `:type`): of inputs, or of results.
+    types: BTreeMap<String, ValueType>,
     sizes: BTreeMap<String, usize>,
     /// Where commands come from, for advice in errors.
     front: Front,
@@ -147,6 +149,7 @@ impl Session {
             schedule: Schedule::new(),
             tensors: BTreeMap::new(),
             formats: BTreeMap::new(),
+            types: BTreeMap::new(),
             sizes: BTreeMap::new(),
             front,
         })
@@ -225,7 +228,7 @@ impl Session {
                 context: format!("{} read as a vector", access.tensor),
                 source,
             };
-            let matrix = named.tensor.to_coordinates();
+            let matrix = named.tensor.as_f64().to_coordinates();
             let mut entries = tessera::formats::CoordinateList::new(&[shape[kept]]);
             for (c, v) in matrix.iter() {
                 entries.push(&[c[kept]], v).map_err(as_vector)?;
@@ -236,6 +239,7 @@ impl Session {
                 Format::sparse_vector()
             };
             let vector = Tensor::pack_with_fill(&entries, format, named.tensor.fill()).map_err(as_vector)?;
+            let vector = AnyTensor::narrowed(vector, named.tensor.value_type());
             let origin = format!(
                 "{}; a {} x {} matrix read as a vector",
                 named.origin, shape[0], shape[1]
@@ -246,14 +250,46 @@ impl Session {
     }
 
     /// Adds or replaces a tensor.
-    pub fn insert(&mut self, name: &str, tensor: Tensor<f64>, origin: String) {
+    pub fn insert(&mut self, name: &str, tensor: AnyTensor, origin: String) {
         self.tensors.insert(name.to_string(), Named { tensor, origin });
     }
 
-    /// Removes a tensor (and any format asked for it); whether there was one.
+    /// Removes a tensor (and any format or type asked for it); whether
+    /// there was one.
     pub fn remove(&mut self, name: &str) -> bool {
         self.formats.remove(name);
+        self.types.remove(name);
         self.tensors.remove(name).is_some()
+    }
+
+    /// A tensor read or generated for `name`, as the type asked for it
+    /// (and why, for its origin).
+    fn as_asked(&self, name: &str, tensor: Tensor<f64>) -> (AnyTensor, String) {
+        match self.types.get(name) {
+            Some(&ty) if ty != ValueType::F64 => (AnyTensor::narrowed(tensor, ty), format!("; as {ty}")),
+            _ => (tensor.into(), String::new()),
+        }
+    }
+
+    /// Asks for `name` to hold values of type `ty`: an input's values are
+    /// rounded to it now (or when it is loaded or generated); a statement
+    /// that computes `name` must give that type.
+    pub fn set_type(&mut self, name: &str, ty: ValueType) {
+        if let Some(named) = self.tensors.get_mut(name) {
+            if named.tensor.value_type() != ty {
+                named.tensor = AnyTensor::narrowed(named.tensor.as_f64().into_owned(), ty);
+                named.origin = format!("{}; as {ty}", named.origin);
+            }
+        }
+        self.types.insert(name.to_string(), ty);
+    }
+
+    /// The value types asked for names that are not tensors (yet).
+    pub fn pending_types(&self) -> impl Iterator<Item = (&str, ValueType)> {
+        self.types
+            .iter()
+            .filter(|(n, _)| !self.tensors.contains_key(*n))
+            .map(|(n, t)| (n.as_str(), *t))
     }
 
     /// Reads `path` into tensor `name`, in the format asked for it if any.
@@ -261,7 +297,8 @@ impl Session {
         let asked = self.formats.get(name).map(|f| (f, self.front.format_context(name, f)));
         let asked = asked.as_ref().map(|(f, c)| (*f, c.as_str()));
         let (tensor, origin) = files::load(path, asked, context)?;
-        self.insert(name, tensor, origin);
+        let (tensor, typed) = self.as_asked(name, tensor);
+        self.insert(name, tensor, origin + &typed);
         Ok(())
     }
 
@@ -283,7 +320,8 @@ impl Session {
         };
         spinner.say(format!("packing {name} into {format}"));
         let tensor = files::pack(&entries, format, context)?;
-        self.insert(name, tensor, format!("generated: {spec}; {why}"));
+        let (tensor, typed) = self.as_asked(name, tensor);
+        self.insert(name, tensor, format!("generated: {spec}; {why}{typed}"));
         Ok(())
     }
 
@@ -296,6 +334,12 @@ impl Session {
             .ok_or_else(|| CliError::bad(context, format!("no tensor {name}")))?;
         if named.tensor.fill() == fill {
             return Ok(());
+        }
+        if named.tensor.value_type() == ValueType::Bool && fill != 0.0 && fill != 1.0 {
+            return Err(CliError::bad(
+                context,
+                format!("{name} holds bool values: its fill is 0 or 1, not {fill}"),
+            ));
         }
         named.tensor = named
             .tensor
@@ -400,9 +444,13 @@ impl Session {
             .iter()
             .map(|n| (n.as_str(), self.tensors[n].tensor.fill()))
             .collect();
+        let types: Vec<(&str, ValueType)> = reads
+            .iter()
+            .map(|n| (n.as_str(), self.tensors[n].tensor.value_type()))
+            .collect();
         let compile = |output: &Format| {
             self.engine
-                .compile_with_fills(text, &formats, &fills, output, &self.schedule)
+                .compile_with_types(text, &formats, &fills, &types, output, &self.schedule)
         };
         let (kernel, output_why) = match compile(&output) {
             Ok(kernel) => (kernel, output_why),
@@ -415,6 +463,16 @@ impl Session {
             }
             Err(e) => return Err(err(e)),
         };
+        let lhs = &statement.lhs.tensor;
+        if let Some(&asked) = self.types.get(lhs).filter(|&&t| t != kernel.value_type()) {
+            let given = kernel.value_type();
+            return Err(err(EngineError::Type {
+                column: statement.lhs.span.column(),
+                message: format!(
+                    "{lhs} is asked to hold {asked} values and the statement gives {given}: cast it, as {asked}(...)"
+                ),
+            }));
+        }
         Ok(Prepared {
             text: text.trim().to_string(),
             statement,
@@ -456,14 +514,14 @@ impl Session {
     pub fn with_inputs<T>(&self, prepared: &Prepared, f: impl FnOnce(&Inputs<'_>, &[(String, usize)]) -> T) -> T {
         let mut inputs = Inputs::new();
         for name in &prepared.reads {
-            inputs.insert(name, &self.tensors[name].tensor);
+            inputs.insert_any(name, &self.tensors[name].tensor);
         }
         let sizes: Vec<(String, usize)> = self.sizes.iter().map(|(v, s)| (v.clone(), *s)).collect();
         f(&inputs, &sizes)
     }
 
     /// Runs a prepared statement once.
-    pub fn run(&self, prepared: &Prepared) -> Result<Tensor<f64>> {
+    pub fn run(&self, prepared: &Prepared) -> Result<AnyTensor> {
         self.with_inputs(prepared, |inputs, sizes| {
             let options = EvalOptions {
                 sizes: sizes.to_vec(),
@@ -474,7 +532,7 @@ impl Session {
                 ..EvalOptions::default()
             };
             let stored: usize = prepared.reads.iter().map(|n| self.tensors[n].tensor.stored()).sum();
-            let run = || prepared.kernel.run_with(inputs, &options);
+            let run = || prepared.kernel.run_typed(inputs, &options);
             let result = match &options.progress {
                 Some(progress) => while_running(&prepared.text, progress, stored > LARGE_ENTRIES, run),
                 None => run(),
@@ -486,7 +544,7 @@ impl Session {
     /// Runs a prepared statement `n` times (at least once); the result and
     /// the times, the first including the compilation done by
     /// [`prepare`](Self::prepare).
-    pub fn time(&self, prepared: &Prepared, n: usize) -> Result<(Tensor<f64>, Timing)> {
+    pub fn time(&self, prepared: &Prepared, n: usize) -> Result<(AnyTensor, Timing)> {
         let before = prepared.kernel.stats();
         let start = Instant::now();
         let mut result = self.run(prepared)?;
@@ -527,20 +585,30 @@ impl Session {
         for name in &prepared.reads {
             let t = &self.tensors[name];
             text.push_str(&format!(
-                "{name}: {}, {} ({})\n",
+                "{name}: {}, {}{} ({})\n",
                 t.tensor.format(),
                 shape_text(t.tensor.shape()),
+                of_type(t.tensor.value_type()),
                 t.origin
             ));
         }
         text.push_str(&format!(
-            "{}: {}, {} (output, {})\n",
+            "{}: {}, {}{} (output, {})\n",
             prepared.output_name(),
             prepared.kernel.output_format(),
             shape_text(&prepared.output_shape),
+            of_type(prepared.kernel.value_type()),
             prepared.output_why
         ));
         text
+    }
+}
+
+/// ` of f32` after a shape, nothing for the default `f64`.
+pub fn of_type(ty: ValueType) -> String {
+    match ty {
+        ValueType::F64 => String::new(),
+        ty => format!(" of {ty}"),
     }
 }
 
@@ -575,6 +643,17 @@ pub fn from_args(args: &TensorArgs, front: Front) -> Result<Session> {
     }
     for d in &args.sizes {
         session.set_size(&d.name, d.value);
+    }
+    let mut typed: Vec<&str> = Vec::new();
+    for t in &args.types {
+        if typed.contains(&t.name.as_str()) {
+            return Err(CliError::bad(
+                format!("-t {}:{}", t.name, t.value),
+                format!("a type for {} is already given", t.name),
+            ));
+        }
+        typed.push(&t.name);
+        session.set_type(&t.name, t.value);
     }
     let mut given: Vec<&str> = Vec::new();
     for i in &args.inputs {

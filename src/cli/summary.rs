@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use tessera_formats::Tensor;
+use tessera_formats::{AnyTensor, Tensor};
 
 use super::generate::shape_text;
 
@@ -15,7 +15,10 @@ pub const SHOWN_NONZEROS: usize = 10;
 /// Writes `name`'s summary: a line with its shape, format, stored entries and
 /// nonzeros, then its first `limit` nonzeros by coordinate (0-based). A
 /// scalar is its value alone.
-pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limit: usize) -> io::Result<()> {
+pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &AnyTensor, limit: usize) -> io::Result<()> {
+    let ty = tensor.value_type();
+    let tensor = tensor.as_f64();
+    let tensor = tensor.as_ref();
     if tensor.order() == 0 {
         return writeln!(out, "{}", scalar_text(scalar_value(tensor)));
     }
@@ -33,6 +36,7 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limi
         2 => "matrix",
         _ => "tensor",
     };
+    let what = format!("{what}{}", super::session::of_type(ty));
     let components: f64 = tensor.shape().iter().map(|&d| d as f64).product();
     let density = if components > 0.0 {
         count as f64 / components
@@ -66,9 +70,9 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limi
 /// [`write_summary`], with a scalar named: `s = 18`, so that a session's
 /// output says which result each number is, also when it is piped into a
 /// file or another program.
-pub fn write_named(out: &mut dyn Write, name: &str, tensor: &Tensor<f64>, limit: usize) -> io::Result<()> {
+pub fn write_named(out: &mut dyn Write, name: &str, tensor: &AnyTensor, limit: usize) -> io::Result<()> {
     if tensor.order() == 0 {
-        return writeln!(out, "{name} = {}", scalar_text(scalar_value(tensor)));
+        return writeln!(out, "{name} = {}", scalar_text(scalar_value(&tensor.as_f64())));
     }
     write_summary(out, name, tensor, limit)
 }
@@ -146,7 +150,7 @@ pub fn millis(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tessera_formats::{CoordinateList, Format};
+    use tessera_formats::{CoordinateList, Format, ValueType};
 
     #[test]
     fn scalars_keep_every_digit_and_switch_to_exponents_at_the_extremes() {
@@ -180,11 +184,15 @@ mod tests {
         e.push(&[0, 3], 0.5).unwrap();
         let t = Tensor::pack(&e, Format::csr()).unwrap();
         let mut out = Vec::new();
-        write_summary(&mut out, "A", &t, 1).unwrap();
+        write_summary(&mut out, "A", &t.clone().into(), 1).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(
             text,
             "A: 3 x 4 matrix, csr, 2 stored, 2 nonzeros (density 16.67%)\n  A(0,3) = 0.5\n  ... 1 more\n"
         );
+        let mut out = Vec::new();
+        write_summary(&mut out, "M", &AnyTensor::narrowed(t, ValueType::Bool), 0).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with("M: 3 x 4 matrix of bool, csr, 2 stored"), "{text}");
     }
 }

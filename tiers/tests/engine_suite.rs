@@ -23,6 +23,9 @@ mod fills;
 #[path = "../../engine/tests/operators.rs"]
 mod operators;
 
+#[path = "../../engine/tests/value_types.rs"]
+mod value_types;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

@@ -10,6 +10,8 @@
 
 use std::fmt;
 
+use tessera_formats::ValueType;
+
 /// A function or operator beyond `+ - * /`.
 ///
 /// ```
@@ -64,10 +66,13 @@ pub enum Func {
     /// A user-defined operator ([`register_operator`](super::register_operator)),
     /// by registration number.
     User(u16),
+    /// A value as another value type: `f64(b(i))`, `f32(...)`, `bool(...)`
+    /// (the value rounded to the type, or its truth).
+    Cast(ValueType),
 }
 
 /// Every function, in the order `--help` lists them.
-pub const FUNCTIONS: [Func; 36] = [
+pub const FUNCTIONS: [Func; 39] = [
     Func::Sqrt,
     Func::Cbrt,
     Func::Exp,
@@ -104,6 +109,9 @@ pub const FUNCTIONS: [Func; 36] = [
     Func::And,
     Func::Or,
     Func::Not,
+    Func::Cast(ValueType::F64),
+    Func::Cast(ValueType::F32),
+    Func::Cast(ValueType::Bool),
 ];
 
 fn truth(v: bool) -> f64 {
@@ -156,6 +164,7 @@ impl Func {
             Func::Or => "||",
             Func::Xor => "xor",
             Func::User(id) => super::operator::with(id, |name, _, _, _| name),
+            Func::Cast(ty) => ty.name(),
         }
     }
 
@@ -256,6 +265,7 @@ impl Func {
             Func::Or => truth(a != 0.0 || b != 0.0),
             Func::Xor => truth((a != 0.0) != (b != 0.0)),
             Func::User(id) => super::operator::apply(id, args),
+            Func::Cast(ty) => ty.round(a),
         }
     }
 

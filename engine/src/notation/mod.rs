@@ -16,6 +16,7 @@ pub mod ir;
 pub mod operator;
 pub mod parse;
 pub mod semiring;
+pub mod types;
 
 pub use check::{check, place_reductions, IndexSizes};
 pub use func::{Func, Reduction, FUNCTIONS, REDUCTIONS};

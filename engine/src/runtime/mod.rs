@@ -34,7 +34,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tessera_formats::{Format, FormatLevel, LevelFormat, Tensor, Version};
+use tessera_formats::typed::Typed;
+use tessera_formats::{AnyTensor, Format, FormatLevel, LevelFormat, Tensor, TensorRef, ValueType, Version};
 
 use crate::bytecode::Program;
 use crate::cin::{lower, CinPrinter, Lowered, OutputAssembly};
@@ -56,10 +57,21 @@ pub use tier::{
 };
 use tier::{TierSet, INTERPRETER};
 
-/// Named input tensors for one evaluation.
+/// Named input tensors for one evaluation, of any value type.
+///
+/// ```
+/// use tessera_engine::{Engine, Inputs};
+/// use tessera_formats::{AnyTensor, Tensor};
+///
+/// let a = Tensor::from_dense(&[2, 2], vec![1.5f32, 0.0, 0.0, 2.0]).unwrap();
+/// let x = Tensor::from_dense(&[2], vec![2.0f32, 4.0]).unwrap();
+/// let y = Engine::new().eval_typed("y(i) = A(i,j) * x(j)", &Inputs::new().with("A", &a).with("x", &x)).unwrap();
+/// let AnyTensor::F32(y) = y else { panic!("f32 inputs give f32 results") };
+/// assert_eq!(y.values(), &[3.0f32, 8.0]);
+/// ```
 #[derive(Default, Clone)]
 pub struct Inputs<'a> {
-    tensors: Vec<(String, &'a Tensor<f64>)>,
+    tensors: Vec<(String, TensorRef<'a>)>,
 }
 
 impl<'a> Inputs<'a> {
@@ -68,15 +80,20 @@ impl<'a> Inputs<'a> {
     }
     /// Adds (or replaces) the tensor called `name`.
     #[must_use]
-    pub fn with(mut self, name: &str, tensor: &'a Tensor<f64>) -> Self {
+    pub fn with<V: Typed>(mut self, name: &str, tensor: &'a Tensor<V>) -> Self {
         self.insert(name, tensor);
         self
     }
-    pub fn insert(&mut self, name: &str, tensor: &'a Tensor<f64>) {
-        self.tensors.retain(|(n, _)| n != name);
-        self.tensors.push((name.to_string(), tensor));
+    pub fn insert<V: Typed>(&mut self, name: &str, tensor: &'a Tensor<V>) {
+        self.insert_any(name, V::tensor_ref(tensor));
     }
-    pub fn get(&self, name: &str) -> Option<&'a Tensor<f64>> {
+    /// [`insert`](Self::insert) for a tensor whose type is known at run
+    /// time ([`AnyTensor`], [`TensorRef`]).
+    pub fn insert_any(&mut self, name: &str, tensor: impl Into<TensorRef<'a>>) {
+        self.tensors.retain(|(n, _)| n != name);
+        self.tensors.push((name.to_string(), tensor.into()));
+    }
+    pub fn get(&self, name: &str) -> Option<TensorRef<'a>> {
         self.tensors.iter().find(|(n, _)| n == name).map(|(_, t)| *t)
     }
 }
@@ -137,7 +154,8 @@ struct KernelKey {
     output: Vec<FormatLevel>,
     /// The schedule's canonical text (empty: the planner's defaults).
     schedule: String,
-    value_type: &'static str,
+    /// The inputs' value types.
+    types: Vec<(String, ValueType)>,
     /// The inputs' fills that are not 0, by their bits.
     fills: Vec<(String, u64)>,
 }
@@ -279,16 +297,32 @@ impl Engine {
             .all(|k| k.wait_for_compilation(deadline.saturating_duration_since(std::time::Instant::now())))
     }
 
-    /// Parses, compiles (or reuses) and runs `statement` on `inputs`.
+    /// Parses, compiles (or reuses) and runs `statement` on `inputs`; the
+    /// result in `f64` whatever its type ([`eval_typed`](Self::eval_typed)
+    /// keeps it).
     pub fn eval(&self, statement: &str, inputs: &Inputs<'_>) -> Result<Tensor<f64>> {
         self.eval_with(statement, inputs, &EvalOptions::default())
     }
 
     /// [`eval`](Self::eval) with an output format, index sizes and a tier.
     pub fn eval_with(&self, statement: &str, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<Tensor<f64>> {
+        Ok(self.eval_typed_with(statement, inputs, options)?.into_f64())
+    }
+
+    /// Parses, compiles (or reuses) and runs `statement` on `inputs`: the
+    /// result has the value type the statement gives (`f32` from `f32`
+    /// inputs, `bool` from comparisons), see
+    /// [`types`](crate::notation::types).
+    pub fn eval_typed(&self, statement: &str, inputs: &Inputs<'_>) -> Result<AnyTensor> {
+        self.eval_typed_with(statement, inputs, &EvalOptions::default())
+    }
+
+    /// [`eval_typed`](Self::eval_typed) with an output format, index sizes
+    /// and a tier.
+    pub fn eval_typed_with(&self, statement: &str, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<AnyTensor> {
         self.check_tier(&options.tier)?;
         let kernel = self.kernel_for(statement, inputs, options)?;
-        kernel.run_with(inputs, options)
+        kernel.run_typed(inputs, options)
     }
 
     /// The kernel [`eval_with`](Self::eval_with) would run, without running
@@ -301,11 +335,16 @@ impl Engine {
             .filter_map(|(n, _)| inputs.get(n).map(|t| (n.clone(), t.fill())))
             .filter(|(_, f)| *f != 0.0 || f.is_nan())
             .collect();
+        let types: Vec<(String, ValueType)> = formats
+            .iter()
+            .filter_map(|(n, _)| inputs.get(n).map(|t| (n.clone(), t.value_type())))
+            .filter(|(_, t)| *t != ValueType::F64)
+            .collect();
         let output = match &options.output_format {
             Some(f) => f.clone(),
             None => default_output(&stmt, &formats).0,
         };
-        self.compile_statement(&stmt, &formats, &fills, &output, &options.schedule)
+        self.compile_statement(&stmt, (&formats, &fills, &types), &output, &options.schedule)
     }
 
     /// Compiles `statement` for inputs in `formats` (by name) and an output
@@ -375,6 +414,36 @@ impl Engine {
         output: &Format,
         schedule: &Schedule,
     ) -> Result<Arc<Kernel>> {
+        self.compile_with_types(statement, formats, fills, &[], output, schedule)
+    }
+
+    /// `inputs`: the formats, the fills that are not 0 and the value types
+    /// that are not `f64` of the inputs, by name.
+    /// [`compile_with_fills`](Self::compile_with_fills) for inputs that
+    /// do not all hold `f64` values (`types` by name; inputs not named hold
+    /// `f64`): the kernel's results have the type the statement gives
+    /// ([`Kernel::value_type`]).
+    ///
+    /// ```
+    /// use tessera_engine::schedule::Schedule;
+    /// use tessera_engine::Engine;
+    /// use tessera_formats::{Format, ValueType};
+    /// let formats = [("A", Format::csr()), ("x", Format::dense(1))];
+    /// let types = [("A", ValueType::Bool), ("x", ValueType::Bool)];
+    /// let kernel = Engine::new()
+    ///     .compile_with_types("y(i) = A(i,j) * x(j)", &formats, &[], &types, &Format::dense(1), &Schedule::new())
+    ///     .unwrap();
+    /// assert_eq!(kernel.value_type(), ValueType::Bool);
+    /// ```
+    pub fn compile_with_types(
+        &self,
+        statement: &str,
+        formats: &[(&str, Format)],
+        fills: &[(&str, f64)],
+        types: &[(&str, ValueType)],
+        output: &Format,
+        schedule: &Schedule,
+    ) -> Result<Arc<Kernel>> {
         let stmt = parse_statement(statement)?;
         let formats: Vec<(String, Format)> = formats.iter().map(|(n, f)| (n.to_string(), f.clone())).collect();
         let fills: Vec<(String, f64)> = fills
@@ -382,36 +451,34 @@ impl Engine {
             .filter(|(_, f)| *f != 0.0 || f.is_nan())
             .map(|(n, f)| (n.to_string(), *f))
             .collect();
-        self.compile_statement(&stmt, &formats, &fills, output, schedule)
+        let types: Vec<(String, ValueType)> = types
+            .iter()
+            .filter(|(_, t)| *t != ValueType::F64)
+            .map(|(n, t)| (n.to_string(), *t))
+            .collect();
+        self.compile_statement(&stmt, (&formats, &fills, &types), output, schedule)
     }
 
     fn compile_statement(
         &self,
         stmt: &Statement,
-        formats: &[(String, Format)],
-        fills: &[(String, f64)],
+        inputs: InputSpecs<'_>,
         output: &Format,
         schedule: &Schedule,
     ) -> Result<Arc<Kernel>> {
+        let (formats, fills, types) = inputs;
         let key = KernelKey {
             statement: stmt.to_string(),
             inputs: formats.iter().map(|(n, f)| (n.clone(), f.levels().to_vec())).collect(),
             output: output.levels().to_vec(),
             schedule: schedule.to_string(),
-            value_type: "f64",
+            types: types.to_vec(),
             fills: fills.iter().map(|(n, f)| (n.clone(), f.to_bits())).collect(),
         };
         if let Some(k) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return Ok(k.clone());
         }
-        let kernel = Arc::new(Kernel::compile(
-            stmt,
-            formats,
-            fills,
-            output,
-            schedule,
-            self.tiers.clone(),
-        )?);
+        let kernel = Arc::new(Kernel::compile(stmt, inputs, output, schedule, self.tiers.clone())?);
         let mut cache = self.cache.lock().unwrap_or_else(|e| e.into_inner());
         // Another thread may have compiled the same kernel meanwhile: keep one.
         Ok(cache.entry(key).or_insert(kernel).clone())
@@ -454,6 +521,11 @@ fn formats_of(stmt: &Statement, inputs: &Inputs<'_>) -> Result<Vec<(String, Form
 /// A converted input and the version of the tensor it was made from.
 type Conversion = (Version, Arc<Tensor<f64>>);
 
+/// What a kernel is compiled for besides its statement: each input's
+/// format, the fills that are not 0 and the value types that are not
+/// `f64`, by name.
+type InputSpecs<'a> = (&'a [(String, Format)], &'a [(String, f64)], &'a [(String, ValueType)]);
+
 /// How one run is served.
 enum Route {
     Interpret { promote: bool },
@@ -473,6 +545,10 @@ pub struct Kernel {
     input_formats: Vec<(String, Format)>,
     /// The fill of each input the kernel was compiled for.
     input_fills: Vec<(String, f64)>,
+    /// The value type of each input the kernel was compiled for.
+    input_types: Vec<(String, ValueType)>,
+    /// The value type the statement gives.
+    value_type: ValueType,
     /// Level formats of each operand the program reads (inputs, then the
     /// output), as tiers compile them.
     operand_formats: Arc<[Vec<LevelFormat>]>,
@@ -493,15 +569,19 @@ pub struct Kernel {
 impl Kernel {
     fn compile(
         stmt: &Statement,
-        formats: &[(String, Format)],
-        fills: &[(String, f64)],
+        (formats, fills, types): InputSpecs<'_>,
         output: &Format,
         schedule: &Schedule,
         tiers: Arc<TierSet>,
     ) -> Result<Kernel> {
         let lookup = |name: &str| formats.iter().find(|(n, _)| n == name).map(|(_, f)| f.clone());
         let fill_of = |name: &str| fills.iter().find(|(n, _)| n == name).map_or(0.0, |(_, f)| *f);
-        let lowered = lower(stmt, &lookup, &fill_of, output, schedule)?;
+        let type_of = |name: &str| {
+            let given = types.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
+            Some(given.unwrap_or_default())
+        };
+        let typed = crate::notation::types::typed(stmt, &type_of)?;
+        let lowered = lower(&typed.statement, &lookup, &fill_of, output, schedule)?;
         let parallel = check_parallel(schedule, &lowered)?;
         let planned = emit(&lowered)?;
         let cin = CinPrinter {
@@ -510,11 +590,21 @@ impl Kernel {
             output: &lowered.output,
         }
         .to_string();
-        let reuse = if lowered.operands.iter().any(|op| op.converted_from.is_some()) {
-            "conversions are made once per input tensor and reused while it is unchanged\n"
-        } else {
-            ""
-        };
+        let mut reuse = String::new();
+        for (name, ty) in types {
+            reuse.push_str(&format!(
+                "{name} holds {ty} values: every tier reads them through an f64 copy made once per tensor\n"
+            ));
+        }
+        if typed.value_type != ValueType::F64 {
+            reuse.push_str(&format!(
+                "the result holds {} values, computed in f64 and rounded once where stored\n",
+                typed.value_type
+            ));
+        }
+        if lowered.operands.iter().any(|op| op.converted_from.is_some()) || !types.is_empty() {
+            reuse.push_str("conversions are made once per input tensor and reused while it is unchanged\n");
+        }
         let mut scheduled = String::new();
         if !schedule.is_empty() {
             scheduled = format!("schedule: {schedule}\n");
@@ -549,6 +639,11 @@ impl Kernel {
             plan,
             input_formats: formats.to_vec(),
             input_fills: formats.iter().map(|(n, _)| (n.clone(), fill_of(n))).collect(),
+            input_types: formats
+                .iter()
+                .map(|(n, _)| (n.clone(), type_of(n).unwrap_or_default()))
+                .collect(),
+            value_type: typed.value_type,
             operand_formats: operand_formats.into(),
             tiers,
             tiering: Arc::new(Tiering::new(stmt.to_string())),
@@ -597,25 +692,38 @@ impl Kernel {
         self.tiering.wait_idle(timeout)
     }
 
-    /// Runs the kernel on tensors in the formats it was compiled for.
+    /// Runs the kernel on tensors in the formats it was compiled for; the
+    /// result in `f64` whatever its type ([`run_typed`](Self::run_typed)
+    /// keeps it).
     pub fn run(&self, inputs: &Inputs<'_>) -> Result<Tensor<f64>> {
         self.run_with_sizes(inputs, &[])
     }
 
     /// [`run`](Self::run) with sizes for index variables no input fixes.
     pub fn run_with_sizes(&self, inputs: &Inputs<'_>, sizes: &[(String, usize)]) -> Result<Tensor<f64>> {
-        self.execute(
-            inputs,
-            sizes,
-            &TierChoice::Auto,
-            self.parallelism(&EvalOptions::default()),
-        )
+        let options = EvalOptions {
+            sizes: sizes.to_vec(),
+            ..EvalOptions::default()
+        };
+        self.run_with(inputs, &options)
     }
 
     /// [`run`](Self::run) with the index sizes and the tier of `options`
     /// (its output format is the kernel's, fixed when it was compiled).
     pub fn run_with(&self, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<Tensor<f64>> {
-        self.execute(inputs, &options.sizes, &options.tier, self.parallelism(options))
+        Ok(self.run_typed(inputs, options)?.into_f64())
+    }
+
+    /// [`run_with`](Self::run_with), the result of the type the statement
+    /// gives ([`value_type`](Self::value_type)).
+    pub fn run_typed(&self, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<AnyTensor> {
+        let computed = self.execute(inputs, &options.sizes, &options.tier, self.parallelism(options))?;
+        Ok(AnyTensor::narrowed(computed, self.value_type))
+    }
+
+    /// The value type of the kernel's results.
+    pub fn value_type(&self) -> ValueType {
+        self.value_type
     }
 
     fn parallelism(&self, options: &EvalOptions) -> Parallelism {
@@ -721,7 +829,7 @@ impl Kernel {
                         name: name.clone(),
                         column: 0,
                     })?;
-                    out.finish_on(pattern)?
+                    out.finish_on(pattern.levels())?
                 }
                 _ => out.finish()?,
             },
@@ -843,6 +951,15 @@ impl Kernel {
                 )));
             }
         }
+        for (name, ty) in &self.input_types {
+            let t = inputs.get(name).expect("checked above");
+            if t.value_type() != *ty {
+                return Err(EngineError::KernelMismatch(format!(
+                    "{name} holds {} values, the kernel was compiled for {ty}",
+                    t.value_type()
+                )));
+            }
+        }
         for (name, fill) in &self.input_fills {
             let t = inputs.get(name).expect("checked above");
             if t.fill() != *fill && !(t.fill().is_nan() && fill.is_nan()) {
@@ -857,14 +974,13 @@ impl Kernel {
         let index_sizes = check(&self.statement, &shape_of, &size_of)?;
         let out_shape = index_sizes.output_shape().to_vec();
 
-        // Inputs, converted where the plan says so.
+        // Inputs, converted where the plan says so, and in f64.
         let mut converted: Vec<Option<Arc<Tensor<f64>>>> = Vec::with_capacity(self.lowered.operands.len());
         for (k, op) in self.lowered.operands.iter().enumerate() {
             let t = inputs.get(&op.name).expect("checked above");
-            converted.push(if op.converted_from.is_some() {
-                Some(self.converted(k, t, &op.format)?)
-            } else {
-                None
+            converted.push(match t {
+                TensorRef::F64(_) if op.converted_from.is_none() => None,
+                t => Some(self.converted(k, t, &op.format)?),
             });
         }
         let tensors: Vec<&Tensor<f64>> = self
@@ -872,9 +988,10 @@ impl Kernel {
             .operands
             .iter()
             .zip(&converted)
-            .map(|(op, c)| {
-                c.as_deref()
-                    .unwrap_or_else(|| inputs.get(&op.name).expect("checked above"))
+            .map(|(op, c)| match (c, inputs.get(&op.name)) {
+                (Some(c), _) => c.as_ref(),
+                (None, Some(TensorRef::F64(t))) => t,
+                (None, _) => unreachable!("inputs not in f64 are converted above"),
             })
             .collect();
 
@@ -998,17 +1115,22 @@ impl Kernel {
         cache.iter().flatten().map(|(_, t)| t.clone()).collect()
     }
 
-    /// Operand `operand`'s tensor `t` in `format`: the cached conversion
-    /// when it was made from this version of `t`, otherwise converted now
-    /// (outside the lock: other runs go on meanwhile) and cached.
-    fn converted(&self, operand: usize, t: &Tensor<f64>, format: &Format) -> Result<Arc<Tensor<f64>>> {
+    /// Operand `operand`'s tensor `t` in `format`, in f64: the cached
+    /// conversion when it was made from this version of `t`, otherwise
+    /// converted now (outside the lock: other runs go on meanwhile) and
+    /// cached.
+    fn converted(&self, operand: usize, t: TensorRef<'_>, format: &Format) -> Result<Arc<Tensor<f64>>> {
         let lock = || self.conversions.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((version, tensor)) = &lock()[operand] {
             if *version == t.version() {
                 return Ok(tensor.clone());
             }
         }
-        let tensor = Arc::new(t.convert(format)?);
+        let tensor = Arc::new(match t {
+            TensorRef::F64(t) => t.convert(format)?,
+            t if t.format() == format => t.to_f64(),
+            t => t.convert(format)?.to_f64(),
+        });
         lock()[operand] = Some((t.version(), tensor.clone()));
         Ok(tensor)
     }

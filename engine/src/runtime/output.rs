@@ -322,10 +322,10 @@ impl OutputState {
     /// The output of a run whose values line up with `pattern`'s
     /// ([`OutputAssembly::OnPattern`](crate::cin::OutputAssembly)): its
     /// levels are a copy of the pattern's.
-    pub fn finish_on(self, pattern: &Tensor<f64>) -> Result<Tensor<f64>> {
+    pub fn finish_on(self, pattern: &[LevelStorage]) -> Result<Tensor<f64>> {
         match self {
             OutputState::Dense { shape, format, values } => {
-                Ok(Tensor::from_parts(&shape, format, pattern.levels().to_vec(), values)?)
+                Ok(Tensor::from_parts(&shape, format, pattern.to_vec(), values)?)
             }
             _ => unreachable!("an output on a pattern accumulates in place"),
         }

@@ -30,7 +30,10 @@ pub use formats::{
     is_all_dense, mode_orders, named_formats, output_formats, random_composition, random_format, random_mode_order,
 };
 pub use rng::Rng;
-pub use statements::{random_statement, RandomStatement, StatementConfig, TensorSpec, EXACT_FUNCTIONS, SAFE_FUNCTIONS};
+pub use statements::{
+    cast_where_numbers_are_needed, random_statement, RandomStatement, StatementConfig, TensorSpec, EXACT_FUNCTIONS,
+    SAFE_FUNCTIONS,
+};
 pub use tensors::{random_entries, random_shape, random_tensor, random_value, rotated_tensors, EntryKind};
 
 use std::fmt::Write as _;

@@ -19,6 +19,7 @@
 use crate::notation::{Access, BinaryOp, Expr, Func, IndexVar, Reduction, Statement, REDUCTIONS};
 
 use super::Rng;
+use tessera_formats::ValueType;
 
 /// Bounds of [`random_statement`].
 #[derive(Clone, Debug)]
@@ -265,6 +266,114 @@ impl Generator<'_> {
     }
 }
 
+/// `e` with every truth value that meets an operation of numbers only
+/// (negation, `-`, `/`, a function such as `tanh`) cast with `f64(...)`,
+/// as the statement language asks ([`types`](crate::notation::types));
+/// truth values elsewhere stay, so `+` and `*` of two of them are `||` and
+/// `&&`.
+///
+/// ```
+/// use tessera_engine::notation::parse_statement;
+/// use tessera_engine::testing::cast_where_numbers_are_needed;
+/// let s = parse_statement("y(i) = -(a(i) < b(i)) + (a(i) < 1) * (b(i) > 2)").unwrap();
+/// let cast = cast_where_numbers_are_needed(s.rhs);
+/// assert_eq!(cast.to_string(), "-f64(a(i) < b(i)) + (a(i) < 1) * (b(i) > 2)");
+/// ```
+pub fn cast_where_numbers_are_needed(e: Expr) -> Expr {
+    typed_expr(e).0
+}
+
+/// What a subexpression of a random statement gives.
+#[derive(Clone, Copy, PartialEq)]
+enum Gives {
+    Number,
+    Truth,
+    /// Literals only: the type of what they meet.
+    Literal,
+}
+
+/// Two operands met: a literal side takes the other's kind; a truth value
+/// beside a number is a number.
+fn met(a: Gives, b: Gives) -> Gives {
+    match (a, b) {
+        (Gives::Literal, x) | (x, Gives::Literal) => x,
+        (Gives::Truth, Gives::Truth) => Gives::Truth,
+        _ => Gives::Number,
+    }
+}
+
+/// The expression with its casts, and what it gives (every tensor a random
+/// statement reads holds numbers).
+fn typed_expr(e: Expr) -> (Expr, Gives) {
+    let number = |(e, gives): (Expr, Gives)| {
+        if gives == Gives::Truth {
+            Expr::call(Func::Cast(ValueType::F64), vec![e])
+        } else {
+            e
+        }
+    };
+    let numbers = |parts: &[(Expr, Gives)]| match parts.iter().all(|p| p.1 == Gives::Literal) {
+        true => Gives::Literal,
+        false => Gives::Number,
+    };
+    match e {
+        Expr::Access(_) => (e, Gives::Number),
+        Expr::Literal(_) => (e, Gives::Literal),
+        Expr::Neg(x) => {
+            let x = typed_expr(*x);
+            let gives = numbers(std::slice::from_ref(&x));
+            (-number(x), gives)
+        }
+        Expr::Binary { op, lhs, rhs } => {
+            let (l, r) = (typed_expr(*lhs), typed_expr(*rhs));
+            match op {
+                BinaryOp::Sub | BinaryOp::Div => {
+                    let gives = numbers(&[l.clone(), r.clone()]);
+                    (Expr::binary(op, number(l), number(r)), gives)
+                }
+                _ => {
+                    let gives = met(l.1, r.1);
+                    (Expr::binary(op, l.0, r.0), gives)
+                }
+            }
+        }
+        Expr::Call { func, args } => {
+            let args: Vec<(Expr, Gives)> = args.into_iter().map(typed_expr).collect();
+            let plain = |args: Vec<(Expr, Gives)>| Expr::call(func, args.into_iter().map(|a| a.0).collect());
+            match func {
+                Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Eq | Func::Ne => (plain(args), Gives::Truth),
+                Func::And | Func::Or | Func::Xor | Func::Not | Func::Cast(ValueType::Bool) => {
+                    (plain(args), Gives::Truth)
+                }
+                Func::Min | Func::Max => {
+                    let gives = args.iter().fold(Gives::Literal, |g, a| met(g, a.1));
+                    (plain(args), gives)
+                }
+                Func::Cast(_) => (plain(args), Gives::Number),
+                _ => {
+                    let gives = numbers(&args);
+                    (Expr::call(func, args.into_iter().map(number).collect()), gives)
+                }
+            }
+        }
+        Expr::Reduce { op, var, body } => {
+            let (body, gives) = typed_expr(*body);
+            let gives = match op {
+                Reduction::Or | Reduction::And => Gives::Truth,
+                _ => gives,
+            };
+            (
+                Expr::Reduce {
+                    op,
+                    var,
+                    body: Box::new(body),
+                },
+                gives,
+            )
+        }
+    }
+}
+
 /// Free occurrences of `var` in `e`.
 fn occurrences(e: &Expr, var: &IndexVar) -> usize {
     match e {
@@ -441,6 +550,7 @@ fn draw(rng: &mut Rng, config: &StatementConfig) -> Option<RandomStatement> {
             rhs = wrap_sum(rhs, v, op, g.rng);
         }
     }
+    let rhs = cast_where_numbers_are_needed(rhs);
     let output_shape: Vec<usize> = out_vars.iter().map(|v| g.size(v)).collect();
     let sizes: Vec<(String, usize)> = out_vars
         .iter()

@@ -11,6 +11,7 @@ use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, SigRef, Signature, Value};
 use cranelift_codegen::isa::CallConv;
 use tessera_engine::notation::Func;
+use tessera_formats::ValueType;
 
 use super::builder::Clif;
 
@@ -113,6 +114,15 @@ pub(super) fn inline(clif: &mut Clif<'_>, func: Func, x: Value, y: Value) -> Opt
                 };
                 truth(clif, flag)
             }
+            Func::Cast(ValueType::F64) => x,
+            Func::Cast(ValueType::F32) => {
+                let narrow = clif.fb.ins().fdemote(types::F32, x);
+                clif.fb.ins().fpromote(types::F64, narrow)
+            }
+            Func::Cast(ValueType::Bool) => {
+                let flag = nonzero(clif, x);
+                truth(clif, flag)
+            }
             _ => return None,
         })
     }
@@ -153,6 +163,7 @@ fn shim(func: Func) -> Shim {
                     call
                 })*
                 Func::$user(_) => unreachable!("user-defined operators call call_user"),
+                Func::Cast(_) => unreachable!("casts are inline"),
             }
         };
     }

@@ -18,7 +18,7 @@ use tessera_engine::bytecode::{
 };
 use tessera_engine::notation::{Func, Reduction, Semiring, Times};
 use tessera_engine::runtime::StorageSignature;
-use tessera_formats::{IndexWidth, Level, LevelFormat, LevelRef};
+use tessera_formats::{IndexWidth, Level, LevelFormat, LevelRef, ValueType};
 
 use super::ctext::{comparison, double_literal, int_op, long_literal, Args, CText, CVal, Pointer, Scalar};
 
@@ -300,6 +300,9 @@ fn call(func: Func, a: &str, b: &str) -> String {
         Xor => format!("t_truth(({a} != 0.0) != ({b} != 0.0))"),
         // `unmapped` refuses programs that call one.
         User(_) => "NAN".into(),
+        Cast(ValueType::F64) => a.to_string(),
+        Cast(ValueType::F32) => format!("(double)(float)({a})"),
+        Cast(ValueType::Bool) => format!("t_truth({a} != 0.0)"),
     }
 }
 

@@ -1,0 +1,365 @@
+//! Value types of a statement: which type each expression gives, from the
+//! types of the tensors it reads.
+//!
+//! Every tier computes in `f64`, where each `f32` and `bool` value is
+//! exact; [`typed`] makes that give the typed results. A `bool` expression
+//! keeps its values 0 or 1 (its `+` and `sum` become `||` and `or`, its `*`
+//! and `prod` become `&&` and `and`), literals are rounded to the type they
+//! meet, and the result is rounded to the statement's type once, where it
+//! is stored. So an `f32` statement's arithmetic is done in double
+//! precision, each sum's terms added without rounding in between.
+//!
+//! `f64` and `f32` operands meet only through a cast (`f64(b(i))`);
+//! otherwise the statement is refused with the column and both types. A
+//! `bool` operand meeting a number is that number type's 0 or 1, as in C
+//! and numpy: `B(i,j) * (C(i,j) > 0)` masks B.
+
+use tessera_formats::ValueType;
+
+use super::func::{Func, Reduction};
+use super::ir::{BinaryOp, Expr, Statement};
+use crate::error::{EngineError, Result};
+
+/// A statement made ready for `f64` arithmetic, and the type it gives.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypedStatement {
+    pub statement: Statement,
+    pub value_type: ValueType,
+}
+
+/// Types `stmt` with `type_of` giving each tensor's type (tensors it does
+/// not know are `f64`).
+///
+/// ```
+/// use tessera_engine::notation::{parse_statement, types::typed};
+/// use tessera_formats::ValueType;
+///
+/// let bfs = parse_statement("y(i) = A(i,j) * x(j)").unwrap();
+/// let t = typed(&bfs, &|_| Some(ValueType::Bool)).unwrap();
+/// assert_eq!(t.value_type, ValueType::Bool);
+/// assert_eq!(t.statement.to_string(), "y(i) = or(j, A(i,j) && x(j))");
+///
+/// let mixed = parse_statement("y(i) = A(i,j) * x(j)").unwrap();
+/// let f32_matrix = |n: &str| Some(if n == "A" { ValueType::F32 } else { ValueType::F64 });
+/// let err = typed(&mixed, &f32_matrix).unwrap_err().to_string();
+/// assert!(err.contains("f32") && err.contains("f64") && err.contains("cast"), "{err}");
+/// ```
+pub fn typed(stmt: &Statement, type_of: &dyn Fn(&str) -> Option<ValueType>) -> Result<TypedStatement> {
+    let checker = Checker { type_of };
+    // Implicit sums made explicit: a sum of truth values is an `or`.
+    let stmt = &super::place_reductions(stmt);
+    let mut rhs = stmt.rhs.clone();
+    let found = checker.visit(&mut rhs)?;
+    let mut value_type = found.as_ref().map_or(ValueType::F64, |f| f.ty);
+    if let Some(found) = &found {
+        let lhs_type = checker.type_of(&stmt.lhs.tensor);
+        if stmt.op == super::AssignOp::AddAssign && value_type == ValueType::Bool {
+            // Truth values added to numbers are 0 or 1.
+            value_type = lhs_type;
+        } else if stmt.op == super::AssignOp::AddAssign && lhs_type != value_type {
+            return Err(mismatch(
+                stmt.lhs.span.column(),
+                "+=",
+                (lhs_type, &stmt.lhs.tensor),
+                (value_type, &found.from),
+            ));
+        }
+    }
+    if found.is_none() {
+        round_literals(&mut rhs, value_type);
+    }
+    let mut statement = stmt.clone();
+    statement.rhs = rhs;
+    Ok(TypedStatement { statement, value_type })
+}
+
+/// An expression's type and the tensor (or cast) it comes from, for
+/// messages. `None` for expressions of literals only, which take the type
+/// of what they meet.
+#[derive(Clone, Debug)]
+struct Found {
+    ty: ValueType,
+    from: String,
+}
+
+struct Checker<'a> {
+    type_of: &'a dyn Fn(&str) -> Option<ValueType>,
+}
+
+impl Checker<'_> {
+    fn type_of(&self, tensor: &str) -> ValueType {
+        (self.type_of)(tensor).unwrap_or_default()
+    }
+
+    fn visit(&self, e: &mut Expr) -> Result<Option<Found>> {
+        let column = first_column(e);
+        Ok(match e {
+            Expr::Access(a) => Some(Found {
+                ty: self.type_of(&a.tensor),
+                from: a.tensor.clone(),
+            }),
+            Expr::Literal(_) => None,
+            Expr::Neg(inner) => {
+                let found = self.visit(inner)?;
+                refuse_bool(&found, column, "-")?;
+                found
+            }
+            Expr::Binary { op, lhs, rhs } => {
+                let found = self.same_type(lhs, rhs, column, op.symbol())?;
+                if found.as_ref().is_some_and(|f| f.ty == ValueType::Bool) {
+                    let func = match op {
+                        BinaryOp::Add => Func::Or,
+                        BinaryOp::Mul => Func::And,
+                        BinaryOp::Sub | BinaryOp::Div => return Err(bool_refused(&found, column, op.symbol())),
+                    };
+                    let args = vec![std::mem::replace(&mut **lhs, Expr::Literal(0.0)), (**rhs).clone()];
+                    *e = Expr::call(func, args);
+                }
+                found
+            }
+            Expr::Call { func, args } => self.call(*func, args, column)?,
+            Expr::Reduce { op, body, .. } => {
+                let found = self.visit(body)?;
+                match op {
+                    Reduction::Or | Reduction::And => bool_of(found),
+                    Reduction::Sum | Reduction::Prod if found.as_ref().is_some_and(|f| f.ty == ValueType::Bool) => {
+                        *op = if *op == Reduction::Sum {
+                            Reduction::Or
+                        } else {
+                            Reduction::And
+                        };
+                        found
+                    }
+                    _ => found,
+                }
+            }
+        })
+    }
+
+    fn call(&self, func: Func, args: &mut [Expr], column: usize) -> Result<Option<Found>> {
+        match func {
+            Func::Cast(ty) => {
+                for a in args.iter_mut() {
+                    if self.visit(a)?.is_none() {
+                        round_literals(a, ty);
+                    }
+                }
+                Ok(Some(Found {
+                    ty,
+                    from: format!("{}(...)", ty.name()),
+                }))
+            }
+            // Truth values of any type.
+            Func::And | Func::Or | Func::Xor | Func::Not => {
+                let mut found = None;
+                for a in args.iter_mut() {
+                    found = found.or(self.visit(a)?);
+                }
+                Ok(bool_of(found))
+            }
+            Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Eq | Func::Ne => match args {
+                [a, b] => Ok(bool_of(self.same_type(a, b, column, func.name())?)),
+                _ => Err(EngineError::Internal(format!("{func} takes two arguments"))),
+            },
+            Func::Min | Func::Max => match args {
+                [a, b] => self.same_type(a, b, column, func.name()),
+                _ => Err(EngineError::Internal(format!("{func} takes two arguments"))),
+            },
+            // Numbers: f64 or f32.
+            _ => {
+                let found = match args {
+                    [a] => self.visit(a)?,
+                    [a, b] => self.same_type(a, b, column, func.name())?,
+                    _ => {
+                        let mut found = None;
+                        for a in args.iter_mut() {
+                            found = found.or(self.visit(a)?);
+                        }
+                        found
+                    }
+                };
+                refuse_bool(&found, column, func.name())?;
+                Ok(found)
+            }
+        }
+    }
+
+    /// The one type of two operands; a side of literals only is rounded to
+    /// the other side's type.
+    fn same_type(&self, a: &mut Expr, b: &mut Expr, column: usize, what: &str) -> Result<Option<Found>> {
+        let (fa, fb) = (self.visit(a)?, self.visit(b)?);
+        match (fa, fb) {
+            // A truth value is the number 0 or 1 (as in C and numpy).
+            (Some(x), Some(y)) if x.ty == ValueType::Bool && y.ty != ValueType::Bool => Ok(Some(y)),
+            (Some(x), Some(y)) if y.ty == ValueType::Bool && x.ty != ValueType::Bool => Ok(Some(x)),
+            (Some(x), Some(y)) if x.ty != y.ty => Err(mismatch(column, what, (x.ty, &x.from), (y.ty, &y.from))),
+            (Some(x), None) => {
+                round_literals(b, x.ty);
+                Ok(Some(x))
+            }
+            (None, Some(y)) => {
+                round_literals(a, y.ty);
+                Ok(Some(y))
+            }
+            (x, _) => Ok(x),
+        }
+    }
+}
+
+fn bool_of(found: Option<Found>) -> Option<Found> {
+    Some(Found {
+        ty: ValueType::Bool,
+        from: found.map_or_else(|| "a truth value".into(), |f| f.from),
+    })
+}
+
+fn refuse_bool(found: &Option<Found>, column: usize, what: &str) -> Result<()> {
+    match found {
+        Some(f) if f.ty == ValueType::Bool => Err(bool_refused(found, column, what)),
+        _ => Ok(()),
+    }
+}
+
+fn bool_refused(found: &Option<Found>, column: usize, what: &str) -> EngineError {
+    let from = found.as_ref().map_or("it", |f| f.from.as_str());
+    EngineError::Type {
+        column,
+        message: format!("{what} takes numbers, and {from} holds bool values: cast it with f64(...)"),
+    }
+}
+
+fn mismatch(column: usize, what: &str, (a, from_a): (ValueType, &str), (b, from_b): (ValueType, &str)) -> EngineError {
+    EngineError::Type {
+        column,
+        message: format!(
+            "{what} meets {from_a}, of type {a}, and {from_b}, of type {b}: cast one to the other's type with {a}(...) or {b}(...)"
+        ),
+    }
+}
+
+/// Rounds every literal of a literals-only expression to `ty`.
+fn round_literals(e: &mut Expr, ty: ValueType) {
+    match e {
+        Expr::Literal(v) => *v = ty.round(*v),
+        Expr::Access(_) => {}
+        Expr::Neg(inner) => round_literals(inner, ty),
+        Expr::Binary { lhs, rhs, .. } => {
+            round_literals(lhs, ty);
+            round_literals(rhs, ty);
+        }
+        Expr::Call { args, .. } => args.iter_mut().for_each(|a| round_literals(a, ty)),
+        Expr::Reduce { body, .. } => round_literals(body, ty),
+    }
+}
+
+/// The column of the expression's first access (1 when it has none).
+fn first_column(e: &Expr) -> usize {
+    e.accesses().first().map_or(1, |a| a.span.column())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notation::parse_statement;
+
+    fn types(f32s: &'static [&'static str], bools: &'static [&'static str]) -> impl Fn(&str) -> Option<ValueType> {
+        move |n| {
+            Some(if f32s.contains(&n) {
+                ValueType::F32
+            } else if bools.contains(&n) {
+                ValueType::Bool
+            } else {
+                ValueType::F64
+            })
+        }
+    }
+
+    fn typed_text(
+        text: &str,
+        f32s: &'static [&'static str],
+        bools: &'static [&'static str],
+    ) -> Result<(String, ValueType)> {
+        let t = typed(&parse_statement(text).unwrap(), &types(f32s, bools))?;
+        Ok((t.statement.to_string(), t.value_type))
+    }
+
+    #[test]
+    fn comparisons_and_logic_give_bool_and_casts_give_their_type() {
+        assert_eq!(typed_text("m(i) = a(i) > b(i)", &[], &[]).unwrap().1, ValueType::Bool);
+        assert_eq!(
+            typed_text("m(i) = a(i) && b(i)", &["a"], &[]).unwrap().1,
+            ValueType::Bool
+        );
+        assert_eq!(
+            typed_text("y(i) = f64(a(i)) * b(i)", &["a"], &[]).unwrap().1,
+            ValueType::F64
+        );
+        assert_eq!(typed_text("y(i) = f32(b(i))", &[], &[]).unwrap().1, ValueType::F32);
+        assert_eq!(typed_text("y(i) = sqrt(a(i))", &["a"], &[]).unwrap().1, ValueType::F32);
+        assert_eq!(typed_text("y = 2", &[], &[]).unwrap().1, ValueType::F64);
+    }
+
+    #[test]
+    fn bool_arithmetic_becomes_logic() {
+        let (text, ty) = typed_text("y(i) = sum(j, A(i,j) * x(j)) + m(i)", &[], &["A", "x", "m"]).unwrap();
+        assert_eq!(ty, ValueType::Bool);
+        assert_eq!(text, "y(i) = or(j, A(i,j) && x(j)) || m(i)");
+        assert_eq!(
+            typed_text("y(i) = prod(j, A(i,j))", &[], &["A"]).unwrap().0,
+            "y(i) = and(j, A(i,j))"
+        );
+    }
+
+    #[test]
+    fn literals_take_the_type_they_meet() {
+        let (text, _) = typed_text("y(i) = a(i) * 0.1", &["a"], &[]).unwrap();
+        assert_eq!(text, format!("y(i) = a(i) * {}", f64::from(0.1f32)));
+        let (text, _) = typed_text("y(i) = max(m(i), 2)", &[], &["m"]).unwrap();
+        assert_eq!(text, "y(i) = max(m(i), 1)");
+    }
+
+    #[test]
+    fn mixed_types_are_refused_with_the_column_and_both_types() {
+        let err = typed_text("y(i) = A(i,j) * x(j)", &["A"], &[]).unwrap_err().to_string();
+        assert!(err.starts_with("column 8:"), "{err}");
+        assert!(
+            err.contains("A, of type f32") && err.contains("x, of type f64"),
+            "{err}"
+        );
+        let err = typed_text("y(i) = a(i) < b(i)", &["a"], &[]).unwrap_err().to_string();
+        assert!(err.contains("f32") && err.contains("f64"), "{err}");
+        let err = typed_text("y(i) += a(i)", &["a"], &[]).unwrap_err().to_string();
+        assert!(err.contains("+=") && err.contains("f32"), "{err}");
+        assert_eq!(typed_text("y(i) += a(i) > 0", &[], &[]).unwrap().1, ValueType::F64);
+    }
+
+    #[test]
+    fn truth_values_are_numbers_beside_numbers() {
+        let (text, ty) = typed_text("A(i,j) = B(i,j) * (C(i,j) > b(j))", &[], &[]).unwrap();
+        assert_eq!(
+            (text.as_str(), ty),
+            ("A(i,j) = B(i,j) * (C(i,j) > b(j))", ValueType::F64)
+        );
+        assert_eq!(
+            typed_text("y(i) = a(i) * m(i)", &["a"], &["m"]).unwrap().1,
+            ValueType::F32
+        );
+        assert_eq!(
+            typed_text("y(i) = m(i) - a(i)", &["a"], &["m"]).unwrap().1,
+            ValueType::F32
+        );
+    }
+
+    #[test]
+    fn numbers_only_operations_refuse_bool() {
+        for text in [
+            "y(i) = sqrt(m(i))",
+            "y(i) = m(i) - n(i)",
+            "y(i) = -m(i)",
+            "y(i) = m(i) / n(i)",
+        ] {
+            let err = typed_text(text, &[], &["m", "n"]).unwrap_err().to_string();
+            assert!(err.contains("bool") && err.contains("cast"), "{text}: {err}");
+        }
+    }
+}

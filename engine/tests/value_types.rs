@@ -1,0 +1,280 @@
+//! Value types end to end: `f32` and `bool` tensors in every named format
+//! (dense, compressed, COO, CSF, hashed, DIA, ELL, BCSR) and every awkward
+//! kind of contents, through kernels of every shape (SpMV, SpGEMM, sums,
+//! SDDMM, functions, comparisons, reductions, semirings, casts), against
+//! the dense reference typed the same way, with outputs dense and sparse,
+//! on one thread and several. The Cranelift tier runs the same table
+//! (`tiers/tests/engine_suite.rs` includes this file).
+
+use tessera_engine::notation::parse_statement;
+use tessera_engine::reference::evaluate_typed;
+use tessera_engine::testing::{compare, rotated_tensors, Rng, Tolerance};
+use tessera_engine::{EvalOptions, Inputs};
+use tessera_formats::{AnyTensor, Format, TensorRef, ValueType};
+
+use ValueType::{Bool, F32, F64};
+
+/// A statement, the tensors it reads with their variables and types, and
+/// the type its result must have.
+struct Case {
+    statement: &'static str,
+    reads: &'static [(&'static str, &'static str, ValueType)],
+    gives: ValueType,
+}
+
+const CASES: &[Case] = &[
+    // f32 kernels of every shape.
+    Case {
+        statement: "y(i) = A(i,j) * x(j)",
+        reads: &[("A", "ij", F32), ("x", "j", F32)],
+        gives: F32,
+    },
+    Case {
+        statement: "C(i,j) = A(i,k) * B(k,j)",
+        reads: &[("A", "ik", F32), ("B", "kj", F32)],
+        gives: F32,
+    },
+    Case {
+        statement: "C(i,j) = A(i,j) + B(i,j)",
+        reads: &[("A", "ij", F32), ("B", "ij", F32)],
+        gives: F32,
+    },
+    Case {
+        statement: "C(i,j) = A(i,j) * B(i,k) * D(k,j)",
+        reads: &[("A", "ij", F32), ("B", "ik", F32), ("D", "kj", F32)],
+        gives: F32,
+    },
+    Case {
+        statement: "A(i,j) = sqrt(abs(B(i,j))) * 0.1",
+        reads: &[("B", "ij", F32)],
+        gives: F32,
+    },
+    Case {
+        statement: "y(i) = min(j, A(i,j) + x(j))",
+        reads: &[("A", "ij", F32), ("x", "j", F32)],
+        gives: F32,
+    },
+    Case {
+        statement: "s = sum(i, x(i) * x(i))",
+        reads: &[("x", "i", F32)],
+        gives: F32,
+    },
+    // Comparisons give bool.
+    Case {
+        statement: "M(i,j) = A(i,j) > B(i,j)",
+        reads: &[("A", "ij", F32), ("B", "ij", F32)],
+        gives: Bool,
+    },
+    Case {
+        statement: "m(i) = x(i) <= 0.25",
+        reads: &[("x", "i", F64)],
+        gives: Bool,
+    },
+    // bool kernels: + is ||, * is &&, sums are or.
+    Case {
+        statement: "y(i) = A(i,j) * x(j)",
+        reads: &[("A", "ij", Bool), ("x", "j", Bool)],
+        gives: Bool,
+    },
+    Case {
+        statement: "C(i,j) = A(i,k) * B(k,j)",
+        reads: &[("A", "ik", Bool), ("B", "kj", Bool)],
+        gives: Bool,
+    },
+    Case {
+        statement: "C(i,j) = A(i,j) + B(i,j)",
+        reads: &[("A", "ij", Bool), ("B", "ij", Bool)],
+        gives: Bool,
+    },
+    Case {
+        statement: "C(i,j) = A(i,j) && !B(i,j)",
+        reads: &[("A", "ij", Bool), ("B", "ij", Bool)],
+        gives: Bool,
+    },
+    Case {
+        statement: "y(i) = and(j, A(i,j)) || xor(x(i), z(i))",
+        reads: &[("A", "ij", Bool), ("x", "i", Bool), ("z", "i", Bool)],
+        gives: Bool,
+    },
+    // Truth values beside numbers are 0 or 1; other types need a cast.
+    Case {
+        statement: "C(i,j) = A(i,j) * M(i,j)",
+        reads: &[("A", "ij", F32), ("M", "ij", Bool)],
+        gives: F32,
+    },
+    Case {
+        statement: "y(i) = f64(A(i,j)) * x(j)",
+        reads: &[("A", "ij", F32), ("x", "j", F64)],
+        gives: F64,
+    },
+    Case {
+        statement: "y(i) = f32(A(i,j) * x(j))",
+        reads: &[("A", "ij", F64), ("x", "j", F64)],
+        gives: F32,
+    },
+    Case {
+        statement: "c(i) = sum(j, f64(A(i,j)))",
+        reads: &[("A", "ij", Bool)],
+        gives: F64,
+    },
+    Case {
+        statement: "M(i,j) = bool(A(i,j))",
+        reads: &[("A", "ij", F32)],
+        gives: Bool,
+    },
+];
+
+/// The table's engine; the compiled tiers' suites give their own.
+#[allow(dead_code)]
+pub(crate) fn suite_engine() -> tessera_engine::Engine {
+    tessera_engine::Engine::new()
+}
+
+/// The tensor's values as `ty` (a nonzero is `true`).
+fn as_type(t: &tessera_formats::Tensor<f64>, ty: ValueType) -> AnyTensor {
+    AnyTensor::narrowed(t.clone(), ty)
+}
+
+fn check(engine: &tessera_engine::Engine, case: &Case, trial: usize) -> Result<(), String> {
+    let mut rng = Rng::new(trial as u64 * 7919 + case.statement.len() as u64);
+    let vars: Vec<(&str, &str)> = case.reads.iter().map(|&(n, v, _)| (n, v)).collect();
+    let mut size = |rng: &mut Rng| {
+        if trial % 4 == 0 {
+            rng.range(9, 20)
+        } else {
+            rng.range(1, 6)
+        }
+    };
+    let tensors: Vec<(String, AnyTensor)> = rotated_tensors(&mut rng, &vars, trial, &mut size)
+        .into_iter()
+        .zip(case.reads)
+        .map(|((n, t), &(_, _, ty))| (n, as_type(&t, ty)))
+        .collect();
+    let refs: Vec<(&str, TensorRef<'_>)> = tensors.iter().map(|(n, t)| (n.as_str(), t.as_ref())).collect();
+    let describe = || {
+        let inputs: Vec<String> = tensors
+            .iter()
+            .map(|(n, t)| {
+                format!(
+                    "{n}: {} {} {:?} ({} stored)",
+                    t.value_type(),
+                    t.format(),
+                    t.shape(),
+                    t.stored()
+                )
+            })
+            .collect();
+        format!("`{}`; {}", case.statement, inputs.join("; "))
+    };
+    let stmt = parse_statement(case.statement).map_err(|e| e.to_string())?;
+    let want =
+        evaluate_typed(&stmt, &refs, &[]).map_err(|e| format!("{}: the reference refuses it: {e}", describe()))?;
+    let mut inputs = Inputs::new();
+    for (n, t) in &tensors {
+        inputs.insert_any(n, t);
+    }
+    let order = stmt.lhs.indices.len();
+    let outputs = match order {
+        0 => vec![None],
+        1 => vec![None, Some(Format::dense(1)), Some(Format::sparse_vector())],
+        _ => vec![None, Some(Format::dense(2)), Some(Format::csr()), Some(Format::coo(2))],
+    };
+    let output_format = outputs[trial % outputs.len()].clone();
+    let run = |threads: usize| {
+        let options = EvalOptions {
+            output_format: output_format.clone(),
+            threads: Some(threads),
+            chunk_work: Some(3),
+            ..EvalOptions::default()
+        };
+        engine
+            .eval_typed_with(case.statement, &inputs, &options)
+            .map_err(|e| format!("{}: the engine refuses it: {e}", describe()))
+    };
+    let got = run(1)?;
+    if got.value_type() != case.gives {
+        return Err(format!(
+            "{}: the result holds {}, not {}",
+            describe(),
+            got.value_type(),
+            case.gives
+        ));
+    }
+    compare(&got.to_f64(), &want, Tolerance::default()).map_err(|e| format!("{}: {e}", describe()))?;
+    let parallel = run(3)?;
+    if parallel != got {
+        return Err(format!("{}: 3 threads give another result than one", describe()));
+    }
+    Ok(())
+}
+
+#[test]
+fn typed_kernels_match_the_typed_reference_over_every_format() {
+    let engine = crate::suite_engine();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for case in CASES {
+        for trial in 0..24 {
+            match check(&engine, case, trial) {
+                Ok(()) => checked += 1,
+                Err(e) => failures.push(e),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} checks differ:\n{}",
+        failures.len(),
+        failures.iter().take(8).cloned().collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn f32_results_are_rounded_once_where_stored() {
+    // 1 + 2^-24 is halfway between two f32 values: an f32 accumulator
+    // rounds each partial sum back to 1. Summed in f64 and rounded once,
+    // the two small terms make the next f32 after 1.
+    let engine = crate::suite_engine();
+    let x = tessera_formats::Tensor::from_dense(&[3], vec![1.0f32, 2f32.powi(-24), 2f32.powi(-24)]).unwrap();
+    let s = engine
+        .eval_typed("s = sum(i, x(i))", &Inputs::new().with("x", &x))
+        .unwrap();
+    let AnyTensor::F32(s) = s else {
+        panic!("an f32 sum gives f32")
+    };
+    assert_eq!(s.values(), &[1.0f32 + f32::EPSILON]);
+}
+
+#[test]
+fn mixed_types_are_refused_naming_both() {
+    let engine = crate::suite_engine();
+    let a = tessera_formats::Tensor::from_dense(&[2, 2], vec![1.0f32; 4]).unwrap();
+    let x = tessera_formats::Tensor::from_dense(&[2], vec![1.0f64; 2]).unwrap();
+    let err = engine
+        .eval_typed("y(i) = A(i,j) * x(j)", &Inputs::new().with("A", &a).with("x", &x))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("column 8:") && err.contains("f32") && err.contains("f64"),
+        "{err}"
+    );
+    let m = tessera_formats::Tensor::from_dense(&[2], vec![true, false]).unwrap();
+    let err = engine
+        .eval_typed("y(i) = sqrt(m(i))", &Inputs::new().with("m", &m))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("sqrt takes numbers") && err.contains("bool"), "{err}");
+}
+
+#[test]
+fn a_kernel_refuses_inputs_of_another_type() {
+    let engine = crate::suite_engine();
+    let formats = [("x", Format::dense(1))];
+    let kernel = engine.compile("s = sum(i, x(i))", &formats, &Format::dense(0)).unwrap();
+    let x = tessera_formats::Tensor::from_dense(&[2], vec![1.0f32, 2.0]).unwrap();
+    let err = kernel.run(&Inputs::new().with("x", &x)).unwrap_err().to_string();
+    assert!(
+        err.contains("x holds f32 values, the kernel was compiled for f64"),
+        "{err}"
+    );
+}

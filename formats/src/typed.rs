@@ -1,0 +1,383 @@
+//! Tensors whose value type is known at run time: what files, the command
+//! line and the engine's inputs hand around when a tensor may hold `f64`,
+//! `f32` or `bool` values.
+//!
+//! [`AnyTensor`] owns one; [`TensorRef`] borrows one. Both answer the
+//! questions that do not depend on the value type (shape, format, levels,
+//! version) directly, and give the values as [`ValueSlice`].
+
+use std::fmt;
+
+use crate::{Format, LevelStorage, Result, Tensor, Value, Version};
+
+/// The value type of a tensor's components.
+///
+/// ```
+/// use tessera_formats::typed::ValueType;
+/// assert_eq!("f32".parse::<ValueType>().unwrap(), ValueType::F32);
+/// assert_eq!(ValueType::Bool.to_string(), "bool");
+/// assert!("i128".parse::<ValueType>().unwrap_err().contains("f64, f32, bool"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum ValueType {
+    #[default]
+    F64,
+    F32,
+    Bool,
+}
+
+/// Every value type, in the order messages list them.
+pub const VALUE_TYPES: [ValueType; 3] = [ValueType::F64, ValueType::F32, ValueType::Bool];
+
+impl ValueType {
+    /// The name it is written with (`-t A:f32`, `f32(...)`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::F64 => "f64",
+            ValueType::F32 => "f32",
+            ValueType::Bool => "bool",
+        }
+    }
+
+    /// Bytes one value takes.
+    pub fn size(self) -> usize {
+        match self {
+            ValueType::F64 => 8,
+            ValueType::F32 => 4,
+            ValueType::Bool => 1,
+        }
+    }
+
+    /// `v` as a value of this type, back in `f64`: the rounding (or the
+    /// truth) every tier applies where a value is stored or cast.
+    pub fn round(self, v: f64) -> f64 {
+        match self {
+            ValueType::F64 => v,
+            ValueType::F32 => f64::from(v as f32),
+            ValueType::Bool => f64::from(u8::from(v != 0.0)),
+        }
+    }
+}
+
+impl fmt::Display for ValueType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for ValueType {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
+        VALUE_TYPES.into_iter().find(|t| t.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = VALUE_TYPES.iter().map(|t| t.name()).collect();
+            format!("unknown value type {s:?} (the value types are {})", names.join(", "))
+        })
+    }
+}
+
+/// A value type tensors may hold at run time: `f64`, `f32` or `bool`.
+pub trait Typed: Value {
+    const TYPE: ValueType;
+    /// The values of a tensor of this type, typed at run time.
+    fn slice(values: &[Self]) -> ValueSlice<'_>;
+    /// A tensor of this type, typed at run time.
+    fn tensor_ref(tensor: &Tensor<Self>) -> TensorRef<'_>;
+}
+
+impl Typed for f64 {
+    const TYPE: ValueType = ValueType::F64;
+    fn slice(values: &[Self]) -> ValueSlice<'_> {
+        ValueSlice::F64(values)
+    }
+    fn tensor_ref(tensor: &Tensor<Self>) -> TensorRef<'_> {
+        TensorRef::F64(tensor)
+    }
+}
+
+impl Typed for f32 {
+    const TYPE: ValueType = ValueType::F32;
+    fn slice(values: &[Self]) -> ValueSlice<'_> {
+        ValueSlice::F32(values)
+    }
+    fn tensor_ref(tensor: &Tensor<Self>) -> TensorRef<'_> {
+        TensorRef::F32(tensor)
+    }
+}
+
+impl Typed for bool {
+    const TYPE: ValueType = ValueType::Bool;
+    fn slice(values: &[Self]) -> ValueSlice<'_> {
+        ValueSlice::Bool(values)
+    }
+    fn tensor_ref(tensor: &Tensor<Self>) -> TensorRef<'_> {
+        TensorRef::Bool(tensor)
+    }
+}
+
+/// A tensor's values, typed at run time.
+#[derive(Clone, Copy, Debug)]
+pub enum ValueSlice<'a> {
+    F64(&'a [f64]),
+    F32(&'a [f32]),
+    Bool(&'a [bool]),
+}
+
+impl ValueSlice<'_> {
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            ValueSlice::F64(_) => ValueType::F64,
+            ValueSlice::F32(_) => ValueType::F32,
+            ValueSlice::Bool(_) => ValueType::Bool,
+        }
+    }
+    pub fn len(&self) -> usize {
+        match self {
+            ValueSlice::F64(v) => v.len(),
+            ValueSlice::F32(v) => v.len(),
+            ValueSlice::Bool(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The address of the first value, for compiled kernels.
+    pub fn as_ptr(&self) -> *const u8 {
+        match self {
+            ValueSlice::F64(v) => v.as_ptr().cast(),
+            ValueSlice::F32(v) => v.as_ptr().cast(),
+            ValueSlice::Bool(v) => v.as_ptr().cast(),
+        }
+    }
+    /// Value `k` in `f64`.
+    pub fn get(&self, k: usize) -> f64 {
+        match self {
+            ValueSlice::F64(v) => v[k],
+            ValueSlice::F32(v) => f64::from(v[k]),
+            ValueSlice::Bool(v) => f64::from(u8::from(v[k])),
+        }
+    }
+}
+
+/// Applies `$body` to the tensor inside any variant of `$value`, bound as
+/// `$t`.
+macro_rules! each_type {
+    ($enum:ident, $value:expr, $t:ident => $body:expr) => {
+        match $value {
+            $enum::F64($t) => $body,
+            $enum::F32($t) => $body,
+            $enum::Bool($t) => $body,
+        }
+    };
+}
+
+/// A tensor of any value type, owned.
+///
+/// ```
+/// use tessera_formats::typed::{AnyTensor, ValueType};
+/// use tessera_formats::Tensor;
+/// let x = AnyTensor::from(Tensor::from_dense(&[3], vec![1.5f32, 0.0, 2.0]).unwrap());
+/// assert_eq!(x.value_type(), ValueType::F32);
+/// assert_eq!(x.to_f64().values(), &[1.5, 0.0, 2.0]);
+/// let b = AnyTensor::narrowed(x.to_f64(), ValueType::Bool);
+/// assert_eq!(b.to_f64().values(), &[1.0, 0.0, 1.0]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnyTensor {
+    F64(Tensor<f64>),
+    F32(Tensor<f32>),
+    Bool(Tensor<bool>),
+}
+
+impl AnyTensor {
+    /// The same tensor with its values (and fill) rounded to `ty`: a
+    /// computed `f64` result as the type its statement gives.
+    pub fn narrowed(t: Tensor<f64>, ty: ValueType) -> AnyTensor {
+        match ty {
+            ValueType::F64 => AnyTensor::F64(t),
+            ValueType::F32 => AnyTensor::F32(t.map_values(|v| v as f32)),
+            ValueType::Bool => AnyTensor::Bool(t.map_values(|v| v != 0.0)),
+        }
+    }
+    /// The tensor borrowed.
+    pub fn as_ref(&self) -> TensorRef<'_> {
+        each_type!(AnyTensor, self, t => TensorRef::from(t))
+    }
+    pub fn value_type(&self) -> ValueType {
+        self.as_ref().value_type()
+    }
+    pub fn shape(&self) -> &[usize] {
+        each_type!(AnyTensor, self, t => t.shape())
+    }
+    pub fn format(&self) -> &Format {
+        each_type!(AnyTensor, self, t => t.format())
+    }
+    /// The values in `f64` (exactly: every `f32` and `bool` is one).
+    pub fn to_f64(&self) -> Tensor<f64> {
+        self.as_ref().to_f64()
+    }
+    /// The values in `f64`, borrowed for an `f64` tensor.
+    pub fn as_f64(&self) -> std::borrow::Cow<'_, Tensor<f64>> {
+        match self {
+            AnyTensor::F64(t) => std::borrow::Cow::Borrowed(t),
+            other => std::borrow::Cow::Owned(other.to_f64()),
+        }
+    }
+    pub fn order(&self) -> usize {
+        self.shape().len()
+    }
+    /// Number of stored values (including explicit zeros and padding).
+    pub fn stored(&self) -> usize {
+        self.as_ref().stored()
+    }
+    /// The fill, in `f64`.
+    pub fn fill(&self) -> f64 {
+        self.as_ref().fill()
+    }
+    /// [`to_f64`](Self::to_f64), without a copy for `f64` tensors.
+    pub fn into_f64(self) -> Tensor<f64> {
+        match self {
+            AnyTensor::F64(t) => t,
+            other => other.to_f64(),
+        }
+    }
+    /// The same tensor in another format.
+    pub fn convert(&self, format: &Format) -> Result<AnyTensor> {
+        Ok(each_type!(AnyTensor, self, t => AnyTensor::from(t.convert(format)?)))
+    }
+    /// The tensor with `fill` (given in `f64`, rounded to its type) as the
+    /// value of every component it does not store.
+    pub fn with_fill(self, fill: f64) -> Result<AnyTensor> {
+        Ok(match self {
+            AnyTensor::F64(t) => AnyTensor::F64(t.with_fill(fill)?),
+            AnyTensor::F32(t) => AnyTensor::F32(t.with_fill(fill as f32)?),
+            AnyTensor::Bool(t) => AnyTensor::Bool(t.with_fill(fill != 0.0)?),
+        })
+    }
+}
+
+impl From<Tensor<f64>> for AnyTensor {
+    fn from(t: Tensor<f64>) -> Self {
+        AnyTensor::F64(t)
+    }
+}
+impl From<Tensor<f32>> for AnyTensor {
+    fn from(t: Tensor<f32>) -> Self {
+        AnyTensor::F32(t)
+    }
+}
+impl From<Tensor<bool>> for AnyTensor {
+    fn from(t: Tensor<bool>) -> Self {
+        AnyTensor::Bool(t)
+    }
+}
+
+/// A tensor of any value type, borrowed.
+#[derive(Clone, Copy, Debug)]
+pub enum TensorRef<'a> {
+    F64(&'a Tensor<f64>),
+    F32(&'a Tensor<f32>),
+    Bool(&'a Tensor<bool>),
+}
+
+impl<'a> TensorRef<'a> {
+    pub fn value_type(&self) -> ValueType {
+        match self {
+            TensorRef::F64(_) => ValueType::F64,
+            TensorRef::F32(_) => ValueType::F32,
+            TensorRef::Bool(_) => ValueType::Bool,
+        }
+    }
+    pub fn shape(&self) -> &'a [usize] {
+        each_type!(TensorRef, *self, t => t.shape())
+    }
+    pub fn format(&self) -> &'a Format {
+        each_type!(TensorRef, *self, t => t.format())
+    }
+    pub fn levels(&self) -> &'a [LevelStorage] {
+        each_type!(TensorRef, *self, t => t.levels())
+    }
+    pub fn level(&self, k: usize) -> &'a LevelStorage {
+        each_type!(TensorRef, *self, t => t.level(k))
+    }
+    pub fn level_sizes(&self) -> &'a [usize] {
+        each_type!(TensorRef, *self, t => t.level_sizes())
+    }
+    pub fn version(&self) -> Version {
+        each_type!(TensorRef, *self, t => t.version())
+    }
+    pub fn stored(&self) -> usize {
+        each_type!(TensorRef, *self, t => t.stored())
+    }
+    /// The fill, in `f64`.
+    pub fn fill(&self) -> f64 {
+        each_type!(TensorRef, *self, t => t.fill().to_f64())
+    }
+    pub fn values(&self) -> ValueSlice<'a> {
+        each_type!(TensorRef, *self, t => Typed::slice(t.values()))
+    }
+    /// The values in `f64` (exactly: every `f32` and `bool` is one).
+    pub fn to_f64(&self) -> Tensor<f64> {
+        match self {
+            TensorRef::F64(t) => (*t).clone(),
+            TensorRef::F32(t) => t.map_values(f64::from),
+            TensorRef::Bool(t) => t.map_values(|b| f64::from(u8::from(b))),
+        }
+    }
+    /// The same tensor in another format.
+    pub fn convert(&self, format: &Format) -> Result<AnyTensor> {
+        Ok(each_type!(TensorRef, *self, t => AnyTensor::from(t.convert(format)?)))
+    }
+}
+
+impl<'a> From<&'a Tensor<f64>> for TensorRef<'a> {
+    fn from(t: &'a Tensor<f64>) -> Self {
+        TensorRef::F64(t)
+    }
+}
+impl<'a> From<&'a Tensor<f32>> for TensorRef<'a> {
+    fn from(t: &'a Tensor<f32>) -> Self {
+        TensorRef::F32(t)
+    }
+}
+impl<'a> From<&'a Tensor<bool>> for TensorRef<'a> {
+    fn from(t: &'a Tensor<bool>) -> Self {
+        TensorRef::Bool(t)
+    }
+}
+impl<'a> From<&'a AnyTensor> for TensorRef<'a> {
+    fn from(t: &'a AnyTensor) -> Self {
+        t.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::CoordinateList;
+
+    #[test]
+    fn narrowing_rounds_values_and_fill_and_keeps_the_structure() {
+        let mut entries = CoordinateList::new(&[2, 3]);
+        entries.push(&[0, 2], 0.1).unwrap();
+        entries.push(&[1, 0], -3.0).unwrap();
+        let t = Tensor::pack(&entries, Format::csr()).unwrap().with_fill(2.5).unwrap();
+        let f = AnyTensor::narrowed(t.clone(), ValueType::F32);
+        let AnyTensor::F32(f32s) = &f else { panic!("not f32") };
+        assert_eq!(f32s.values(), &[0.1f32, -3.0]);
+        assert_eq!(f32s.fill(), 2.5f32);
+        assert_eq!(f32s.levels(), t.levels());
+        assert_eq!(f.to_f64().values(), &[f64::from(0.1f32), -3.0]);
+        let b = AnyTensor::narrowed(t, ValueType::Bool);
+        assert_eq!(b.to_f64().values(), &[1.0, 1.0]);
+        assert_eq!(b.as_ref().fill(), 1.0);
+    }
+
+    #[test]
+    fn rounding_matches_storing() {
+        for v in [0.1, -7.25, 1e40, f64::NAN, 0.0, -0.0, 3.0] {
+            let r = ValueType::F32.round(v);
+            assert!(r.to_bits() == f64::from(v as f32).to_bits(), "{v}");
+            assert_eq!(ValueType::Bool.round(v), f64::from(u8::from(v != 0.0)));
+        }
+    }
+}
