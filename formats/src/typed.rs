@@ -148,6 +148,14 @@ impl ValueSlice<'_> {
             ValueSlice::Bool(v) => v.as_ptr().cast(),
         }
     }
+    /// Every value in `f64` (exactly).
+    pub fn to_f64_vec(&self) -> Vec<f64> {
+        match self {
+            ValueSlice::F64(v) => v.to_vec(),
+            ValueSlice::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            ValueSlice::Bool(v) => v.iter().map(|&x| f64::from(u8::from(x))).collect(),
+        }
+    }
     /// Value `k` in `f64`.
     pub fn get(&self, k: usize) -> f64 {
         match self {

@@ -7,6 +7,7 @@
 
 use smallvec::SmallVec;
 use tessera_formats::staging::{eval_cmp, eval_int_op};
+use tessera_formats::typed::ValueSlice;
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage, StorageResolver};
 
 use crate::bytecode::{BlockRows, FloatOp, IReg, Op, Program, Regs, Strided};
@@ -21,7 +22,10 @@ use crate::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate};
 pub struct Bindings<'a> {
     pub formats: Vec<&'a [LevelFormat]>,
     pub levels: Vec<&'a [LevelStorage]>,
-    pub values: Vec<&'a [f64]>,
+    /// Operand `k`'s values, of its type: compiled tiers read them as
+    /// they are; the interpreter reads `f64` ([`f64s`](Self::f64s)), the
+    /// runtime handing it others widened.
+    pub values: Vec<ValueSlice<'a>>,
     /// The [`Version`](tessera_formats::Version) of each input's tensor:
     /// equal versions hold equal contents, so a tier may keep a copy of an
     /// input (on a device) and reuse it while the version is the same.
@@ -33,6 +37,26 @@ pub struct Bindings<'a> {
     /// Threads the run's ops may use themselves when its loops run whole
     /// (deferred strided updates run their tiles on them); 1 in a chunk.
     pub threads: usize,
+}
+
+impl<'a> Bindings<'a> {
+    /// Operand `k`'s values, which the interpreter reads: `f64` (the
+    /// runtime widens the others before interpreting).
+    #[inline(always)]
+    pub fn f64s(&self, k: usize) -> &'a [f64] {
+        match self.values[k] {
+            ValueSlice::F64(v) => v,
+            other => unreachable!(
+                "the interpreter reads f64 values; operand {k} holds {}",
+                other.value_type()
+            ),
+        }
+    }
+
+    /// Whether every operand holds `f64` values.
+    pub fn all_f64(&self) -> bool {
+        self.values.iter().all(|v| matches!(v, ValueSlice::F64(_)))
+    }
 }
 
 struct Resolver<'b, 'a> {
@@ -193,7 +217,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::FNeg { dst, a } => fr[*dst as usize] = -fr[*a as usize],
             Op::FCall { func, dst, a, b } => fr[*dst as usize] = func.apply(&[fr[*a as usize], fr[*b as usize]]),
             Op::LoadValue { operand, pos, dst } => {
-                fr[*dst as usize] = bind.values[*operand as usize][ir[*pos as usize] as usize]
+                fr[*dst as usize] = bind.f64s(*operand as usize)[ir[*pos as usize] as usize]
             }
             Op::TempLoad { temp, index, dst } => {
                 fr[*dst as usize] = temps[*temp as usize][ir[*index as usize] as usize]
@@ -220,7 +244,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let coords = format_of(bind, *driver)
                     .coordinate_view(storage)
                     .expect("the planner only emits dot blocks over levels with a coordinate view");
-                let own = &bind.values[driver.operand as usize][begin..end];
+                let own = &bind.f64s(driver.operand as usize)[begin..end];
                 let rows: SmallVec<[&[f64]; 3]> = factors
                     .iter()
                     .map(|f| dense_row(bind, &ir, f))
@@ -250,7 +274,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let n = run_length(&ir, len);
                 let run = |f: &crate::bytecode::ValueRun| {
                     let start = ir[f.start as usize] as usize;
-                    &bind.values[f.operand as usize][start..start + n]
+                    &bind.f64s(f.operand as usize)[start..start + n]
                 };
                 // Two rows (SDDMM's rank loop) without collecting them.
                 let dot = match factors.as_slice() {
@@ -276,7 +300,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                         .iter()
                         .map(|f| match f {
                             Strided::Run(run) => StridedFactor::Run {
-                                values: bind.values[run.operand as usize],
+                                values: bind.f64s(run.operand as usize),
                                 start: reg(run.start),
                                 step: reg(run.step),
                             },
@@ -287,7 +311,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                                 start,
                                 step,
                             } => StridedFactor::Gather {
-                                values: bind.values[*operand as usize],
+                                values: bind.f64s(*operand as usize),
                                 base: reg(*base),
                                 coords: format_of(bind, *level)
                                     .coordinate_view(&bind.levels[level.operand as usize][level.level as usize])
@@ -338,7 +362,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     let start =
                         reg(run.start) + b * reg(run.block_step) + p * reg(run.pos_step) + c * reg(run.coord_step);
                     (
-                        &bind.values[run.operand as usize][start as usize..],
+                        &bind.f64s(run.operand as usize)[start as usize..],
                         reg(run.row_step) as usize,
                     )
                 };
@@ -352,7 +376,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                             pos_step: reg(run.pos_step),
                             coord_step: reg(run.coord_step),
                         };
-                        let (blocks, xs) = (&bind.values[f.operand as usize], &bind.values[x.operand as usize]);
+                        let (blocks, xs) = (&bind.f64s(f.operand as usize), &bind.f64s(x.operand as usize));
                         let (row_step, rows) = (reg(f.row_step) as usize, (block.rows, block.n));
                         let scaled = (block.scale, dst, out_step);
                         blocks_times_x(coords, begin..end, (blocks, at(f), row_step), (xs, at(x)), rows, scaled);
@@ -402,11 +426,11 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let reg = |r: IReg| ir[r as usize] as usize;
                 let runs: SmallVec<[(&[f64], usize); 2]> = factors
                     .iter()
-                    .map(|f| (&bind.values[f.operand as usize][reg(f.start)..], reg(f.step)))
+                    .map(|f| (&bind.f64s(f.operand as usize)[reg(f.start)..], reg(f.step)))
                     .collect();
                 let shared: SmallVec<[&[f64]; 1]> = shared
                     .iter()
-                    .map(|s| &bind.values[s.operand as usize][reg(s.start)..])
+                    .map(|s| &bind.f64s(s.operand as usize)[reg(s.start)..])
                     .collect();
                 let out_step = reg(out_run.step);
                 let dst = out.dense_range_mut(reg(out_run.start), rows_span(rows, out_step, 1));
@@ -437,7 +461,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     unreachable!("the planner only emits row blocks over levels with position and coordinate views")
                 };
                 let first = ir[*parent as usize] as usize * n + rows_range.start;
-                let own = bind.values[driver.operand as usize];
+                let own = bind.f64s(driver.operand as usize);
                 let out_n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
                 let out_base = ir[*out_parent as usize] as usize * out_n + rows_range.start;
                 let out_values = out.dense_range_mut(out_base, rows_range.len());
@@ -445,7 +469,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     [f] if *semiring == Semiring::PlusTimes && !every_row => {
                         let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
                         let base = ir[f.parent as usize] as usize * fn_;
-                        let x = &bind.values[f.operand as usize][base..base + fn_];
+                        let x = &bind.f64s(f.operand as usize)[base..base + fn_];
                         rows_dot(pos, idx, first, own, x, out_values);
                     }
                     many => {
@@ -460,8 +484,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                                 let mut prod = v;
                                 for f in many {
                                     let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
-                                    let x =
-                                        bind.values[f.operand as usize][ir[f.parent as usize] as usize * fn_ + coord];
+                                    let x = bind.f64s(f.operand as usize)[ir[f.parent as usize] as usize * fn_ + coord];
                                     prod = semiring.multiply(prod, x);
                                 }
                                 sum = semiring.add(sum, prod);
@@ -503,7 +526,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 out.workspace_accumulate_row(
                     &gather(&ir, prefix),
                     coords,
-                    bind.values[driver.operand as usize],
+                    bind.f64s(driver.operand as usize),
                     fr[*scale as usize],
                     range,
                 );
@@ -516,7 +539,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 factors,
             } => {
                 let (begin, end) = (ir[*begin as usize] as usize, ir[*end as usize] as usize);
-                let own = &bind.values[driver.operand as usize][begin..end];
+                let own = &bind.f64s(driver.operand as usize)[begin..end];
                 let dst = out.dense_range_mut(begin, end - begin);
                 let scale = fr[*scale as usize];
                 match factors.as_slice() {
@@ -535,7 +558,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                             .map(|f| {
                                 let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
                                 let base = ir[f.parent as usize] as usize * n;
-                                &bind.values[f.operand as usize][base..base + n]
+                                &bind.f64s(f.operand as usize)[base..base + n]
                             })
                             .collect();
                         for (k, (d, v)) in dst.iter_mut().zip(own).enumerate() {
@@ -559,7 +582,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let coords = format_of(bind, *driver)
                     .coordinate_view(storage)
                     .expect("the planner only emits row updates over levels with a coordinate view");
-                let own = &bind.values[driver.operand as usize];
+                let own = &bind.f64s(driver.operand as usize);
                 let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
                 let out_base = ir[*out_parent as usize] as usize * n;
                 let scale = fr[*scale as usize];
@@ -575,7 +598,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                             None => parent,
                         };
                         let base = row * n;
-                        &bind.values[f.operand as usize][base..base + n]
+                        &bind.f64s(f.operand as usize)[base..base + n]
                     };
                     match factors.as_slice() {
                         [f] => {
@@ -612,7 +635,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                         .coordinate_view(storage)
                         .expect("the planner only merges rows of levels with a coordinate view");
                     let range = ir[*begin as usize] as usize..ir[*end as usize] as usize;
-                    Row::of(coords, bind.values[level.operand as usize], range)
+                    Row::of(coords, bind.f64s(level.operand as usize), range)
                 };
                 out.append_merged(
                     &gather(&ir, prefix),
@@ -703,7 +726,7 @@ impl AppendBatch {
 fn dense_row<'a>(bind: &Bindings<'a>, ir: &[i64], f: &crate::bytecode::DotFactor) -> &'a [f64] {
     let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
     let b = ir[f.parent as usize] as usize * n;
-    &bind.values[f.operand as usize][b..b + n]
+    &bind.f64s(f.operand as usize)[b..b + n]
 }
 
 /// `dst[c] += scale * Π rows[c]` for each `c` of the shortest of them, the

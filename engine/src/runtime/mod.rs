@@ -34,7 +34,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tessera_formats::typed::Typed;
+use tessera_formats::typed::{Typed, ValueSlice};
 use tessera_formats::{AnyTensor, Format, FormatLevel, LevelFormat, Tensor, TensorRef, ValueType, Version};
 
 use crate::bytecode::Program;
@@ -519,7 +519,11 @@ fn formats_of(stmt: &Statement, inputs: &Inputs<'_>) -> Result<Vec<(String, Form
 }
 
 /// A converted input and the version of the tensor it was made from.
-type Conversion = (Version, Arc<Tensor<f64>>);
+type Conversion = (Version, Arc<AnyTensor>);
+
+/// An operand's values widened to `f64` for the interpreter, and the
+/// version of the tensor they were read from.
+type Widening = (Version, Arc<Vec<f64>>);
 
 /// What a kernel is compiled for besides its statement: each input's
 /// format, the fills that are not 0 and the value types that are not
@@ -564,6 +568,9 @@ pub struct Kernel {
     /// version of the tensor it was made from. A kernel run again on the
     /// same tensor reuses it instead of converting on every run.
     conversions: Mutex<Vec<Option<Conversion>>>,
+    /// Per operand not holding `f64` values: its values widened, which the
+    /// interpreter reads (compiled tiers read them as they are).
+    widenings: Mutex<Vec<Option<Widening>>>,
 }
 
 impl Kernel {
@@ -593,7 +600,7 @@ impl Kernel {
         let mut reuse = String::new();
         for (name, ty) in types {
             reuse.push_str(&format!(
-                "{name} holds {ty} values: every tier reads them through an f64 copy made once per tensor\n"
+                "{name} holds {ty} values: compiled kernels read them as they are, the interpreter through an f64 copy made once per tensor\n"
             ));
         }
         if typed.value_type != ValueType::F64 {
@@ -635,6 +642,7 @@ impl Kernel {
             fills_in: planned.fills_in,
             last_output: Mutex::new(None),
             conversions: Mutex::new(vec![None; lowered.operands.len()]),
+            widenings: Mutex::new(vec![None; lowered.operands.len()]),
             program: Arc::new(planned.program),
             plan,
             input_formats: formats.to_vec(),
@@ -904,7 +912,18 @@ impl Kernel {
             }
         }
         let run = |bind: &Bindings<'_>, out: &mut OutputState| interp::run(&self.program, bind, out);
-        let joined = self.run_chunks(bind, out, parallelism, &run);
+        let joined = if bind.all_f64() {
+            self.run_chunks(bind, out, parallelism, &run)
+        } else {
+            let widened = self.widened(bind);
+            let mut wide = bind.clone();
+            for (k, values) in widened.iter().enumerate() {
+                if let Some(values) = values {
+                    wide.values[k] = ValueSlice::F64(values);
+                }
+            }
+            self.run_chunks(&wide, out, parallelism, &run)
+        };
         let run_work: u64 = bind.values.iter().map(|v| v.len() as u64).sum();
         let (runs, work) = self.tiering.count_interpreted(run_work.max(1));
         if let (Route::Interpret { promote: true }, Some(signature)) = (route, signature) {
@@ -974,24 +993,24 @@ impl Kernel {
         let index_sizes = check(&self.statement, &shape_of, &size_of)?;
         let out_shape = index_sizes.output_shape().to_vec();
 
-        // Inputs, converted where the plan says so, and in f64.
-        let mut converted: Vec<Option<Arc<Tensor<f64>>>> = Vec::with_capacity(self.lowered.operands.len());
+        // Inputs, converted where the plan says so.
+        let mut converted: Vec<Option<Arc<AnyTensor>>> = Vec::with_capacity(self.lowered.operands.len());
         for (k, op) in self.lowered.operands.iter().enumerate() {
             let t = inputs.get(&op.name).expect("checked above");
-            converted.push(match t {
-                TensorRef::F64(_) if op.converted_from.is_none() => None,
-                t => Some(self.converted(k, t, &op.format)?),
+            converted.push(if op.converted_from.is_some() {
+                Some(self.converted(k, t, &op.format)?)
+            } else {
+                None
             });
         }
-        let tensors: Vec<&Tensor<f64>> = self
+        let tensors: Vec<TensorRef<'_>> = self
             .lowered
             .operands
             .iter()
             .zip(&converted)
-            .map(|(op, c)| match (c, inputs.get(&op.name)) {
-                (Some(c), _) => c.as_ref(),
-                (None, Some(TensorRef::F64(t))) => t,
-                (None, _) => unreachable!("inputs not in f64 are converted above"),
+            .map(|(op, c)| match c {
+                Some(c) => c.as_ref().as_ref(),
+                None => inputs.get(&op.name).expect("checked above"),
             })
             .collect();
 
@@ -1110,27 +1129,47 @@ impl Kernel {
 impl Kernel {
     /// The conversions kept for later runs (see [`Version`]), one per
     /// converted operand that has run.
-    pub fn cached_conversions(&self) -> Vec<Arc<Tensor<f64>>> {
+    pub fn cached_conversions(&self) -> Vec<Arc<AnyTensor>> {
         let cache = self.conversions.lock().unwrap_or_else(|e| e.into_inner());
         cache.iter().flatten().map(|(_, t)| t.clone()).collect()
     }
 
-    /// Operand `operand`'s tensor `t` in `format`, in f64: the cached
-    /// conversion when it was made from this version of `t`, otherwise
-    /// converted now (outside the lock: other runs go on meanwhile) and
-    /// cached.
-    fn converted(&self, operand: usize, t: TensorRef<'_>, format: &Format) -> Result<Arc<Tensor<f64>>> {
+    /// The values of each operand of `bind` not holding `f64`, widened for
+    /// the interpreter: cached while the operand's tensor is unchanged, so
+    /// a kernel interpreted again does not widen again.
+    fn widened(&self, bind: &Bindings<'_>) -> Vec<Option<Arc<Vec<f64>>>> {
+        let mut cache = self.widenings.lock().unwrap_or_else(|e| e.into_inner());
+        bind.values
+            .iter()
+            .zip(&bind.versions)
+            .enumerate()
+            .map(|(k, (values, &version))| {
+                if matches!(values, ValueSlice::F64(_)) {
+                    return None;
+                }
+                if let Some((v, wide)) = &cache[k] {
+                    if *v == version {
+                        return Some(wide.clone());
+                    }
+                }
+                let wide = Arc::new(values.to_f64_vec());
+                cache[k] = Some((version, wide.clone()));
+                Some(wide)
+            })
+            .collect()
+    }
+
+    /// Operand `operand`'s tensor `t` in `format`: the cached conversion
+    /// when it was made from this version of `t`, otherwise converted now
+    /// (outside the lock: other runs go on meanwhile) and cached.
+    fn converted(&self, operand: usize, t: TensorRef<'_>, format: &Format) -> Result<Arc<AnyTensor>> {
         let lock = || self.conversions.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((version, tensor)) = &lock()[operand] {
             if *version == t.version() {
                 return Ok(tensor.clone());
             }
         }
-        let tensor = Arc::new(match t {
-            TensorRef::F64(t) => t.convert(format)?,
-            t if t.format() == format => t.to_f64(),
-            t => t.convert(format)?.to_f64(),
-        });
+        let tensor = Arc::new(t.convert(format)?);
         lock()[operand] = Some((t.version(), tensor.clone()));
         Ok(tensor)
     }

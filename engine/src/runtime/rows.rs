@@ -87,7 +87,7 @@ impl<'a> RowsBelow<'a> {
         Some(RowsBelow {
             positions: below.0.position_view(below.1)?,
             coords: below.0.coordinate_view(below.1)?,
-            values: bind.values[operand],
+            values: bind.f64s(operand),
             base: parent * bind.levels[operand][level].extent,
         })
     }

@@ -15,7 +15,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use smallvec::SmallVec;
-use tessera_formats::{ArrayRef, IndexWidth, LevelFormat};
+use tessera_formats::{ArrayRef, IndexWidth, LevelFormat, ValueType};
 
 use crate::bytecode::Program;
 use crate::interp::Bindings;
@@ -139,12 +139,15 @@ impl PromotionPolicy {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct StorageSignature {
     operands: Vec<Vec<SmallVec<[IndexWidth; 2]>>>,
+    /// The value type of each input.
+    values: Vec<ValueType>,
 }
 
 impl StorageSignature {
     /// The signature of the storage bound for one run.
     pub fn of(bind: &Bindings<'_>) -> Self {
         StorageSignature {
+            values: bind.values.iter().map(|v| v.value_type()).collect(),
             operands: bind
                 .levels
                 .iter()
@@ -156,6 +159,17 @@ impl StorageSignature {
                 })
                 .collect(),
         }
+    }
+
+    /// The value type of input `operand` (`f64` for operands beyond the
+    /// inputs).
+    pub fn value_type(&self, operand: u32) -> ValueType {
+        self.values.get(operand as usize).copied().unwrap_or_default()
+    }
+
+    /// Whether every input holds `f64` values.
+    pub fn all_f64(&self) -> bool {
+        self.values.iter().all(|&t| t == ValueType::F64)
     }
 
     /// The width of one array, if the storage has it.

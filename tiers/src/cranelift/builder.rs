@@ -112,6 +112,11 @@ pub(crate) fn block_args(values: &[Value]) -> SmallVec<[BlockArg; 8]> {
 }
 
 impl<'a> Clif<'a> {
+    /// The value type of input `operand` in the signature compiled for.
+    pub fn value_type(&self, operand: u32) -> tessera_formats::ValueType {
+        self.signature.value_type(operand)
+    }
+
     /// The width of an input's index array in the signature compiled for.
     pub fn width(&self, array: ArrayRef) -> Option<IndexWidth> {
         self.signature.width(array)

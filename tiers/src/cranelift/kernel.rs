@@ -282,7 +282,7 @@ pub(crate) unsafe extern "C" fn strided_defer(ctx: *mut c_void, args: *const i64
             .chunks_exact(6)
             .map(|f| {
                 let (operand, start, step) = (f[1] as usize, f[2] as usize, f[3] as usize);
-                let values = bind.values[operand];
+                let values = bind.f64s(operand);
                 match f[0] {
                     0 => StridedFactor::Run { values, start, step },
                     _ => {

@@ -24,7 +24,7 @@ use tessera_engine::bytecode::{
     ValueRun,
 };
 use tessera_engine::notation::{Func, Semiring, Times};
-use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param};
+use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param, ValueType};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
 use super::functions::{self, FunctionCalls};
@@ -194,14 +194,29 @@ impl Translator<'_> {
     }
 
     /// Base pointer of an input operand's values, or a recorded error.
+    /// Operand `operand`'s values, which the op reads as `f64`: other
+    /// types are read by the ops [`typed_values`](Self::typed_values)
+    /// serves, and a program reading them elsewhere is interpreted.
     fn values(&self, clif: &mut Clif<'_>, operand: u32) -> Option<Value> {
+        let (values, ty) = self.typed_values(clif, operand)?;
+        if ty != ValueType::F64 {
+            clif.fail(format!(
+                "the jit tier reads {ty} values in loads and dot products only, and this program reads operand {operand}'s in other block ops"
+            ));
+            return None;
+        }
+        Some(values)
+    }
+
+    /// Operand `operand`'s values and their type.
+    fn typed_values(&self, clif: &mut Clif<'_>, operand: u32) -> Option<(Value, ValueType)> {
         if operand as usize >= self.program.inputs {
             clif.fail(format!(
                 "the program reads values of operand {operand}, which is not an input"
             ));
             return None;
         }
-        Some(clif.slot(Slot::Values(operand)))
+        Some((clif.slot(Slot::Values(operand)), clif.value_type(operand)))
     }
 
     fn body(&mut self, clif: &mut Clif<'_>) {
@@ -495,12 +510,11 @@ impl Translator<'_> {
                 self.fset(clif, *dst, v);
             }
             Op::LoadValue { operand, pos, dst } => {
-                let Some(base) = self.values(clif, *operand) else {
+                let Some((base, ty)) = self.typed_values(clif, *operand) else {
                     return false;
                 };
                 let p = self.iget(clif, *pos);
-                let addr = clif.element(base, p, 8);
-                let v = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+                let v = load_value(clif, ty, base, p);
                 self.fset(clif, *dst, v);
             }
             Op::TempLoad { temp, index, dst } => {
@@ -798,6 +812,10 @@ impl Translator<'_> {
         op: RowOp,
         prefix: &Regs,
     ) {
+        // The runtime's merge reads both rows' values as f64.
+        if rows.iter().any(|(level, _)| self.values(clif, level.operand).is_none()) {
+            return;
+        }
         let mut words: Vec<Value> = Vec::with_capacity(7 + prefix.len());
         for (level, parent) in rows {
             words.push(clif.int(kernel::level_word(level)));
@@ -817,6 +835,14 @@ impl Translator<'_> {
     /// updates together at `Op::StridedFlush`. Once per update (a DIA
     /// diagonal), not per row.
     fn defer_strided(&mut self, clif: &mut Clif<'_>, rows: u32, scale: u32, factors: &[Strided], out: StridedRun) {
+        // The runtime's deferred updates read the factors' values as f64.
+        let operand = |f: &Strided| match *f {
+            Strided::Run(run) => run.operand,
+            Strided::Gather { operand, .. } => operand,
+        };
+        if factors.iter().any(|f| self.values(clif, operand(f)).is_none()) {
+            return;
+        }
         let scale = self.fget(clif, scale);
         let scale = clif.fb.ins().bitcast(types::I64, MemFlagsData::new(), scale);
         let mut words: Vec<Value> = vec![
@@ -1019,7 +1045,7 @@ impl Translator<'_> {
         let Some(format) = self.format(clif, driver) else {
             return;
         };
-        let Some(own) = self.values(clif, driver.operand) else {
+        let Some(own) = self.typed_values(clif, driver.operand) else {
             return;
         };
         let base = self.workspace_key(clif, prefix, false);
@@ -1076,16 +1102,34 @@ impl Translator<'_> {
     }
 
     /// Base pointers of the dense factors of a dot product: operand
-    /// `f.operand`'s values from `parent * extent(f.level)` on.
+    /// `f.operand`'s values from `parent * extent(f.level)` on, read as
+    /// `f64`.
     fn factor_bases(&mut self, clif: &mut Clif<'_>, factors: &[DotFactor]) -> Option<SmallVec<[Value; 2]>> {
+        for f in factors {
+            self.values(clif, f.operand)?;
+        }
+        Some(
+            self.typed_factor_bases(clif, factors)?
+                .into_iter()
+                .map(|(b, _)| b)
+                .collect(),
+        )
+    }
+
+    /// [`factor_bases`](Self::factor_bases) of any value type, with it.
+    fn typed_factor_bases(
+        &mut self,
+        clif: &mut Clif<'_>,
+        factors: &[DotFactor],
+    ) -> Option<SmallVec<[(Value, ValueType); 2]>> {
         let mut bases = SmallVec::new();
         for f in factors {
             self.format(clif, f.level)?;
-            let values = self.values(clif, f.operand)?;
+            let (values, ty) = self.typed_values(clif, f.operand)?;
             let extent = clif.param(f.level, Param::Extent);
             let parent = self.iget(clif, f.parent);
             let first = clif.fb.ins().imul(parent, extent);
-            bases.push(clif.element(values, first, 8));
+            bases.push((clif.element(values, first, ty.size() as u8), ty));
         }
         Some(bases)
     }
@@ -1244,10 +1288,10 @@ impl Translator<'_> {
         scale: u32,
         factors: &[DotFactor],
     ) {
-        let Some(own) = self.values(clif, driver.operand) else {
+        let Some((own, own_type)) = self.typed_values(clif, driver.operand) else {
             return;
         };
-        let Some(bases) = self.factor_bases(clif, factors) else {
+        let Some(bases) = self.typed_factor_bases(clif, factors) else {
             return;
         };
         let coords = match factors {
@@ -1262,14 +1306,12 @@ impl Translator<'_> {
         let (b, e) = (self.iget(clif, begin), self.iget(clif, end));
         clif.loop_with(&[b], &mut |clif, s| clif.compare(Cmp::Lt, s[0], e), &mut |clif, s| {
             let p = s[0];
-            let at = clif.element(own, p, 8);
-            let value = clif.fb.ins().load(types::F64, input_flags(), at, 0);
+            let value = load_value(clif, own_type, own, p);
             let mut product = clif.fb.ins().fmul(scale, value);
             if let Some(coords) = coords {
                 let c = clif.load(coords, p);
-                for &base in &bases {
-                    let at = clif.element(base, c, 8);
-                    let x = clif.fb.ins().load(types::F64, input_flags(), at, 0);
+                for &(base, ty) in &bases {
+                    let x = load_value(clif, ty, base, c);
                     product = clif.fb.ins().fmul(product, x);
                 }
             }
@@ -1436,10 +1478,10 @@ impl Translator<'_> {
         let Some(format) = self.format(clif, driver) else {
             return;
         };
-        let Some(own) = self.values(clif, driver.operand) else {
+        let Some(own) = self.typed_values(clif, driver.operand) else {
             return;
         };
-        let Some(bases) = self.factor_bases(clif, factors) else {
+        let Some(bases) = self.typed_factor_bases(clif, factors) else {
             return;
         };
         let b = self.iget(clif, begin);
@@ -1481,10 +1523,10 @@ impl Translator<'_> {
         ) else {
             return;
         };
-        let Some(own) = self.values(clif, driver.operand) else {
+        let Some(own) = self.typed_values(clif, driver.operand) else {
             return;
         };
-        let Some(bases) = self.factor_bases(clif, factors) else {
+        let Some(bases) = self.typed_factor_bases(clif, factors) else {
             return;
         };
         let n = clif.param(rows.level, Param::Extent);
@@ -1601,7 +1643,7 @@ impl Translator<'_> {
         let Some(format) = self.format(clif, driver) else {
             return;
         };
-        let Some(own) = self.values(clif, driver.operand) else {
+        let Some(own) = self.typed_values(clif, driver.operand) else {
             return;
         };
         let Some((row, n)) = self.output_row(clif, out, out_parent) else {
@@ -1703,6 +1745,23 @@ impl Translator<'_> {
     }
 }
 
+/// Value `index` of an input's `values` of type `ty`, as `f64` (every
+/// `f32` and `bool` is exact in it).
+fn load_value(clif: &mut Clif<'_>, ty: ValueType, values: Value, index: Value) -> Value {
+    let addr = clif.element(values, index, ty.size() as u8);
+    match ty {
+        ValueType::F64 => clif.fb.ins().load(types::F64, input_flags(), addr, 0),
+        ValueType::F32 => {
+            let narrow = clif.fb.ins().load(types::F32, input_flags(), addr, 0);
+            clif.fb.ins().fpromote(types::F64, narrow)
+        }
+        ValueType::Bool => {
+            let byte = clif.fb.ins().uload8(types::I32, input_flags(), addr, 0);
+            clif.fb.ins().fcvt_from_uint(types::F64, byte)
+        }
+    }
+}
+
 /// `f64x2` vectors of an output row [`Translator::row_axpy`] keeps in
 /// registers while it adds a row's entries: four, leaving registers for
 /// the products.
@@ -1715,15 +1774,15 @@ const TILE_COLUMNS: i64 = 2 * TILE_VECTORS as i64;
 struct Row {
     format: LevelFormat,
     driver: LevelRef,
-    own: Value,
+    /// The driver's values and their type.
+    own: (Value, ValueType),
 }
 
 impl Row {
     /// `(c, scale * value[p])`, `c` the coordinate stored at `p`.
     fn scaled_entry(&self, clif: &mut Clif<'_>, scale: Value, p: Value) -> (Value, Value) {
         let (c, _) = self.format.pos_access(clif, self.driver, p, &[]);
-        let addr = clif.element(self.own, p, 8);
-        let v = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+        let v = load_value(clif, self.own.1, self.own.0, p);
         (c, clif.fb.ins().fmul(scale, v))
     }
 
@@ -1998,8 +2057,10 @@ fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value]
 struct Dot<'b> {
     format: LevelFormat,
     driver: LevelRef,
-    own: Value,
-    bases: &'b [Value],
+    /// The driver's values and their type.
+    own: (Value, ValueType),
+    /// The dense factors' bases and their types.
+    bases: &'b [(Value, ValueType)],
     /// A vector temporary, the last factor: storage the kernel writes, so
     /// not read as an input.
     temp: Option<Value>,
@@ -2010,13 +2071,18 @@ struct Dot<'b> {
 impl Dot<'_> {
     /// The product at position `p`.
     fn term(&self, clif: &mut Clif<'_>, p: Value) -> Value {
-        let addr = clif.element(self.own, p, 8);
-        let mut prod = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
+        let mut prod = load_value(clif, self.own.1, self.own.0, p);
         let (coord, _) = self.format.pos_access(clif, self.driver, p, &[]);
-        let reads = self.bases.iter().map(|&b| (b, input_flags()));
-        for (base, flags) in reads.chain(self.temp.map(|t| (t, output_flags()))) {
-            let addr = clif.element(base, coord, 8);
-            let x = clif.fb.ins().load(types::F64, flags, addr, 0);
+        let reads = self.bases.iter().map(|&b| Some(b));
+        for read in reads.chain(self.temp.map(|_| None)) {
+            let x = match (read, self.temp) {
+                (Some((base, ty)), _) => load_value(clif, ty, base, coord),
+                (None, Some(temp)) => {
+                    let addr = clif.element(temp, coord, 8);
+                    clif.fb.ins().load(types::F64, output_flags(), addr, 0)
+                }
+                (None, None) => unreachable!("a read without a base is the temporary's"),
+            };
             prod = match self.semiring.times() {
                 Times::Mul => clif.fb.ins().fmul(prod, x),
                 Times::Add => clif.fb.ins().fadd(prod, x),

@@ -277,7 +277,7 @@ impl OpenClKernel {
                     (array.bytes(), copy)
                 }
                 Part::Values => {
-                    let values = bind.values[operand as usize];
+                    let values = bind.f64s(operand as usize);
                     (
                         values.len() * 8,
                         Box::new(move || Ok(Upload::F64(upload(queue, values, read)?))),

@@ -181,6 +181,9 @@ pub(crate) fn generate(
     if let Some(why) = unmapped(program) {
         return Err(why);
     }
+    if !signature.all_f64() {
+        return Err("the OpenCL tier reads f64 values only; kernels reading f32 or bool inputs run on the CPU".into());
+    }
     let mapping = mapping(program);
     let entries = Entries::of(program)?;
     let mut c = CText::new(signature.clone());
