@@ -10,6 +10,10 @@
 //!
 //! `semiring` compares min-plus SpMV with plus-times SpMV on one matrix.
 //!
+//! `types` compares SpMV on one matrix, whose values and x are far larger
+//! than the caches, held as `f64`, `f32` and `bool` (a breadth-first
+//! search step).
+//!
 //! `opencl` (with `--features opencl`) compares the OpenCL tier with the
 //! Cranelift tier on SpMV, SpMM, SDDMM and SpGEMM; both on every core of
 //! the machine, the device's or the CPU's.
@@ -151,6 +155,39 @@ fn main() {
                 (
                     "hand min-plus",
                     Box::new(|| drop(black_box(min_plus_loop(&a, x.values())))),
+                ),
+            ],
+        );
+    }
+    if wanted("types") {
+        let mut r = rng(7);
+        let a = Csr::random(&mut r, 2_000_000, 2_000_000, 10);
+        let x = random_dense(&mut r, &[a.cols]);
+        let at = a.tensor();
+        let (a32, x32) = (at.map_values(|v| v as f32), x.map_values(|v| v as f32));
+        let (abool, xbool) = (at.map_values(|v| v != 0.0), x.map_values(|v| v != 0.0));
+        let doubles = Inputs::new().with("A", &at).with("x", &x);
+        let singles = Inputs::new().with("A", &a32).with("x", &x32);
+        let truths = Inputs::new().with("A", &abool).with("x", &xbool);
+        let spmv = "y(i) = A(i,j) * x(j)";
+        let (f64_kernel, jit, _) = kernel(spmv, &doubles, Format::dense(1));
+        let (f32_kernel, _, _) = kernel(spmv, &singles, Format::dense(1));
+        let (bool_kernel, _, _) = kernel(spmv, &truths, Format::dense(1));
+        report(
+            &format!("value types, spmv of {} nonzeros", a.nnz()),
+            rounds,
+            vec![
+                (
+                    "f64",
+                    Box::new(|| drop(black_box(f64_kernel.run_typed(&doubles, &jit)))),
+                ),
+                (
+                    "f32",
+                    Box::new(|| drop(black_box(f32_kernel.run_typed(&singles, &jit)))),
+                ),
+                (
+                    "bool",
+                    Box::new(|| drop(black_box(bool_kernel.run_typed(&truths, &jit)))),
                 ),
             ],
         );

@@ -1,6 +1,6 @@
 //! Graph algorithms as tensor statements on the shipped graph
-//! (`data/4elt.mtx`, a finite-element mesh): breadth-first search in the
-//! or-and semiring, single-source shortest paths (Bellman-Ford) in
+//! (`data/4elt.mtx`, a finite-element mesh): breadth-first search over
+//! `bool` tensors (the or-and semiring), single-source shortest paths (Bellman-Ford) in
 //! min-plus, and triangle counting as a masked product and a sum. The
 //! first two must agree: every edge weighs 1, so a vertex's distance is
 //! its BFS level.
@@ -11,7 +11,7 @@
 
 use tessera::engine::notation::{parse_statement, Semiring};
 use tessera::formats::io::read_mtx;
-use tessera::formats::{CoordinateList, Format, Tensor};
+use tessera::formats::{AnyTensor, CoordinateList, Format, Tensor};
 use tessera::{EvalOptions, Inputs};
 
 type Error = Box<dyn std::error::Error>;
@@ -57,13 +57,15 @@ pub fn main() -> Result<(), Error> {
 }
 
 /// Each vertex's BFS level from `source` (`None`: unreached). Each step
-/// is one statement: the next frontier is what the frontier reaches
-/// (or-and product) and was not visited.
+/// is one statement over `bool` tensors: the next frontier is what the
+/// frontier reaches (`*` and the sum over `j` are `&&` and `or` for truth
+/// values) and was not visited.
 fn breadth_first_levels(a: &Tensor<f64>, source: u64) -> Result<Vec<Option<usize>>, Error> {
     let n = a.shape()[0];
     let engine = tessera::engine();
+    let a = a.map_values(|w| w != 0.0);
     let mut frontier = CoordinateList::new(&[n]);
-    frontier.push(&[source], 1.0)?;
+    frontier.push(&[source], true)?;
     // Dense vectors of truth values: each step is a pull over every row
     // (one op), with nothing converted between steps.
     let mut frontier = Tensor::pack(&frontier, Format::dense(1))?;
@@ -75,20 +77,22 @@ fn breadth_first_levels(a: &Tensor<f64>, source: u64) -> Result<Vec<Option<usize
     let mut levels = vec![None; n];
     levels[source as usize] = Some(0);
     for level in 1.. {
-        let inputs = Inputs::new().with("A", a).with("f", &frontier).with("v", &visited);
-        let next = engine.eval_with("n(i) = or(j, A(i,j) && f(j)) && !v(i)", &inputs, &dense)?;
-        let found: Vec<u64> = next.entries().filter(|(_, v)| *v != 0.0).map(|(c, _)| c[0]).collect();
+        let inputs = Inputs::new().with("A", &a).with("f", &frontier).with("v", &visited);
+        let AnyTensor::Bool(next) = engine.eval_typed_with("n(i) = A(i,j) * f(j) && !v(i)", &inputs, &dense)? else {
+            return Err("truth values give truth values".into());
+        };
+        let found: Vec<u64> = next.entries().filter(|(_, v)| *v).map(|(c, _)| c[0]).collect();
         if found.is_empty() {
             break;
         }
         for &v in &found {
             levels[v as usize] = Some(level);
         }
-        visited = engine.eval_with(
-            "w(i) = v(i) || n(i)",
-            &Inputs::new().with("v", &visited).with("n", &next),
-            &dense,
-        )?;
+        let inputs = Inputs::new().with("v", &visited).with("n", &next);
+        let AnyTensor::Bool(seen) = engine.eval_typed_with("w(i) = v(i) + n(i)", &inputs, &dense)? else {
+            return Err("truth values give truth values".into());
+        };
+        visited = seen;
         frontier = next;
     }
     Ok(levels)

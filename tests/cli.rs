@@ -992,3 +992,112 @@ fn semirings_rewrite_the_statement_and_fill_the_inputs_with_their_zero() {
         &["bad fill `lots`"],
     );
 }
+
+// ---------------------------------------------------------------- value types
+
+/// A pattern file: A's pattern as edges, [[1,0,1,0],[0,0,0,1],[1,0,0,1]].
+const A_PATTERN_MTX: &str = "%%MatrixMarket matrix coordinate pattern general\n\
+3 4 5\n1 1\n1 3\n2 4\n3 1\n3 4\n";
+
+#[test]
+fn value_types_are_asked_per_tensor_and_results_keep_the_statement_type() {
+    let dir = scratch("value_types");
+    let a = format!("A:{}", write(&dir, "a.mtx", A_PATTERN_MTX));
+    let x = format!("x:{}", write(&dir, "x.tns", "4 1\n"));
+    // A pattern file read as bool, and a vector of truths: one step of a
+    // breadth-first search is the or-and product (x holds vertex 3, which
+    // rows 1 and 2 reach).
+    let out = dir.join("y.mtx").display().to_string();
+    tessera()
+        .args(["eval", "y(i) = A(i,j) * x(j)", "-i", &a, "-i", &x])
+        .args([
+            "-t", "A:bool", "-t", "x:bool", "-f", "x:dense", "-f", "y:dense", "--print", "plan",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("A: csr, 3 x 4 of bool"))
+        .stdout(predicate::str::contains("y: dense, 3 of bool (output"))
+        .stdout(predicate::str::contains(
+            "y: 3 vector of bool, dense, 3 stored, 2 nonzeros",
+        ))
+        .stdout(predicate::str::contains("  y(1) = 1\n  y(2) = 1\n"));
+    let b = format!("B:{}", write(&dir, "b.mtx", A_MTX));
+    tessera()
+        .args(["eval", "y(i) = A(i,j) * B(i,j)", "-i", &a, "-i", &b])
+        .args([
+            "-t",
+            "A:bool",
+            "-t",
+            "B:f32",
+            "-f",
+            "y:sv",
+            "-o",
+            &format!("y:{out}"),
+        ])
+        .assert()
+        .success();
+    // A truth value beside an f32 number is its 0 or 1: row sums of B.
+    assert_eq!(read_mtx_dense(Path::new(&out)), vec![vec![3.0], vec![3.0], vec![9.0]]);
+    // f32 and f64 meet only through a cast.
+    assert_fails(
+        tessera()
+            .args(["eval", "y(i) = B(i,j) * x(j)", "-i", &b, "-i", &x])
+            .args(["-t", "B:f32"]),
+        &["column 8:", "B, of type f32", "x, of type f64", "cast one"],
+    );
+    tessera()
+        .args(["eval", "y(i) = f64(B(i,j)) * x(j)", "-i", &b, "-i", &x])
+        .args(["-t", "B:f32"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("y(1) = 3"));
+    // An output's asked type is the statement's, or an error says how to
+    // make it so.
+    assert_fails(
+        tessera().args(["eval", "y(i) = B(i,j) * 2", "-i", &b, "-t", "y:bool"]),
+        &[
+            "y is asked to hold bool values and the statement gives f64",
+            "bool(...)",
+        ],
+    );
+    let unknown = tessera()
+        .args(["eval", "y(i) = B(i,j)", "-i", &b, "-t", "B:i7"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(!unknown.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("unknown value type \"i7\" (the value types are f64, f32, bool)"),
+        "{stderr}"
+    );
+    assert_fails(
+        tessera().args(["eval", "y(i) = -A(i,j)", "-i", &a, "-t", "A:bool"]),
+        &["column 9:", "- takes numbers, not bool (A)"],
+    );
+}
+
+#[test]
+fn the_repl_types_tensors_now_or_when_they_are_made() {
+    let dir = scratch("repl_types");
+    let b = write(&dir, "b.mtx", B_MTX);
+    let script = format!(
+        ":type B f32\n\
+         :type m bool\n\
+         :load B {b}\n\
+         c(i) = sum(j, B(i,j))\n\
+         m(i) = c(i) > 0\n\
+         :list\n\
+         :type B f64\n\
+         :list\n"
+    );
+    tessera()
+        .arg("repl")
+        .write_stdin(script)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("B: 3 x 4 matrix of f32, csr, 3 stored"))
+        .stdout(predicate::str::contains("c: 3 vector of f32"))
+        .stdout(predicate::str::contains("m: 3 vector of bool"))
+        .stdout(predicate::str::contains("B: 3 x 4 of f32, csr, 3 stored ("))
+        .stdout(predicate::str::contains("; as f64)"));
+}

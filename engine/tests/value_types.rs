@@ -263,7 +263,7 @@ fn mixed_types_are_refused_naming_both() {
         .eval_typed("y(i) = sqrt(m(i))", &Inputs::new().with("m", &m))
         .unwrap_err()
         .to_string();
-    assert!(err.contains("sqrt takes numbers") && err.contains("bool"), "{err}");
+    assert!(err.contains("sqrt takes numbers, not bool (m)"), "{err}");
 }
 
 #[test]

@@ -27,11 +27,12 @@
 //! Non-finite values are exercised by the `pack` target, whose kernels
 //! keep the two meanings equal (see [`super::pack`]).
 
-use tessera::engine::notation::{parse_statement, BinaryOp, Expr, IndexVar, Reduction, Statement, SEMIRINGS};
+use tessera::engine::notation::{parse_statement, AssignOp, BinaryOp, Expr, IndexVar, Reduction, Statement, SEMIRINGS};
 use tessera::engine::testing::{
-    cast_where_numbers_are_needed, named_formats, output_formats, random_entries, EntryKind, Rng, EXACT_FUNCTIONS,
+    cast_where_numbers_are_needed, named_formats, output_formats, random_entries, EntryKind, Rng, Tolerance,
+    EXACT_FUNCTIONS,
 };
-use tessera::formats::{CoordinateList, Format, LevelFormat, Tensor};
+use tessera::formats::{AnyTensor, CoordinateList, Format, LevelFormat, Tensor, TensorRef, ValueType};
 
 use super::source::Source;
 
@@ -66,7 +67,7 @@ pub struct Case {
     /// The statement's canonical text.
     pub text: String,
     /// Every tensor it reads (the left tensor too, for `+=`).
-    pub tensors: Vec<(String, Tensor<f64>)>,
+    pub tensors: Vec<(String, AnyTensor)>,
     /// Sizes of the variables no right-hand access fixes.
     pub sizes: Vec<(String, usize)>,
     /// The result's format; `None` is the engine's default.
@@ -75,8 +76,29 @@ pub struct Case {
 
 impl Case {
     /// The inputs as the reference takes them.
-    pub fn inputs(&self) -> Vec<(&str, &Tensor<f64>)> {
-        self.tensors.iter().map(|(n, t)| (n.as_str(), t)).collect()
+    pub fn inputs(&self) -> Vec<(&str, TensorRef<'_>)> {
+        self.tensors.iter().map(|(n, t)| (n.as_str(), t.as_ref())).collect()
+    }
+    /// The inputs' value type (`f64` when they all hold it).
+    pub fn value_type(&self) -> ValueType {
+        let typed = self
+            .tensors
+            .iter()
+            .map(|(_, t)| t.value_type())
+            .find(|&t| t != ValueType::F64);
+        typed.unwrap_or(ValueType::F64)
+    }
+    /// How close a result must be to the reference's: as the default, or
+    /// for `f32` results, to their precision (a sum added in another order
+    /// may round to the neighbouring `f32`).
+    pub fn tolerance(&self) -> Tolerance {
+        match self.value_type() {
+            ValueType::F32 => Tolerance {
+                relative: 3e-7,
+                absolute: 1e-12,
+            },
+            _ => Tolerance::default(),
+        }
     }
     /// The sizes as the reference takes them.
     pub fn size_refs(&self) -> Vec<(&str, usize)> {
@@ -340,7 +362,7 @@ pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
     }
 
     // Truth values where numbers are needed get their cast.
-    let rhs = cast_where_numbers_are_needed(rhs);
+    let rhs = cast_where_numbers_are_needed(rhs, ValueType::F64);
     let out_names: Vec<&str> = out_vars.iter().map(|&v| VAR_NAMES[v]).collect();
     let lhs = tessera::engine::notation::Access::new("A", &out_names);
     let add_assign = src.percent(10);
@@ -400,9 +422,37 @@ pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
         }
         None => (statement, tensors),
     };
+    // The inputs' value type, decided last so that shorter inputs decode
+    // as before (f64 once the bytes run out); bool not in a semiring, whose
+    // zero may be no truth value.
+    let value_type = match src.below(10) {
+        1 => ValueType::F32,
+        2 if semiring.is_none() => ValueType::Bool,
+        _ => ValueType::F64,
+    };
+    // Truth values where numbers are needed (a semiring's `||` too) get
+    // their cast.
+    let rhs = cast_where_numbers_are_needed(statement.rhs, value_type);
+    let statement = match statement.op {
+        AssignOp::Assign => Statement::assign(statement.lhs, rhs),
+        AssignOp::AddAssign => Statement::add_assign(statement.lhs, rhs),
+    };
+    // A `+=` target of truth values' results holds numbers (a truth value
+    // added to a number is its 0 or 1).
+    let target = (statement.op == AssignOp::AddAssign).then_some(statement.lhs.tensor.clone());
+    let type_of = |name: &str| match value_type {
+        ValueType::Bool if target.as_deref() == Some(name) => ValueType::F64,
+        ty => ty,
+    };
     Ok(Case {
         text: statement.to_string(),
-        tensors,
+        tensors: tensors
+            .into_iter()
+            .map(|(n, t)| {
+                let ty = type_of(&n);
+                (n, AnyTensor::narrowed(t, ty))
+            })
+            .collect(),
         sizes: given,
         output,
     })

@@ -100,7 +100,7 @@ pub fn run(data: &[u8]) -> Result<Outcome, String> {
             Ok(Err(e)) => return fail(format!("tier {tier} fails with a non-schedule error: {e}")),
             Err(e) => return fail(e),
         };
-        if let Err(e) = check_result(&result, &reference, case.output.as_ref()) {
+        if let Err(e) = check_result(&result, &reference, case.output.as_ref(), case.tolerance()) {
             return fail(format!("tier {tier}: {e}"));
         }
         match (run(Some(1)), run(Some(3))) {

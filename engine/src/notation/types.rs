@@ -206,10 +206,10 @@ impl Checker<'_> {
     }
 }
 
-fn bool_of(found: Option<Found>) -> Option<Found> {
+fn bool_of(_: Option<Found>) -> Option<Found> {
     Some(Found {
         ty: ValueType::Bool,
-        from: found.map_or_else(|| "a truth value".into(), |f| f.from),
+        from: "a truth value".into(),
     })
 }
 
@@ -224,7 +224,7 @@ fn bool_refused(found: &Option<Found>, column: usize, what: &str) -> EngineError
     let from = found.as_ref().map_or("it", |f| f.from.as_str());
     EngineError::Type {
         column,
-        message: format!("{what} takes numbers, and {from} holds bool values: cast it with f64(...)"),
+        message: format!("{what} takes numbers, not bool ({from}): cast it with f64(...)"),
     }
 }
 

@@ -267,20 +267,30 @@ impl Generator<'_> {
 }
 
 /// `e` with every truth value that meets an operation of numbers only
-/// (negation, `-`, `/`, a function such as `tanh`) cast with `f64(...)`,
-/// as the statement language asks ([`types`](crate::notation::types));
-/// truth values elsewhere stay, so `+` and `*` of two of them are `||` and
-/// `&&`.
+/// (negation, `-`, `/`, a function such as `tanh`) cast to the inputs'
+/// number type (`f32(...)` for `f32` inputs, otherwise `f64(...)`), as the
+/// statement language asks ([`types`](crate::notation::types)); truth
+/// values elsewhere stay, so `+` and `*` of two of them are `||` and `&&`.
+/// `inputs` is the type of every tensor `e` reads; casts to `f64` already
+/// there become casts to the inputs' number type.
 ///
 /// ```
 /// use tessera_engine::notation::parse_statement;
 /// use tessera_engine::testing::cast_where_numbers_are_needed;
+/// use tessera_formats::ValueType;
 /// let s = parse_statement("y(i) = -(a(i) < b(i)) + (a(i) < 1) * (b(i) > 2)").unwrap();
-/// let cast = cast_where_numbers_are_needed(s.rhs);
+/// let cast = cast_where_numbers_are_needed(s.rhs, ValueType::F64);
 /// assert_eq!(cast.to_string(), "-f64(a(i) < b(i)) + (a(i) < 1) * (b(i) > 2)");
+/// let s = parse_statement("y(i) = sqrt(a(i) - b(i))").unwrap();
+/// let cast = cast_where_numbers_are_needed(s.rhs, ValueType::Bool);
+/// assert_eq!(cast.to_string(), "sqrt(f64(a(i)) - f64(b(i)))");
 /// ```
-pub fn cast_where_numbers_are_needed(e: Expr) -> Expr {
-    typed_expr(e).0
+pub fn cast_where_numbers_are_needed(e: Expr, inputs: ValueType) -> Expr {
+    let (access, number) = match inputs {
+        ValueType::Bool => (Gives::Truth, ValueType::F64),
+        ty => (Gives::Number, ty),
+    };
+    typed_expr(e, (access, number)).0
 }
 
 /// What a subexpression of a random statement gives.
@@ -304,10 +314,11 @@ fn met(a: Gives, b: Gives) -> Gives {
 
 /// The expression with its casts, and what it gives (every tensor a random
 /// statement reads holds numbers).
-fn typed_expr(e: Expr) -> (Expr, Gives) {
+fn typed_expr(e: Expr, types: (Gives, ValueType)) -> (Expr, Gives) {
+    let (access, number_type) = types;
     let number = |(e, gives): (Expr, Gives)| {
         if gives == Gives::Truth {
-            Expr::call(Func::Cast(ValueType::F64), vec![e])
+            Expr::call(Func::Cast(number_type), vec![e])
         } else {
             e
         }
@@ -317,15 +328,15 @@ fn typed_expr(e: Expr) -> (Expr, Gives) {
         false => Gives::Number,
     };
     match e {
-        Expr::Access(_) => (e, Gives::Number),
+        Expr::Access(_) => (e, access),
         Expr::Literal(_) => (e, Gives::Literal),
         Expr::Neg(x) => {
-            let x = typed_expr(*x);
+            let x = typed_expr(*x, types);
             let gives = numbers(std::slice::from_ref(&x));
             (-number(x), gives)
         }
         Expr::Binary { op, lhs, rhs } => {
-            let (l, r) = (typed_expr(*lhs), typed_expr(*rhs));
+            let (l, r) = (typed_expr(*lhs, types), typed_expr(*rhs, types));
             match op {
                 BinaryOp::Sub | BinaryOp::Div => {
                     let gives = numbers(&[l.clone(), r.clone()]);
@@ -338,7 +349,7 @@ fn typed_expr(e: Expr) -> (Expr, Gives) {
             }
         }
         Expr::Call { func, args } => {
-            let args: Vec<(Expr, Gives)> = args.into_iter().map(typed_expr).collect();
+            let args: Vec<(Expr, Gives)> = args.into_iter().map(|a| typed_expr(a, types)).collect();
             let plain = |args: Vec<(Expr, Gives)>| Expr::call(func, args.into_iter().map(|a| a.0).collect());
             match func {
                 Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Eq | Func::Ne => (plain(args), Gives::Truth),
@@ -349,6 +360,10 @@ fn typed_expr(e: Expr) -> (Expr, Gives) {
                     let gives = args.iter().fold(Gives::Literal, |g, a| met(g, a.1));
                     (plain(args), gives)
                 }
+                Func::Cast(ValueType::F64) => {
+                    let args = args.into_iter().map(|a| a.0).collect();
+                    (Expr::call(Func::Cast(number_type), args), Gives::Number)
+                }
                 Func::Cast(_) => (plain(args), Gives::Number),
                 _ => {
                     let gives = numbers(&args);
@@ -357,7 +372,7 @@ fn typed_expr(e: Expr) -> (Expr, Gives) {
             }
         }
         Expr::Reduce { op, var, body } => {
-            let (body, gives) = typed_expr(*body);
+            let (body, gives) = typed_expr(*body, types);
             let gives = match op {
                 Reduction::Or | Reduction::And => Gives::Truth,
                 _ => gives,
@@ -550,7 +565,7 @@ fn draw(rng: &mut Rng, config: &StatementConfig) -> Option<RandomStatement> {
             rhs = wrap_sum(rhs, v, op, g.rng);
         }
     }
-    let rhs = cast_where_numbers_are_needed(rhs);
+    let rhs = cast_where_numbers_are_needed(rhs, ValueType::F64);
     let output_shape: Vec<usize> = out_vars.iter().map(|v| g.size(v)).collect();
     let sizes: Vec<(String, usize)> = out_vars
         .iter()
