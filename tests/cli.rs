@@ -1024,16 +1024,7 @@ fn value_types_are_asked_per_tensor_and_results_keep_the_statement_type() {
     let b = format!("B:{}", write(&dir, "b.mtx", A_MTX));
     tessera()
         .args(["eval", "y(i) = A(i,j) * B(i,j)", "-i", &a, "-i", &b])
-        .args([
-            "-t",
-            "A:bool",
-            "-t",
-            "B:f32",
-            "-f",
-            "y:sv",
-            "-o",
-            &format!("y:{out}"),
-        ])
+        .args(["-t", "A:bool", "-t", "B:f32", "-f", "y:sv", "-o", &format!("y:{out}")])
         .assert()
         .success();
     // A truth value beside an f32 number is its 0 or 1: row sums of B.

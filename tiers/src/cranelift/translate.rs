@@ -1101,23 +1101,10 @@ impl Translator<'_> {
         clif.fb.ins().store(output_flags(), new, at, 0);
     }
 
-    /// Base pointers of the dense factors of a dot product: operand
-    /// `f.operand`'s values from `parent * extent(f.level)` on, read as
-    /// `f64`.
-    fn factor_bases(&mut self, clif: &mut Clif<'_>, factors: &[DotFactor]) -> Option<SmallVec<[Value; 2]>> {
-        for f in factors {
-            self.values(clif, f.operand)?;
-        }
-        Some(
-            self.typed_factor_bases(clif, factors)?
-                .into_iter()
-                .map(|(b, _)| b)
-                .collect(),
-        )
-    }
-
-    /// [`factor_bases`](Self::factor_bases) of any value type, with it.
-    fn typed_factor_bases(
+    /// Base pointers of the dense factors of a dot product (operand
+    /// `f.operand`'s values from `parent * extent(f.level)` on) and the
+    /// type of their values.
+    fn factor_bases(
         &mut self,
         clif: &mut Clif<'_>,
         factors: &[DotFactor],
@@ -1137,13 +1124,13 @@ impl Translator<'_> {
     /// `acc += Σ_{c < len} scale * Π factors[c]`, summed in order from 0.0
     /// as the interpreter does.
     fn dense_dot(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[ValueRun], len: RunLength, acc: u32) {
-        let mut bases: SmallVec<[Value; 2]> = SmallVec::new();
+        let mut bases: SmallVec<[(Value, ValueType); 2]> = SmallVec::new();
         for f in factors {
-            let Some(values) = self.values(clif, f.operand) else {
+            let Some((values, ty)) = self.typed_values(clif, f.operand) else {
                 return;
             };
             let start = self.iget(clif, f.start);
-            bases.push(clif.element(values, start, 8));
+            bases.push((clif.element(values, start, ty.size() as u8), ty));
         }
         let scale = self.fget(clif, scale);
         let len = self.run_length(clif, len);
@@ -1291,7 +1278,7 @@ impl Translator<'_> {
         let Some((own, own_type)) = self.typed_values(clif, driver.operand) else {
             return;
         };
-        let Some(bases) = self.typed_factor_bases(clif, factors) else {
+        let Some(bases) = self.factor_bases(clif, factors) else {
             return;
         };
         let coords = match factors {
@@ -1411,10 +1398,10 @@ impl Translator<'_> {
             let (vector, scalar) = (clif.fb.create_block(), clif.fb.create_block());
             clif.fb.ins().brif(unit, vector, &[], scalar, &[]);
             clif.enter(vector);
-            let bases: SmallVec<[Value; 3]> = reads
+            let bases: SmallVec<[(Value, ValueType); 3]> = reads
                 .iter()
                 .map(|read| match read {
-                    Read::Run(base, _) => *base,
+                    Read::Run(base, _) => (*base, ValueType::F64),
                     Read::Gather(..) => unreachable!("only runs here"),
                 })
                 .collect();
@@ -1481,7 +1468,7 @@ impl Translator<'_> {
         let Some(own) = self.typed_values(clif, driver.operand) else {
             return;
         };
-        let Some(bases) = self.typed_factor_bases(clif, factors) else {
+        let Some(bases) = self.factor_bases(clif, factors) else {
             return;
         };
         let b = self.iget(clif, begin);
@@ -1526,7 +1513,7 @@ impl Translator<'_> {
         let Some(own) = self.typed_values(clif, driver.operand) else {
             return;
         };
-        let Some(bases) = self.typed_factor_bases(clif, factors) else {
+        let Some(bases) = self.factor_bases(clif, factors) else {
             return;
         };
         let n = clif.param(rows.level, Param::Extent);
@@ -1649,13 +1636,14 @@ impl Translator<'_> {
         let Some((row, n)) = self.output_row(clif, out, out_parent) else {
             return;
         };
-        // Per factor: its values, its parent, and the extent of `via`.
-        let mut parts: SmallVec<[(Value, Value, Option<Value>); 2]> = SmallVec::new();
+        // Per factor: its values and their type, its parent, and the
+        // extent of `via`.
+        let mut parts: SmallVec<[(TypedValues, Value, Option<Value>); 2]> = SmallVec::new();
         for f in factors {
             if self.format(clif, f.level).is_none() {
                 return;
             }
-            let Some(values) = self.values(clif, f.operand) else {
+            let Some(values) = self.typed_values(clif, f.operand) else {
                 return;
             };
             let parent = self.iget(clif, f.parent);
@@ -1676,9 +1664,9 @@ impl Translator<'_> {
         let e = self.iget(clif, end);
         let entries = Row { format, driver, own };
         // Each factor's row for coordinate `c`, from column `from` on.
-        let bases = |clif: &mut Clif<'_>, c: Value, from: Value| -> SmallVec<[Value; 2]> {
+        let bases = |clif: &mut Clif<'_>, c: Value, from: Value| -> SmallVec<[(Value, ValueType); 2]> {
             let mut bases = SmallVec::new();
-            for &(values, parent, via) in &parts {
+            for &((values, ty), parent, via) in &parts {
                 let r = match via {
                     Some(extent) => {
                         let first = clif.fb.ins().imul(parent, extent);
@@ -1688,7 +1676,7 @@ impl Translator<'_> {
                 };
                 let first = clif.fb.ins().imul(r, n);
                 let first = clif.fb.ins().iadd(first, from);
-                bases.push(clif.element(values, first, 8));
+                bases.push((clif.element(values, first, ty.size() as u8), ty));
             }
             bases
         };
@@ -1720,8 +1708,9 @@ impl Translator<'_> {
                             smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)];
                         for (k, &sum) in st[1..].iter().enumerate() {
                             let mut prod = lanes;
-                            for &base in &bases {
-                                let x = clif.fb.ins().load(types::F64X2, input_flags(), base, 16 * k as i32);
+                            for &(base, ty) in &bases {
+                                let offset = 2 * ty.size() as i32 * k as i32;
+                                let x = load_pair(clif, ty, input_flags(), base, offset);
                                 prod = clif.fb.ins().fmul(prod, x);
                             }
                             next.push(clif.fb.ins().fadd(sum, prod));
@@ -1745,6 +1734,9 @@ impl Translator<'_> {
     }
 }
 
+/// An input's values (their address) and their type.
+type TypedValues = (Value, ValueType);
+
 /// Value `index` of an input's `values` of type `ty`, as `f64` (every
 /// `f32` and `bool` is exact in it).
 fn load_value(clif: &mut Clif<'_>, ty: ValueType, values: Value, index: Value) -> Value {
@@ -1760,6 +1752,22 @@ fn load_value(clif: &mut Clif<'_>, ty: ValueType, values: Value, index: Value) -
             clif.fb.ins().fcvt_from_uint(types::F64, byte)
         }
     }
+}
+
+/// Two values from `addr + offset` on, of type `ty`, as an `f64x2`: a
+/// vector load for `f64`, two loads widened for the others (a wider load
+/// could read past the array's end).
+fn load_pair(clif: &mut Clif<'_>, ty: ValueType, flags: MemFlagsData, addr: Value, offset: i32) -> Value {
+    if ty == ValueType::F64 {
+        return clif.fb.ins().load(types::F64X2, flags, addr, offset);
+    }
+    let size = ty.size() as i64;
+    let first = clif.fb.ins().iadd_imm_s(addr, i64::from(offset));
+    let second = clif.fb.ins().iadd_imm_s(first, size);
+    let zero = clif.int(0);
+    let (a, b) = (load_value(clif, ty, first, zero), load_value(clif, ty, second, zero));
+    let pair = clif.fb.ins().scalar_to_vector(types::F64X2, a);
+    clif.fb.ins().insertlane(pair, b, 1)
 }
 
 /// `f64x2` vectors of an output row [`Translator::row_axpy`] keeps in
@@ -1937,11 +1945,12 @@ fn rows_dot(
                 &mut |clif, s| clif.compare(Cmp::Lt, s[0], rows.1),
                 &mut |clif, s| {
                     let k = s[0];
-                    let bases: SmallVec<[Value; 4]> = all
+                    // Block runs read f64 values (the translator checks).
+                    let bases: SmallVec<[(Value, ValueType); 4]> = all
                         .iter()
                         .map(|&(base, bytes)| {
                             let shift = clif.fb.ins().imul(bytes, k);
-                            clif.fb.ins().iadd(base, shift)
+                            (clif.fb.ins().iadd(base, shift), ValueType::F64)
                         })
                         .collect();
                     let total = run_dot(clif, scale, &bases, len);
@@ -1957,13 +1966,21 @@ fn rows_dot(
 /// `scale * Σ_{c < len} Π bases[c]`, the sum from 0.0 in order and each
 /// product in the bases' order, as the interpreter computes it; unrolled
 /// when the length is fixed and at most 16 (a block's row).
-fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[Value], (fixed, n): (Option<u32>, Value)) -> Value {
+fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[(Value, ValueType)], (fixed, n): (Option<u32>, Value)) -> Value {
     const MOST_UNROLLED: u32 = 16;
-    let product = |clif: &mut Clif<'_>, at: &dyn Fn(&mut Clif<'_>, Value) -> (Value, i32)| {
+    // `at(base, size)`: the address of the component and an offset.
+    let product = |clif: &mut Clif<'_>, at: &dyn Fn(&mut Clif<'_>, Value, i32) -> (Value, i32)| {
         let mut prod = None;
-        for &base in bases {
-            let (addr, offset) = at(clif, base);
-            let x = clif.fb.ins().load(types::F64, input_flags(), addr, offset);
+        for &(base, ty) in bases {
+            let (addr, offset) = at(clif, base, ty.size() as i32);
+            let x = match ty {
+                ValueType::F64 => clif.fb.ins().load(types::F64, input_flags(), addr, offset),
+                ty => {
+                    let at = clif.fb.ins().iadd_imm_s(addr, i64::from(offset));
+                    let zero = clif.int(0);
+                    load_value(clif, ty, at, zero)
+                }
+            };
             prod = Some(match prod {
                 None => x,
                 Some(p) => clif.fb.ins().fmul(p, x),
@@ -1975,7 +1992,7 @@ fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[Value], (fixed, n): (Opti
         Some(len) if len <= MOST_UNROLLED => {
             let mut sum = clif.fb.ins().f64const(0.0);
             for c in 0..len {
-                let prod = product(clif, &|_, base| (base, 8 * c as i32));
+                let prod = product(clif, &|_, base, size| (base, size * c as i32));
                 sum = clif.fb.ins().fadd(sum, prod);
             }
             sum
@@ -1988,7 +2005,7 @@ fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[Value], (fixed, n): (Opti
                 &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
                 &mut |clif, s| {
                     let c = s[0];
-                    let prod = product(clif, &|clif, base| (clif.element(base, c, 8), 0));
+                    let prod = product(clif, &|clif, base, size| (clif.element(base, c, size as u8), 0));
                     let sum = clif.fb.ins().fadd(s[1], prod);
                     smallvec::smallvec![clif.fb.ins().iadd_imm_s(c, 1), sum]
                 },
@@ -2002,11 +2019,12 @@ fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[Value], (fixed, n): (Opti
 /// `row[k] += scale * Π bases[k] (* temp[k])` for `k < n`, in pairs of
 /// lanes. A vector temporary is read as the storage it is, which the
 /// kernel writes elsewhere (the inputs are read-only).
-fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value], temp: Option<Value>) {
-    let reads: SmallVec<[(Value, MemFlagsData); 3]> = bases
+fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[(Value, ValueType)], temp: Option<Value>) {
+    // The temporary is f64 storage the kernel writes, read as such.
+    let reads: SmallVec<[(Value, ValueType, MemFlagsData); 3]> = bases
         .iter()
-        .map(|&b| (b, input_flags()))
-        .chain(temp.map(|t| (t, output_flags())))
+        .map(|&(b, ty)| (b, ty, input_flags()))
+        .chain(temp.map(|t| (t, ValueType::F64, output_flags())))
         .collect();
     let vector = types::F64X2;
     let lanes = clif.fb.ins().splat(vector, scale);
@@ -2018,9 +2036,9 @@ fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value]
         &mut |clif, s| {
             let k = s[0];
             let mut prod = lanes;
-            for &(base, flags) in &reads {
-                let addr = clif.element(base, k, 8);
-                let x = clif.fb.ins().load(vector, flags, addr, 0);
+            for &(base, ty, flags) in &reads {
+                let addr = clif.element(base, k, ty.size() as u8);
+                let x = load_pair(clif, ty, flags, addr, 0);
                 prod = clif.fb.ins().fmul(prod, x);
             }
             let addr = clif.element(row, k, 8);
@@ -2036,9 +2054,14 @@ fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[Value]
         &mut |clif, s| {
             let k = s[0];
             let mut prod = scale;
-            for &(base, flags) in &reads {
-                let addr = clif.element(base, k, 8);
-                let x = clif.fb.ins().load(types::F64, flags, addr, 0);
+            for &(base, ty, flags) in &reads {
+                let x = match ty {
+                    ValueType::F64 => {
+                        let addr = clif.element(base, k, 8);
+                        clif.fb.ins().load(types::F64, flags, addr, 0)
+                    }
+                    ty => load_value(clif, ty, base, k),
+                };
                 prod = clif.fb.ins().fmul(prod, x);
             }
             let addr = clif.element(row, k, 8);
