@@ -29,6 +29,9 @@ mod operators;
 #[path = "../../engine/tests/random_statements.rs"]
 mod random_statements;
 
+#[path = "../../engine/tests/value_types.rs"]
+mod value_types;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

@@ -15,7 +15,7 @@
 
 use tessera_engine::runtime::StorageSignature;
 use tessera_formats::staging::{LoopBody, LoopCond, LoopState};
-use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, IntOp, LevelRef, Param};
+use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, IntOp, LevelRef, Param, ValueType};
 
 /// A scalar of the kernel's table of 64-bit parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,6 +101,16 @@ pub(crate) struct CText {
 }
 
 impl CText {
+    /// The C type of input `operand`'s values: as stored, read as
+    /// `double` wherever the kernel uses them (C converts on load).
+    pub fn value_c_type(&self, operand: u32) -> &'static str {
+        match self.signature.value_type(operand) {
+            ValueType::F64 => "double",
+            ValueType::F32 => "float",
+            ValueType::Bool => "uchar",
+        }
+    }
+
     pub fn new(signature: StorageSignature) -> Self {
         CText {
             texts: Vec::new(),

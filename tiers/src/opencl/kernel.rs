@@ -13,6 +13,7 @@ use ocl::{Buffer, MemFlags, OclPrm, Queue};
 use tessera_engine::interp::Bindings;
 use tessera_engine::runtime::output::OutputState;
 use tessera_engine::runtime::{CompiledKernel, KernelFallback, StorageSignature};
+use tessera_formats::typed::ValueSlice;
 use tessera_formats::IndexArray;
 
 use super::ctext::{Args, Pointer, Scalar};
@@ -277,11 +278,18 @@ impl OpenClKernel {
                     (array.bytes(), copy)
                 }
                 Part::Values => {
-                    let values = bind.f64s(operand as usize);
-                    (
-                        values.len() * 8,
-                        Box::new(move || Ok(Upload::F64(upload(queue, values, read)?))),
-                    )
+                    let values = bind.values[operand as usize];
+                    let bytes = values.len() * values.value_type().size();
+                    let copy: Box<dyn Fn() -> ocl::Result<Upload>> = match values {
+                        ValueSlice::F64(v) => Box::new(move || Ok(Upload::F64(upload(queue, v, read)?))),
+                        ValueSlice::F32(v) => Box::new(move || Ok(Upload::F32(upload(queue, v, read)?))),
+                        ValueSlice::Bool(v) => {
+                            // SAFETY: a bool is one byte holding 0 or 1.
+                            let bytes: &[u8] = unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), v.len()) };
+                            Box::new(move || Ok(Upload::U8(upload(queue, bytes, read)?)))
+                        }
+                    };
+                    (bytes, copy)
                 }
             };
             uploads.push(match bind.versions.get(operand as usize) {
@@ -412,6 +420,7 @@ enum Arg<'a> {
     U64(&'a Buffer<u64>),
     I64(&'a Buffer<i64>),
     F64(&'a Buffer<f64>),
+    F32(&'a Buffer<f32>),
     Long(i64),
     Int(i32),
 }
@@ -426,6 +435,8 @@ fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fil
             Upload::U64(b) => Arg::U64(b),
             Upload::I64(b) => Arg::I64(b),
             Upload::F64(b) => Arg::F64(b),
+            Upload::F32(b) => Arg::F32(b),
+            Upload::U8(b) => Arg::U8(b),
         })
         .collect();
     args.extend([
@@ -461,6 +472,7 @@ impl Arg<'_> {
             Arg::U64(_) => builder.arg(None::<&Buffer<u64>>),
             Arg::I64(_) => builder.arg(None::<&Buffer<i64>>),
             Arg::F64(_) => builder.arg(None::<&Buffer<f64>>),
+            Arg::F32(_) => builder.arg(None::<&Buffer<f32>>),
             Arg::Long(_) => builder.arg(0i64),
             Arg::Int(_) => builder.arg(0i32),
         };
@@ -473,6 +485,7 @@ impl Arg<'_> {
             Arg::U64(b) => kernel.set_arg(index, b),
             Arg::I64(b) => kernel.set_arg(index, b),
             Arg::F64(b) => kernel.set_arg(index, b),
+            Arg::F32(b) => kernel.set_arg(index, b),
             Arg::Long(v) => kernel.set_arg(index, v),
             Arg::Int(v) => kernel.set_arg(index, v),
         }

@@ -18,6 +18,9 @@ pub(crate) enum Upload {
     U64(Buffer<u64>),
     I64(Buffer<i64>),
     F64(Buffer<f64>),
+    F32(Buffer<f32>),
+    /// Truth values, a byte each (0 or 1).
+    U8(Buffer<u8>),
 }
 
 /// Which part of a tensor a buffer holds.

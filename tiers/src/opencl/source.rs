@@ -181,9 +181,6 @@ pub(crate) fn generate(
     if let Some(why) = unmapped(program) {
         return Err(why);
     }
-    if !signature.all_f64() {
-        return Err("the OpenCL tier reads f64 values only; kernels reading f32 or bool inputs run on the CPU".into());
-    }
     let mapping = mapping(program);
     let entries = Entries::of(program)?;
     let mut c = CText::new(signature.clone());
@@ -204,7 +201,7 @@ pub(crate) fn generate(
     for (k, pointer) in c.args.pointers.iter().enumerate() {
         let ty = match pointer {
             Pointer::Array(_, width) => Args::c_type(*width),
-            Pointer::Values(_) => "double",
+            Pointer::Values(op) => c.value_c_type(*op),
         };
         let name = c.args.clone().pointer(*pointer);
         let _ = writeln!(text, "    __global const {ty}* restrict {name}, // argument {k}");
