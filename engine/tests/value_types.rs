@@ -6,19 +6,22 @@
 //! on one thread and several. The Cranelift tier runs the same table
 //! (`tiers/tests/engine_suite.rs` includes this file).
 
-use tessera_engine::notation::parse_statement;
+use tessera_engine::notation::{parse_statement, Func, Reduction, FUNCTIONS, REDUCTIONS, SEMIRINGS};
 use tessera_engine::reference::evaluate_typed;
-use tessera_engine::testing::{compare, rotated_tensors, Rng, Tolerance};
+use tessera_engine::testing::{compare, rotated_tensors, same_bits, Rng, Tolerance};
 use tessera_engine::{EvalOptions, Inputs};
 use tessera_formats::{AnyTensor, Format, TensorRef, ValueType};
 
 use ValueType::{Bool, F32, F64};
 
+/// A tensor a statement reads: its name, its variables and its type.
+type Read = (&'static str, &'static str, ValueType);
+
 /// A statement, the tensors it reads with their variables and types, and
 /// the type its result must have.
-struct Case {
-    statement: &'static str,
-    reads: &'static [(&'static str, &'static str, ValueType)],
+struct Case<'a> {
+    statement: &'a str,
+    reads: &'a [(&'a str, &'a str, ValueType)],
     gives: ValueType,
 }
 
@@ -124,6 +127,74 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// `f` applied to `args`, in the text's syntax.
+fn call(f: Func, args: &[&str]) -> String {
+    match (f, args) {
+        (Func::Not, [a]) => format!("!{a}"),
+        (_, [a, b]) if !f.is_called() => format!("{a} {} {b}", f.name()),
+        _ => format!("{}({})", f.name(), args.join(", ")),
+    }
+}
+
+/// Every function of the language for each type it takes, every
+/// reduction and every semiring, over `f32` and `bool` operands.
+fn generated_cases() -> Vec<(String, Vec<Read>, ValueType)> {
+    let mut out = Vec::new();
+    for f in FUNCTIONS {
+        let truth = matches!(
+            f,
+            Func::Lt
+                | Func::Le
+                | Func::Gt
+                | Func::Ge
+                | Func::Eq
+                | Func::Ne
+                | Func::And
+                | Func::Or
+                | Func::Xor
+                | Func::Not
+        );
+        let takes_truth = truth || matches!(f, Func::Min | Func::Max | Func::Cast(_));
+        for ty in [F32, Bool] {
+            if ty == Bool && !takes_truth {
+                continue;
+            }
+            let gives = match f {
+                Func::Cast(to) => to,
+                _ if truth => Bool,
+                _ => ty,
+            };
+            let (text, reads) = match f.arity() {
+                1 => (format!("A(i,j) = {}", call(f, &["B(i,j)"])), vec![("B", "ij", ty)]),
+                _ => (
+                    format!("A(i,j) = {}", call(f, &["B(i,j)", "C(i,j)"])),
+                    vec![("B", "ij", ty), ("C", "ij", ty)],
+                ),
+            };
+            out.push((text, reads, gives));
+        }
+    }
+    for op in REDUCTIONS {
+        for ty in [F32, Bool] {
+            let gives = match op {
+                Reduction::Or | Reduction::And => Bool,
+                _ => ty,
+            };
+            let text = format!("y(i) = {}(j, B(i,j) * c(j))", op.name());
+            out.push((text, vec![("B", "ij", ty), ("c", "j", ty)], gives));
+        }
+    }
+    let spmv = parse_statement("y(i) = A(i,j) * x(j)").unwrap();
+    for semiring in SEMIRINGS {
+        for ty in [F32, Bool] {
+            let text = semiring.rewrite(&spmv).unwrap().to_string();
+            let gives = if text.contains("&&") { Bool } else { ty };
+            out.push((text, vec![("A", "ij", ty), ("x", "j", ty)], gives));
+        }
+    }
+    out
+}
+
 /// The table's engine; the compiled tiers' suites give their own.
 #[allow(dead_code)]
 pub(crate) fn suite_engine() -> tessera_engine::Engine {
@@ -136,6 +207,20 @@ fn as_type(t: &tessera_formats::Tensor<f64>, ty: ValueType) -> AnyTensor {
 }
 
 fn check(engine: &tessera_engine::Engine, case: &Case, trial: usize) -> Result<(), String> {
+    check_typed(engine, (case.statement, case.reads, case.gives), trial)
+}
+
+fn check_typed(
+    engine: &tessera_engine::Engine,
+    case: (&str, &[(&str, &str, ValueType)], ValueType),
+    trial: usize,
+) -> Result<(), String> {
+    let (statement, reads, gives) = case;
+    let case = Case {
+        statement,
+        reads,
+        gives,
+    };
     let mut rng = Rng::new(trial as u64 * 7919 + case.statement.len() as u64);
     let vars: Vec<(&str, &str)> = case.reads.iter().map(|&(n, v, _)| (n, v)).collect();
     let mut size = |rng: &mut Rng| {
@@ -202,7 +287,7 @@ fn check(engine: &tessera_engine::Engine, case: &Case, trial: usize) -> Result<(
     }
     compare(&got.to_f64(), &want, Tolerance::default()).map_err(|e| format!("{}: {e}", describe()))?;
     let parallel = run(3)?;
-    if parallel != got {
+    if parallel.value_type() != got.value_type() || !same_bits(&parallel.to_f64(), &got.to_f64()) {
         return Err(format!("{}: 3 threads give another result than one", describe()));
     }
     Ok(())
@@ -227,6 +312,28 @@ fn typed_kernels_match_the_typed_reference_over_every_format() {
         failures.len(),
         failures.iter().take(8).cloned().collect::<Vec<_>>().join("\n")
     );
+}
+
+#[test]
+fn every_function_reduction_and_semiring_runs_on_f32_and_bool() {
+    let engine = crate::suite_engine();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (statement, reads, gives) in generated_cases() {
+        for trial in 0..6 {
+            match check_typed(&engine, (&statement, &reads, gives), trial) {
+                Ok(()) => checked += 1,
+                Err(e) => failures.push(e),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} checks differ:\n{}",
+        failures.len(),
+        failures.iter().take(8).cloned().collect::<Vec<_>>().join("\n")
+    );
+    assert!(checked > 400, "only {checked} checks ran");
 }
 
 #[test]

@@ -915,7 +915,7 @@ impl Kernel {
         let joined = if bind.all_f64() {
             self.run_chunks(bind, out, parallelism, &run)
         } else {
-            let widened = self.widened(bind);
+            let widened = self.widened(bind)?;
             let mut wide = bind.clone();
             for (k, values) in widened.iter().enumerate() {
                 if let Some(values) = values {
@@ -1137,7 +1137,7 @@ impl Kernel {
     /// The values of each operand of `bind` not holding `f64`, widened for
     /// the interpreter: cached while the operand's tensor is unchanged, so
     /// a kernel interpreted again does not widen again.
-    fn widened(&self, bind: &Bindings<'_>) -> Vec<Option<Arc<Vec<f64>>>> {
+    fn widened(&self, bind: &Bindings<'_>) -> Result<Vec<Option<Arc<Vec<f64>>>>> {
         let mut cache = self.widenings.lock().unwrap_or_else(|e| e.into_inner());
         bind.values
             .iter()
@@ -1145,16 +1145,24 @@ impl Kernel {
             .enumerate()
             .map(|(k, (values, &version))| {
                 if matches!(values, ValueSlice::F64(_)) {
-                    return None;
+                    return Ok(None);
                 }
                 if let Some((v, wide)) = &cache[k] {
                     if *v == version {
-                        return Some(wide.clone());
+                        return Ok(Some(wide.clone()));
                     }
                 }
+                tessera_formats::budget::check_allocation(
+                    &format!(
+                        "the interpreter's f64 copy of {}'s {} values",
+                        self.lowered.operands[k].name,
+                        values.value_type()
+                    ),
+                    values.len() as u128 * 8,
+                )?;
                 let wide = Arc::new(values.to_f64_vec());
                 cache[k] = Some((version, wide.clone()));
-                Some(wide)
+                Ok(Some(wide))
             })
             .collect()
     }
