@@ -19,112 +19,62 @@ type Read = (&'static str, &'static str, ValueType);
 
 /// A statement, the tensors it reads with their variables and types, and
 /// the type its result must have.
+#[derive(Clone, Copy)]
 struct Case<'a> {
     statement: &'a str,
-    reads: &'a [(&'a str, &'a str, ValueType)],
+    reads: &'a [Read],
     gives: ValueType,
 }
 
-const CASES: &[Case] = &[
+/// Kernels of every shape, by statement, reads and result type.
+const CASES: &[(&str, &[Read], ValueType)] = &[
     // f32 kernels of every shape.
-    Case {
-        statement: "y(i) = A(i,j) * x(j)",
-        reads: &[("A", "ij", F32), ("x", "j", F32)],
-        gives: F32,
-    },
-    Case {
-        statement: "C(i,j) = A(i,k) * B(k,j)",
-        reads: &[("A", "ik", F32), ("B", "kj", F32)],
-        gives: F32,
-    },
-    Case {
-        statement: "C(i,j) = A(i,j) + B(i,j)",
-        reads: &[("A", "ij", F32), ("B", "ij", F32)],
-        gives: F32,
-    },
-    Case {
-        statement: "C(i,j) = A(i,j) * B(i,k) * D(k,j)",
-        reads: &[("A", "ij", F32), ("B", "ik", F32), ("D", "kj", F32)],
-        gives: F32,
-    },
-    Case {
-        statement: "A(i,j) = sqrt(abs(B(i,j))) * 0.1",
-        reads: &[("B", "ij", F32)],
-        gives: F32,
-    },
-    Case {
-        statement: "y(i) = min(j, A(i,j) + x(j))",
-        reads: &[("A", "ij", F32), ("x", "j", F32)],
-        gives: F32,
-    },
-    Case {
-        statement: "s = sum(i, x(i) * x(i))",
-        reads: &[("x", "i", F32)],
-        gives: F32,
-    },
+    ("y(i) = A(i,j) * x(j)", &[("A", "ij", F32), ("x", "j", F32)], F32),
+    ("C(i,j) = A(i,k) * B(k,j)", &[("A", "ik", F32), ("B", "kj", F32)], F32),
+    ("C(i,j) = A(i,j) + B(i,j)", &[("A", "ij", F32), ("B", "ij", F32)], F32),
+    (
+        "C(i,j) = A(i,j) * B(i,k) * D(k,j)",
+        &[("A", "ij", F32), ("B", "ik", F32), ("D", "kj", F32)],
+        F32,
+    ),
+    ("A(i,j) = sqrt(abs(B(i,j))) * 0.1", &[("B", "ij", F32)], F32),
+    (
+        "y(i) = min(j, A(i,j) + x(j))",
+        &[("A", "ij", F32), ("x", "j", F32)],
+        F32,
+    ),
+    ("s = sum(i, x(i) * x(i))", &[("x", "i", F32)], F32),
     // Comparisons give bool.
-    Case {
-        statement: "M(i,j) = A(i,j) > B(i,j)",
-        reads: &[("A", "ij", F32), ("B", "ij", F32)],
-        gives: Bool,
-    },
-    Case {
-        statement: "m(i) = x(i) <= 0.25",
-        reads: &[("x", "i", F64)],
-        gives: Bool,
-    },
+    ("M(i,j) = A(i,j) > B(i,j)", &[("A", "ij", F32), ("B", "ij", F32)], Bool),
+    ("m(i) = x(i) <= 0.25", &[("x", "i", F64)], Bool),
     // bool kernels: + is ||, * is &&, sums are or.
-    Case {
-        statement: "y(i) = A(i,j) * x(j)",
-        reads: &[("A", "ij", Bool), ("x", "j", Bool)],
-        gives: Bool,
-    },
-    Case {
-        statement: "C(i,j) = A(i,k) * B(k,j)",
-        reads: &[("A", "ik", Bool), ("B", "kj", Bool)],
-        gives: Bool,
-    },
-    Case {
-        statement: "C(i,j) = A(i,j) + B(i,j)",
-        reads: &[("A", "ij", Bool), ("B", "ij", Bool)],
-        gives: Bool,
-    },
-    Case {
-        statement: "C(i,j) = A(i,j) && !B(i,j)",
-        reads: &[("A", "ij", Bool), ("B", "ij", Bool)],
-        gives: Bool,
-    },
-    Case {
-        statement: "y(i) = and(j, A(i,j)) || xor(x(i), z(i))",
-        reads: &[("A", "ij", Bool), ("x", "i", Bool), ("z", "i", Bool)],
-        gives: Bool,
-    },
+    ("y(i) = A(i,j) * x(j)", &[("A", "ij", Bool), ("x", "j", Bool)], Bool),
+    (
+        "C(i,j) = A(i,k) * B(k,j)",
+        &[("A", "ik", Bool), ("B", "kj", Bool)],
+        Bool,
+    ),
+    (
+        "C(i,j) = A(i,j) + B(i,j)",
+        &[("A", "ij", Bool), ("B", "ij", Bool)],
+        Bool,
+    ),
+    (
+        "C(i,j) = A(i,j) && !B(i,j)",
+        &[("A", "ij", Bool), ("B", "ij", Bool)],
+        Bool,
+    ),
+    (
+        "y(i) = and(j, A(i,j)) || xor(x(i), z(i))",
+        &[("A", "ij", Bool), ("x", "i", Bool), ("z", "i", Bool)],
+        Bool,
+    ),
     // Truth values beside numbers are 0 or 1; other types need a cast.
-    Case {
-        statement: "C(i,j) = A(i,j) * M(i,j)",
-        reads: &[("A", "ij", F32), ("M", "ij", Bool)],
-        gives: F32,
-    },
-    Case {
-        statement: "y(i) = f64(A(i,j)) * x(j)",
-        reads: &[("A", "ij", F32), ("x", "j", F64)],
-        gives: F64,
-    },
-    Case {
-        statement: "y(i) = f32(A(i,j) * x(j))",
-        reads: &[("A", "ij", F64), ("x", "j", F64)],
-        gives: F32,
-    },
-    Case {
-        statement: "c(i) = sum(j, f64(A(i,j)))",
-        reads: &[("A", "ij", Bool)],
-        gives: F64,
-    },
-    Case {
-        statement: "M(i,j) = bool(A(i,j))",
-        reads: &[("A", "ij", F32)],
-        gives: Bool,
-    },
+    ("C(i,j) = A(i,j) * M(i,j)", &[("A", "ij", F32), ("M", "ij", Bool)], F32),
+    ("y(i) = f64(A(i,j)) * x(j)", &[("A", "ij", F32), ("x", "j", F64)], F64),
+    ("y(i) = f32(A(i,j) * x(j))", &[("A", "ij", F64), ("x", "j", F64)], F32),
+    ("c(i) = sum(j, f64(A(i,j)))", &[("A", "ij", Bool)], F64),
+    ("M(i,j) = bool(A(i,j))", &[("A", "ij", F32)], Bool),
 ];
 
 /// `f` applied to `args`, in the text's syntax.
@@ -206,21 +156,7 @@ fn as_type(t: &tessera_formats::Tensor<f64>, ty: ValueType) -> AnyTensor {
     AnyTensor::narrowed(t.clone(), ty)
 }
 
-fn check(engine: &tessera_engine::Engine, case: &Case, trial: usize) -> Result<(), String> {
-    check_typed(engine, (case.statement, case.reads, case.gives), trial)
-}
-
-fn check_typed(
-    engine: &tessera_engine::Engine,
-    case: (&str, &[(&str, &str, ValueType)], ValueType),
-    trial: usize,
-) -> Result<(), String> {
-    let (statement, reads, gives) = case;
-    let case = Case {
-        statement,
-        reads,
-        gives,
-    };
+fn check(engine: &tessera_engine::Engine, case: Case<'_>, trial: usize) -> Result<(), String> {
     let mut rng = Rng::new(trial as u64 * 7919 + case.statement.len() as u64);
     let vars: Vec<(&str, &str)> = case.reads.iter().map(|&(n, v, _)| (n, v)).collect();
     let mut size = |rng: &mut Rng| {
@@ -293,13 +229,14 @@ fn check_typed(
     Ok(())
 }
 
-#[test]
-fn typed_kernels_match_the_typed_reference_over_every_format() {
+/// Checks every case on `trials` trials, failing with the first few that
+/// differ.
+fn check_all<'a>(cases: impl Iterator<Item = Case<'a>>, trials: usize) -> usize {
     let engine = crate::suite_engine();
     let mut failures = Vec::new();
     let mut checked = 0;
-    for case in CASES {
-        for trial in 0..24 {
+    for case in cases {
+        for trial in 0..trials {
             match check(&engine, case, trial) {
                 Ok(()) => checked += 1,
                 Err(e) => failures.push(e),
@@ -312,27 +249,28 @@ fn typed_kernels_match_the_typed_reference_over_every_format() {
         failures.len(),
         failures.iter().take(8).cloned().collect::<Vec<_>>().join("\n")
     );
+    checked
+}
+
+#[test]
+fn typed_kernels_match_the_typed_reference_over_every_format() {
+    let cases = CASES.iter().map(|&(statement, reads, gives)| Case {
+        statement,
+        reads,
+        gives,
+    });
+    check_all(cases, 24);
 }
 
 #[test]
 fn every_function_reduction_and_semiring_runs_on_f32_and_bool() {
-    let engine = crate::suite_engine();
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    for (statement, reads, gives) in generated_cases() {
-        for trial in 0..6 {
-            match check_typed(&engine, (&statement, &reads, gives), trial) {
-                Ok(()) => checked += 1,
-                Err(e) => failures.push(e),
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {checked} checks differ:\n{}",
-        failures.len(),
-        failures.iter().take(8).cloned().collect::<Vec<_>>().join("\n")
-    );
+    let generated = generated_cases();
+    let cases = generated.iter().map(|(statement, reads, gives)| Case {
+        statement,
+        reads,
+        gives: *gives,
+    });
+    let checked = check_all(cases, 6);
     assert!(checked > 400, "only {checked} checks ran");
 }
 

@@ -84,34 +84,46 @@ pub trait Typed: Value {
     fn tensor_ref(tensor: &Tensor<Self>) -> TensorRef<'_>;
 }
 
-impl Typed for f64 {
-    const TYPE: ValueType = ValueType::F64;
-    fn slice(values: &[Self]) -> ValueSlice<'_> {
-        ValueSlice::F64(values)
-    }
-    fn tensor_ref(tensor: &Tensor<Self>) -> TensorRef<'_> {
-        TensorRef::F64(tensor)
-    }
+/// `Typed` for a value type, and conversions of its tensors into the
+/// run-time typed ones.
+macro_rules! typed {
+    ($value:ty, $variant:ident) => {
+        impl Typed for $value {
+            const TYPE: ValueType = ValueType::$variant;
+            fn slice(values: &[Self]) -> ValueSlice<'_> {
+                ValueSlice::$variant(values)
+            }
+            fn tensor_ref(tensor: &Tensor<Self>) -> TensorRef<'_> {
+                TensorRef::$variant(tensor)
+            }
+        }
+        impl From<Tensor<$value>> for AnyTensor {
+            fn from(t: Tensor<$value>) -> Self {
+                AnyTensor::$variant(t)
+            }
+        }
+        impl<'a> From<&'a Tensor<$value>> for TensorRef<'a> {
+            fn from(t: &'a Tensor<$value>) -> Self {
+                TensorRef::$variant(t)
+            }
+        }
+    };
 }
 
-impl Typed for f32 {
-    const TYPE: ValueType = ValueType::F32;
-    fn slice(values: &[Self]) -> ValueSlice<'_> {
-        ValueSlice::F32(values)
-    }
-    fn tensor_ref(tensor: &Tensor<Self>) -> TensorRef<'_> {
-        TensorRef::F32(tensor)
-    }
-}
+typed!(f64, F64);
+typed!(f32, F32);
+typed!(bool, Bool);
 
-impl Typed for bool {
-    const TYPE: ValueType = ValueType::Bool;
-    fn slice(values: &[Self]) -> ValueSlice<'_> {
-        ValueSlice::Bool(values)
-    }
-    fn tensor_ref(tensor: &Tensor<Self>) -> TensorRef<'_> {
-        TensorRef::Bool(tensor)
-    }
+/// Applies `$body` to what any variant of `$value` holds (a tensor or
+/// values), bound as `$t`.
+macro_rules! each_type {
+    ($enum:ident, $value:expr, $t:ident => $body:expr) => {
+        match $value {
+            $enum::F64($t) => $body,
+            $enum::F32($t) => $body,
+            $enum::Bool($t) => $body,
+        }
+    };
 }
 
 /// A tensor's values, typed at run time.
@@ -131,51 +143,23 @@ impl ValueSlice<'_> {
         }
     }
     pub fn len(&self) -> usize {
-        match self {
-            ValueSlice::F64(v) => v.len(),
-            ValueSlice::F32(v) => v.len(),
-            ValueSlice::Bool(v) => v.len(),
-        }
+        each_type!(ValueSlice, self, v => v.len())
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
     /// The address of the first value, for compiled kernels.
     pub fn as_ptr(&self) -> *const u8 {
-        match self {
-            ValueSlice::F64(v) => v.as_ptr().cast(),
-            ValueSlice::F32(v) => v.as_ptr().cast(),
-            ValueSlice::Bool(v) => v.as_ptr().cast(),
-        }
+        each_type!(ValueSlice, self, v => v.as_ptr().cast())
     }
     /// Every value in `f64` (exactly).
     pub fn to_f64_vec(&self) -> Vec<f64> {
-        match self {
-            ValueSlice::F64(v) => v.to_vec(),
-            ValueSlice::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
-            ValueSlice::Bool(v) => v.iter().map(|&x| f64::from(u8::from(x))).collect(),
-        }
+        each_type!(ValueSlice, self, v => v.iter().map(|x| x.to_f64()).collect())
     }
     /// Value `k` in `f64`.
     pub fn get(&self, k: usize) -> f64 {
-        match self {
-            ValueSlice::F64(v) => v[k],
-            ValueSlice::F32(v) => f64::from(v[k]),
-            ValueSlice::Bool(v) => f64::from(u8::from(v[k])),
-        }
+        each_type!(ValueSlice, self, v => v[k].to_f64())
     }
-}
-
-/// Applies `$body` to the tensor inside any variant of `$value`, bound as
-/// `$t`.
-macro_rules! each_type {
-    ($enum:ident, $value:expr, $t:ident => $body:expr) => {
-        match $value {
-            $enum::F64($t) => $body,
-            $enum::F32($t) => $body,
-            $enum::Bool($t) => $body,
-        }
-    };
 }
 
 /// A tensor of any value type, owned.
@@ -263,22 +247,6 @@ impl AnyTensor {
     }
 }
 
-impl From<Tensor<f64>> for AnyTensor {
-    fn from(t: Tensor<f64>) -> Self {
-        AnyTensor::F64(t)
-    }
-}
-impl From<Tensor<f32>> for AnyTensor {
-    fn from(t: Tensor<f32>) -> Self {
-        AnyTensor::F32(t)
-    }
-}
-impl From<Tensor<bool>> for AnyTensor {
-    fn from(t: Tensor<bool>) -> Self {
-        AnyTensor::Bool(t)
-    }
-}
-
 /// A tensor of any value type, borrowed.
 #[derive(Clone, Copy, Debug)]
 pub enum TensorRef<'a> {
@@ -325,11 +293,7 @@ impl<'a> TensorRef<'a> {
     }
     /// The values in `f64` (exactly: every `f32` and `bool` is one).
     pub fn to_f64(&self) -> Tensor<f64> {
-        match self {
-            TensorRef::F64(t) => (*t).clone(),
-            TensorRef::F32(t) => t.map_values(f64::from),
-            TensorRef::Bool(t) => t.map_values(|b| f64::from(u8::from(b))),
-        }
+        each_type!(TensorRef, *self, t => t.map_values(Value::to_f64))
     }
     /// The same tensor in another format.
     pub fn convert(&self, format: &Format) -> Result<AnyTensor> {
@@ -337,21 +301,6 @@ impl<'a> TensorRef<'a> {
     }
 }
 
-impl<'a> From<&'a Tensor<f64>> for TensorRef<'a> {
-    fn from(t: &'a Tensor<f64>) -> Self {
-        TensorRef::F64(t)
-    }
-}
-impl<'a> From<&'a Tensor<f32>> for TensorRef<'a> {
-    fn from(t: &'a Tensor<f32>) -> Self {
-        TensorRef::F32(t)
-    }
-}
-impl<'a> From<&'a Tensor<bool>> for TensorRef<'a> {
-    fn from(t: &'a Tensor<bool>) -> Self {
-        TensorRef::Bool(t)
-    }
-}
 impl<'a> From<&'a AnyTensor> for TensorRef<'a> {
     fn from(t: &'a AnyTensor) -> Self {
         t.as_ref()
