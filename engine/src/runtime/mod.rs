@@ -417,8 +417,6 @@ impl Engine {
         self.compile_with_types(statement, formats, fills, &[], output, schedule)
     }
 
-    /// `inputs`: the formats, the fills that are not 0 and the value types
-    /// that are not `f64` of the inputs, by name.
     /// [`compile_with_fills`](Self::compile_with_fills) for inputs that
     /// do not all hold `f64` values (`types` by name; inputs not named hold
     /// `f64`): the kernel's results have the type the statement gives
@@ -459,6 +457,8 @@ impl Engine {
         self.compile_statement(&stmt, (&formats, &fills, &types), output, schedule)
     }
 
+    /// `inputs`: the formats, the fills that are not 0 and the value types
+    /// that are not `f64` of the inputs, by name.
     fn compile_statement(
         &self,
         stmt: &Statement,
