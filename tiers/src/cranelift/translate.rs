@@ -194,14 +194,15 @@ impl Translator<'_> {
     }
 
     /// Base pointer of an input operand's values, or a recorded error.
-    /// Operand `operand`'s values, which the op reads as `f64`: other
-    /// types are read by the ops [`typed_values`](Self::typed_values)
-    /// serves, and a program reading them elsewhere is interpreted.
+    /// Operand `operand`'s values, which the op reads as `f64`: row merges
+    /// and strided updates (the runtime's code, which reads `f64`); a
+    /// program reading other types there is interpreted. Every other op
+    /// reads any type ([`typed_values`](Self::typed_values)).
     fn values(&self, clif: &mut Clif<'_>, operand: u32) -> Option<Value> {
         let (values, ty) = self.typed_values(clif, operand)?;
         if ty != ValueType::F64 {
             clif.fail(format!(
-                "the jit tier reads {ty} values in loads and dot products only, and this program reads operand {operand}'s in other block ops"
+                "the jit tier reads {ty} values in every op but row merges and strided updates (DIA, ELL), and this program reads operand {operand}'s in one"
             ));
             return None;
         }
@@ -1151,23 +1152,23 @@ impl Translator<'_> {
         (factors, shared): (&[StridedRun], &[ValueRun]),
         out: StridedRun,
     ) {
-        // Per run: the address of its row 0 and its step in bytes.
-        let mut runs: SmallVec<[(Value, Value); 3]> = SmallVec::new();
+        // Per run: the address of its row 0, its type and its step in bytes.
+        let mut runs: SmallVec<[(TypedValues, Value); 3]> = SmallVec::new();
         for f in factors {
-            let Some(values) = self.values(clif, f.operand) else {
+            let Some((values, ty)) = self.typed_values(clif, f.operand) else {
                 return;
             };
             let (start, step) = (self.iget(clif, f.start), self.iget(clif, f.step));
-            let bytes = clif.fb.ins().imul_imm_s(step, 8);
-            runs.push((clif.element(values, start, 8), bytes));
+            let bytes = clif.fb.ins().imul_imm_s(step, ty.size() as i64);
+            runs.push(((clif.element(values, start, ty.size() as u8), ty), bytes));
         }
-        let mut shared_bases: SmallVec<[Value; 1]> = SmallVec::new();
+        let mut shared_bases: SmallVec<[TypedValues; 1]> = SmallVec::new();
         for s in shared {
-            let Some(values) = self.values(clif, s.operand) else {
+            let Some((values, ty)) = self.typed_values(clif, s.operand) else {
                 return;
             };
             let start = self.iget(clif, s.start);
-            shared_bases.push(clif.element(values, start, 8));
+            shared_bases.push((clif.element(values, start, ty.size() as u8), ty));
         }
         let out = self.output_run(clif, out);
         let scale = self.fget(clif, scale);
@@ -1197,20 +1198,23 @@ impl Translator<'_> {
         // per coordinate, per row and per block row.
         let mut parts: SmallVec<[BlockRunBytes; 3]> = SmallVec::new();
         for run in factors.iter().chain(shared) {
-            let Some(values) = self.values(clif, run.operand) else {
+            let Some((values, ty)) = self.typed_values(clif, run.operand) else {
                 return;
             };
             let start = self.iget(clif, run.start);
-            let base = clif.element(values, start, 8);
+            let base = clif.element(values, start, ty.size() as u8);
             let mut steps = [base; 4];
             for (k, r) in [run.pos_step, run.coord_step, run.row_step, run.block_step]
                 .into_iter()
                 .enumerate()
             {
                 let step = self.iget(clif, r);
-                steps[k] = clif.fb.ins().imul_imm_s(step, 8);
+                steps[k] = clif.fb.ins().imul_imm_s(step, ty.size() as i64);
             }
-            parts.push(BlockRunBytes { base, steps });
+            parts.push(BlockRunBytes {
+                base: (base, ty),
+                steps,
+            });
         }
         let (out_row, out_bytes) = self.output_run(clif, out);
         let step = self.iget(clif, out_block_step);
@@ -1249,7 +1253,7 @@ impl Translator<'_> {
                             .map(|part| {
                                 let shift = clif.fb.ins().imul(part.steps[3], b);
                                 BlockRunBytes {
-                                    base: clif.fb.ins().iadd(part.base, shift),
+                                    base: (clif.fb.ins().iadd(part.base.0, shift), part.base.1),
                                     steps: part.steps,
                                 }
                             })
@@ -1737,21 +1741,26 @@ impl Translator<'_> {
 /// An input's values (their address) and their type.
 type TypedValues = (Value, ValueType);
 
+/// The value of type `ty` at `addr + offset` (bytes) of an input, as `f64`.
+fn load_at(clif: &mut Clif<'_>, ty: ValueType, addr: Value, offset: i32) -> Value {
+    match ty {
+        ValueType::F64 => clif.fb.ins().load(types::F64, input_flags(), addr, offset),
+        ValueType::F32 => {
+            let narrow = clif.fb.ins().load(types::F32, input_flags(), addr, offset);
+            clif.fb.ins().fpromote(types::F64, narrow)
+        }
+        ValueType::Bool => {
+            let byte = clif.fb.ins().uload8(types::I32, input_flags(), addr, offset);
+            clif.fb.ins().fcvt_from_uint(types::F64, byte)
+        }
+    }
+}
+
 /// Value `index` of an input's `values` of type `ty`, as `f64` (every
 /// `f32` and `bool` is exact in it).
 fn load_value(clif: &mut Clif<'_>, ty: ValueType, values: Value, index: Value) -> Value {
     let addr = clif.element(values, index, ty.size() as u8);
-    match ty {
-        ValueType::F64 => clif.fb.ins().load(types::F64, input_flags(), addr, 0),
-        ValueType::F32 => {
-            let narrow = clif.fb.ins().load(types::F32, input_flags(), addr, 0);
-            clif.fb.ins().fpromote(types::F64, narrow)
-        }
-        ValueType::Bool => {
-            let byte = clif.fb.ins().uload8(types::I32, input_flags(), addr, 0);
-            clif.fb.ins().fcvt_from_uint(types::F64, byte)
-        }
-    }
+    load_at(clif, ty, addr, 0)
 }
 
 /// Two values from `addr + offset` on, of type `ty`, as an `f64x2`: a
@@ -1761,11 +1770,8 @@ fn load_pair(clif: &mut Clif<'_>, ty: ValueType, flags: MemFlagsData, addr: Valu
     if ty == ValueType::F64 {
         return clif.fb.ins().load(types::F64X2, flags, addr, offset);
     }
-    let size = ty.size() as i64;
-    let first = clif.fb.ins().iadd_imm_s(addr, i64::from(offset));
-    let second = clif.fb.ins().iadd_imm_s(first, size);
-    let zero = clif.int(0);
-    let (a, b) = (load_value(clif, ty, first, zero), load_value(clif, ty, second, zero));
+    let size = ty.size() as i32;
+    let (a, b) = (load_at(clif, ty, addr, offset), load_at(clif, ty, addr, offset + size));
     let pair = clif.fb.ins().scalar_to_vector(types::F64X2, a);
     clif.fb.ins().insertlane(pair, b, 1)
 }
@@ -1821,7 +1827,7 @@ impl Row {
 /// row.
 #[derive(Clone, Copy)]
 struct BlockRunBytes {
-    base: Value,
+    base: TypedValues,
     steps: [Value; 4],
 }
 
@@ -1846,14 +1852,14 @@ impl BlocksDot {
             &mut |clif, s| {
                 let p = s[0];
                 let c = clif.load(self.coords, p);
-                let mut runs: SmallVec<[(Value, Value); 3]> = SmallVec::new();
-                let mut shared_bases: SmallVec<[Value; 1]> = SmallVec::new();
+                let mut runs: SmallVec<[(TypedValues, Value); 3]> = SmallVec::new();
+                let mut shared_bases: SmallVec<[TypedValues; 1]> = SmallVec::new();
                 for (k, part) in parts.iter().enumerate() {
                     let [pos_bytes, coord_bytes, row_bytes, _] = part.steps;
                     let by_pos = clif.fb.ins().imul(pos_bytes, p);
                     let by_coord = clif.fb.ins().imul(coord_bytes, c);
                     let shift = clif.fb.ins().iadd(by_pos, by_coord);
-                    let at = clif.fb.ins().iadd(part.base, shift);
+                    let at = (clif.fb.ins().iadd(part.base.0, shift), part.base.1);
                     if k < self.factor_count {
                         runs.push((at, row_bytes));
                     } else {
@@ -1885,7 +1891,7 @@ fn rows_dot(
     clif: &mut Clif<'_>,
     (rows, len): ((Option<u32>, Value), (Option<u32>, Value)),
     scale: Value,
-    (runs, shared): (&[(Value, Value)], &[Value]),
+    (runs, shared): (&[(TypedValues, Value)], &[TypedValues]),
     (out_row, out_bytes): (Value, Value),
 ) {
     /// The most products a block is unrolled to (a 4 x 4 block has 16).
@@ -1898,19 +1904,19 @@ fn rows_dot(
     };
     match (rows.0, len.0) {
         (Some(r), Some(n)) if r * n <= MOST_UNROLLED => {
-            let load = |clif: &mut Clif<'_>, base: Value, c: u32| {
-                clif.fb.ins().load(types::F64, input_flags(), base, 8 * c as i32)
+            let load = |clif: &mut Clif<'_>, (base, ty): TypedValues, c: u32| {
+                load_at(clif, ty, base, ty.size() as i32 * c as i32)
             };
             let preloaded: SmallVec<[SmallVec<[Value; 16]>; 1]> = shared
                 .iter()
                 .map(|&base| (0..n).map(|c| load(clif, base, c)).collect())
                 .collect();
             for k in 0..i64::from(r) {
-                let bases: SmallVec<[Value; 3]> = runs
+                let bases: SmallVec<[TypedValues; 3]> = runs
                     .iter()
-                    .map(|&(base, bytes)| {
+                    .map(|&((base, ty), bytes)| {
                         let shift = clif.fb.ins().imul_imm_s(bytes, k);
-                        clif.fb.ins().iadd(base, shift)
+                        (clif.fb.ins().iadd(base, shift), ty)
                     })
                     .collect();
                 let mut sum = clif.fb.ins().f64const(0.0);
@@ -1938,19 +1944,18 @@ fn rows_dot(
         _ => {
             // Shared runs are runs that step by nothing.
             let zero = clif.int(0);
-            let mut all: SmallVec<[(Value, Value); 4]> = runs.iter().copied().collect();
+            let mut all: SmallVec<[(TypedValues, Value); 4]> = runs.iter().copied().collect();
             all.extend(shared.iter().map(|&base| (base, zero)));
             clif.loop_with(
                 &[zero],
                 &mut |clif, s| clif.compare(Cmp::Lt, s[0], rows.1),
                 &mut |clif, s| {
                     let k = s[0];
-                    // Block runs read f64 values (the translator checks).
-                    let bases: SmallVec<[(Value, ValueType); 4]> = all
+                    let bases: SmallVec<[TypedValues; 4]> = all
                         .iter()
-                        .map(|&(base, bytes)| {
+                        .map(|&((base, ty), bytes)| {
                             let shift = clif.fb.ins().imul(bytes, k);
-                            (clif.fb.ins().iadd(base, shift), ValueType::F64)
+                            (clif.fb.ins().iadd(base, shift), ty)
                         })
                         .collect();
                     let total = run_dot(clif, scale, &bases, len);
@@ -1973,14 +1978,7 @@ fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[(Value, ValueType)], (fix
         let mut prod = None;
         for &(base, ty) in bases {
             let (addr, offset) = at(clif, base, ty.size() as i32);
-            let x = match ty {
-                ValueType::F64 => clif.fb.ins().load(types::F64, input_flags(), addr, offset),
-                ty => {
-                    let at = clif.fb.ins().iadd_imm_s(addr, i64::from(offset));
-                    let zero = clif.int(0);
-                    load_value(clif, ty, at, zero)
-                }
-            };
+            let x = load_at(clif, ty, addr, offset);
             prod = Some(match prod {
                 None => x,
                 Some(p) => clif.fb.ins().fmul(p, x),
