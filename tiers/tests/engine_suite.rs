@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex};
 
 use tessera_engine::runtime::{CompileRequest, CompiledKernel, PromotionPolicy, Tier};
 use tessera_engine::Engine;
+use tessera_tiers::cranelift::is_typed_values_refusal;
 use tessera_tiers::CraneliftTier;
 
 /// The Cranelift tier, recording failures; when the suite's engine drops
@@ -62,7 +63,7 @@ impl Tier for Strict {
             Ok(_) => {
                 self.compiled.fetch_add(1, Ordering::Relaxed);
             }
-            Err(e) if !request.signature.all_f64() && e.starts_with("the jit tier reads") => {
+            Err(e) if !request.signature.all_f64() && is_typed_values_refusal(e) => {
                 self.typed_fallbacks.fetch_add(1, Ordering::Relaxed);
             }
             Err(e) => self.failures.lock().unwrap_or_else(|e| e.into_inner()).push(e.clone()),

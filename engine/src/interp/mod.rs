@@ -83,6 +83,8 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
     let mut ir = vec![0i64; program.int_regs];
     let mut fr = vec![0f64; program.float_regs];
     let mut br = vec![false; program.bool_regs];
+    // Each operand's values, resolved once: the ops index them directly.
+    let values: SmallVec<[&[f64]; 4]> = (0..bind.values.len()).map(|k| bind.f64s(k)).collect();
     let mut temps: Vec<Vec<f64>> = program
         .temp_lengths(&bind.dims)
         .into_iter()
@@ -217,7 +219,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::FNeg { dst, a } => fr[*dst as usize] = -fr[*a as usize],
             Op::FCall { func, dst, a, b } => fr[*dst as usize] = func.apply(&[fr[*a as usize], fr[*b as usize]]),
             Op::LoadValue { operand, pos, dst } => {
-                fr[*dst as usize] = bind.f64s(*operand as usize)[ir[*pos as usize] as usize]
+                fr[*dst as usize] = values[*operand as usize][ir[*pos as usize] as usize]
             }
             Op::TempLoad { temp, index, dst } => {
                 fr[*dst as usize] = temps[*temp as usize][ir[*index as usize] as usize]
@@ -244,7 +246,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let coords = format_of(bind, *driver)
                     .coordinate_view(storage)
                     .expect("the planner only emits dot blocks over levels with a coordinate view");
-                let own = &bind.f64s(driver.operand as usize)[begin..end];
+                let own = &values[driver.operand as usize][begin..end];
                 let rows: SmallVec<[&[f64]; 3]> = factors
                     .iter()
                     .map(|f| dense_row(bind, &ir, f))
@@ -274,7 +276,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let n = run_length(&ir, len);
                 let run = |f: &crate::bytecode::ValueRun| {
                     let start = ir[f.start as usize] as usize;
-                    &bind.f64s(f.operand as usize)[start..start + n]
+                    &values[f.operand as usize][start..start + n]
                 };
                 // Two rows (SDDMM's rank loop) without collecting them.
                 let dot = match factors.as_slice() {
@@ -300,7 +302,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                         .iter()
                         .map(|f| match f {
                             Strided::Run(run) => StridedFactor::Run {
-                                values: bind.f64s(run.operand as usize),
+                                values: values[run.operand as usize],
                                 start: reg(run.start),
                                 step: reg(run.step),
                             },
@@ -311,7 +313,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                                 start,
                                 step,
                             } => StridedFactor::Gather {
-                                values: bind.f64s(*operand as usize),
+                                values: values[*operand as usize],
                                 base: reg(*base),
                                 coords: format_of(bind, *level)
                                     .coordinate_view(&bind.levels[level.operand as usize][level.level as usize])
@@ -362,7 +364,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     let start =
                         reg(run.start) + b * reg(run.block_step) + p * reg(run.pos_step) + c * reg(run.coord_step);
                     (
-                        &bind.f64s(run.operand as usize)[start as usize..],
+                        &values[run.operand as usize][start as usize..],
                         reg(run.row_step) as usize,
                     )
                 };
@@ -376,7 +378,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                             pos_step: reg(run.pos_step),
                             coord_step: reg(run.coord_step),
                         };
-                        let (blocks, xs) = (&bind.f64s(f.operand as usize), &bind.f64s(x.operand as usize));
+                        let (blocks, xs) = (&values[f.operand as usize], &values[x.operand as usize]);
                         let (row_step, rows) = (reg(f.row_step) as usize, (block.rows, block.n));
                         let scaled = (block.scale, dst, out_step);
                         blocks_times_x(coords, begin..end, (blocks, at(f), row_step), (xs, at(x)), rows, scaled);
@@ -426,11 +428,11 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let reg = |r: IReg| ir[r as usize] as usize;
                 let runs: SmallVec<[(&[f64], usize); 2]> = factors
                     .iter()
-                    .map(|f| (&bind.f64s(f.operand as usize)[reg(f.start)..], reg(f.step)))
+                    .map(|f| (&values[f.operand as usize][reg(f.start)..], reg(f.step)))
                     .collect();
                 let shared: SmallVec<[&[f64]; 1]> = shared
                     .iter()
-                    .map(|s| &bind.f64s(s.operand as usize)[reg(s.start)..])
+                    .map(|s| &values[s.operand as usize][reg(s.start)..])
                     .collect();
                 let out_step = reg(out_run.step);
                 let dst = out.dense_range_mut(reg(out_run.start), rows_span(rows, out_step, 1));
@@ -461,7 +463,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     unreachable!("the planner only emits row blocks over levels with position and coordinate views")
                 };
                 let first = ir[*parent as usize] as usize * n + rows_range.start;
-                let own = bind.f64s(driver.operand as usize);
+                let own = values[driver.operand as usize];
                 let out_n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
                 let out_base = ir[*out_parent as usize] as usize * out_n + rows_range.start;
                 let out_values = out.dense_range_mut(out_base, rows_range.len());
@@ -469,7 +471,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     [f] if *semiring == Semiring::PlusTimes && !every_row => {
                         let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
                         let base = ir[f.parent as usize] as usize * fn_;
-                        let x = &bind.f64s(f.operand as usize)[base..base + fn_];
+                        let x = &values[f.operand as usize][base..base + fn_];
                         rows_dot(pos, idx, first, own, x, out_values);
                     }
                     many => {
@@ -484,7 +486,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                                 let mut prod = v;
                                 for f in many {
                                     let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
-                                    let x = bind.f64s(f.operand as usize)[ir[f.parent as usize] as usize * fn_ + coord];
+                                    let x = values[f.operand as usize][ir[f.parent as usize] as usize * fn_ + coord];
                                     prod = semiring.multiply(prod, x);
                                 }
                                 sum = semiring.add(sum, prod);
@@ -526,7 +528,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 out.workspace_accumulate_row(
                     &gather(&ir, prefix),
                     coords,
-                    bind.f64s(driver.operand as usize),
+                    values[driver.operand as usize],
                     fr[*scale as usize],
                     range,
                 );
@@ -539,7 +541,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 factors,
             } => {
                 let (begin, end) = (ir[*begin as usize] as usize, ir[*end as usize] as usize);
-                let own = &bind.f64s(driver.operand as usize)[begin..end];
+                let own = &values[driver.operand as usize][begin..end];
                 let dst = out.dense_range_mut(begin, end - begin);
                 let scale = fr[*scale as usize];
                 match factors.as_slice() {
@@ -558,7 +560,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                             .map(|f| {
                                 let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
                                 let base = ir[f.parent as usize] as usize * n;
-                                &bind.f64s(f.operand as usize)[base..base + n]
+                                &values[f.operand as usize][base..base + n]
                             })
                             .collect();
                         for (k, (d, v)) in dst.iter_mut().zip(own).enumerate() {
@@ -582,7 +584,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let coords = format_of(bind, *driver)
                     .coordinate_view(storage)
                     .expect("the planner only emits row updates over levels with a coordinate view");
-                let own = &bind.f64s(driver.operand as usize);
+                let own = &values[driver.operand as usize];
                 let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
                 let out_base = ir[*out_parent as usize] as usize * n;
                 let scale = fr[*scale as usize];
@@ -598,7 +600,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                             None => parent,
                         };
                         let base = row * n;
-                        &bind.f64s(f.operand as usize)[base..base + n]
+                        &values[f.operand as usize][base..base + n]
                     };
                     match factors.as_slice() {
                         [f] => {
@@ -635,7 +637,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                         .coordinate_view(storage)
                         .expect("the planner only merges rows of levels with a coordinate view");
                     let range = ir[*begin as usize] as usize..ir[*end as usize] as usize;
-                    Row::of(coords, bind.f64s(level.operand as usize), range)
+                    Row::of(coords, values[level.operand as usize], range)
                 };
                 out.append_merged(
                     &gather(&ir, prefix),

@@ -112,7 +112,8 @@ impl Checker<'_> {
                         BinaryOp::Mul => Func::And,
                         BinaryOp::Sub | BinaryOp::Div => return Err(bool_refused(&found, column, op.symbol())),
                     };
-                    let args = vec![std::mem::replace(&mut **lhs, Expr::Literal(0.0)), (**rhs).clone()];
+                    let take = |e: &mut Box<Expr>| std::mem::replace(&mut **e, Expr::Literal(0.0));
+                    let args = vec![take(lhs), take(rhs)];
                     *e = Expr::call(func, args);
                 }
                 found
@@ -121,7 +122,7 @@ impl Checker<'_> {
             Expr::Reduce { op, body, .. } => {
                 let found = self.visit(body)?;
                 match op {
-                    Reduction::Or | Reduction::And => bool_of(found),
+                    Reduction::Or | Reduction::And => truth(),
                     Reduction::Sum | Reduction::Prod if found.as_ref().is_some_and(|f| f.ty == ValueType::Bool) => {
                         *op = if *op == Reduction::Sum {
                             Reduction::Or
@@ -151,14 +152,16 @@ impl Checker<'_> {
             }
             // Truth values of any type.
             Func::And | Func::Or | Func::Xor | Func::Not => {
-                let mut found = None;
                 for a in args.iter_mut() {
-                    found = found.or(self.visit(a)?);
+                    self.visit(a)?;
                 }
-                Ok(bool_of(found))
+                Ok(truth())
             }
             Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Eq | Func::Ne => match args {
-                [a, b] => Ok(bool_of(self.same_type(a, b, column, func.name())?)),
+                [a, b] => {
+                    self.same_type(a, b, column, func.name())?;
+                    Ok(truth())
+                }
                 _ => Err(EngineError::Internal(format!("{func} takes two arguments"))),
             },
             Func::Min | Func::Max => match args {
@@ -206,7 +209,8 @@ impl Checker<'_> {
     }
 }
 
-fn bool_of(_: Option<Found>) -> Option<Found> {
+/// What a comparison or logical operation gives.
+fn truth() -> Option<Found> {
     Some(Found {
         ty: ValueType::Bool,
         from: "a truth value".into(),

@@ -29,6 +29,17 @@ use kernel::{CraneliftKernel, KernelFn};
 /// The name that selects this tier (`--tier jit`).
 pub const NAME: &str = "jit";
 
+/// How the tier's refusal of a kernel begins when one of its row merges or
+/// strided updates reads `f32` or `bool` values (the runtime's code those
+/// ops call reads `f64`): a documented limit, the kernel interpreted.
+pub const TYPED_VALUES_REFUSAL: &str = "the jit tier reads";
+
+/// Whether `message` (a compilation failure, or a diagnostic quoting one)
+/// is the documented refusal of [`TYPED_VALUES_REFUSAL`].
+pub fn is_typed_values_refusal(message: &str) -> bool {
+    message.contains(TYPED_VALUES_REFUSAL)
+}
+
 /// The Cranelift CPU tier. Cheap to share: compilations on several threads
 /// use the one target description.
 pub struct CraneliftTier {

@@ -202,7 +202,8 @@ impl Translator<'_> {
         let (values, ty) = self.typed_values(clif, operand)?;
         if ty != ValueType::F64 {
             clif.fail(format!(
-                "the jit tier reads {ty} values in every op but row merges and strided updates (DIA, ELL), and this program reads operand {operand}'s in one"
+                "{} {ty} values in every op but row merges and strided updates (DIA, ELL), and this program reads operand {operand}'s in one",
+                super::TYPED_VALUES_REFUSAL
             ));
             return None;
         }
