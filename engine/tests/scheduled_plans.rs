@@ -179,6 +179,7 @@ forall chunk: every coordinate; lattice universe
     (only the coordinates whose B positions meet the block: two searches per block, galloping from the last block's)
     forall j: iterate B.compressed; lattice {B.compressed}
       (B's positions cut to the block)
+      (the interpreter runs the loop as one op: a dot product per stored fibre, appended)
       where t0 is computed by:
         forall k: iterate B.compressed, locate c.dense; lattice {B.compressed, c.dense}
           (inner products run as blocks of coordinates: 2 factors)

@@ -15,6 +15,9 @@ use tessera_formats::{Cmp, IntOp, LevelRef};
 use crate::notation::{Func, Semiring};
 
 pub use crate::runtime::rows::RowOp;
+pub use position_loop::PositionBody;
+
+mod position_loop;
 
 /// An integer register (positions, coordinates, sizes).
 pub type IReg = u32;
@@ -533,6 +536,19 @@ pub enum Op {
         op: RowOp,
         prefix: Regs,
     },
+    /// An interpreter shortcut for the loop that follows it, which ends
+    /// just before `resume`: that loop over the positions `cursor..end` of
+    /// the `driver` level (a compact level with a coordinate array), its
+    /// `body` run per position in one op instead of a dozen. The
+    /// interpreter runs it, leaves `cursor` at `end` as the loop does, and
+    /// continues at `resume`; compiled tiers skip it and compile the loop.
+    PositionLoop {
+        driver: LevelRef,
+        cursor: IReg,
+        end: IReg,
+        body: PositionBody,
+        resume: usize,
+    },
     Halt,
 }
 
@@ -661,6 +677,15 @@ impl Op {
         matches!(self, Op::WorkspaceAccum { .. } | Op::WorkspaceAxpy { .. })
     }
 
+    /// Whether the op's only effect on the output is appending entries.
+    pub fn only_appends(&self) -> bool {
+        match self {
+            Op::Append { .. } => true,
+            Op::PositionLoop { body, .. } => body.only_appends(),
+            _ => false,
+        }
+    }
+
     /// Whether the op reads or writes the output (or its workspace).
     pub fn touches_output(&self) -> bool {
         match self {
@@ -678,7 +703,8 @@ impl Op {
             | Op::RowAxpy { .. }
             | Op::WorkspaceAxpy { .. }
             | Op::MergeRows { .. }
-            | Op::RowsMerge { .. } => true,
+            | Op::RowsMerge { .. }
+            | Op::PositionLoop { .. } => true,
             Op::IConst { .. }
             | Op::IMove { .. }
             | Op::IBin { .. }
@@ -1060,6 +1086,17 @@ impl fmt::Display for Op {
                 regs(prefix),
                 lv(a_rows),
                 lv(b_rows)
+            ),
+            Op::PositionLoop {
+                driver,
+                cursor,
+                end,
+                body,
+                resume,
+            } => write!(
+                f,
+                "interpreter: for p in {} r{cursor}..r{end}: {body}; then @{resume}",
+                lv(driver)
             ),
             Op::Halt => write!(f, "halt"),
         }

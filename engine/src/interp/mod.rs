@@ -16,6 +16,8 @@ use crate::runtime::output::OutputState;
 use crate::runtime::rows::Row;
 use crate::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate};
 
+mod position_loop;
+
 /// The storage a program runs on: operand `k`'s level formats, levels and
 /// values (inputs first, then the output's levels for dense outputs).
 #[derive(Clone)]
@@ -93,10 +95,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
     let mut strided = StridedBatch::new(bind.threads);
     // A program whose only output op is `Append` hands its entries over in
     // batches (as compiled kernels do), which the assembler takes as runs.
-    let batched = program
-        .ops
-        .iter()
-        .all(|op| matches!(op, Op::Append { .. }) || !op.touches_output());
+    let batched = program.ops.iter().all(|op| op.only_appends() || !op.touches_output());
     let mut appends = AppendBatch::default();
     let mut b = Immediate::new(Resolver { levels: &bind.levels });
     let ops = &program.ops;
@@ -229,6 +228,20 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 temps[*temp as usize][ir[*index as usize] as usize] = fr[*value as usize]
             }
             Op::AccumOutput { pos, value } => out.accumulate(ir[*pos as usize] as usize, fr[*value as usize]),
+            Op::PositionLoop {
+                driver,
+                cursor,
+                end,
+                body,
+                resume,
+            } => {
+                let positions = ir[*cursor as usize] as usize..ir[*end as usize] as usize;
+                let batch = batched.then_some(&mut appends);
+                position_loop::run(bind, &ir, &values, (*driver, positions), body, out, batch);
+                ir[*cursor as usize] = ir[*end as usize];
+                pc = *resume;
+                continue;
+            }
             Op::Append { coords, value } if batched => appends.push(&ir, coords, fr[*value as usize], out),
             Op::Append { coords, value } => out.append(&gather(&ir, coords), fr[*value as usize]),
             Op::WorkspaceAccum { coords, value } => out.workspace_accumulate(&gather(&ir, coords), fr[*value as usize]),
@@ -252,19 +265,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     .map(|f| dense_row(bind, &ir, f))
                     .chain(temp.map(|t| &temps[t as usize][..]))
                     .collect();
-                let sum = match rows.as_slice() {
-                    [] => own.iter().sum(),
-                    [x] => dot(coords, begin, own, x),
-                    many => {
-                        let mut sum = 0.0;
-                        for (k, &v) in own.iter().enumerate() {
-                            let c = coords.get_usize(begin + k);
-                            sum += many.iter().fold(v, |prod, row| prod * row[c]);
-                        }
-                        sum
-                    }
-                };
-                fr[*acc as usize] += sum;
+                fr[*acc as usize] += segment_dot(coords, begin, own, &rows);
             }
             Op::DenseDot {
                 scale,
@@ -716,10 +717,37 @@ impl AppendBatch {
         }
     }
 
+    /// [`Self::push`] for an entry's coordinates themselves.
+    fn push_entry(&mut self, coords: &[i64], value: f64, out: &mut OutputState) {
+        self.width = coords.len();
+        // Entries are a few words: a loop, not a call to copy memory.
+        self.words.extend(coords.iter().copied());
+        self.words.push(value.to_bits() as i64);
+        if self.words.len() >= Self::ENTRIES * (self.width + 1) {
+            self.flush(out);
+        }
+    }
+
     fn flush(&mut self, out: &mut OutputState) {
         if !self.words.is_empty() {
             out.append_entries(&self.words, self.width);
             self.words.clear();
+        }
+    }
+}
+
+/// `Σ own[k] · Π rows[coords[begin + k]]` over the segment's values `own`.
+fn segment_dot(coords: &IndexArray, begin: usize, own: &[f64], rows: &[&[f64]]) -> f64 {
+    match rows {
+        [] => own.iter().sum(),
+        [x] => dot(coords, begin, own, x),
+        many => {
+            let mut sum = 0.0;
+            for (k, &v) in own.iter().enumerate() {
+                let c = coords.get_usize(begin + k);
+                sum += many.iter().fold(v, |prod, row| prod * row[c]);
+            }
+            sum
         }
     }
 }

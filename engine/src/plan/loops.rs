@@ -500,7 +500,8 @@ impl Emitter<'_> {
 
     /// A loop driven by one unique iterator: walk its positions and run the
     /// body at each labelled one. The common case (a row of CSR, a fibre of
-    /// CSF) without the bookkeeping of a merge.
+    /// CSF) without the bookkeeping of a merge. Returns the index of the
+    /// loop's test.
     pub(super) fn emit_driven_loop(
         &mut self,
         var: &LoopVar,
@@ -508,7 +509,7 @@ impl Emitter<'_> {
         shape: &LoopShape,
         involved: &BTreeSet<usize>,
         depth: usize,
-    ) {
+    ) -> usize {
         let coord = self.ireg();
         self.var_regs.insert(var.clone(), coord);
         let it = shape.iterators[shape.walked[0]].clone();
@@ -552,6 +553,7 @@ impl Emitter<'_> {
         for exit in exits {
             self.patch(exit);
         }
+        top
     }
 
     /// How many copies of its body the loop over `var` runs per trip back

@@ -17,6 +17,7 @@ mod blocks;
 mod chunks;
 mod expr;
 mod loops;
+mod position_loops;
 mod positions;
 mod runs;
 mod search;
@@ -865,7 +866,12 @@ impl<'a> Emitter<'a> {
         } else if whole_rows && block_ops && shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
         } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
-            self.emit_driven_loop(walk, body, &shape, &involved, depth);
+            let plan_at = self.plan.len();
+            let top = self.emit_driven_loop(walk, body, &shape, &involved, depth);
+            if let Some(what) = self.shortcut_position_loop(top) {
+                let note = format!("{pad}  (the interpreter runs the loop as one op: {what})\n");
+                self.plan.insert_str(plan_at, &note);
+            }
         } else if !unrolled && self.merges_by_cases(&shape, body) {
             self.emit_merge_loops(walk, body, &shape, &involved, depth);
         } else {

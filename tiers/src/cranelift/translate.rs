@@ -709,6 +709,8 @@ impl Translator<'_> {
                 *op,
                 prefix,
             ),
+            // The interpreter's shortcut: the loop that follows is compiled.
+            Op::PositionLoop { .. } => {}
             Op::Halt => {
                 self.finish(clif);
                 return true;
