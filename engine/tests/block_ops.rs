@@ -508,3 +508,97 @@ fn fibre_loops_run_as_one_interpreter_op_and_match_the_reference() {
         }
     }
 }
+
+/// Loops whose body is straight-line code around one dense block op run
+/// in the interpreter as one `PositionLoop`: SDDMM's loop over a row (a
+/// dense inner product per stored entry, written at its position, its
+/// rows located by the entry's column) and MTTKRP's loop over a fibre (a
+/// dense row update per stored entry of each fibre). The results stay the
+/// reference's for awkward tensors, on one thread and on several.
+#[test]
+fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
+    use tessera_engine::bytecode::PositionBody;
+    type IsBody = fn(&PositionBody) -> bool;
+    type Case = (&'static str, Format, &'static [(&'static str, usize)], Format, IsBody);
+    let dense_dots: IsBody = |b| matches!(b, PositionBody::DenseDots { .. });
+    let row_updates: IsBody = |b| matches!(b, PositionBody::RowUpdates { .. });
+    let engine = Engine::new();
+    let mut rng = Rng::new(37);
+    // (statement, the sparse operand's format, dense operands (name, order), output format, body)
+    let cases: [Case; 4] = [
+        (
+            "C(i,j) = A(i,j) * U(i,k) * V(j,k)",
+            Format::csr(),
+            &[("U", 2), ("V", 2)],
+            Format::csr(),
+            dense_dots,
+        ),
+        (
+            "C(i,j) = A(i,j) * s(i) * U(i,k) * V(j,k)",
+            Format::csr(),
+            &[("s", 1), ("U", 2), ("V", 2)],
+            Format::csr(),
+            dense_dots,
+        ),
+        (
+            "C(i,j) = A(i,j) * U(i,k) * V(j,k) * W(j,k)",
+            Format::dcsr(),
+            &[("U", 2), ("V", 2), ("W", 2)],
+            Format::dcsr(),
+            dense_dots,
+        ),
+        (
+            "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+            Format::csf(3),
+            &[("C", 2), ("D", 2)],
+            Format::dense(2),
+            row_updates,
+        ),
+    ];
+    for (statement, sparse, dense, output, is_body) in cases {
+        let sparse_name = if statement.starts_with('C') { "A" } else { "B" };
+        let mut formats = vec![(sparse_name, sparse.clone())];
+        formats.extend(dense.iter().map(|&(name, order)| (name, Format::dense(order))));
+        let kernel = engine.compile(statement, &formats, &output).unwrap();
+        assert!(
+            kernel
+                .program()
+                .ops
+                .iter()
+                .any(|op| matches!(op, Op::PositionLoop { body, .. } if is_body(body))),
+            "{statement}: no position loop of the expected body:\n{}",
+            kernel.program()
+        );
+        for kind in [
+            EntryKind::Empty,
+            EntryKind::Single,
+            EntryKind::EmptySlices,
+            EntryKind::Duplicates,
+            EntryKind::Skewed,
+        ] {
+            // Modes i, j (or k), l; the rank (k or j) is 0, 1 or 5.
+            for rank in [0, 1, 5] {
+                let sizes = |name: &str, order: usize| -> Vec<usize> {
+                    match (sparse_name, name, order) {
+                        ("A", "s", _) => vec![8],
+                        ("A", "U", _) => vec![8, rank],
+                        ("A", _, _) => vec![6, rank],
+                        (_, "C", _) => vec![6, rank],
+                        _ => vec![4, rank],
+                    }
+                };
+                let shape: Vec<usize> = if sparse_name == "A" { vec![8, 6] } else { vec![8, 6, 4] };
+                let a = random_tensor(&mut rng, &shape, kind, &sparse).unwrap();
+                let tensors: Vec<_> = dense
+                    .iter()
+                    .map(|&(name, order)| {
+                        random_tensor(&mut rng, &sizes(name, order), EntryKind::Random, &Format::dense(order)).unwrap()
+                    })
+                    .collect();
+                let mut inputs = vec![(sparse_name, &a)];
+                inputs.extend(dense.iter().map(|&(name, _)| name).zip(&tensors));
+                check_statement(&engine, statement, &inputs, Some(&output), &[]).unwrap();
+            }
+        }
+    }
+}

@@ -15,7 +15,7 @@ use tessera_formats::{Cmp, IntOp, LevelRef};
 use crate::notation::{Func, Semiring};
 
 pub use crate::runtime::rows::RowOp;
-pub use position_loop::PositionBody;
+pub use position_loop::{Affine, PositionBody, RowFactor, ScaleFactor};
 
 mod position_loop;
 

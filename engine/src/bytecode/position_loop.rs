@@ -6,7 +6,7 @@ use std::fmt;
 use smallvec::SmallVec;
 use tessera_formats::LevelRef;
 
-use super::{lv, regs, DotFactor, Regs};
+use super::{lv, regs, DotFactor, FReg, IReg, Regs};
 
 /// What a [`super::Op::PositionLoop`] computes at each position `p` of its
 /// driver (coordinate `c`).
@@ -25,6 +25,68 @@ pub enum PositionBody {
     /// with `body`, `c` joining the coordinates of the entries it appends
     /// (before the coordinates of deeper loops): TTV's loop over rows.
     Nested { child: LevelRef, body: Box<PositionBody> },
+    /// The [`super::Op::DenseDot`] of dense runs, `0 + scale · Σ_{k <
+    /// len} Π runs[k]` (each run `(operand, its first position)`), when
+    /// `len > 0` added to the output at position `p` or, with `append`,
+    /// appended at `append ++ [c]`: SDDMM's loop over a row, `C(i,j) =
+    /// A(i,j) * Σ_k U(i,k) * V(j,k)`.
+    DenseDots {
+        scale: SmallVec<[ScaleFactor; 2]>,
+        runs: SmallVec<[(u32, Affine); 2]>,
+        len: Affine,
+        append: Option<Regs>,
+    },
+    /// The [`super::Op::RowAxpy`] of the `child` level's segment below
+    /// `p`: for each of its positions `q` (coordinate `l`), the output row
+    /// at `out_parent` gets `scale · value[q] · Π factor rows`: MTTKRP's
+    /// loop over `k`, `A(i,j) += B(i,k,l) * C(k,j) * D(l,j)`.
+    RowUpdates {
+        child: LevelRef,
+        scale: SmallVec<[ScaleFactor; 2]>,
+        factors: SmallVec<[RowFactor; 2]>,
+        out: LevelRef,
+        out_parent: Affine,
+    },
+}
+
+/// An integer a position loop computes from its coordinate `c`: affine in
+/// `c`, because dense levels place positions by arithmetic. Evaluated to a
+/// slope and an offset once per run of the loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Affine {
+    /// A register the loop does not write.
+    Reg(IReg),
+    Const(i64),
+    /// The loop's coordinate `c`.
+    Coordinate,
+    /// A dimension of the run ([`super::Op::Dim`]).
+    Dim(u32),
+    /// The position of coordinate `coord` of the dense `level` below
+    /// position `parent`: `parent · extent(level) + coord`.
+    Dense {
+        level: LevelRef,
+        parent: Box<Affine>,
+        coord: Box<Affine>,
+    },
+}
+
+/// A factor of a position loop's scale, multiplied in order into 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScaleFactor {
+    /// The driver's value at `p`.
+    Own,
+    /// A register the loop does not write.
+    Reg(FReg),
+}
+
+/// A dense row factor of [`PositionBody::RowUpdates`]: operand `operand`'s
+/// row at `parent`, or, with `via`, at `parent · extent(via) + l` (`l`
+/// the child's coordinate).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowFactor {
+    pub operand: u32,
+    pub parent: Affine,
+    pub via: Option<LevelRef>,
 }
 
 impl PositionBody {
@@ -33,13 +95,18 @@ impl PositionBody {
         match self {
             PositionBody::AppendedDots { .. } => true,
             PositionBody::Nested { body, .. } => body.only_appends(),
+            PositionBody::DenseDots { append, .. } => append.is_some(),
+            PositionBody::RowUpdates { .. } => false,
         }
     }
 
-    /// The level whose segments the body walks below each position.
-    pub fn child(&self) -> LevelRef {
+    /// The level whose segments the body walks below each position, if any.
+    pub fn child(&self) -> Option<LevelRef> {
         match self {
-            PositionBody::AppendedDots { child, .. } | PositionBody::Nested { child, .. } => *child,
+            PositionBody::AppendedDots { child, .. }
+            | PositionBody::Nested { child, .. }
+            | PositionBody::RowUpdates { child, .. } => Some(*child),
+            PositionBody::DenseDots { .. } => None,
         }
     }
 }
@@ -63,6 +130,82 @@ impl fmt::Display for PositionBody {
             PositionBody::Nested { child, body } => {
                 write!(f, "for the positions of {} below p, with c: {body}", lv(child))
             }
+            PositionBody::DenseDots {
+                scale,
+                runs,
+                len,
+                append,
+            } => {
+                let runs: Vec<String> = runs
+                    .iter()
+                    .map(|(operand, start)| format!(" * t{operand}[{start} + k]"))
+                    .collect();
+                match append {
+                    Some(prefix) => write!(f, "append {} ++ [c]", regs(prefix))?,
+                    None => f.write_str("out[p] +=")?,
+                }
+                write!(
+                    f,
+                    " {} * sum for k < {len}:{} unless empty",
+                    Scale(scale),
+                    runs.join("")
+                )
+            }
+            PositionBody::RowUpdates {
+                child,
+                scale,
+                factors,
+                out,
+                out_parent,
+            } => {
+                let fs: Vec<String> = factors
+                    .iter()
+                    .map(|x| match x.via {
+                        Some(via) => format!(" * t{}[({} * extent({}) + l) row]", x.operand, x.parent, lv(&via)),
+                        None => format!(" * t{}[{} row]", x.operand, x.parent),
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "for q, l in {} below p: out[{out_parent} row of {}] += {} * value[q]{}",
+                    lv(child),
+                    lv(out),
+                    Scale(scale),
+                    fs.join("")
+                )
+            }
+        }
+    }
+}
+
+/// A scale's factors, as a product.
+struct Scale<'s>(&'s [ScaleFactor]);
+
+impl fmt::Display for Scale<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let factors: Vec<String> = self
+            .0
+            .iter()
+            .map(|x| match x {
+                ScaleFactor::Own => "value[p]".to_string(),
+                ScaleFactor::Reg(r) => format!("f{r}"),
+            })
+            .collect();
+        match factors.is_empty() {
+            true => f.write_str("1"),
+            false => f.write_str(&factors.join(" * ")),
+        }
+    }
+}
+
+impl fmt::Display for Affine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Affine::Reg(r) => write!(f, "r{r}"),
+            Affine::Const(k) => write!(f, "{k}"),
+            Affine::Coordinate => f.write_str("c"),
+            Affine::Dim(v) => write!(f, "dim v{v}"),
+            Affine::Dense { level, parent, coord } => write!(f, "({parent} * extent({}) + {coord})", lv(level)),
         }
     }
 }

@@ -237,7 +237,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             } => {
                 let positions = ir[*cursor as usize] as usize..ir[*end as usize] as usize;
                 let batch = batched.then_some(&mut appends);
-                position_loop::run(bind, &ir, &values, (*driver, positions), body, out, batch);
+                position_loop::run(bind, (&ir, &fr), &values, (*driver, positions), body, out, batch);
                 ir[*cursor as usize] = ir[*end as usize];
                 pc = *resume;
                 continue;
@@ -591,36 +591,16 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let scale = fr[*scale as usize];
                 let extent = |l: LevelRef| bind.levels[l.operand as usize][l.level as usize].extent;
                 let dst = out.dense_range_mut(out_base, n);
-                for p in begin..end {
-                    let c = coords.get_usize(p);
-                    let s = scale * own[p];
-                    let row = |f: &crate::bytecode::AxpyFactor| {
-                        let parent = ir[f.parent as usize] as usize;
-                        let row = match f.via {
-                            Some(via) => parent * extent(via) + c,
-                            None => parent,
-                        };
-                        let base = row * n;
-                        &values[f.operand as usize][base..base + n]
+                let row = |k: usize, c: usize| {
+                    let f = &factors[k];
+                    let parent = ir[f.parent as usize] as usize;
+                    let row = match f.via {
+                        Some(via) => parent * extent(via) + c,
+                        None => parent,
                     };
-                    match factors.as_slice() {
-                        [f] => {
-                            for (d, &v) in dst.iter_mut().zip(row(f)) {
-                                *d += s * v;
-                            }
-                        }
-                        [f, g] => {
-                            for ((d, &v), &w) in dst.iter_mut().zip(row(f)).zip(row(g)) {
-                                *d += s * v * w;
-                            }
-                        }
-                        many => {
-                            for (k, d) in dst.iter_mut().enumerate() {
-                                *d += many.iter().fold(s, |acc, f| acc * row(f)[k]);
-                            }
-                        }
-                    }
-                }
+                    &values[f.operand as usize][row * n..(row + 1) * n]
+                };
+                row_updates(dst, (coords, begin..end), own, scale, factors.len(), row);
             }
             Op::MergeRows {
                 a,
@@ -732,6 +712,40 @@ impl AppendBatch {
         if !self.words.is_empty() {
             out.append_entries(&self.words, self.width);
             self.words.clear();
+        }
+    }
+}
+
+/// For each position `p` in `positions` of a level with coordinates
+/// `coords`: `dst += scale · own[p] · Π rows`, factor `k`'s row
+/// `row(k, coords[p])` (SpMM's and MTTKRP's dense row updates).
+fn row_updates<'v>(
+    dst: &mut [f64],
+    (coords, positions): (&IndexArray, std::ops::Range<usize>),
+    own: &[f64],
+    scale: f64,
+    factors: usize,
+    row: impl Fn(usize, usize) -> &'v [f64],
+) {
+    for p in positions {
+        let c = coords.get_usize(p);
+        let s = scale * own[p];
+        match factors {
+            1 => {
+                for (d, &v) in dst.iter_mut().zip(row(0, c)) {
+                    *d += s * v;
+                }
+            }
+            2 => {
+                for ((d, &v), &w) in dst.iter_mut().zip(row(0, c)).zip(row(1, c)) {
+                    *d += s * v * w;
+                }
+            }
+            many => {
+                for (k, d) in dst.iter_mut().enumerate() {
+                    *d += (0..many).fold(s, |acc, f| acc * row(f, c)[k]);
+                }
+            }
         }
     }
 }

@@ -6,90 +6,237 @@ use std::ops::Range;
 use smallvec::SmallVec;
 use tessera_formats::{IndexArray, Level, LevelRef};
 
-use super::{dense_row, format_of, segment_dot, AppendBatch, Bindings};
-use crate::bytecode::{PositionBody, Regs};
+use super::{dense_row, dot_of_runs, format_of, row_updates, segment_dot, AppendBatch, Bindings};
+use crate::bytecode::{Affine, PositionBody, Regs, ScaleFactor};
 use crate::runtime::output::OutputState;
 
 /// Runs `body` at each of `positions` of `driver`; appended entries go
 /// through `batch` when the program hands its entries over in batches.
 pub(super) fn run(
     bind: &Bindings<'_>,
-    ir: &[i64],
+    (ir, fr): (&[i64], &[f64]),
     values: &[&[f64]],
     (driver, positions): (LevelRef, Range<usize>),
     body: &PositionBody,
     out: &mut OutputState,
     mut batch: Option<&mut AppendBatch>,
 ) {
-    let ready = Ready::new(bind, ir, values, driver, body);
+    let ready = Ready::new(&Registers { bind, ir, fr, values }, driver, body);
     // The entries' coordinates: the innermost body's prefix registers, then
     // one slot per loop, outermost first.
-    let mut entry: SmallVec<[i64; 4]> = ready.prefix.iter().map(|&r| ir[r as usize]).collect();
+    let mut entry: SmallVec<[i64; 4]> = ready.prefix().iter().map(|&r| ir[r as usize]).collect();
     let first_slot = entry.len();
     entry.resize(first_slot + ready.depth(), 0);
     ready.walk(positions, &mut entry, first_slot, out, &mut batch);
 }
 
+/// What a position loop reads besides its arrays.
+struct Registers<'r, 'a> {
+    bind: &'r Bindings<'a>,
+    ir: &'r [i64],
+    fr: &'r [f64],
+    values: &'r [&'a [f64]],
+}
+
+impl<'a> Registers<'_, 'a> {
+    fn extent(&self, level: LevelRef) -> i64 {
+        self.bind.levels[level.operand as usize][level.level as usize].extent as i64
+    }
+
+    /// `affine` as a function of the loop's coordinate.
+    fn line(&self, affine: &Affine) -> Line {
+        match affine {
+            Affine::Reg(r) => Line::constant(self.ir[*r as usize]),
+            Affine::Const(k) => Line::constant(*k),
+            Affine::Coordinate => Line { slope: 1, offset: 0 },
+            Affine::Dim(v) => Line::constant(self.bind.dims[*v as usize]),
+            Affine::Dense { level, parent, coord } => {
+                let (parent, coord, extent) = (self.line(parent), self.line(coord), self.extent(*level));
+                Line {
+                    slope: parent.slope * extent + coord.slope,
+                    offset: parent.offset * extent + coord.offset,
+                }
+            }
+        }
+    }
+
+    /// A scale's factors: the registers' values read, the driver's value
+    /// left for each position.
+    fn scale(&self, factors: &[ScaleFactor]) -> SmallVec<[Option<f64>; 2]> {
+        factors
+            .iter()
+            .map(|f| match f {
+                ScaleFactor::Own => None,
+                ScaleFactor::Reg(r) => Some(self.fr[*r as usize]),
+            })
+            .collect()
+    }
+
+    fn views(&self, level: LevelRef) -> (Option<&'a IndexArray>, Option<&'a IndexArray>) {
+        let (format, storage) = (
+            format_of(self.bind, level),
+            &self.bind.levels[level.operand as usize][level.level as usize],
+        );
+        (format.coordinate_view(storage), format.position_view(storage))
+    }
+
+    /// The child's coordinates and positions.
+    fn segments(&self, child: LevelRef) -> (&'a IndexArray, &'a IndexArray) {
+        let (Some(idx), Some(pos)) = self.views(child) else {
+            unreachable!("the planner only shortcuts loops over compressed children")
+        };
+        (idx, pos)
+    }
+}
+
+/// `slope · c + offset`.
+#[derive(Clone, Copy)]
+struct Line {
+    slope: i64,
+    offset: i64,
+}
+
+impl Line {
+    fn constant(offset: i64) -> Line {
+        Line { slope: 0, offset }
+    }
+    fn at(self, c: i64) -> i64 {
+        self.slope * c + self.offset
+    }
+}
+
+/// The product, from 1, of a scale's factors at a position whose value
+/// is `own`.
+fn scale_at(factors: &[Option<f64>], own: f64) -> f64 {
+    factors.iter().fold(1.0, |s, f| s * f.unwrap_or(own))
+}
+
+/// A factor row of a row update: its operand's values, its parent row as a
+/// function of the coordinate, and the extent of its `via` level.
+type RowOf<'p> = (&'p [f64], Line, Option<usize>);
+
 /// A body with every array it reads looked up, once per run of the op.
 struct Ready<'p> {
     /// The driver's coordinates.
     coords: &'p IndexArray,
-    /// The child's positions: its segment below each driver position.
-    pos: &'p IndexArray,
-    /// The innermost body's prefix registers.
-    prefix: &'p Regs,
     kind: ReadyKind<'p>,
 }
 
 enum ReadyKind<'p> {
     AppendedDots {
+        pos: &'p IndexArray,
         idx: &'p IndexArray,
         own: &'p [f64],
         rows: SmallVec<[&'p [f64]; 3]>,
+        prefix: &'p Regs,
     },
-    Nested(Box<Ready<'p>>),
+    Nested {
+        pos: &'p IndexArray,
+        inner: Box<Ready<'p>>,
+    },
+    DenseDots {
+        own: &'p [f64],
+        scale: SmallVec<[Option<f64>; 2]>,
+        runs: SmallVec<[(&'p [f64], Line); 2]>,
+        len: Line,
+        append: Option<&'p Regs>,
+    },
+    RowUpdates {
+        pos: &'p IndexArray,
+        idx: &'p IndexArray,
+        own: &'p [f64],
+        scale: f64,
+        factors: SmallVec<[RowOf<'p>; 2]>,
+        out_extent: usize,
+        out_parent: Line,
+    },
 }
 
 impl<'p> Ready<'p> {
-    fn new(bind: &Bindings<'p>, ir: &[i64], values: &[&'p [f64]], driver: LevelRef, body: &'p PositionBody) -> Self {
-        let view = |level: LevelRef| {
-            let (format, storage) = (
-                format_of(bind, level),
-                &bind.levels[level.operand as usize][level.level as usize],
-            );
-            (format.coordinate_view(storage), format.position_view(storage))
-        };
-        let (Some(coords), _) = view(driver) else {
+    fn new(regs: &Registers<'_, 'p>, driver: LevelRef, body: &'p PositionBody) -> Self {
+        let (Some(coords), _) = regs.views(driver) else {
             unreachable!("the planner only shortcuts loops over levels with a coordinate array")
         };
-        let child = body.child();
-        let (Some(idx), Some(pos)) = view(child) else {
-            unreachable!("the planner only shortcuts loops over compressed children")
-        };
-        let (prefix, kind) = match body {
-            PositionBody::AppendedDots { factors, prefix, .. } => {
-                let rows = factors.iter().map(|f| dense_row(bind, ir, f)).collect();
-                let own = values[child.operand as usize];
-                (prefix, ReadyKind::AppendedDots { idx, own, rows })
+        let kind = match body {
+            PositionBody::AppendedDots { child, factors, prefix } => {
+                let (idx, pos) = regs.segments(*child);
+                let rows = factors.iter().map(|f| dense_row(regs.bind, regs.ir, f)).collect();
+                let own = regs.values[child.operand as usize];
+                ReadyKind::AppendedDots {
+                    pos,
+                    idx,
+                    own,
+                    rows,
+                    prefix,
+                }
             }
-            PositionBody::Nested { body, .. } => {
-                let inner = Ready::new(bind, ir, values, child, body);
-                (inner.prefix, ReadyKind::Nested(Box::new(inner)))
+            PositionBody::Nested { child, body } => ReadyKind::Nested {
+                pos: regs.segments(*child).1,
+                inner: Box::new(Ready::new(regs, *child, body)),
+            },
+            PositionBody::DenseDots {
+                scale,
+                runs,
+                len,
+                append,
+            } => ReadyKind::DenseDots {
+                append: append.as_ref(),
+                own: regs.values[driver.operand as usize],
+                scale: regs.scale(scale),
+                runs: runs
+                    .iter()
+                    .map(|(operand, start)| (regs.values[*operand as usize], regs.line(start)))
+                    .collect(),
+                len: regs.line(len),
+            },
+            PositionBody::RowUpdates {
+                child,
+                scale,
+                factors,
+                out,
+                out_parent,
+            } => {
+                let (idx, pos) = regs.segments(*child);
+                // No factor of the scale is the driver's value (it is not
+                // a last level): the scale is one number.
+                let scale = scale_at(&regs.scale(scale), f64::NAN);
+                ReadyKind::RowUpdates {
+                    pos,
+                    idx,
+                    own: regs.values[child.operand as usize],
+                    scale,
+                    factors: factors
+                        .iter()
+                        .map(|f| {
+                            let via = f.via.map(|l| regs.extent(l) as usize);
+                            (regs.values[f.operand as usize], regs.line(&f.parent), via)
+                        })
+                        .collect(),
+                    out_extent: regs.extent(*out) as usize,
+                    out_parent: regs.line(out_parent),
+                }
             }
         };
-        Ready {
-            coords,
-            pos,
-            prefix,
-            kind,
+        Ready { coords, kind }
+    }
+
+    /// The registers the entries this body appends start with.
+    fn prefix(&self) -> &[u32] {
+        match &self.kind {
+            ReadyKind::AppendedDots { prefix, .. }
+            | ReadyKind::DenseDots {
+                append: Some(prefix), ..
+            } => prefix,
+            ReadyKind::Nested { inner, .. } => inner.prefix(),
+            ReadyKind::DenseDots { append: None, .. } | ReadyKind::RowUpdates { .. } => &[],
         }
     }
 
     /// Coordinate slots the body fills: one per loop.
     fn depth(&self) -> usize {
         match &self.kind {
-            ReadyKind::AppendedDots { .. } => 1,
-            ReadyKind::Nested(inner) => 1 + inner.depth(),
+            ReadyKind::Nested { inner, .. } => 1 + inner.depth(),
+            _ => 1,
         }
     }
 
@@ -104,9 +251,11 @@ impl<'p> Ready<'p> {
         batch: &mut Option<&mut AppendBatch>,
     ) {
         match &self.kind {
-            ReadyKind::AppendedDots { idx, own, rows } => {
+            ReadyKind::AppendedDots {
+                pos, idx, own, rows, ..
+            } => {
                 for p in positions {
-                    let (begin, end) = (self.pos.get_usize(p), self.pos.get_usize(p + 1));
+                    let (begin, end) = (pos.get_usize(p), pos.get_usize(p + 1));
                     if begin == end {
                         continue;
                     }
@@ -119,11 +268,65 @@ impl<'p> Ready<'p> {
                     }
                 }
             }
-            ReadyKind::Nested(inner) => {
+            ReadyKind::Nested { pos, inner } => {
                 for p in positions {
                     entry[slot] = self.coords.get(p);
-                    let below = self.pos.get_usize(p)..self.pos.get_usize(p + 1);
+                    let below = pos.get_usize(p)..pos.get_usize(p + 1);
                     inner.walk(below, entry, slot + 1, out, batch);
+                }
+            }
+            ReadyKind::DenseDots {
+                own,
+                scale,
+                runs,
+                len,
+                append,
+            } => {
+                for p in positions {
+                    let c = self.coords.get(p);
+                    let n = len.at(c).max(0) as usize;
+                    if n == 0 {
+                        continue;
+                    }
+                    let run = |&(values, start): &(&'p [f64], Line)| &values[start.at(c) as usize..];
+                    let dot = match runs.as_slice() {
+                        [a, b] => dot_of_runs(&[run(a), run(b)], n),
+                        many => dot_of_runs(&many.iter().map(run).collect::<SmallVec<[&[f64]; 3]>>(), n),
+                    };
+                    // As the loop's `acc = 0; acc += scale · dot`, then its write.
+                    let value = 0.0 + scale_at(scale, own[p]) * dot;
+                    match append {
+                        None => out.accumulate(p, value),
+                        Some(_) => {
+                            entry[slot] = c;
+                            match batch.as_deref_mut() {
+                                Some(batch) => batch.push_entry(entry, value, out),
+                                None => out.append(entry, value),
+                            }
+                        }
+                    }
+                }
+            }
+            ReadyKind::RowUpdates {
+                pos,
+                idx,
+                own,
+                scale,
+                factors,
+                out_extent: n,
+                out_parent,
+            } => {
+                for p in positions {
+                    let c = self.coords.get(p);
+                    let dst = out.dense_range_mut(out_parent.at(c) as usize * n, *n);
+                    let row = |k: usize, l: usize| {
+                        let (values, parent, via) = factors[k];
+                        let parent = parent.at(c) as usize;
+                        let row = via.map_or(parent, |extent| parent * extent + l);
+                        &values[row * n..(row + 1) * n]
+                    };
+                    let segment = pos.get_usize(p)..pos.get_usize(p + 1);
+                    row_updates(dst, (idx, segment), own, *scale, factors.len(), row);
                 }
             }
         }

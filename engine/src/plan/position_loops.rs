@@ -14,6 +14,8 @@ use tessera_formats::{Cmp, IntOp, LevelKind, LevelRef};
 use super::Emitter;
 use crate::bytecode::{IReg, Op, PositionBody};
 
+mod straight_line;
+
 /// The skeleton of a loop written by `emit_driven_loop`, unrolled once:
 /// `top: more = cursor < end; exit unless more; coord, found = pos_access
 /// driver cursor; skip unless found; body; step: cursor += one; jump top`.
@@ -73,8 +75,11 @@ impl Emitter<'_> {
         if !matches!(kind(lp.driver), LevelKind::Compressed | LevelKind::Singleton) {
             return None;
         }
-        let (body, what) = self.appended_dots(&lp).or_else(|| self.nested(&lp))?;
-        if kind(body.child()) != LevelKind::Compressed {
+        let (body, what) = self
+            .appended_dots(&lp)
+            .or_else(|| self.nested(&lp))
+            .or_else(|| self.straight_line(&lp))?;
+        if body.child().is_some_and(|child| kind(child) != LevelKind::Compressed) {
             return None;
         }
         let resume = self.ops.len() + 1;
@@ -209,6 +214,8 @@ impl Emitter<'_> {
                 child: *child,
                 body: Box::new(Self::coordinate_joined(body, coord, own)?),
             }),
+            // Bodies that do not append take no coordinates.
+            PositionBody::DenseDots { .. } | PositionBody::RowUpdates { .. } => None,
         }
     }
 

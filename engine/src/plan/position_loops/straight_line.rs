@@ -1,0 +1,288 @@
+//! Loop bodies of straight-line code around one block op: the positions
+//! they compute are affine in the loop's coordinate (dense levels locate by
+//! arithmetic), their scale a product of values, their write guarded by the
+//! block's length. Read by evaluating the body's ops symbolically; an op
+//! outside that vocabulary leaves the loop as it is.
+
+use std::collections::HashMap;
+
+use smallvec::SmallVec;
+use tessera_formats::{Cmp, LevelKind, LevelRef};
+
+use super::DrivenLoop;
+use crate::bytecode::{Affine, BReg, FReg, FloatOp, IReg, Op, PositionBody, RowFactor, RunLength, ScaleFactor};
+use crate::plan::Emitter;
+
+/// What a float register of the body holds.
+#[derive(Clone, PartialEq)]
+enum Float {
+    Const(f64),
+    /// The driver's value at the position.
+    Own,
+    /// A product, from 1, of these factors.
+    Scale(SmallVec<[ScaleFactor; 2]>),
+    /// The dense dot's result.
+    Dot,
+}
+
+/// What a boolean register of the body holds.
+#[derive(Clone, PartialEq)]
+enum Flag {
+    True,
+    False,
+    /// `0 < n`.
+    Positive(Affine),
+}
+
+/// The body read so far.
+struct Reading<'l> {
+    lp: &'l DrivenLoop,
+    /// Registers some op of the loop writes.
+    written_ints: Vec<IReg>,
+    written_floats: Vec<FReg>,
+    ints: HashMap<IReg, Affine>,
+    floats: HashMap<FReg, Float>,
+    flags: HashMap<BReg, Flag>,
+    /// The child's segment below the position: its level, begin and end.
+    segment: Option<(LevelRef, IReg, IReg)>,
+    block: Option<PositionBody>,
+    /// The write after a dense dot is guarded by its length.
+    guarded: bool,
+    wrote: bool,
+}
+
+impl Emitter<'_> {
+    /// The body of `lp` as a [`PositionBody::DenseDots`] or
+    /// [`PositionBody::RowUpdates`], when it is straight-line code around
+    /// that block op.
+    pub(super) fn straight_line(&self, lp: &DrivenLoop) -> Option<(PositionBody, &'static str)> {
+        let ops = &self.ops[lp.body.clone()];
+        let (written_ints, written_floats) = written(ops)?;
+        let mut reading = Reading {
+            lp,
+            written_ints,
+            written_floats,
+            ints: HashMap::new(),
+            floats: HashMap::new(),
+            flags: HashMap::new(),
+            segment: None,
+            block: None,
+            guarded: false,
+            wrote: false,
+        };
+        let kind = |l: &LevelRef| self.states[l.operand as usize].formats[l.level as usize].kind;
+        let levels = |operand: u32| self.states[operand as usize].formats.len();
+        for op in ops {
+            reading.read(op, &kind, &levels)?;
+        }
+        match reading.block? {
+            body @ PositionBody::DenseDots { .. } if reading.wrote && reading.guarded => {
+                Some((body, "a dense inner product per stored entry, written at its position"))
+            }
+            body @ PositionBody::RowUpdates { .. } if !reading.wrote => {
+                Some((body, "a dense row update per stored entry of each fibre"))
+            }
+            _ => None,
+        }
+    }
+}
+
+impl Reading<'_> {
+    /// A register read by the body, as a function of the coordinate: None
+    /// for registers the loop changes in ways that are not affine.
+    fn int(&self, r: IReg) -> Option<Affine> {
+        if r == self.lp.coord {
+            return Some(Affine::Coordinate);
+        }
+        if let Some(a) = self.ints.get(&r) {
+            return Some(a.clone());
+        }
+        (r != self.lp.cursor && !self.written_ints.contains(&r)).then_some(Affine::Reg(r))
+    }
+
+    /// A float register read as a scale: its factors.
+    fn scale(&self, r: FReg) -> Option<SmallVec<[ScaleFactor; 2]>> {
+        match self.floats.get(&r) {
+            Some(Float::Const(one)) if *one == 1.0 => Some(SmallVec::new()),
+            Some(Float::Scale(factors)) => Some(factors.clone()),
+            Some(Float::Own) => Some(smallvec::smallvec![ScaleFactor::Own]),
+            None if !self.written_floats.contains(&r) => Some(smallvec::smallvec![ScaleFactor::Reg(r)]),
+            _ => None,
+        }
+    }
+
+    fn read(&mut self, op: &Op, kind: &dyn Fn(&LevelRef) -> LevelKind, levels: &dyn Fn(u32) -> usize) -> Option<()> {
+        let lp = self.lp;
+        match op {
+            Op::IConst { dst, value } => {
+                self.ints.insert(*dst, Affine::Const(*value));
+            }
+            Op::Dim { dst, var } => {
+                self.ints.insert(*dst, Affine::Dim(*var));
+            }
+            Op::Locate {
+                level,
+                parent,
+                coord,
+                pos,
+                found,
+                ..
+            } if kind(level) == LevelKind::Dense => {
+                let at = Affine::Dense {
+                    level: *level,
+                    parent: Box::new(self.int(*parent)?),
+                    coord: Box::new(self.int(*coord)?),
+                };
+                self.ints.insert(*pos, at);
+                self.flags.insert(*found, Flag::True);
+            }
+            Op::PosIter {
+                level,
+                parent,
+                begin,
+                end,
+            } if *parent == lp.cursor && self.segment.is_none() => {
+                let below = *level == LevelRef::new(lp.driver.operand as usize, lp.driver.level as usize + 1);
+                below.then_some(())?;
+                self.segment = Some((*level, *begin, *end));
+            }
+            Op::LoadValue { operand, pos, dst } => {
+                // The driver's own value: the position holds it when the
+                // driver is its operand's last level.
+                let own = *operand == lp.driver.operand && *pos == lp.cursor;
+                (own && lp.driver.level as usize + 1 == levels(*operand)).then_some(())?;
+                self.floats.insert(*dst, Float::Own);
+            }
+            Op::FConst { dst, value } => {
+                self.floats.insert(*dst, Float::Const(*value));
+            }
+            Op::FBin {
+                op: FloatOp::Mul,
+                dst,
+                a,
+                b,
+            } => {
+                let mut factors = match self.floats.get(a) {
+                    Some(Float::Const(one)) if *one == 1.0 => SmallVec::new(),
+                    Some(Float::Scale(factors)) => factors.clone(),
+                    _ => return None,
+                };
+                factors.push(match self.floats.get(b) {
+                    Some(Float::Own) => ScaleFactor::Own,
+                    None if !self.written_floats.contains(b) => ScaleFactor::Reg(*b),
+                    _ => return None,
+                });
+                self.floats.insert(*dst, Float::Scale(factors));
+            }
+            Op::BConst { dst, value } => {
+                self.flags.insert(*dst, if *value { Flag::True } else { Flag::False });
+            }
+            Op::ICmp { op: Cmp::Lt, dst, a, b } if self.int(*a) == Some(Affine::Const(0)) => {
+                let n = self.int(*b)?;
+                self.flags.insert(*dst, Flag::Positive(n));
+            }
+            Op::BOr { dst, a, b } => {
+                let either = match (self.flags.get(a)?, self.flags.get(b)?) {
+                    (Flag::False, other) | (other, Flag::False) => other.clone(),
+                    _ => return None,
+                };
+                self.flags.insert(*dst, either);
+            }
+            Op::DenseDot {
+                scale,
+                factors,
+                len,
+                acc,
+            } if self.block.is_none() && self.floats.get(acc) == Some(&Float::Const(0.0)) => {
+                let scale = self.scale(*scale)?;
+                let runs = factors
+                    .iter()
+                    .map(|f| Some((f.operand, self.int(f.start)?)))
+                    .collect::<Option<_>>()?;
+                let len = match len {
+                    RunLength::Fixed(n) => Affine::Const(i64::from(*n)),
+                    RunLength::In(r) => self.int(*r)?,
+                };
+                self.floats.insert(*acc, Float::Dot);
+                self.block = Some(PositionBody::DenseDots {
+                    scale,
+                    runs,
+                    len,
+                    append: None,
+                });
+            }
+            Op::RowAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                factors,
+                out,
+                out_parent,
+            } if self.block.is_none() && self.segment == Some((*driver, *begin, *end)) => {
+                let scale = self.scale(*scale)?;
+                let factors = factors
+                    .iter()
+                    .map(|f| {
+                        Some(RowFactor {
+                            operand: f.operand,
+                            parent: self.int(f.parent)?,
+                            via: f.via,
+                        })
+                    })
+                    .collect::<Option<_>>()?;
+                self.block = Some(PositionBody::RowUpdates {
+                    child: *driver,
+                    scale,
+                    factors,
+                    out: *out,
+                    out_parent: self.int(*out_parent)?,
+                });
+            }
+            Op::JumpIfNot { cond, to } if *to == lp.body.end => match (self.flags.get(cond)?, &self.block) {
+                (Flag::True, _) => {}
+                (Flag::Positive(n), Some(PositionBody::DenseDots { len, .. })) if n == len => self.guarded = true,
+                _ => return None,
+            },
+            Op::AccumOutput { pos, value } if *pos == lp.cursor && self.floats.get(value) == Some(&Float::Dot) => {
+                self.wrote = true;
+            }
+            Op::Append { coords, value } if self.floats.get(value) == Some(&Float::Dot) && !self.wrote => {
+                let (&last, prefix) = coords.split_last()?;
+                let invariant = prefix.iter().all(|&r| self.int(r) == Some(Affine::Reg(r)));
+                let Some(PositionBody::DenseDots { append, .. }) = &mut self.block else {
+                    return None;
+                };
+                (last == lp.coord && invariant).then_some(())?;
+                *append = Some(prefix.iter().copied().collect());
+                self.wrote = true;
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+}
+
+/// The integer and float registers `ops` write, or None when an op is not
+/// one a straight-line body is read from.
+fn written(ops: &[Op]) -> Option<(Vec<IReg>, Vec<FReg>)> {
+    let (mut ints, mut floats) = (Vec::new(), Vec::new());
+    for op in ops {
+        match op {
+            Op::IConst { dst, .. } | Op::Dim { dst, .. } => ints.push(*dst),
+            Op::Locate { pos, .. } => ints.push(*pos),
+            Op::PosIter { begin, end, .. } => ints.extend([*begin, *end]),
+            Op::LoadValue { dst, .. } | Op::FConst { dst, .. } | Op::FBin { dst, .. } => floats.push(*dst),
+            Op::DenseDot { acc, .. } => floats.push(*acc),
+            Op::RowAxpy { .. }
+            | Op::BConst { .. }
+            | Op::ICmp { .. }
+            | Op::BOr { .. }
+            | Op::JumpIfNot { .. }
+            | Op::AccumOutput { .. }
+            | Op::Append { .. } => {}
+            _ => return None,
+        }
+    }
+    Some((ints, floats))
+}
