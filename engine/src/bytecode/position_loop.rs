@@ -23,7 +23,8 @@ pub enum PositionBody {
     },
     /// The `child` level's segment below `p` run as a loop of its own
     /// with `body`, `c` joining the coordinates of the entries it appends
-    /// (before the coordinates of deeper loops): TTV's loop over rows.
+    /// (before the coordinates of deeper loops) and read as the body's
+    /// [`Affine::Outer`]: TTV's and MTTKRP's loops over rows.
     Nested { child: LevelRef, body: Box<PositionBody> },
     /// The [`super::Op::DenseDot`] of dense runs, `0 + scale · Σ_{k <
     /// len} Π runs[k]` (each run `(operand, its first position)`), when
@@ -59,6 +60,9 @@ pub enum Affine {
     Const(i64),
     /// The loop's coordinate `c`.
     Coordinate,
+    /// The coordinate `o` of the position loop around this one, when the
+    /// loop is the body of a [`PositionBody::Nested`].
+    Outer,
     /// A dimension of the run ([`super::Op::Dim`]).
     Dim(u32),
     /// The position of coordinate `coord` of the dense `level` below
@@ -204,6 +208,7 @@ impl fmt::Display for Affine {
             Affine::Reg(r) => write!(f, "r{r}"),
             Affine::Const(k) => write!(f, "{k}"),
             Affine::Coordinate => f.write_str("c"),
+            Affine::Outer => f.write_str("o"),
             Affine::Dim(v) => write!(f, "dim v{v}"),
             Affine::Dense { level, parent, coord } => write!(f, "({parent} * extent({}) + {coord})", lv(level)),
         }

@@ -27,7 +27,7 @@ pub(super) fn run(
     let mut entry: SmallVec<[i64; 4]> = ready.prefix().iter().map(|&r| ir[r as usize]).collect();
     let first_slot = entry.len();
     entry.resize(first_slot + ready.depth(), 0);
-    ready.walk(positions, &mut entry, first_slot, out, &mut batch);
+    ready.walk(positions, (&mut entry, first_slot), 0, out, &mut batch);
 }
 
 /// What a position loop reads besides its arrays.
@@ -48,12 +48,20 @@ impl<'a> Registers<'_, 'a> {
         match affine {
             Affine::Reg(r) => Line::constant(self.ir[*r as usize]),
             Affine::Const(k) => Line::constant(*k),
-            Affine::Coordinate => Line { slope: 1, offset: 0 },
+            Affine::Coordinate => Line {
+                slope: 1,
+                ..Line::constant(0)
+            },
+            Affine::Outer => Line {
+                outer: 1,
+                ..Line::constant(0)
+            },
             Affine::Dim(v) => Line::constant(self.bind.dims[*v as usize]),
             Affine::Dense { level, parent, coord } => {
                 let (parent, coord, extent) = (self.line(parent), self.line(coord), self.extent(*level));
                 Line {
                     slope: parent.slope * extent + coord.slope,
+                    outer: parent.outer * extent + coord.outer,
                     offset: parent.offset * extent + coord.offset,
                 }
             }
@@ -89,19 +97,25 @@ impl<'a> Registers<'_, 'a> {
     }
 }
 
-/// `slope · c + offset`.
+/// `slope · c + outer · o + offset`, of the loop's coordinate `c` and the
+/// outer loop's `o`.
 #[derive(Clone, Copy)]
 struct Line {
     slope: i64,
+    outer: i64,
     offset: i64,
 }
 
 impl Line {
     fn constant(offset: i64) -> Line {
-        Line { slope: 0, offset }
+        Line {
+            slope: 0,
+            outer: 0,
+            offset,
+        }
     }
-    fn at(self, c: i64) -> i64 {
-        self.slope * c + self.offset
+    fn at(self, c: i64, o: i64) -> i64 {
+        self.slope * c + self.outer * o + self.offset
     }
 }
 
@@ -109,6 +123,24 @@ impl Line {
 /// is `own`.
 fn scale_at(factors: &[Option<f64>], own: f64) -> f64 {
     factors.iter().fold(1.0, |s, f| s * f.unwrap_or(own))
+}
+
+/// How many positions ahead a row update asks for the rows it will read.
+const ROWS_AHEAD: usize = 4;
+
+/// Asks the processor to bring `values[at]` into its cache. Rows read by
+/// a coordinate miss it, and the work between two positions is too long
+/// for the processor to run ahead to the next row by itself.
+#[inline(always)]
+fn prefetch(values: &[f64], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x) = values.get(at) {
+        // SAFETY: a prefetch reads nothing and cannot fault, and SSE, which
+        // it needs, is part of x86-64.
+        unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((x as *const f64).cast()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (values, at);
 }
 
 /// A factor row of a row update: its operand's values, its parent row as a
@@ -240,13 +272,13 @@ impl<'p> Ready<'p> {
         }
     }
 
-    /// The body at `positions`, this loop's coordinate written at
-    /// `entry[slot]`.
+    /// The body at `positions` below the outer loop's coordinate `o`, this
+    /// loop's coordinate written at `entry[slot]`.
     fn walk(
         &self,
         positions: Range<usize>,
-        entry: &mut [i64],
-        slot: usize,
+        (entry, slot): (&mut [i64], usize),
+        o: i64,
         out: &mut OutputState,
         batch: &mut Option<&mut AppendBatch>,
     ) {
@@ -270,9 +302,10 @@ impl<'p> Ready<'p> {
             }
             ReadyKind::Nested { pos, inner } => {
                 for p in positions {
-                    entry[slot] = self.coords.get(p);
+                    let c = self.coords.get(p);
+                    entry[slot] = c;
                     let below = pos.get_usize(p)..pos.get_usize(p + 1);
-                    inner.walk(below, entry, slot + 1, out, batch);
+                    inner.walk(below, (entry, slot + 1), c, out, batch);
                 }
             }
             ReadyKind::DenseDots {
@@ -284,11 +317,11 @@ impl<'p> Ready<'p> {
             } => {
                 for p in positions {
                     let c = self.coords.get(p);
-                    let n = len.at(c).max(0) as usize;
+                    let n = len.at(c, o).max(0) as usize;
                     if n == 0 {
                         continue;
                     }
-                    let run = |&(values, start): &(&'p [f64], Line)| &values[start.at(c) as usize..];
+                    let run = |&(values, start): &(&'p [f64], Line)| &values[start.at(c, o) as usize..];
                     let dot = match runs.as_slice() {
                         [a, b] => dot_of_runs(&[run(a), run(b)], n),
                         many => dot_of_runs(&many.iter().map(run).collect::<SmallVec<[&[f64]; 3]>>(), n),
@@ -316,12 +349,20 @@ impl<'p> Ready<'p> {
                 out_extent: n,
                 out_parent,
             } => {
+                let last = positions.end;
                 for p in positions {
                     let c = self.coords.get(p);
-                    let dst = out.dense_range_mut(out_parent.at(c) as usize * n, *n);
+                    // The rows a later position reads by its coordinate.
+                    if p + ROWS_AHEAD < last {
+                        let ahead = self.coords.get(p + ROWS_AHEAD);
+                        for &(values, parent, _) in factors.iter().filter(|f| f.2.is_none()) {
+                            prefetch(values, parent.at(ahead, o) as usize * n);
+                        }
+                    }
+                    let dst = out.dense_range_mut(out_parent.at(c, o) as usize * n, *n);
                     let row = |k: usize, l: usize| {
                         let (values, parent, via) = factors[k];
-                        let parent = parent.at(c) as usize;
+                        let parent = parent.at(c, o) as usize;
                         let row = via.map_or(parent, |extent| parent * extent + l);
                         &values[row * n..(row + 1) * n]
                     };

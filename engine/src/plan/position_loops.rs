@@ -78,7 +78,8 @@ impl Emitter<'_> {
         let (body, what) = self
             .appended_dots(&lp)
             .or_else(|| self.nested(&lp))
-            .or_else(|| self.straight_line(&lp))?;
+            .or_else(|| self.straight_line(&lp))
+            .or_else(|| self.nested_straight_line(&lp))?;
         if body.child().is_some_and(|child| kind(child) != LevelKind::Compressed) {
             return None;
         }

@@ -56,7 +56,61 @@ impl Emitter<'_> {
     /// [`PositionBody::RowUpdates`], when it is straight-line code around
     /// that block op.
     pub(super) fn straight_line(&self, lp: &DrivenLoop) -> Option<(PositionBody, &'static str)> {
+        let reading = self.reading(lp, &self.ops[lp.body.clone()])?;
+        match reading.block? {
+            body @ PositionBody::DenseDots { .. } if reading.wrote && reading.guarded => {
+                Some((body, "a dense inner product per stored entry, written at its position"))
+            }
+            body @ PositionBody::RowUpdates { .. } if !reading.wrote => {
+                Some((body, "a dense row update per stored entry of each fibre"))
+            }
+            _ => None,
+        }
+    }
+
+    /// The body of `lp` as straight-line code around its child's loop,
+    /// shortcut with a body that writes in place ([`PositionBody::Nested`]):
+    /// the registers this body sets for the child's are replaced by what
+    /// they hold, in terms of this loop's coordinate.
+    pub(super) fn nested_straight_line(&self, lp: &DrivenLoop) -> Option<(PositionBody, &'static str)> {
         let ops = &self.ops[lp.body.clone()];
+        let at = ops.iter().position(|op| matches!(op, Op::PositionLoop { .. }))?;
+        let Op::PositionLoop {
+            driver,
+            cursor,
+            end,
+            body,
+            resume,
+        } = &ops[at]
+        else {
+            unreachable!("found above")
+        };
+        // The child's loop runs to this loop's step; a body that appends
+        // nests by its coordinates instead (`Self::nested`).
+        let in_place = matches!(
+            body,
+            PositionBody::DenseDots { append: None, .. } | PositionBody::RowUpdates { .. }
+        );
+        if *resume != lp.body.end || !in_place {
+            return None;
+        }
+        let reading = self.reading(lp, &ops[..at])?;
+        if reading.segment != Some((*driver, *cursor, *end)) || reading.block.is_some() {
+            return None;
+        }
+        let body = reading.around(body)?;
+        let what = "a dense update per stored entry, for each stored row";
+        Some((
+            PositionBody::Nested {
+                child: *driver,
+                body: Box::new(body),
+            },
+            what,
+        ))
+    }
+
+    /// `ops`, a part of `lp`'s body, read.
+    fn reading<'l>(&self, lp: &'l DrivenLoop, ops: &[Op]) -> Option<Reading<'l>> {
         let (written_ints, written_floats) = written(ops)?;
         let mut reading = Reading {
             lp,
@@ -75,19 +129,74 @@ impl Emitter<'_> {
         for op in ops {
             reading.read(op, &kind, &levels)?;
         }
-        match reading.block? {
-            body @ PositionBody::DenseDots { .. } if reading.wrote && reading.guarded => {
-                Some((body, "a dense inner product per stored entry, written at its position"))
-            }
-            body @ PositionBody::RowUpdates { .. } if !reading.wrote => {
-                Some((body, "a dense row update per stored entry of each fibre"))
-            }
-            _ => None,
-        }
+        Some(reading)
     }
 }
 
 impl Reading<'_> {
+    /// `body`, the shortcut of a loop inside the part read, with the
+    /// registers it reads in terms of this loop's coordinate: None when it
+    /// reads one this part sets otherwise.
+    fn around(&self, body: &PositionBody) -> Option<PositionBody> {
+        let scale = |factors: &SmallVec<[ScaleFactor; 2]>| {
+            let set = |f: &ScaleFactor| matches!(f, ScaleFactor::Reg(r) if self.written_floats.contains(r));
+            (!factors.iter().any(set)).then(|| factors.clone())
+        };
+        Some(match body {
+            PositionBody::DenseDots {
+                scale: factors,
+                runs,
+                len,
+                append: None,
+            } => PositionBody::DenseDots {
+                scale: scale(factors)?,
+                runs: runs
+                    .iter()
+                    .map(|(operand, start)| Some((*operand, self.outer(start)?)))
+                    .collect::<Option<_>>()?,
+                len: self.outer(len)?,
+                append: None,
+            },
+            PositionBody::RowUpdates {
+                child,
+                scale: factors,
+                factors: rows,
+                out,
+                out_parent,
+            } => PositionBody::RowUpdates {
+                child: *child,
+                scale: scale(factors)?,
+                factors: rows
+                    .iter()
+                    .map(|f| {
+                        Some(RowFactor {
+                            parent: self.outer(&f.parent)?,
+                            ..f.clone()
+                        })
+                    })
+                    .collect::<Option<_>>()?,
+                out: *out,
+                out_parent: self.outer(out_parent)?,
+            },
+            _ => return None,
+        })
+    }
+
+    /// An integer of the loop inside, in terms of this loop's coordinate
+    /// (its [`Affine::Outer`]).
+    fn outer(&self, inner: &Affine) -> Option<Affine> {
+        Some(match inner {
+            Affine::Reg(r) => self.int(*r)?.as_outer()?,
+            Affine::Const(_) | Affine::Dim(_) | Affine::Coordinate => inner.clone(),
+            Affine::Outer => return None,
+            Affine::Dense { level, parent, coord } => Affine::Dense {
+                level: *level,
+                parent: Box::new(self.outer(parent)?),
+                coord: Box::new(self.outer(coord)?),
+            },
+        })
+    }
+
     /// A register read by the body, as a function of the coordinate: None
     /// for registers the loop changes in ways that are not affine.
     fn int(&self, r: IReg) -> Option<Affine> {
@@ -260,6 +369,23 @@ impl Reading<'_> {
             _ => return None,
         }
         Some(())
+    }
+}
+
+impl Affine {
+    /// This loop's integer as seen from a loop inside it: its coordinate
+    /// is the inner loop's outer one.
+    fn as_outer(&self) -> Option<Affine> {
+        Some(match self {
+            Affine::Coordinate => Affine::Outer,
+            Affine::Outer => return None,
+            Affine::Reg(_) | Affine::Const(_) | Affine::Dim(_) => self.clone(),
+            Affine::Dense { level, parent, coord } => Affine::Dense {
+                level: *level,
+                parent: Box::new(parent.as_outer()?),
+                coord: Box::new(coord.as_outer()?),
+            },
+        })
     }
 }
 
