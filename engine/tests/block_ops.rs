@@ -7,10 +7,12 @@ use tessera_engine::Engine;
 use tessera_formats::Format;
 
 /// SpGEMM's inner loop (a row of B scaled by one entry of A, added into
-/// the workspace) is one `WorkspaceAxpy`, for any awkward operands and for
-/// the sparse output formats that need a workspace.
+/// the workspace) is one `WorkspaceAxpy`, and the interpreter runs the
+/// loop over a row of A around it as one `PositionLoop`, for any awkward
+/// operands and for the sparse output formats that need a workspace.
 #[test]
 fn spgemm_rows_are_scattered_into_the_workspace_by_one_op_and_match_the_reference() {
+    use tessera_engine::bytecode::PositionBody;
     let statement = "C(i,j) = A(i,k) * B(k,j)";
     let engine = Engine::new();
     let mut rng = Rng::new(17);
@@ -27,6 +29,17 @@ fn spgemm_rows_are_scattered_into_the_workspace_by_one_op_and_match_the_referenc
         assert!(
             !ops.iter().any(|op| matches!(op, Op::WorkspaceAccum { .. })),
             "entries still accumulated one by one for output {output}"
+        );
+        assert!(
+            ops.iter().any(|op| matches!(
+                op,
+                Op::PositionLoop {
+                    body: PositionBody::WorkspaceRows { .. },
+                    ..
+                }
+            )),
+            "no position loop over A's row for output {output}:\n{}",
+            kernel.program()
         );
         for kind in [
             EntryKind::Empty,

@@ -72,6 +72,7 @@ parallel: the loop over i splits into chunks of about the same work (stored entr
 forall i: every coordinate, locate A.dense; lattice {A.dense}
   workspace over (j), sorted and assembled into C after:
     forall k: iterate A.compressed, locate B.dense; lattice {A.compressed, B.dense}
+      (the interpreter runs the loop as one op: a row scattered into the workspace per stored entry)
       forall j: iterate B.compressed; lattice {B.compressed}
         (runs as one block op: the stored row scattered into the workspace)
 concrete index notation:

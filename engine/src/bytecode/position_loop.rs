@@ -48,6 +48,17 @@ pub enum PositionBody {
         out: LevelRef,
         out_parent: Affine,
     },
+    /// The [`super::Op::WorkspaceAxpy`] of a row of the `rows` level (of
+    /// another operand), the one below position `parent`: each of its
+    /// entries, times `scale`, added into the workspace at `prefix ++
+    /// [its coordinate]`: SpGEMM's loop over a row of A, `C(i,j) +=
+    /// A(i,k) * B(k,j)`, one row of B per entry.
+    WorkspaceRows {
+        rows: LevelRef,
+        parent: Affine,
+        scale: SmallVec<[ScaleFactor; 2]>,
+        prefix: Regs,
+    },
 }
 
 /// An integer a position loop computes from its coordinate `c`: affine in
@@ -100,16 +111,17 @@ impl PositionBody {
             PositionBody::AppendedDots { .. } => true,
             PositionBody::Nested { body, .. } => body.only_appends(),
             PositionBody::DenseDots { append, .. } => append.is_some(),
-            PositionBody::RowUpdates { .. } => false,
+            PositionBody::RowUpdates { .. } | PositionBody::WorkspaceRows { .. } => false,
         }
     }
 
-    /// The level whose segments the body walks below each position, if any.
+    /// The level whose segments the body walks, if any.
     pub fn child(&self) -> Option<LevelRef> {
         match self {
             PositionBody::AppendedDots { child, .. }
             | PositionBody::Nested { child, .. }
-            | PositionBody::RowUpdates { child, .. } => Some(*child),
+            | PositionBody::RowUpdates { child, .. }
+            | PositionBody::WorkspaceRows { rows: child, .. } => Some(*child),
             PositionBody::DenseDots { .. } => None,
         }
     }
@@ -178,6 +190,18 @@ impl fmt::Display for PositionBody {
                     fs.join("")
                 )
             }
+            PositionBody::WorkspaceRows {
+                rows,
+                parent,
+                scale,
+                prefix,
+            } => write!(
+                f,
+                "for q in {} below {parent}: workspace {} ++ [coord] += {} * value[q]",
+                lv(rows),
+                regs(prefix),
+                Scale(scale)
+            ),
         }
     }
 }

@@ -182,6 +182,15 @@ enum ReadyKind<'p> {
         out_extent: usize,
         out_parent: Line,
     },
+    WorkspaceRows {
+        own: &'p [f64],
+        pos: &'p IndexArray,
+        idx: &'p IndexArray,
+        values: &'p [f64],
+        parent: Line,
+        scale: SmallVec<[Option<f64>; 2]>,
+        prefix: SmallVec<[i64; 4]>,
+    },
 }
 
 impl<'p> Ready<'p> {
@@ -248,6 +257,23 @@ impl<'p> Ready<'p> {
                     out_parent: regs.line(out_parent),
                 }
             }
+            PositionBody::WorkspaceRows {
+                rows,
+                parent,
+                scale,
+                prefix,
+            } => {
+                let (idx, pos) = regs.segments(*rows);
+                ReadyKind::WorkspaceRows {
+                    own: regs.values[driver.operand as usize],
+                    pos,
+                    idx,
+                    values: regs.values[rows.operand as usize],
+                    parent: regs.line(parent),
+                    scale: regs.scale(scale),
+                    prefix: prefix.iter().map(|&r| regs.ir[r as usize]).collect(),
+                }
+            }
         };
         Ready { coords, kind }
     }
@@ -260,7 +286,9 @@ impl<'p> Ready<'p> {
                 append: Some(prefix), ..
             } => prefix,
             ReadyKind::Nested { inner, .. } => inner.prefix(),
-            ReadyKind::DenseDots { append: None, .. } | ReadyKind::RowUpdates { .. } => &[],
+            ReadyKind::DenseDots { append: None, .. }
+            | ReadyKind::RowUpdates { .. }
+            | ReadyKind::WorkspaceRows { .. } => &[],
         }
     }
 
@@ -368,6 +396,21 @@ impl<'p> Ready<'p> {
                     };
                     let segment = pos.get_usize(p)..pos.get_usize(p + 1);
                     row_updates(dst, (idx, segment), own, *scale, factors.len(), row);
+                }
+            }
+            ReadyKind::WorkspaceRows {
+                own,
+                pos,
+                idx,
+                values,
+                parent,
+                scale,
+                prefix,
+            } => {
+                for p in positions {
+                    let below = parent.at(self.coords.get(p), o) as usize;
+                    let row = pos.get_usize(below)..pos.get_usize(below + 1);
+                    out.workspace_accumulate_row(prefix, idx, values, scale_at(scale, own[p]), row);
                 }
             }
         }

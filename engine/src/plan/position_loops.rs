@@ -216,7 +216,9 @@ impl Emitter<'_> {
                 body: Box::new(Self::coordinate_joined(body, coord, own)?),
             }),
             // Bodies that do not append take no coordinates.
-            PositionBody::DenseDots { .. } | PositionBody::RowUpdates { .. } => None,
+            PositionBody::DenseDots { .. } | PositionBody::RowUpdates { .. } | PositionBody::WorkspaceRows { .. } => {
+                None
+            }
         }
     }
 

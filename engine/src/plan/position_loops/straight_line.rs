@@ -45,6 +45,9 @@ struct Reading<'l> {
     flags: HashMap<BReg, Flag>,
     /// The child's segment below the position: its level, begin and end.
     segment: Option<(LevelRef, IReg, IReg)>,
+    /// A row of another operand's level, below a position the body
+    /// computes: the level, that position, begin and end.
+    row: Option<(LevelRef, Affine, IReg, IReg)>,
     block: Option<PositionBody>,
     /// The write after a dense dot is guarded by its length.
     guarded: bool,
@@ -63,6 +66,9 @@ impl Emitter<'_> {
             }
             body @ PositionBody::RowUpdates { .. } if !reading.wrote => {
                 Some((body, "a dense row update per stored entry of each fibre"))
+            }
+            body @ PositionBody::WorkspaceRows { .. } if !reading.wrote => {
+                Some((body, "a row scattered into the workspace per stored entry"))
             }
             _ => None,
         }
@@ -120,6 +126,7 @@ impl Emitter<'_> {
             floats: HashMap::new(),
             flags: HashMap::new(),
             segment: None,
+            row: None,
             block: None,
             guarded: false,
             wrote: false,
@@ -255,6 +262,14 @@ impl Reading<'_> {
                 below.then_some(())?;
                 self.segment = Some((*level, *begin, *end));
             }
+            Op::PosIter {
+                level,
+                parent,
+                begin,
+                end,
+            } if self.row.is_none() && level.operand != lp.driver.operand => {
+                self.row = Some((*level, self.int(*parent)?, *begin, *end));
+            }
             Op::LoadValue { operand, pos, dst } => {
                 // The driver's own value: the position holds it when the
                 // driver is its operand's last level.
@@ -348,6 +363,23 @@ impl Reading<'_> {
                     out_parent: self.int(*out_parent)?,
                 });
             }
+            Op::WorkspaceAxpy {
+                driver,
+                begin,
+                end,
+                scale,
+                prefix,
+            } if self.block.is_none() => {
+                let (rows, parent, row_begin, row_end) = self.row.clone()?;
+                let invariant = prefix.iter().all(|&r| self.int(r) == Some(Affine::Reg(r)));
+                ((rows, row_begin, row_end) == (*driver, *begin, *end) && invariant).then_some(())?;
+                self.block = Some(PositionBody::WorkspaceRows {
+                    rows,
+                    parent,
+                    scale: self.scale(*scale)?,
+                    prefix: prefix.clone(),
+                });
+            }
             Op::JumpIfNot { cond, to } if *to == lp.body.end => match (self.flags.get(cond)?, &self.block) {
                 (Flag::True, _) => {}
                 (Flag::Positive(n), Some(PositionBody::DenseDots { len, .. })) if n == len => self.guarded = true,
@@ -401,6 +433,7 @@ fn written(ops: &[Op]) -> Option<(Vec<IReg>, Vec<FReg>)> {
             Op::LoadValue { dst, .. } | Op::FConst { dst, .. } | Op::FBin { dst, .. } => floats.push(*dst),
             Op::DenseDot { acc, .. } => floats.push(*acc),
             Op::RowAxpy { .. }
+            | Op::WorkspaceAxpy { .. }
             | Op::BConst { .. }
             | Op::ICmp { .. }
             | Op::BOr { .. }
