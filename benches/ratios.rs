@@ -14,6 +14,11 @@
 //! than the caches, held as `f64`, `f32` and `bool` (a breadth-first
 //! search step).
 //!
+//! `interpreter` compares the interpreter with the Cranelift tier on the
+//! kernels whose loops it runs as one op each (TTV, MTTKRP and SDDMM),
+//! on a 3rd-order tensor of one or two entries per fibre, as the shipped
+//! `wordnet_sense` has, and a matrix of 60 entries per row.
+//!
 //! `opencl` (with `--features opencl`) compares the OpenCL tier with the
 //! Cranelift tier on SpMV, SpMM, SDDMM and SpGEMM; both on every core of
 //! the machine, the device's or the CPU's.
@@ -360,9 +365,70 @@ fn main() {
             ],
         );
     }
+    if wanted("interpreter") {
+        interpreter(rounds);
+    }
     #[cfg(feature = "opencl")]
     if wanted("opencl") {
         opencl(rounds);
+    }
+}
+
+/// The interpreter against the Cranelift tier, one thread each, on TTV,
+/// MTTKRP and SDDMM.
+fn interpreter(rounds: usize) {
+    use rand::Rng;
+    let mut r = rng(6);
+    let (n, m, l, rank) = (150_000, 120_000, 60, 16);
+    let mut entries = tessera::formats::CoordinateList::new(&[n, m, l]);
+    for _ in 0..200_000 {
+        let at = [
+            r.random_range(0..n as u64),
+            r.random_range(0..m as u64),
+            r.random_range(0..l as u64),
+        ];
+        entries.push(&at, r.random_range(-1.0..1.0)).expect("inside the tensor");
+    }
+    let b = Tensor::pack(&entries, Format::csf(3)).expect("packs");
+    let c = random_dense(&mut r, &[l]);
+    let (cm, dm) = (random_dense(&mut r, &[m, rank]), random_dense(&mut r, &[l, rank]));
+    let a = Csr::random(&mut r, 5_000, 5_000, 60);
+    let at = a.tensor();
+    let (u, v) = (random_dense(&mut r, &[5_000, 32]), random_dense(&mut r, &[5_000, 32]));
+    let workloads = [
+        (
+            "ttv",
+            "A(i,j) = B(i,j,k) * c(k)",
+            Inputs::new().with("B", &b).with("c", &c),
+            Format::csr(),
+        ),
+        (
+            "mttkrp",
+            "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+            Inputs::new().with("B", &b).with("C", &cm).with("D", &dm),
+            Format::dense(2),
+        ),
+        (
+            "sddmm",
+            "C(i,j) = A(i,j) * U(i,k) * V(j,k)",
+            Inputs::new().with("A", &at).with("U", &u).with("V", &v),
+            Format::csr(),
+        ),
+    ];
+    for (name, statement, inputs, output) in workloads {
+        let (k, jit, interp) = kernel(statement, &inputs, output);
+        let (jit, interp) = (on_threads(&jit, 1), on_threads(&interp, 1));
+        report(
+            &format!("interpreter: {name}, {statement}"),
+            rounds,
+            vec![
+                ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
+                (
+                    "interpreter",
+                    Box::new(|| drop(black_box(k.run_with(&inputs, &interp)))),
+                ),
+            ],
+        );
     }
 }
 
