@@ -618,3 +618,40 @@ fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
         }
     }
 }
+
+/// SpMM's row updates (`RowAxpy`) hold rows of 16 to 64 columns in
+/// registers across a row's entries, tile by tile; the results stay the
+/// reference's for those widths and the ones around them.
+#[test]
+fn spmm_row_updates_in_tiles_match_the_reference() {
+    let statement = "C(i,j) = A(i,k) * X(k,j)";
+    let engine = Engine::new();
+    let mut rng = Rng::new(41);
+    let kernel = engine
+        .compile(
+            statement,
+            &[("A", Format::csr()), ("X", Format::dense(2))],
+            &Format::dense(2),
+        )
+        .unwrap();
+    assert!(kernel.program().ops.iter().any(|op| matches!(op, Op::RowAxpy { .. })));
+    for columns in [15, 16, 32, 48, 64, 80] {
+        for kind in [
+            EntryKind::Empty,
+            EntryKind::Skewed,
+            EntryKind::Duplicates,
+            EntryKind::Random,
+        ] {
+            let a = random_tensor(&mut rng, &[9, 7], kind, &Format::csr()).unwrap();
+            let x = random_tensor(&mut rng, &[7, columns], EntryKind::Random, &Format::dense(2)).unwrap();
+            check_statement(
+                &engine,
+                statement,
+                &[("A", &a), ("X", &x)],
+                Some(&Format::dense(2)),
+                &[],
+            )
+            .unwrap();
+        }
+    }
+}

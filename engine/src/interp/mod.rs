@@ -727,37 +727,46 @@ fn row_updates<'v>(
     factors: usize,
     row: impl Fn(usize, usize) -> &'v [f64],
 ) {
-    // Tiles of the row stay in registers across the positions (as the
-    // compiled tier's update does); each component still adds its terms in
-    // position order.
-    const TILE: usize = 8;
-    let tiles = dst.len() / TILE * TILE;
-    for first in (0..tiles).step_by(TILE) {
-        let tile = &mut dst[first..first + TILE];
-        let mut acc: [f64; TILE] = (*tile).try_into().expect("a whole tile");
-        for p in positions.clone() {
-            let c = coords.get_usize(p);
-            let s = scale * own[p];
-            let at = |f: usize| -> &[f64; TILE] { row(f, c)[first..first + TILE].try_into().expect("a whole tile") };
-            match factors {
-                1 => {
-                    let x = at(0);
-                    (0..TILE).for_each(|t| acc[t] += s * x[t]);
+    // One factor (SpMM) over a short row: the row held in registers across
+    // the positions, in tiles of 16, as compiled code holds it; each
+    // component still adds its terms in position order.
+    const TILE: usize = 16;
+    if factors == 1 && dst.len() % TILE == 0 && dst.len() <= 4 * TILE {
+        for (t, tile) in dst.chunks_exact_mut(TILE).enumerate() {
+            let tile: &mut [f64; TILE] = tile.try_into().expect("a whole tile");
+            let mut acc = *tile;
+            for p in positions.clone() {
+                let s = scale * own[p];
+                let x: &[f64; TILE] = row(0, coords.get_usize(p))[t * TILE..(t + 1) * TILE]
+                    .try_into()
+                    .expect("a whole tile");
+                for k in 0..TILE {
+                    acc[k] += s * x[k];
                 }
-                2 => {
-                    let (x, y) = (at(0), at(1));
-                    (0..TILE).for_each(|t| acc[t] += s * x[t] * y[t]);
-                }
-                many => (0..TILE).for_each(|t| acc[t] += (0..many).fold(s, |prod, f| prod * at(f)[t])),
             }
+            *tile = acc;
         }
-        tile.copy_from_slice(&acc);
+        return;
     }
     for p in positions {
         let c = coords.get_usize(p);
         let s = scale * own[p];
-        for (k, d) in dst.iter_mut().enumerate().skip(tiles) {
-            *d += (0..factors).fold(s, |prod, f| prod * row(f, c)[k]);
+        match factors {
+            1 => {
+                for (d, &v) in dst.iter_mut().zip(row(0, c)) {
+                    *d += s * v;
+                }
+            }
+            2 => {
+                for ((d, &v), &w) in dst.iter_mut().zip(row(0, c)).zip(row(1, c)) {
+                    *d += s * v * w;
+                }
+            }
+            many => {
+                for (k, d) in dst.iter_mut().enumerate() {
+                    *d += (0..many).fold(s, |acc, f| acc * row(f, c)[k]);
+                }
+            }
         }
     }
 }

@@ -139,7 +139,8 @@ impl Emitter<'_> {
         let segment = parent == &lp.cursor && dotted == child && (dot_begin, dot_end) == (begin, end);
         let flag = (cmp_begin, cmp_end) == (begin, end) && (either, was, now) == (present, present, nonempty);
         let guarded = appends == present && *skip == lp.body.end;
-        let value_kept = *value == 0.0 && dot_acc == acc && appended == acc;
+        // `acc = 0.0` exactly: the shortcut's sum starts from +0.0.
+        let value_kept = value.to_bits() == 0 && dot_acc == acc && appended == acc;
         let (&last, prefix) = coords.split_last()?;
         // Registers the loop itself sets: the rest must hold across it.
         let own = [lp.cursor, lp.coord, *begin, *end];

@@ -317,7 +317,9 @@ impl Reading<'_> {
                 factors,
                 len,
                 acc,
-            } if self.block.is_none() && self.floats.get(acc) == Some(&Float::Const(0.0)) => {
+            } if self.block.is_none()
+                && matches!(self.floats.get(acc), Some(Float::Const(zero)) if zero.to_bits() == 0) =>
+            {
                 let scale = self.scale(*scale)?;
                 let runs = factors
                     .iter()
