@@ -527,62 +527,90 @@ fn fibre_loops_run_as_one_interpreter_op_and_match_the_reference() {
 /// dense inner product per stored entry, written at its position, its
 /// rows located by the entry's column) and MTTKRP's loop over a fibre (a
 /// dense row update per stored entry of each fibre, and MTTKRP's loop over
-/// rows around it). The results stay the
+/// rows around it), and a row scattered into a dense result (`y(j) =
+/// A(i,j) * x(i)`). The results stay the
 /// reference's for awkward tensors, on one thread and on several.
 #[test]
 fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
     use tessera_engine::bytecode::PositionBody;
     type IsBody = fn(&PositionBody) -> bool;
-    type Case = (&'static str, Format, &'static [(&'static str, usize)], Format, IsBody);
+    /// A dimension that runs over ranks 0, 1 and 5.
+    const RANK: usize = usize::MAX;
+    struct Case {
+        statement: &'static str,
+        sparse: (&'static str, Format, &'static [usize]),
+        dense: &'static [(&'static str, &'static [usize])],
+        output: Format,
+        body: IsBody,
+    }
     let dense_dots: IsBody = |b| matches!(b, PositionBody::DenseDots { .. });
     // MTTKRP's loop over rows holds the loop over fibres, both one op.
     let row_updates: IsBody =
         |b| matches!(b, PositionBody::Nested { body, .. } if matches!(**body, PositionBody::RowUpdates { .. }));
+    let scatter: IsBody = |b| matches!(b, PositionBody::Scatter { .. });
     let engine = Engine::new();
     let mut rng = Rng::new(37);
-    // (statement, the sparse operand's format, dense operands (name, order), output format, body)
-    let cases: [Case; 4] = [
-        (
-            "C(i,j) = A(i,j) * U(i,k) * V(j,k)",
-            Format::csr(),
-            &[("U", 2), ("V", 2)],
-            Format::csr(),
-            dense_dots,
-        ),
-        (
-            "C(i,j) = A(i,j) * s(i) * U(i,k) * V(j,k)",
-            Format::csr(),
-            &[("s", 1), ("U", 2), ("V", 2)],
-            Format::csr(),
-            dense_dots,
-        ),
-        (
-            "C(i,j) = A(i,j) * U(i,k) * V(j,k) * W(j,k)",
-            Format::dcsr(),
-            &[("U", 2), ("V", 2), ("W", 2)],
-            Format::dcsr(),
-            dense_dots,
-        ),
-        (
-            "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
-            Format::csf(3),
-            &[("C", 2), ("D", 2)],
-            Format::dense(2),
-            row_updates,
-        ),
+    let cases = [
+        Case {
+            statement: "C(i,j) = A(i,j) * U(i,k) * V(j,k)",
+            sparse: ("A", Format::csr(), &[8, 6]),
+            dense: &[("U", &[8, RANK]), ("V", &[6, RANK])],
+            output: Format::csr(),
+            body: dense_dots,
+        },
+        Case {
+            statement: "C(i,j) = A(i,j) * s(i) * U(i,k) * V(j,k)",
+            sparse: ("A", Format::csr(), &[8, 6]),
+            dense: &[("s", &[8]), ("U", &[8, RANK]), ("V", &[6, RANK])],
+            output: Format::csr(),
+            body: dense_dots,
+        },
+        Case {
+            statement: "C(i,j) = A(i,j) * U(i,k) * V(j,k) * W(j,k)",
+            sparse: ("A", Format::dcsr(), &[8, 6]),
+            dense: &[("U", &[8, RANK]), ("V", &[6, RANK]), ("W", &[6, RANK])],
+            output: Format::dcsr(),
+            body: dense_dots,
+        },
+        Case {
+            statement: "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+            sparse: ("B", Format::csf(3), &[8, 6, 4]),
+            dense: &[("C", &[6, RANK]), ("D", &[4, RANK])],
+            output: Format::dense(2),
+            body: row_updates,
+        },
+        Case {
+            statement: "y(j) = A(i,j) * x(i)",
+            sparse: ("A", Format::csr(), &[8, 6]),
+            dense: &[("x", &[8])],
+            output: Format::dense(1),
+            body: scatter,
+        },
+        Case {
+            statement: "C(k,j) = A(i,j) * X(i,k)",
+            sparse: ("A", Format::csr(), &[8, 6]),
+            dense: &[("X", &[8, RANK])],
+            output: Format::dense(2),
+            body: scatter,
+        },
     ];
-    for (statement, sparse, dense, output, is_body) in cases {
-        let sparse_name = if statement.starts_with('C') { "A" } else { "B" };
-        let mut formats = vec![(sparse_name, sparse.clone())];
-        formats.extend(dense.iter().map(|&(name, order)| (name, Format::dense(order))));
-        let kernel = engine.compile(statement, &formats, &output).unwrap();
+    for case in cases {
+        let (name, format, shape) = &case.sparse;
+        let mut formats = vec![(*name, format.clone())];
+        formats.extend(
+            case.dense
+                .iter()
+                .map(|&(name, shape)| (name, Format::dense(shape.len()))),
+        );
+        let kernel = engine.compile(case.statement, &formats, &case.output).unwrap();
         assert!(
             kernel
                 .program()
                 .ops
                 .iter()
-                .any(|op| matches!(op, Op::PositionLoop { body, .. } if is_body(body))),
-            "{statement}: no position loop of the expected body:\n{}",
+                .any(|op| matches!(op, Op::PositionLoop { body, .. } if (case.body)(body))),
+            "{}: no position loop of the expected body:\n{}",
+            case.statement,
             kernel.program()
         );
         for kind in [
@@ -592,28 +620,19 @@ fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
             EntryKind::Duplicates,
             EntryKind::Skewed,
         ] {
-            // Modes i, j (or k), l; the rank (k or j) is 0, 1 or 5.
             for rank in [0, 1, 5] {
-                let sizes = |name: &str, order: usize| -> Vec<usize> {
-                    match (sparse_name, name, order) {
-                        ("A", "s", _) => vec![8],
-                        ("A", "U", _) => vec![8, rank],
-                        ("A", _, _) => vec![6, rank],
-                        (_, "C", _) => vec![6, rank],
-                        _ => vec![4, rank],
-                    }
-                };
-                let shape: Vec<usize> = if sparse_name == "A" { vec![8, 6] } else { vec![8, 6, 4] };
-                let a = random_tensor(&mut rng, &shape, kind, &sparse).unwrap();
-                let tensors: Vec<_> = dense
+                let a = random_tensor(&mut rng, shape, kind, format).unwrap();
+                let tensors: Vec<_> = case
+                    .dense
                     .iter()
-                    .map(|&(name, order)| {
-                        random_tensor(&mut rng, &sizes(name, order), EntryKind::Random, &Format::dense(order)).unwrap()
+                    .map(|&(_, shape)| {
+                        let shape: Vec<usize> = shape.iter().map(|&n| if n == RANK { rank } else { n }).collect();
+                        random_tensor(&mut rng, &shape, EntryKind::Random, &Format::dense(shape.len())).unwrap()
                     })
                     .collect();
-                let mut inputs = vec![(sparse_name, &a)];
-                inputs.extend(dense.iter().map(|&(name, _)| name).zip(&tensors));
-                check_statement(&engine, statement, &inputs, Some(&output), &[]).unwrap();
+                let mut inputs = vec![(*name, &a)];
+                inputs.extend(case.dense.iter().map(|&(name, _)| name).zip(&tensors));
+                check_statement(&engine, case.statement, &inputs, Some(&case.output), &[]).unwrap();
             }
         }
     }

@@ -59,6 +59,12 @@ pub enum PositionBody {
         scale: SmallVec<[ScaleFactor; 2]>,
         prefix: Regs,
     },
+    /// `scale` added to the dense output at position `at`: a row
+    /// scattered into a dense result, `y(j) += A(i,j) * x(i)`.
+    Scatter {
+        scale: SmallVec<[ScaleFactor; 2]>,
+        at: Affine,
+    },
 }
 
 /// An integer a position loop computes from its coordinate `c`: affine in
@@ -111,7 +117,9 @@ impl PositionBody {
             PositionBody::AppendedDots { .. } => true,
             PositionBody::Nested { body, .. } => body.only_appends(),
             PositionBody::DenseDots { append, .. } => append.is_some(),
-            PositionBody::RowUpdates { .. } | PositionBody::WorkspaceRows { .. } => false,
+            PositionBody::RowUpdates { .. } | PositionBody::WorkspaceRows { .. } | PositionBody::Scatter { .. } => {
+                false
+            }
         }
     }
 
@@ -122,7 +130,7 @@ impl PositionBody {
             | PositionBody::Nested { child, .. }
             | PositionBody::RowUpdates { child, .. }
             | PositionBody::WorkspaceRows { rows: child, .. } => Some(*child),
-            PositionBody::DenseDots { .. } => None,
+            PositionBody::DenseDots { .. } | PositionBody::Scatter { .. } => None,
         }
     }
 }
@@ -202,6 +210,7 @@ impl fmt::Display for PositionBody {
                 regs(prefix),
                 Scale(scale)
             ),
+            PositionBody::Scatter { scale, at } => write!(f, "out[{at}] += {}", Scale(scale)),
         }
     }
 }

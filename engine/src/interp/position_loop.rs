@@ -182,6 +182,11 @@ enum ReadyKind<'p> {
         out_extent: usize,
         out_parent: Line,
     },
+    Scatter {
+        own: &'p [f64],
+        scale: SmallVec<[Option<f64>; 2]>,
+        at: Line,
+    },
     WorkspaceRows {
         own: &'p [f64],
         pos: &'p IndexArray,
@@ -274,6 +279,11 @@ impl<'p> Ready<'p> {
                     prefix: prefix.iter().map(|&r| regs.ir[r as usize]).collect(),
                 }
             }
+            PositionBody::Scatter { scale, at } => ReadyKind::Scatter {
+                own: regs.values[driver.operand as usize],
+                scale: regs.scale(scale),
+                at: regs.line(at),
+            },
         };
         Ready { coords, kind }
     }
@@ -288,6 +298,7 @@ impl<'p> Ready<'p> {
             ReadyKind::Nested { inner, .. } => inner.prefix(),
             ReadyKind::DenseDots { append: None, .. }
             | ReadyKind::RowUpdates { .. }
+            | ReadyKind::Scatter { .. }
             | ReadyKind::WorkspaceRows { .. } => &[],
         }
     }
@@ -396,6 +407,24 @@ impl<'p> Ready<'p> {
                     };
                     let segment = pos.get_usize(p)..pos.get_usize(p + 1);
                     row_updates(dst, (idx, segment), own, *scale, factors.len(), row);
+                }
+            }
+            ReadyKind::Scatter { own, scale, at } => {
+                fn scatter<I: Copy>(
+                    (coords, wide): (&[I], fn(I) -> i64),
+                    own: &[f64],
+                    (scale, at, o): (&[Option<f64>], Line, i64),
+                    out: &mut OutputState,
+                ) {
+                    for (&c, &v) in coords.iter().zip(own) {
+                        out.accumulate(at.at(wide(c), o) as usize, scale_at(scale, v));
+                    }
+                }
+                let (own, args) = (&own[positions.clone()], (&scale[..], *at, o));
+                match self.coords {
+                    IndexArray::U32(c) => scatter((&c[positions], |c| i64::from(c)), own, args, out),
+                    IndexArray::U64(c) => scatter((&c[positions], |c| c as i64), own, args, out),
+                    IndexArray::I64(c) => scatter((&c[positions], |c| c), own, args, out),
                 }
             }
             ReadyKind::WorkspaceRows {

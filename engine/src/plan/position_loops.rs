@@ -217,9 +217,10 @@ impl Emitter<'_> {
                 body: Box::new(Self::coordinate_joined(body, coord, own)?),
             }),
             // Bodies that do not append take no coordinates.
-            PositionBody::DenseDots { .. } | PositionBody::RowUpdates { .. } | PositionBody::WorkspaceRows { .. } => {
-                None
-            }
+            PositionBody::DenseDots { .. }
+            | PositionBody::RowUpdates { .. }
+            | PositionBody::WorkspaceRows { .. }
+            | PositionBody::Scatter { .. } => None,
         }
     }
 

@@ -70,6 +70,7 @@ impl Emitter<'_> {
             body @ PositionBody::WorkspaceRows { .. } if !reading.wrote => {
                 Some((body, "a row scattered into the workspace per stored entry"))
             }
+            body @ PositionBody::Scatter { .. } => Some((body, "the scaled stored values added into the output")),
             _ => None,
         }
     }
@@ -286,16 +287,12 @@ impl Reading<'_> {
                 a,
                 b,
             } => {
-                let mut factors = match self.floats.get(a) {
-                    Some(Float::Const(one)) if *one == 1.0 => SmallVec::new(),
-                    Some(Float::Scale(factors)) => factors.clone(),
-                    _ => return None,
-                };
-                factors.push(match self.floats.get(b) {
-                    Some(Float::Own) => ScaleFactor::Own,
-                    None if !self.written_floats.contains(b) => ScaleFactor::Reg(*b),
-                    _ => return None,
-                });
+                // `a · b` is the product from 1 of a's factors then b's
+                // when b has one factor at most (multiplying by 1 is exact).
+                let mut factors = self.scale(*a)?;
+                let last = self.scale(*b)?;
+                (last.len() <= 1).then_some(())?;
+                factors.extend(last);
                 self.floats.insert(*dst, Float::Scale(factors));
             }
             Op::BConst { dst, value } => {
@@ -388,6 +385,13 @@ impl Reading<'_> {
                 _ => return None,
             },
             Op::AccumOutput { pos, value } if *pos == lp.cursor && self.floats.get(value) == Some(&Float::Dot) => {
+                self.wrote = true;
+            }
+            Op::AccumOutput { pos, value } if self.block.is_none() && !self.wrote && *pos != lp.cursor => {
+                self.block = Some(PositionBody::Scatter {
+                    scale: self.scale(*value)?,
+                    at: self.int(*pos)?,
+                });
                 self.wrote = true;
             }
             Op::Append { coords, value } if self.floats.get(value) == Some(&Float::Dot) && !self.wrote => {
