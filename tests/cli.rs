@@ -235,12 +235,15 @@ fn eval_output_format_follows_dense_inputs_and_sparse_inputs() {
         .stdout(predicate::str::contains("  C(2,0) = 6\n  C(2,3) = 5\n"));
 }
 
-/// 4elt has 91,756 stored values: a run that large compiles first.
+/// 4elt has 91,756 stored values, and the product reads two tensors of
+/// it: a run that large compiles first.
 #[test]
 fn eval_time_reports_runs_and_the_tier() {
     tessera()
-        .args(["eval", "s = A(i,j) * A(i,j)", "--time", "3", "-i"])
+        .args(["eval", "s = A(i,j) * B(i,j)", "--time", "3", "-i"])
         .arg(format!("A:{}", four_elt()))
+        .arg("-i")
+        .arg(format!("B:{}", four_elt()))
         .assert()
         .success()
         .stdout(predicate::str::is_match(

@@ -528,7 +528,8 @@ fn fibre_loops_run_as_one_interpreter_op_and_match_the_reference() {
 /// rows located by the entry's column) and MTTKRP's loop over a fibre (a
 /// dense row update per stored entry of each fibre, and MTTKRP's loop over
 /// rows around it), and a row scattered into a dense result (`y(j) =
-/// A(i,j) * x(i)`). The results stay the
+/// A(i,j) * x(i)`) or summed into a scalar (`s = A(i,j) * A(i,j)`). The
+/// results stay the
 /// reference's for awkward tensors, on one thread and on several.
 #[test]
 fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
@@ -548,6 +549,7 @@ fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
     let row_updates: IsBody =
         |b| matches!(b, PositionBody::Nested { body, .. } if matches!(**body, PositionBody::RowUpdates { .. }));
     let scatter: IsBody = |b| matches!(b, PositionBody::Scatter { .. });
+    let reduce: IsBody = |b| matches!(b, PositionBody::Reduce { flag: Some(_), .. });
     let engine = Engine::new();
     let mut rng = Rng::new(37);
     let cases = [
@@ -585,6 +587,20 @@ fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
             dense: &[("x", &[8])],
             output: Format::dense(1),
             body: scatter,
+        },
+        Case {
+            statement: "s = A(i,j) * A(i,j)",
+            sparse: ("A", Format::csr(), &[8, 6]),
+            dense: &[],
+            output: Format::dense(0),
+            body: reduce,
+        },
+        Case {
+            statement: "s = A(i,j) * x(i)",
+            sparse: ("A", Format::dcsr(), &[8, 6]),
+            dense: &[("x", &[8])],
+            output: Format::dense(0),
+            body: reduce,
         },
         Case {
             statement: "C(k,j) = A(i,j) * X(i,k)",
@@ -671,6 +687,34 @@ fn spmm_row_updates_in_tiles_match_the_reference() {
                 &[],
             )
             .unwrap();
+        }
+    }
+}
+
+/// The same tensor at the same indices twice is one operand, iterated
+/// once (`A(i,j) * A(i,j)` would otherwise merge A with itself); at other
+/// indices it is two. The results stay the reference's.
+#[test]
+fn a_tensor_read_twice_at_the_same_indices_is_one_operand() {
+    let engine = Engine::new();
+    let mut rng = Rng::new(43);
+    let cases = [
+        ("s = A(i,j) * A(i,j)", Format::dense(0), 1),
+        ("C(i,j) = A(i,j) + A(i,j)", Format::csr(), 1),
+        ("C(i,j) = A(i,j) * A(i,j) - A(i,j)", Format::csr(), 1),
+        ("C(i,j) = A(i,j) * A(j,i)", Format::csr(), 2),
+    ];
+    for (statement, output, operands) in cases {
+        let kernel = engine.compile(statement, &[("A", Format::csr())], &output).unwrap();
+        assert_eq!(kernel.program().inputs, operands, "{statement}:\n{}", kernel.program());
+        for kind in [
+            EntryKind::Empty,
+            EntryKind::Duplicates,
+            EntryKind::Skewed,
+            EntryKind::Random,
+        ] {
+            let a = random_tensor(&mut rng, &[7, 7], kind, &Format::csr()).unwrap();
+            check_statement(&engine, statement, &[("A", &a)], Some(&output), &[]).unwrap();
         }
     }
 }

@@ -1020,8 +1020,13 @@ fn every_refusal_says_why() {
             "schedule, column 1: parallelize(q, cpu_vector, ignore_races) names q, which the statement does not loop over (its loops: i, j)",
         ),
         (
-            "A(m,k,i,j) = B(i,m,k) * (B(i,m,k) * B(i,m,k)) * B(i,m,k)",
-            vec![("B", "dense,hashed,compressed:2,1,0".parse::<Format>().unwrap())],
+            // Two tensors: one tensor read at the same indices is one
+            // operand, which the planner converts to fit the schedule.
+            "A(m,k,i,j) = B(i,m,k) * C(i,m,k)",
+            vec![
+                ("B", "dense,hashed,compressed:2,1,0".parse::<Format>().unwrap()),
+                ("C", "dense,hashed,compressed:2,1,0".parse::<Format>().unwrap()),
+            ],
             Format::dense(4),
             "split(m, m0o, m0i, 9); reorder(j, m0i, k, m0o, i)",
             "schedule, column 24: B (dense,compressed,compressed:1,2,0) must be walked m0o before k, and the schedule's loops nest j, m0i, k, m0o, i",

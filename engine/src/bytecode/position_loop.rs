@@ -65,6 +65,14 @@ pub enum PositionBody {
         scale: SmallVec<[ScaleFactor; 2]>,
         at: Affine,
     },
+    /// `scale` added, position by position, into the float register `acc`,
+    /// and `flag` set once a position was seen: a sum into a scalar, as
+    /// `s = Σ A(i,j) * A(i,j)`.
+    Reduce {
+        scale: SmallVec<[ScaleFactor; 2]>,
+        acc: FReg,
+        flag: Option<super::BReg>,
+    },
 }
 
 /// An integer a position loop computes from its coordinate `c`: affine in
@@ -120,6 +128,8 @@ impl PositionBody {
             PositionBody::RowUpdates { .. } | PositionBody::WorkspaceRows { .. } | PositionBody::Scatter { .. } => {
                 false
             }
+            // A sum into registers leaves the output alone.
+            PositionBody::Reduce { .. } => true,
         }
     }
 
@@ -130,7 +140,7 @@ impl PositionBody {
             | PositionBody::Nested { child, .. }
             | PositionBody::RowUpdates { child, .. }
             | PositionBody::WorkspaceRows { rows: child, .. } => Some(*child),
-            PositionBody::DenseDots { .. } | PositionBody::Scatter { .. } => None,
+            PositionBody::DenseDots { .. } | PositionBody::Scatter { .. } | PositionBody::Reduce { .. } => None,
         }
     }
 }
@@ -211,6 +221,13 @@ impl fmt::Display for PositionBody {
                 Scale(scale)
             ),
             PositionBody::Scatter { scale, at } => write!(f, "out[{at}] += {}", Scale(scale)),
+            PositionBody::Reduce { scale, acc, flag } => {
+                write!(f, "f{acc} += {}", Scale(scale))?;
+                match flag {
+                    Some(flag) => write!(f, ", b{flag} = true"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

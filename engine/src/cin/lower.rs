@@ -777,10 +777,17 @@ impl Lowerer<'_> {
                         column: a.span.column(),
                     });
                 }
+                let vars: Vec<LoopVar> = a.indices.iter().cloned().map(LoopVar::Index).collect();
+                // The same tensor at the same indices again (`A(i,j) *
+                // A(i,j)`) reads the same operand: one iterator, one value,
+                // where two would be merged with each other.
+                if let Some(same) = self.operands.iter().position(|o| o.name == a.tensor && o.vars == vars) {
+                    return Ok(CinExpr::Access(same));
+                }
                 self.operands.push(Operand {
                     name: a.tensor.clone(),
                     id: self.operands.len(),
-                    vars: a.indices.iter().cloned().map(LoopVar::Index).collect(),
+                    vars,
                     format,
                     fill: (self.input_fill)(&a.tensor),
                     converted_from: None,

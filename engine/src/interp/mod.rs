@@ -236,8 +236,17 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 resume,
             } => {
                 let positions = ir[*cursor as usize] as usize..ir[*end as usize] as usize;
-                let batch = batched.then_some(&mut appends);
-                position_loop::run(bind, (&ir, &fr), &values, (*driver, positions), body, out, batch);
+                if let crate::bytecode::PositionBody::Reduce { scale, acc, flag } = body {
+                    // A sum into registers: the op's only effect.
+                    let own = &values[driver.operand as usize][positions.clone()];
+                    fr[*acc as usize] = position_loop::reduce(&fr, scale, own, fr[*acc as usize]);
+                    if let (Some(flag), false) = (flag, positions.is_empty()) {
+                        br[*flag as usize] = true;
+                    }
+                } else {
+                    let batch = batched.then_some(&mut appends);
+                    position_loop::run(bind, (&ir, &fr), &values, (*driver, positions), body, out, batch);
+                }
                 ir[*cursor as usize] = ir[*end as usize];
                 pc = *resume;
                 continue;
@@ -474,6 +483,16 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                         let base = ir[f.parent as usize] as usize * fn_;
                         let x = &values[f.operand as usize][base..base + fn_];
                         rows_dot(pos, idx, first, own, x, out_values);
+                    }
+                    // Row sums: the same additions without the semiring's
+                    // dispatch per entry.
+                    [] if *semiring == Semiring::PlusTimes && !every_row => {
+                        for (c, slot) in out_values.iter_mut().enumerate() {
+                            let (b, e) = (pos.get_usize(first + c), pos.get_usize(first + c + 1));
+                            if b < e {
+                                *slot += own[b..e].iter().fold(0.0, |sum, v| sum + v);
+                            }
+                        }
                     }
                     many => {
                         for (c, slot) in out_values.iter_mut().enumerate() {

@@ -10,6 +10,25 @@ use super::{dense_row, dot_of_runs, format_of, row_updates, segment_dot, AppendB
 use crate::bytecode::{Affine, PositionBody, Regs, ScaleFactor};
 use crate::runtime::output::OutputState;
 
+/// `start` plus, position by position, the product of `scale`'s factors
+/// (the registers read from `fr`, the driver's values `own`).
+pub(super) fn reduce(fr: &[f64], scale: &[ScaleFactor], own: &[f64], start: f64) -> f64 {
+    let factors: SmallVec<[Option<f64>; 2]> = scale
+        .iter()
+        .map(|f| match f {
+            ScaleFactor::Own => None,
+            ScaleFactor::Reg(r) => Some(fr[*r as usize]),
+        })
+        .collect();
+    match factors.as_slice() {
+        // A sum of squares, or of the values themselves, as the loop's
+        // `acc + (1 · v) · v` and `acc + 1 · v`: multiplying by 1 is exact.
+        [None, None] => own.iter().fold(start, |sum, v| sum + v * v),
+        [None] => own.iter().fold(start, |sum, v| sum + v),
+        many => own.iter().fold(start, |sum, &v| sum + scale_at(many, v)),
+    }
+}
+
 /// Runs `body` at each of `positions` of `driver`; appended entries go
 /// through `batch` when the program hands its entries over in batches.
 pub(super) fn run(
@@ -279,6 +298,7 @@ impl<'p> Ready<'p> {
                     prefix: prefix.iter().map(|&r| regs.ir[r as usize]).collect(),
                 }
             }
+            PositionBody::Reduce { .. } => unreachable!("the interpreter sums into registers before walking"),
             PositionBody::Scatter { scale, at } => ReadyKind::Scatter {
                 own: regs.values[driver.operand as usize],
                 scale: regs.scale(scale),

@@ -220,7 +220,8 @@ impl Emitter<'_> {
             PositionBody::DenseDots { .. }
             | PositionBody::RowUpdates { .. }
             | PositionBody::WorkspaceRows { .. }
-            | PositionBody::Scatter { .. } => None,
+            | PositionBody::Scatter { .. }
+            | PositionBody::Reduce { .. } => None,
         }
     }
 

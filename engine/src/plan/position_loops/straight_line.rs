@@ -71,6 +71,7 @@ impl Emitter<'_> {
                 Some((body, "a row scattered into the workspace per stored entry"))
             }
             body @ PositionBody::Scatter { .. } => Some((body, "the scaled stored values added into the output")),
+            body @ PositionBody::Reduce { .. } => Some((body, "a sum of products of the stored values")),
             _ => None,
         }
     }
@@ -295,8 +296,35 @@ impl Reading<'_> {
                 factors.extend(last);
                 self.floats.insert(*dst, Float::Scale(factors));
             }
-            Op::BConst { dst, value } => {
-                self.flags.insert(*dst, if *value { Flag::True } else { Flag::False });
+            // A flag the loop sets once it has seen a position (a sum's
+            // presence): nothing in the body reads it.
+            Op::BConst { dst, value: true } if matches!(&self.block, Some(PositionBody::Reduce { flag: None, .. })) => {
+                let Some(PositionBody::Reduce { flag, .. }) = &mut self.block else {
+                    unreachable!("matched above")
+                };
+                *flag = Some(*dst);
+                self.wrote = true;
+            }
+            // Other flags start false here (a presence flag the body then
+            // ORs into); a flag set true anywhere else may outlive the loop.
+            Op::BConst { dst, value: false } => {
+                self.flags.insert(*dst, Flag::False);
+            }
+            // A sum carried from position to position in `acc`, which the
+            // body writes nowhere else.
+            Op::FBin {
+                op: FloatOp::Add,
+                dst,
+                a,
+                b,
+            } if dst == a && self.block.is_none() && !self.floats.contains_key(a) => {
+                let carried_once = self.written_floats.iter().filter(|&&r| r == *a).count() == 1;
+                carried_once.then_some(())?;
+                self.block = Some(PositionBody::Reduce {
+                    scale: self.scale(*b)?,
+                    acc: *a,
+                    flag: None,
+                });
             }
             Op::ICmp { op: Cmp::Lt, dst, a, b } if self.int(*a) == Some(Affine::Const(0)) => {
                 let n = self.int(*b)?;
