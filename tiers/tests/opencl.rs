@@ -133,7 +133,7 @@ fn the_kernel_text_names_its_mapping() {
         transposed.push(&[j, i], v).unwrap();
     }
     let b = Tensor::pack(&transposed, Format::csr()).unwrap();
-    let inputs = Inputs::new().with("A", &a).with("x", &x).with("B", &b);
+    let inputs = Inputs::new().with("A", &a).with("A2", &a).with("x", &x).with("B", &b);
     let text = |statement: &str, output: Option<Format>| {
         let options = EvalOptions {
             output_format: output,
@@ -150,7 +150,12 @@ fn the_kernel_text_names_its_mapping() {
         total.starts_with("// each work-item sums a block of coordinates of i into a partial output\n"),
         "{total}"
     );
-    let square = text("C(i,j) = A(i,j) * A(i,j)", Some(Format::csr()));
+    // A product on A's pattern: each work-item writes its rows' positions.
+    let scaled = text("C(i,j) = A(i,j) * A(i,j)", Some(Format::csr()));
+    assert!(scaled.starts_with("// one work-item per coordinate of i\n"), "{scaled}");
+    // Two tensors: one read twice at the same indices is one operand, and
+    // the product keeps its pattern.
+    let square = text("C(i,j) = A(i,j) * A2(i,j)", Some(Format::csr()));
     assert!(
         square
             .starts_with("// one work-item per coordinate of i; entries counted, placed, then written (two phases)\n"),

@@ -757,6 +757,15 @@ fn regs(r: &Regs) -> String {
     format!("[{}]", names.join(", "))
 }
 
+/// A dense row factor of a row update, ` * t<operand>[<its row> row]`: the
+/// row at `parent`, or with `via` at `parent · extent(via) + coord`.
+fn row_factor(operand: u32, parent: &dyn fmt::Display, via: Option<LevelRef>, coord: &str) -> String {
+    match via {
+        Some(via) => format!(" * t{operand}[({parent} * extent({}) + {coord}) row]", lv(&via)),
+        None => format!(" * t{operand}[{parent} row]"),
+    }
+}
+
 fn lv(l: &LevelRef) -> String {
     format!("t{}.l{}", l.operand, l.level)
 }
@@ -1030,10 +1039,7 @@ impl fmt::Display for Op {
             } => {
                 let fs: Vec<String> = factors
                     .iter()
-                    .map(|x| match x.via {
-                        Some(via) => format!(" * t{}[(r{} * extent({}) + coord) row]", x.operand, x.parent, lv(&via)),
-                        None => format!(" * t{}[r{} row]", x.operand, x.parent),
-                    })
+                    .map(|x| row_factor(x.operand, &format!("r{}", x.parent), x.via, "coord"))
                     .collect();
                 write!(
                     f,

@@ -6,7 +6,7 @@ use std::fmt;
 use smallvec::SmallVec;
 use tessera_formats::LevelRef;
 
-use super::{lv, regs, DotFactor, FReg, IReg, Regs};
+use super::{lv, regs, row_factor, DotFactor, FReg, IReg, Regs};
 
 /// What a [`super::Op::PositionLoop`] computes at each position `p` of its
 /// driver (coordinate `c`).
@@ -194,10 +194,7 @@ impl fmt::Display for PositionBody {
             } => {
                 let fs: Vec<String> = factors
                     .iter()
-                    .map(|x| match x.via {
-                        Some(via) => format!(" * t{}[({} * extent({}) + l) row]", x.operand, x.parent, lv(&via)),
-                        None => format!(" * t{}[{} row]", x.operand, x.parent),
-                    })
+                    .map(|x| row_factor(x.operand, &x.parent, x.via, "l"))
                     .collect();
                 write!(
                     f,

@@ -69,7 +69,14 @@ impl Mapping {
 /// How `program` runs on a device.
 pub(crate) fn mapping(program: &Program) -> Mapping {
     match &program.chunking {
-        Some(chunking) if matches!(chunking.output, ChunkOutput::DenseRows | ChunkOutput::SparseParts) => {
+        // Rows of a pattern output write their own positions, as rows of a
+        // dense one write their own values.
+        Some(chunking)
+            if matches!(
+                chunking.output,
+                ChunkOutput::DenseRows | ChunkOutput::SparseParts | ChunkOutput::PatternRows { .. }
+            ) =>
+        {
             Mapping::ItemPerRow
         }
         Some(chunking) if chunking.output == ChunkOutput::DensePartials => Mapping::Partials,
