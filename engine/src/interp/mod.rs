@@ -610,14 +610,21 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let scale = fr[*scale as usize];
                 let extent = |l: LevelRef| bind.levels[l.operand as usize][l.level as usize].extent;
                 let dst = out.dense_range_mut(out_base, n);
+                // Each factor's values, parent row and `via` extent, read once.
+                let rows: SmallVec<[FactorRow<'_>; 2]> = factors
+                    .iter()
+                    .map(|f| {
+                        (
+                            values[f.operand as usize],
+                            ir[f.parent as usize] as usize,
+                            f.via.map(extent),
+                        )
+                    })
+                    .collect();
                 let row = |k: usize, c: usize| {
-                    let f = &factors[k];
-                    let parent = ir[f.parent as usize] as usize;
-                    let row = match f.via {
-                        Some(via) => parent * extent(via) + c,
-                        None => parent,
-                    };
-                    &values[f.operand as usize][row * n..(row + 1) * n]
+                    let (values, parent, via) = rows[k];
+                    let row = via.map_or(parent, |extent| parent * extent + c);
+                    &values[row * n..(row + 1) * n]
                 };
                 row_updates(dst, (coords, begin..end), own, scale, factors.len(), row);
             }
@@ -735,6 +742,10 @@ impl AppendBatch {
     }
 }
 
+/// A row factor of [`Op::RowAxpy`] as it runs: its operand's values, its
+/// parent row, and the extent of its `via` level.
+type FactorRow<'a> = (&'a [f64], usize, Option<usize>);
+
 /// For each position `p` in `positions` of a level with coordinates
 /// `coords`: `dst += scale · own[p] · Π rows`, factor `k`'s row
 /// `row(k, coords[p])` (SpMM's and MTTKRP's dense row updates).
@@ -746,6 +757,22 @@ fn row_updates<'v>(
     factors: usize,
     row: impl Fn(usize, usize) -> &'v [f64],
 ) {
+    let own = &own[positions.clone()];
+    let args = (own, scale, factors);
+    match coords {
+        IndexArray::U32(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
+        IndexArray::U64(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
+        IndexArray::I64(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
+    }
+}
+
+/// [`row_updates`] over one width of coordinates.
+fn updates<'v, I: Copy>(
+    dst: &mut [f64],
+    (coords, wide): (&[I], fn(I) -> usize),
+    (own, scale, factors): (&[f64], f64, usize),
+    row: impl Fn(usize, usize) -> &'v [f64],
+) {
     // One factor (SpMM) over a short row: the row held in registers across
     // the positions, in tiles of 16, as compiled code holds it; each
     // component still adds its terms in position order.
@@ -754,9 +781,9 @@ fn row_updates<'v>(
         for (t, tile) in dst.chunks_exact_mut(TILE).enumerate() {
             let tile: &mut [f64; TILE] = tile.try_into().expect("a whole tile");
             let mut acc = *tile;
-            for p in positions.clone() {
-                let s = scale * own[p];
-                let x: &[f64; TILE] = row(0, coords.get_usize(p))[t * TILE..(t + 1) * TILE]
+            for (&c, &v) in coords.iter().zip(own) {
+                let s = scale * v;
+                let x: &[f64; TILE] = row(0, wide(c))[t * TILE..(t + 1) * TILE]
                     .try_into()
                     .expect("a whole tile");
                 for k in 0..TILE {
@@ -767,9 +794,8 @@ fn row_updates<'v>(
         }
         return;
     }
-    for p in positions {
-        let c = coords.get_usize(p);
-        let s = scale * own[p];
+    for (&c, &v) in coords.iter().zip(own) {
+        let (c, s) = (wide(c), scale * v);
         match factors {
             1 => {
                 for (d, &v) in dst.iter_mut().zip(row(0, c)) {
