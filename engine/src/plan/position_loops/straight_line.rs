@@ -60,6 +60,12 @@ impl Emitter<'_> {
     /// that block op.
     pub(super) fn straight_line(&self, lp: &DrivenLoop) -> Option<(PositionBody, &'static str)> {
         let reading = self.reading(lp, &self.ops[lp.body.clone()])?;
+        // Bodies that read the driver's value at each position read it by
+        // the position: the driver is its operand's last level.
+        let holds_values = self.states[lp.driver.operand as usize].formats.len() == lp.driver.level as usize + 1;
+        if !holds_values && !matches!(reading.block, Some(PositionBody::RowUpdates { .. })) {
+            return None;
+        }
         match reading.block? {
             body @ PositionBody::DenseDots { .. } if reading.wrote && reading.guarded => {
                 Some((body, "a dense inner product per stored entry, written at its position"))
