@@ -13,14 +13,7 @@ use crate::runtime::output::OutputState;
 /// `start` plus, position by position, the product of `scale`'s factors
 /// (the registers read from `fr`, the driver's values `own`).
 pub(super) fn reduce(fr: &[f64], scale: &[ScaleFactor], own: &[f64], start: f64) -> f64 {
-    let factors: SmallVec<[Option<f64>; 2]> = scale
-        .iter()
-        .map(|f| match f {
-            ScaleFactor::Own => None,
-            ScaleFactor::Reg(r) => Some(fr[*r as usize]),
-        })
-        .collect();
-    match factors.as_slice() {
+    match scale_values(fr, scale).as_slice() {
         // A sum of squares, or of the values themselves, as the loop's
         // `acc + (1 · v) · v` and `acc + 1 · v`: multiplying by 1 is exact.
         [None, None] => own.iter().fold(start, |sum, v| sum + v * v),
@@ -87,16 +80,8 @@ impl<'a> Registers<'_, 'a> {
         }
     }
 
-    /// A scale's factors: the registers' values read, the driver's value
-    /// left for each position.
     fn scale(&self, factors: &[ScaleFactor]) -> SmallVec<[Option<f64>; 2]> {
-        factors
-            .iter()
-            .map(|f| match f {
-                ScaleFactor::Own => None,
-                ScaleFactor::Reg(r) => Some(self.fr[*r as usize]),
-            })
-            .collect()
+        scale_values(self.fr, factors)
     }
 
     fn views(&self, level: LevelRef) -> (Option<&'a IndexArray>, Option<&'a IndexArray>) {
@@ -136,6 +121,18 @@ impl Line {
     fn at(self, c: i64, o: i64) -> i64 {
         self.slope * c + self.outer * o + self.offset
     }
+}
+
+/// A scale's factors: the registers' values read from `fr`, the driver's
+/// value left (None) for each position.
+fn scale_values(fr: &[f64], factors: &[ScaleFactor]) -> SmallVec<[Option<f64>; 2]> {
+    factors
+        .iter()
+        .map(|f| match f {
+            ScaleFactor::Own => None,
+            ScaleFactor::Reg(r) => Some(fr[*r as usize]),
+        })
+        .collect()
 }
 
 /// The product, from 1, of a scale's factors at a position whose value
