@@ -528,8 +528,9 @@ fn fibre_loops_run_as_one_interpreter_op_and_match_the_reference() {
 /// rows located by the entry's column) and MTTKRP's loop over a fibre (a
 /// dense row update per stored entry of each fibre, and MTTKRP's loop over
 /// rows around it), and a row scattered into a dense result (`y(j) =
-/// A(i,j) * x(i)`) or summed into a scalar (`s = A(i,j) * A(i,j)`). The
-/// results stay the
+/// A(i,j) * x(i)`) or summed into a scalar (`s = A(i,j) * A(i,j)`), with
+/// values of other operands gathered by the entry's coordinate (`y(j)` in
+/// `s = x(i) * A(i,j) * y(j)`). The results stay the
 /// reference's for awkward tensors, on one thread and on several.
 #[test]
 fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
@@ -601,6 +602,27 @@ fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
             dense: &[("x", &[8])],
             output: Format::dense(0),
             body: reduce,
+        },
+        Case {
+            statement: "s = x(i) * A(i,j) * y(j)",
+            sparse: ("A", Format::csr(), &[8, 6]),
+            dense: &[("x", &[8]), ("y", &[6])],
+            output: Format::dense(0),
+            body: reduce,
+        },
+        Case {
+            statement: "y(j) = A(i,j) * x(i) * d(j)",
+            sparse: ("A", Format::csr(), &[8, 6]),
+            dense: &[("x", &[8]), ("d", &[6])],
+            output: Format::dense(1),
+            body: scatter,
+        },
+        Case {
+            statement: "C(i,j) = A(i,j) * d(j) * U(i,k) * V(j,k)",
+            sparse: ("A", Format::csr(), &[8, 6]),
+            dense: &[("d", &[6]), ("U", &[8, RANK]), ("V", &[6, RANK])],
+            output: Format::csr(),
+            body: dense_dots,
         },
         Case {
             statement: "C(k,j) = A(i,j) * X(i,k)",

@@ -100,12 +100,15 @@ pub enum Affine {
 }
 
 /// A factor of a position loop's scale, multiplied in order into 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScaleFactor {
     /// The driver's value at `p`.
     Own,
     /// A register the loop does not write.
     Reg(FReg),
+    /// Operand `operand`'s value at position `at` (of a dense level, found
+    /// by arithmetic): `y(j)` in `s = x(i) * A(i,j) * y(j)`.
+    Gathered { operand: u32, at: Affine },
 }
 
 /// A dense row factor of [`PositionBody::RowUpdates`]: operand `operand`'s
@@ -240,6 +243,7 @@ impl fmt::Display for Scale<'_> {
             .map(|x| match x {
                 ScaleFactor::Own => "value[p]".to_string(),
                 ScaleFactor::Reg(r) => format!("f{r}"),
+                ScaleFactor::Gathered { operand, at } => format!("t{operand}[{at}]"),
             })
             .collect();
         match factors.is_empty() {

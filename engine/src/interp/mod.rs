@@ -238,8 +238,9 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 let positions = ir[*cursor as usize] as usize..ir[*end as usize] as usize;
                 if let crate::bytecode::PositionBody::Reduce { scale, acc, flag } = body {
                     // A sum into registers: the op's only effect.
-                    let own = &values[driver.operand as usize][positions.clone()];
-                    fr[*acc as usize] = position_loop::reduce(&fr, scale, own, fr[*acc as usize]);
+                    let start = fr[*acc as usize];
+                    let on = (*driver, positions.clone());
+                    fr[*acc as usize] = position_loop::reduce(bind, (&ir, &fr), &values, on, scale, start);
                     if let (Some(flag), false) = (flag, positions.is_empty()) {
                         br[*flag as usize] = true;
                     }

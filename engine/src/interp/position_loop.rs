@@ -10,15 +10,31 @@ use super::{dense_row, dot_of_runs, format_of, row_updates, segment_dot, AppendB
 use crate::bytecode::{Affine, PositionBody, Regs, ScaleFactor};
 use crate::runtime::output::OutputState;
 
-/// `start` plus, position by position, the product of `scale`'s factors
-/// (the registers read from `fr`, the driver's values `own`).
-pub(super) fn reduce(fr: &[f64], scale: &[ScaleFactor], own: &[f64], start: f64) -> f64 {
-    match scale_values(fr, scale).as_slice() {
+/// `start` plus, position by position over `positions` of `driver`, the
+/// product of `scale`'s factors: a sum into a register.
+pub(super) fn reduce(
+    bind: &Bindings<'_>,
+    (ir, fr): (&[i64], &[f64]),
+    values: &[&[f64]],
+    (driver, positions): (LevelRef, Range<usize>),
+    scale: &[ScaleFactor],
+    start: f64,
+) -> f64 {
+    let regs = Registers { bind, ir, fr, values };
+    let own = &values[driver.operand as usize][positions.clone()];
+    match regs.scale(scale).as_slice() {
         // A sum of squares, or of the values themselves, as the loop's
         // `acc + (1 · v) · v` and `acc + 1 · v`: multiplying by 1 is exact.
-        [None, None] => own.iter().fold(start, |sum, v| sum + v * v),
-        [None] => own.iter().fold(start, |sum, v| sum + v),
-        many => own.iter().fold(start, |sum, &v| sum + scale_at(many, v)),
+        [Factor::Own, Factor::Own] => own.iter().fold(start, |sum, v| sum + v * v),
+        [Factor::Own] => own.iter().fold(start, |sum, v| sum + v),
+        many => {
+            let (Some(coords), _) = regs.views(driver) else {
+                unreachable!("the planner only shortcuts loops over levels with a coordinate array")
+            };
+            positions
+                .zip(own)
+                .fold(start, |sum, (p, &v)| sum + scale_at(many, v, coords.get(p), 0))
+        }
     }
 }
 
@@ -80,8 +96,19 @@ impl<'a> Registers<'_, 'a> {
         }
     }
 
-    fn scale(&self, factors: &[ScaleFactor]) -> SmallVec<[Option<f64>; 2]> {
-        scale_values(self.fr, factors)
+    /// A scale's factors: the registers' values read, the others left for
+    /// each position.
+    fn scale(&self, factors: &[ScaleFactor]) -> SmallVec<[Factor<'a>; 2]> {
+        factors
+            .iter()
+            .map(|f| match f {
+                ScaleFactor::Own => Factor::Own,
+                ScaleFactor::Reg(r) => Factor::Fixed(self.fr[*r as usize]),
+                ScaleFactor::Gathered { operand, at } => {
+                    Factor::Gathered(self.values[*operand as usize], self.line(at))
+                }
+            })
+            .collect()
     }
 
     fn views(&self, level: LevelRef) -> (Option<&'a IndexArray>, Option<&'a IndexArray>) {
@@ -123,22 +150,27 @@ impl Line {
     }
 }
 
-/// A scale's factors: the registers' values read from `fr`, the driver's
-/// value left (None) for each position.
-fn scale_values(fr: &[f64], factors: &[ScaleFactor]) -> SmallVec<[Option<f64>; 2]> {
-    factors
-        .iter()
-        .map(|f| match f {
-            ScaleFactor::Own => None,
-            ScaleFactor::Reg(r) => Some(fr[*r as usize]),
-        })
-        .collect()
+/// A factor of a scale as a run reads it.
+#[derive(Clone, Copy)]
+enum Factor<'a> {
+    Fixed(f64),
+    /// The driver's value at the position.
+    Own,
+    /// These values at a position of the coordinate.
+    Gathered(&'a [f64], Line),
 }
 
 /// The product, from 1, of a scale's factors at a position whose value
-/// is `own`.
-fn scale_at(factors: &[Option<f64>], own: f64) -> f64 {
-    factors.iter().fold(1.0, |s, f| s * f.unwrap_or(own))
+/// is `own` and coordinate `c`, below the outer coordinate `o`.
+#[inline(always)]
+fn scale_at(factors: &[Factor<'_>], own: f64, c: i64, o: i64) -> f64 {
+    factors.iter().fold(1.0, |s, f| {
+        s * match *f {
+            Factor::Fixed(x) => x,
+            Factor::Own => own,
+            Factor::Gathered(values, at) => values[at.at(c, o) as usize],
+        }
+    })
 }
 
 /// How many positions ahead a row update asks for the rows it will read.
@@ -184,7 +216,7 @@ enum ReadyKind<'p> {
     },
     DenseDots {
         own: &'p [f64],
-        scale: SmallVec<[Option<f64>; 2]>,
+        scale: SmallVec<[Factor<'p>; 2]>,
         runs: SmallVec<[(&'p [f64], Line); 2]>,
         len: Line,
         append: Option<&'p Regs>,
@@ -200,7 +232,7 @@ enum ReadyKind<'p> {
     },
     Scatter {
         own: &'p [f64],
-        scale: SmallVec<[Option<f64>; 2]>,
+        scale: SmallVec<[Factor<'p>; 2]>,
         at: Line,
     },
     WorkspaceRows {
@@ -209,7 +241,7 @@ enum ReadyKind<'p> {
         idx: &'p IndexArray,
         values: &'p [f64],
         parent: Line,
-        scale: SmallVec<[Option<f64>; 2]>,
+        scale: SmallVec<[Factor<'p>; 2]>,
         prefix: SmallVec<[i64; 4]>,
     },
 }
@@ -261,7 +293,7 @@ impl<'p> Ready<'p> {
                 let (idx, pos) = regs.segments(*child);
                 // No factor of the scale is the driver's value (it is not
                 // a last level): the scale is one number.
-                let scale = scale_at(&regs.scale(scale), f64::NAN);
+                let scale = scale_at(&regs.scale(scale), f64::NAN, 0, 0);
                 ReadyKind::RowUpdates {
                     pos,
                     idx,
@@ -383,7 +415,7 @@ impl<'p> Ready<'p> {
                         many => dot_of_runs(&many.iter().map(run).collect::<SmallVec<[&[f64]; 3]>>(), n),
                     };
                     // As the loop's `acc = 0; acc += scale · dot`, then its write.
-                    let value = 0.0 + scale_at(scale, own[p]) * dot;
+                    let value = 0.0 + scale_at(scale, own[p], c, o) * dot;
                     match append {
                         None => out.accumulate(p, value),
                         Some(_) => {
@@ -430,11 +462,12 @@ impl<'p> Ready<'p> {
                 fn scatter<I: Copy>(
                     (coords, wide): (&[I], fn(I) -> i64),
                     own: &[f64],
-                    (scale, at, o): (&[Option<f64>], Line, i64),
+                    (scale, at, o): (&[Factor<'_>], Line, i64),
                     out: &mut OutputState,
                 ) {
                     for (&c, &v) in coords.iter().zip(own) {
-                        out.accumulate(at.at(wide(c), o) as usize, scale_at(scale, v));
+                        let c = wide(c);
+                        out.accumulate(at.at(c, o) as usize, scale_at(scale, v, c, o));
                     }
                 }
                 let (own, args) = (&own[positions.clone()], (&scale[..], *at, o));
@@ -454,9 +487,10 @@ impl<'p> Ready<'p> {
                 prefix,
             } => {
                 for p in positions {
-                    let below = parent.at(self.coords.get(p), o) as usize;
+                    let c = self.coords.get(p);
+                    let below = parent.at(c, o) as usize;
                     let row = pos.get_usize(below)..pos.get_usize(below + 1);
-                    out.workspace_accumulate_row(prefix, idx, values, scale_at(scale, own[p]), row);
+                    out.workspace_accumulate_row(prefix, idx, values, scale_at(scale, own[p], c, o), row);
                 }
             }
         }

@@ -23,6 +23,8 @@ enum Float {
     Scale(SmallVec<[ScaleFactor; 2]>),
     /// The dense dot's result.
     Dot,
+    /// Another operand's value at a position the body computes.
+    Gathered(u32, Affine),
 }
 
 /// What a boolean register of the body holds.
@@ -154,8 +156,17 @@ impl Reading<'_> {
     /// reads one this part sets otherwise.
     fn around(&self, body: &PositionBody) -> Option<PositionBody> {
         let scale = |factors: &SmallVec<[ScaleFactor; 2]>| {
-            let set = |f: &ScaleFactor| matches!(f, ScaleFactor::Reg(r) if self.written_floats.contains(r));
-            (!factors.iter().any(set)).then(|| factors.clone())
+            factors
+                .iter()
+                .map(|f| match f {
+                    ScaleFactor::Reg(r) if self.written_floats.contains(r) => None,
+                    ScaleFactor::Gathered { operand, at } => Some(ScaleFactor::Gathered {
+                        operand: *operand,
+                        at: self.outer(at)?,
+                    }),
+                    other => Some(other.clone()),
+                })
+                .collect::<Option<SmallVec<_>>>()
         };
         Some(match body {
             PositionBody::DenseDots {
@@ -230,6 +241,10 @@ impl Reading<'_> {
             Some(Float::Const(one)) if *one == 1.0 => Some(SmallVec::new()),
             Some(Float::Scale(factors)) => Some(factors.clone()),
             Some(Float::Own) => Some(smallvec::smallvec![ScaleFactor::Own]),
+            Some(Float::Gathered(operand, at)) => Some(smallvec::smallvec![ScaleFactor::Gathered {
+                operand: *operand,
+                at: at.clone(),
+            }]),
             None if !self.written_floats.contains(&r) => Some(smallvec::smallvec![ScaleFactor::Reg(r)]),
             _ => None,
         }
@@ -278,12 +293,16 @@ impl Reading<'_> {
             } if self.row.is_none() && level.operand != lp.driver.operand => {
                 self.row = Some((*level, self.int(*parent)?, *begin, *end));
             }
-            Op::LoadValue { operand, pos, dst } => {
+            Op::LoadValue { operand, pos, dst } if *pos == lp.cursor => {
                 // The driver's own value: the position holds it when the
                 // driver is its operand's last level.
-                let own = *operand == lp.driver.operand && *pos == lp.cursor;
+                let own = *operand == lp.driver.operand;
                 (own && lp.driver.level as usize + 1 == levels(*operand)).then_some(())?;
                 self.floats.insert(*dst, Float::Own);
+            }
+            Op::LoadValue { operand, pos, dst } => {
+                let at = self.int(*pos)?;
+                self.floats.insert(*dst, Float::Gathered(*operand, at));
             }
             Op::FConst { dst, value } => {
                 self.floats.insert(*dst, Float::Const(*value));
@@ -377,7 +396,11 @@ impl Reading<'_> {
                 out,
                 out_parent,
             } if self.block.is_none() && self.segment == Some((*driver, *begin, *end)) => {
+                // A row update's scale is one number for the whole op.
                 let scale = self.scale(*scale)?;
+                if scale.iter().any(|f| matches!(f, ScaleFactor::Gathered { .. })) {
+                    return None;
+                }
                 let factors = factors
                     .iter()
                     .map(|f| {
