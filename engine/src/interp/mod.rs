@@ -716,19 +716,18 @@ impl AppendBatch {
     const ENTRIES: usize = 1024;
 
     fn push(&mut self, ir: &[i64], coords: &Regs, value: f64, out: &mut OutputState) {
-        self.width = coords.len();
-        self.words.extend(coords.iter().map(|&r| ir[r as usize]));
-        self.words.push(value.to_bits() as i64);
-        if self.words.len() >= Self::ENTRIES * (self.width + 1) {
-            self.flush(out);
-        }
+        self.push_words(coords.iter().map(|&r| ir[r as usize]), value, out);
     }
 
     /// [`Self::push`] for an entry's coordinates themselves.
     fn push_entry(&mut self, coords: &[i64], value: f64, out: &mut OutputState) {
-        self.width = coords.len();
         // Entries are a few words: a loop, not a call to copy memory.
-        self.words.extend(coords.iter().copied());
+        self.push_words(coords.iter().copied(), value, out);
+    }
+
+    fn push_words(&mut self, coords: impl ExactSizeIterator<Item = i64>, value: f64, out: &mut OutputState) {
+        self.width = coords.len();
+        self.words.extend(coords);
         self.words.push(value.to_bits() as i64);
         if self.words.len() >= Self::ENTRIES * (self.width + 1) {
             self.flush(out);

@@ -465,9 +465,13 @@ impl<'p> Ready<'p> {
                     (scale, at, o): (&[Factor<'_>], Line, i64),
                     out: &mut OutputState,
                 ) {
+                    // The output's values once, not a dispatch per entry.
+                    let Some((base, dst)) = out.dense_values_mut() else {
+                        unreachable!("only dense outputs are accumulated in place")
+                    };
                     for (&c, &v) in coords.iter().zip(own) {
                         let c = wide(c);
-                        out.accumulate(at.at(c, o) as usize, scale_at(scale, v, c, o));
+                        dst[at.at(c, o) as usize - base] += scale_at(scale, v, c, o);
                     }
                 }
                 let (own, args) = (&own[positions.clone()], (&scale[..], *at, o));
