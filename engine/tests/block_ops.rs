@@ -2,7 +2,7 @@
 //! and the results stay those of the dense reference.
 
 use tessera_engine::bytecode::Op;
-use tessera_engine::testing::{check_statement, random_tensor, EntryKind, Rng};
+use tessera_engine::testing::{check_statement, named_formats, random_tensor, EntryKind, Rng};
 use tessera_engine::Engine;
 use tessera_formats::Format;
 
@@ -737,6 +737,36 @@ fn a_tensor_read_twice_at_the_same_indices_is_one_operand() {
         ] {
             let a = random_tensor(&mut rng, &[7, 7], kind, &Format::csr()).unwrap();
             check_statement(&engine, statement, &[("A", &a)], Some(&output), &[]).unwrap();
+        }
+    }
+}
+
+/// A block op reads each operand's value once, so a product of one
+/// operand with itself (`B(i,m) * B(i,m)`, one operand) is no block op's:
+/// the strided updates of ELL and DIA, the dot products of CSR and the
+/// block rows of BCSR once computed `B` instead of its square.
+#[test]
+fn a_square_of_one_operand_is_computed_in_every_format() {
+    let engine = Engine::new();
+    let mut rng = Rng::new(47);
+    let named = named_formats(&[6, 6]);
+    for statement in [
+        "y(i) = sum(m, B(i,m) * B(i,m))",
+        "y(i) = sum(m, B(i,m) * B(i,m) * x(m))",
+    ] {
+        for format in &named {
+            for kind in [EntryKind::Duplicates, EntryKind::Random, EntryKind::Skewed] {
+                let b = random_tensor(&mut rng, &[6, 6], kind, format).unwrap();
+                let x = random_tensor(&mut rng, &[6], EntryKind::Random, &Format::dense(1)).unwrap();
+                check_statement(
+                    &engine,
+                    statement,
+                    &[("B", &b), ("x", &x)],
+                    Some(&Format::dense(1)),
+                    &[],
+                )
+                .unwrap_or_else(|e| panic!("{statement}, B in {format}: {e}"));
+            }
         }
     }
 }

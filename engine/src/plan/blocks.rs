@@ -736,7 +736,14 @@ impl Emitter<'_> {
 }
 
 /// Whether `expr` is a chain of accesses joined by `times`; collects them.
+/// Whether `expr` is `times` of accesses of distinct operands (see
+/// [`super::runs::product_parts`]); collects them.
 fn chain_of_accesses(expr: &CinExpr, times: Times, out: &mut Vec<usize>) -> bool {
+    let from = out.len();
+    collect_chain(expr, times, out) && super::runs::distinct(&out[from..])
+}
+
+fn collect_chain(expr: &CinExpr, times: Times, out: &mut Vec<usize>) -> bool {
     match (expr, times) {
         (CinExpr::Access(a), _) => {
             out.push(*a);
@@ -757,8 +764,8 @@ fn chain_of_accesses(expr: &CinExpr, times: Times, out: &mut Vec<usize>) -> bool
                 rhs,
             },
             Times::Add,
-        ) => chain_of_accesses(lhs, times, out) && chain_of_accesses(rhs, times, out),
-        (CinExpr::Call { func: Func::And, args }, Times::And) => args.iter().all(|a| chain_of_accesses(a, times, out)),
+        ) => collect_chain(lhs, times, out) && collect_chain(rhs, times, out),
+        (CinExpr::Call { func: Func::And, args }, Times::And) => args.iter().all(|a| collect_chain(a, times, out)),
         _ => false,
     }
 }

@@ -603,9 +603,21 @@ fn row_body(body: &Cin) -> Option<(Option<&LoopVar>, &CinExpr)> {
     }
 }
 
-/// Whether `expr` is a product of accesses and literals; collects the
-/// accesses and multiplies the literals into `literal`.
+/// Whether `expr` is a product of accesses of distinct operands and
+/// literals; collects the accesses and multiplies the literals into
+/// `literal`. (Block ops read each operand's value once: an operand read
+/// twice, `B(i,j) * B(i,j)`, is a square they would not compute.)
 pub(super) fn product_parts(expr: &CinExpr, accesses: &mut Vec<usize>, literal: &mut f64) -> bool {
+    let from = accesses.len();
+    collect_product_parts(expr, accesses, literal) && distinct(&accesses[from..])
+}
+
+/// Whether no operand repeats among `accesses`.
+pub(super) fn distinct(accesses: &[usize]) -> bool {
+    accesses.iter().enumerate().all(|(k, a)| !accesses[..k].contains(a))
+}
+
+fn collect_product_parts(expr: &CinExpr, accesses: &mut Vec<usize>, literal: &mut f64) -> bool {
     match expr {
         CinExpr::Access(a) => {
             accesses.push(*a);
@@ -619,7 +631,7 @@ pub(super) fn product_parts(expr: &CinExpr, accesses: &mut Vec<usize>, literal: 
             op: crate::notation::BinaryOp::Mul,
             lhs,
             rhs,
-        } => product_parts(lhs, accesses, literal) && product_parts(rhs, accesses, literal),
+        } => collect_product_parts(lhs, accesses, literal) && collect_product_parts(rhs, accesses, literal),
         _ => false,
     }
 }
