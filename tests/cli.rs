@@ -1061,7 +1061,7 @@ fn value_types_are_asked_per_tensor_and_results_keep_the_statement_type() {
     let stderr = String::from_utf8_lossy(&unknown.stderr);
     assert!(!unknown.status.success(), "{stderr}");
     assert!(
-        stderr.contains("unknown value type \"i7\" (the value types are f64, f32, bool)"),
+        stderr.contains("unknown value type \"i7\" (the value types are f64, f32, i64, i32, bool)"),
         "{stderr}"
     );
     assert_fails(
@@ -1094,4 +1094,222 @@ fn the_repl_types_tensors_now_or_when_they_are_made() {
         .stdout(predicate::str::contains("m: 3 vector of bool"))
         .stdout(predicate::str::contains("B: 3 x 4 of f32, csr, 3 stored ("))
         .stdout(predicate::str::contains("; as f64)"));
+}
+
+// ---------------------------------------------------------------- integer values
+
+/// Integers an `f64` cannot hold: beyond 2^53 and the extremes of `i64`.
+const BIG_MTX: &str = "%%MatrixMarket matrix coordinate integer general\n\
+% integers beyond 2^53\n\
+3 3 4\n\
+1 1 9223372036854775807\n\
+2 3 -9223372036854775808\n\
+3 2 9007199254740993\n\
+3 3 5\n";
+
+/// [[2, 0], [0, -1000]] in a `real` file, every value integral.
+const INTEGRAL_REAL_MTX: &str = "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2.0\n2 2 -1e3\n";
+
+#[test]
+fn convert_keeps_integers_beyond_2_to_the_53_exactly() {
+    let dir = scratch("convert_integers");
+    let big = write(&dir, "big.mtx", BIG_MTX);
+    // Unasked: an integer file whose values f64 would round is read as i64.
+    let out = dir.join("out.mtx");
+    tessera()
+        .args(["convert", &big])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(": 3 x 3 of i64, 4 nonzeros, via csr"));
+    assert_eq!(fs::read_to_string(&out).unwrap(), BIG_MTX);
+    let tns = dir.join("out.tns");
+    tessera().args(["convert", &big]).arg(&tns).assert().success();
+    assert_eq!(
+        fs::read_to_string(&tns).unwrap(),
+        "1 1 9223372036854775807\n2 3 -9223372036854775808\n3 2 9007199254740993\n3 3 5\n"
+    );
+    // And back from the .tns, asked as i64, to a Matrix Market integer file.
+    let back = dir.join("back.mtx");
+    tessera()
+        .args(["convert", "-t", "i64", "--general"])
+        .arg(&tns)
+        .arg(&back)
+        .assert()
+        .success();
+    let text = fs::read_to_string(&back).unwrap();
+    assert_eq!(text, BIG_MTX.replace("% integers beyond 2^53\n", ""));
+    // Through standard input and output, asked.
+    tessera()
+        .args(["convert", "-t", "i64", "-", "-"])
+        .write_stdin(BIG_MTX)
+        .assert()
+        .success()
+        .stdout(BIG_MTX);
+    // As f64, asked, the values are rounded and the file is `real`.
+    tessera()
+        .args(["convert", "-t", "f64", &big, "-"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("coordinate real general"))
+        .stdout(predicate::str::contains("1 1 9.223372036854776e18\n"));
+}
+
+#[test]
+fn convert_reads_integral_reals_as_integers_and_refuses_what_the_type_cannot_hold() {
+    let dir = scratch("convert_integer_types");
+    let real = write(&dir, "real.mtx", INTEGRAL_REAL_MTX);
+    tessera()
+        .args(["convert", "-t", "i32", &real, "-"])
+        .assert()
+        .success()
+        .stdout("%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 2\n2 2 -1000\n");
+    let fraction = write(&dir, "fraction.mtx", &INTEGRAL_REAL_MTX.replace("-1e3", "-0.5"));
+    assert_fails(
+        tessera().args(["convert", "-t", "i64", &fraction, "-"]),
+        &[
+            "convert INPUT",
+            "fraction.mtx:4: the value `-0.5` is not an integer, and the values are read as i64",
+        ],
+    );
+    let big = write(&dir, "big.mtx", BIG_MTX);
+    assert_fails(
+        tessera().args(["convert", "-t", "i32", &big, "-"]),
+        &["big.mtx:4: the value `9223372036854775807` is beyond the range of i32 (-2147483648 to 2147483647)"],
+    );
+    let tns = write(&dir, "x.tns", "1 7\n3 2147483648\n");
+    assert_fails(
+        tessera().args(["convert", "-t", "i32", &tns, "-"]),
+        &["x.tns:2: the value `2147483648` is beyond the range of i32"],
+    );
+    // A pattern read as an integer type stays a pattern.
+    let pattern = write(&dir, "p.mtx", A_PATTERN_MTX);
+    tessera()
+        .args(["convert", "-t", "i64", &pattern, "-"])
+        .assert()
+        .success()
+        .stdout(A_PATTERN_MTX);
+}
+
+#[test]
+fn reorder_and_info_take_integers_beyond_2_to_the_53() {
+    let dir = scratch("reorder_integers");
+    let big = write(&dir, "big.mtx", BIG_MTX);
+    let out = dir.join("rcm.mtx");
+    tessera()
+        .args(["reorder", &big])
+        .arg(&out)
+        .args(["--method", "rcm"])
+        .assert()
+        .success();
+    let text = fs::read_to_string(&out).unwrap();
+    assert!(
+        text.starts_with("%%MatrixMarket matrix coordinate integer general\n3 3 4\n"),
+        "{text}"
+    );
+    for value in ["9223372036854775807", "-9223372036854775808", "9007199254740993", " 5"] {
+        assert!(text.contains(&format!("{value}\n")), "{value} not in {text}");
+    }
+    tessera()
+        .args(["info", &big])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Matrix Market coordinate integer general"))
+        .stdout(predicate::str::contains("nonzeros: 4 (density 44.44%)"));
+}
+
+#[test]
+fn inputs_read_as_integer_types_refuse_values_the_type_does_not_hold() {
+    // Checked as the inputs are read, before the statement is compiled.
+    let dir = scratch("integer_inputs");
+    let x = format!("x:{}", write(&dir, "x.tns", "1 3\n2 0.5\n"));
+    assert_fails(
+        tessera().args(["eval", "y(i) = x(i)", "-i", &x, "-t", "x:i64"]),
+        &[
+            "-i x:",
+            "x.tns:2: the value `0.5` is not an integer, and the values are read as i64",
+        ],
+    );
+    let b = format!("B:{}", write(&dir, "big.mtx", BIG_MTX));
+    assert_fails(
+        tessera().args(["eval", "y(i) = B(i,j)", "-i", &b, "-t", "B:i32"]),
+        &[
+            "-i B:",
+            "big.mtx:4: the value `9223372036854775807` is beyond the range of i32",
+        ],
+    );
+    let w = format!("w:{}", write(&dir, "w.tns", "1 3\n2 -7\n"));
+    assert_fails(
+        tessera().args(["eval", "y(i) = w(i)", "-i", &w, "-t", "w:i64", "--fill", "w:inf"]),
+        &[
+            "--fill w:inf",
+            "w holds i64 values: its fill is an integer i64 holds, not inf",
+        ],
+    );
+    tessera()
+        .args(["eval", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(f64, f32, i64, i32, bool)"))
+        .stdout(predicate::str::contains("integers from 1 to 9"));
+}
+
+#[test]
+fn the_repl_holds_integers_exactly_and_generates_small_ones() {
+    let dir = scratch("repl_integers");
+    let big = write(&dir, "big.mtx", BIG_MTX);
+    let real = write(&dir, "real.mtx", &INTEGRAL_REAL_MTX.replace("-1e3", "-0.5"));
+    let saved = dir.join("saved.tns");
+    let script = format!(
+        ":type A i64\n\
+         :load A {big}\n\
+         A\n\
+         :save A {saved}\n\
+         :load R {real}\n\
+         :type R i64\n\
+         :type A i32\n\
+         :fill A 2.5\n\
+         :type g i32\n\
+         :gen g 6x6 0.5 3\n\
+         :print g all\n\
+         :type h i64\n\
+         :list\n",
+        saved = saved.display()
+    );
+    let output = tessera().arg("repl").write_stdin(script).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Errors are reported by line and the session goes on (exit 1 at its end).
+    assert!(!output.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for expected in [
+        "A: 3 x 3 matrix of i64, csr, 4 stored, 4 nonzeros",
+        "  A(0,0) = 9223372036854775807\n  A(1,2) = -9223372036854775808\n  A(2,1) = 9007199254740993\n",
+        "g: 6 x 6 matrix of i32, csr, 18 stored, 18 nonzeros",
+        "A: 3 x 3 of i64, csr, 4 stored (read from ",
+        "; as i64)",
+        "g: 6 x 6 of i32, csr, 18 stored (generated: 6 x 6 at density 0.5, seed 3; the default for a sparse tensor; as i32, values 1 to 9)",
+        "h: not yet made, to hold i64 values",
+    ] {
+        assert!(stdout.contains(expected), "{expected:?} not in:\n{stdout}");
+    }
+    // Generated integers are 1 to 9, never the 0 that truncating (0, 1] gives.
+    let values: Vec<i64> = stdout
+        .lines()
+        .filter(|l| l.starts_with("  g("))
+        .map(|l| l.rsplit(" = ").next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(values.len(), 18, "{stdout}");
+    assert!(values.iter().all(|v| (1..=9).contains(v)), "{values:?}");
+    for expected in [
+        "error: line 6: :type R: R: the value -0.5 at (1,1) is not an integer, and the values are held as i64",
+        "error: line 7: :type A: A: the value 9223372036854775807 at (0,0) is beyond the range of i32",
+        "error: line 8: :fill A: A holds i64 values: its fill is an integer i64 holds, not 2.5",
+    ] {
+        assert!(stderr.contains(expected), "{expected:?} not in:\n{stderr}");
+    }
+    assert_eq!(
+        fs::read_to_string(&saved).unwrap(),
+        "1 1 9223372036854775807\n2 3 -9223372036854775808\n3 2 9007199254740993\n3 3 5\n"
+    );
 }

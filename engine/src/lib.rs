@@ -30,6 +30,7 @@ pub mod reorder;
 pub mod runtime;
 pub mod schedule;
 pub mod testing;
+pub mod words;
 
 pub use error::{EngineError, Result};
 pub use runtime::{default_output_format, Engine, EvalOptions, Inputs, Kernel};

@@ -25,6 +25,7 @@ use crate::error::{EngineError, Result};
 use crate::notation::{
     check, place_reductions, types, AssignOp, BinaryOp, Expr, Func, IndexSizes, Reduction, Statement,
 };
+use crate::words::Adder;
 
 /// The dense value of a statement's left tensor.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,9 +91,9 @@ pub fn evaluate(stmt: &Statement, inputs: &[(&str, &Tensor<f64>)], sizes: &[(&st
 }
 
 /// [`evaluate`] for inputs of any value type: the statement typed as the
-/// engine types it ([`types::typed`]), computed in `f64` on the inputs'
-/// values (each exact in `f64`), each result rounded to the statement's
-/// type.
+/// engine types it ([`types::typed`]), computed on the inputs' register
+/// words ([`evaluate_words`]), each result rounded to the statement's type
+/// and given in `f64` (integers beyond 2^53 rounded to the nearest `f64`).
 ///
 /// ```
 /// use tessera_engine::notation::parse_statement;
@@ -110,26 +111,59 @@ pub fn evaluate_typed(
     inputs: &[(&str, TensorRef<'_>)],
     sizes: &[(&str, usize)],
 ) -> Result<DenseResult> {
-    let typed = types::typed(stmt, &|name| {
-        inputs.iter().find(|(n, _)| *n == name).map(|(_, t)| t.value_type())
-    })?;
-    let widened: Vec<(&str, std::borrow::Cow<'_, Tensor<f64>>)> = inputs
-        .iter()
-        .map(|&(n, t)| match t {
-            TensorRef::F64(t) => (n, std::borrow::Cow::Borrowed(t)),
-            t => (n, std::borrow::Cow::Owned(t.to_f64())),
-        })
-        .collect();
-    let widened: Vec<(&str, &Tensor<f64>)> = widened.iter().map(|(n, t)| (*n, t.as_ref())).collect();
-    let mut result = evaluate_f64(&typed.statement, &widened, sizes)?;
-    if typed.value_type != ValueType::F64 {
-        result.values.iter_mut().for_each(|v| *v = typed.value_type.round(*v));
+    let (mut result, ty) = evaluate_words(stmt, inputs, sizes)?;
+    if ty != ValueType::F64 {
+        let number = |v: f64| if ty.is_integer() { ty.number(v) } else { ty.round(v) };
+        result.values.iter_mut().for_each(|v| *v = number(*v));
     }
     Ok(result)
 }
 
-/// [`evaluate`] of a typed statement on `f64` values.
-fn evaluate_f64(stmt: &Statement, inputs: &[(&str, &Tensor<f64>)], sizes: &[(&str, usize)]) -> Result<DenseResult> {
+/// [`evaluate_typed`] with the results as the words the engine's registers
+/// hold ([`tessera_formats::Value::to_word`]: integers as their bits, exact),
+/// and the statement's type. Floats and truth values are computed in
+/// `f64` and not yet rounded to `f32` or `bool`; integers with the
+/// wrapping arithmetic of [`Func::Int`].
+///
+/// ```
+/// use tessera_engine::notation::parse_statement;
+/// use tessera_engine::reference::evaluate_words;
+/// use tessera_formats::{Tensor, TensorRef, Value, ValueType};
+///
+/// let stmt = parse_statement("s = sum(i, a(i) * a(i))").unwrap();
+/// let a = Tensor::from_dense(&[2], vec![3_000_000_000i64, 1]).unwrap();
+/// let (s, ty) = evaluate_words(&stmt, &[("a", TensorRef::from(&a))], &[]).unwrap();
+/// assert_eq!(ty, ValueType::I64);
+/// assert_eq!(i64::from_word(s.values[0]), 9_000_000_000_000_000_001);
+/// ```
+pub fn evaluate_words(
+    stmt: &Statement,
+    inputs: &[(&str, TensorRef<'_>)],
+    sizes: &[(&str, usize)],
+) -> Result<(DenseResult, ValueType)> {
+    let typed = types::typed(stmt, &|name| {
+        inputs.iter().find(|(n, _)| *n == name).map(|(_, t)| t.value_type())
+    })?;
+    let words: Vec<(&str, std::borrow::Cow<'_, Tensor<f64>>)> = inputs
+        .iter()
+        .map(|&(n, t)| match t {
+            TensorRef::F64(t) => (n, std::borrow::Cow::Borrowed(t)),
+            t => (n, std::borrow::Cow::Owned(t.to_words())),
+        })
+        .collect();
+    let words: Vec<(&str, &Tensor<f64>)> = words.iter().map(|(n, t)| (*n, t.as_ref())).collect();
+    let result = evaluate_in(&typed.statement, typed.value_type, &words, sizes)?;
+    Ok((result, typed.value_type))
+}
+
+/// [`evaluate`] of a typed statement on register words, its reductions
+/// and `+=` computing in `ty`.
+fn evaluate_in(
+    stmt: &Statement,
+    ty: ValueType,
+    inputs: &[(&str, &Tensor<f64>)],
+    sizes: &[(&str, usize)],
+) -> Result<DenseResult> {
     for (k, (name, _)) in inputs.iter().enumerate() {
         if inputs[..k].iter().any(|(n, _)| n == name) {
             return Err(EngineError::Unsupported(format!("tensor {name} is given twice")));
@@ -177,7 +211,8 @@ fn evaluate_f64(stmt: &Statement, inputs: &[(&str, &Tensor<f64>)], sizes: &[(&st
     };
     debug_assert_eq!(values.len(), out_len);
 
-    let node = compile(&stmt.rhs, &dense, &index_sizes)?;
+    let node = compile(&stmt.rhs, &dense, &index_sizes, ty)?;
+    let adder = Adder::of(ty);
     let out_slots: Vec<usize> = stmt
         .lhs
         .indices
@@ -189,7 +224,7 @@ fn evaluate_f64(stmt: &Statement, inputs: &[(&str, &Tensor<f64>)], sizes: &[(&st
         let v = node.eval(&mut coords);
         *value = match stmt.op {
             AssignOp::Assign => v,
-            AssignOp::AddAssign => *value + v,
+            AssignOp::AddAssign => adder.add(*value, v),
         };
         // Next output coordinates, the last mode fastest (row-major).
         for (&slot, &extent) in out_slots.iter().zip(&shape).rev() {
@@ -264,6 +299,7 @@ enum Node<'a> {
     },
     Reduce {
         op: Reduction,
+        ty: ValueType,
         slot: usize,
         extent: usize,
         body: Box<Node<'a>>,
@@ -273,7 +309,7 @@ enum Node<'a> {
 /// Each tensor read, by name: its dense values and row-major strides.
 type Dense = HashMap<String, (Vec<f64>, Vec<usize>)>;
 
-fn compile<'a>(e: &Expr, dense: &'a Dense, sizes: &IndexSizes) -> Result<Node<'a>> {
+fn compile<'a>(e: &Expr, dense: &'a Dense, sizes: &IndexSizes, ty: ValueType) -> Result<Node<'a>> {
     let missing = |what: String| {
         debug_assert!(false, "check guarantees {what}");
         EngineError::Unsupported(format!("internal error: {what} is missing"))
@@ -295,23 +331,27 @@ fn compile<'a>(e: &Expr, dense: &'a Dense, sizes: &IndexSizes) -> Result<Node<'a
             Node::Access { values, terms }
         }
         Expr::Literal(v) => Node::Literal(*v),
-        Expr::Neg(x) => Node::Neg(Box::new(compile(x, dense, sizes)?)),
+        Expr::Neg(x) => Node::Neg(Box::new(compile(x, dense, sizes, ty)?)),
         Expr::Binary { op, lhs, rhs } => Node::Binary {
             op: *op,
-            lhs: Box::new(compile(lhs, dense, sizes)?),
-            rhs: Box::new(compile(rhs, dense, sizes)?),
+            lhs: Box::new(compile(lhs, dense, sizes, ty)?),
+            rhs: Box::new(compile(rhs, dense, sizes, ty)?),
         },
         Expr::Call { func, args } => Node::Call {
             func: *func,
-            args: args.iter().map(|a| compile(a, dense, sizes)).collect::<Result<_>>()?,
+            args: args
+                .iter()
+                .map(|a| compile(a, dense, sizes, ty))
+                .collect::<Result<_>>()?,
         },
         Expr::Reduce { op, var, body } => Node::Reduce {
             op: *op,
+            ty,
             slot: sizes
                 .position(var)
                 .ok_or_else(|| missing(format!("the size of {var}")))?,
             extent: sizes.get(&var.0).unwrap_or(0),
-            body: Box::new(compile(body, dense, sizes)?),
+            body: Box::new(compile(body, dense, sizes, ty)?),
         },
     })
 }
@@ -334,11 +374,17 @@ impl Node<'_> {
                 let values: Vec<f64> = args.iter().map(|a| a.eval(coords)).collect();
                 func.apply(&values)
             }
-            Node::Reduce { op, slot, extent, body } => {
-                let mut acc = op.identity();
+            Node::Reduce {
+                op,
+                ty,
+                slot,
+                extent,
+                body,
+            } => {
+                let mut acc = op.identity_for(*ty);
                 for k in 0..*extent {
                     coords[*slot] = k;
-                    acc = op.combine(acc, body.eval(coords));
+                    acc = op.combine_for(*ty, acc, body.eval(coords));
                 }
                 acc
             }

@@ -31,11 +31,11 @@ fn call(f: Func, args: &[&str]) -> String {
     }
 }
 
-/// `f` applied to `args` as an f64 term: a cast to another type cast back,
-/// as an f32 or bool value must be to meet f64 numbers.
+/// `f` applied to `args` as an f64 term: a cast to another number type
+/// cast back, as an f32 or integer value must be to meet f64 numbers.
 fn term(f: Func, args: &[&str]) -> String {
     match f {
-        Func::Cast(ValueType::F32) => format!("f64({})", call(f, args)),
+        Func::Cast(ValueType::F32 | ValueType::I64 | ValueType::I32) => format!("f64({})", call(f, args)),
         _ => call(f, args),
     }
 }

@@ -1,18 +1,19 @@
-//! Value types end to end: `f32` and `bool` tensors in every named format
-//! (dense, compressed, COO, CSF, hashed, DIA, ELL, BCSR) and every awkward
-//! kind of contents, through kernels of every shape (SpMV, SpGEMM, sums,
-//! SDDMM, functions, comparisons, reductions, semirings, casts), against
-//! the dense reference typed the same way, with outputs dense and sparse,
-//! on one thread and several. The Cranelift tier runs the same table
+//! Value types end to end: `f32`, `i64`, `i32` and `bool` tensors in every
+//! named format (dense, compressed, COO, CSF, hashed, DIA, ELL, BCSR) and
+//! every awkward kind of contents, through kernels of every shape (SpMV,
+//! SpGEMM, sums, SDDMM, quotients, functions, comparisons, reductions,
+//! semirings, casts), against the dense reference typed the same way
+//! (integers bit for bit: they are exact, and their overflow wraps on every
+//! tier), with outputs dense and sparse, on one thread and several. The Cranelift tier runs the same table
 //! (`tiers/tests/engine_suite.rs` includes this file).
 
 use tessera_engine::notation::{parse_statement, Func, Reduction, FUNCTIONS, REDUCTIONS, SEMIRINGS};
-use tessera_engine::reference::evaluate_typed;
+use tessera_engine::reference::{evaluate_typed, evaluate_words};
 use tessera_engine::testing::{compare, rotated_tensors, same_bits, Rng, Tolerance};
 use tessera_engine::{EvalOptions, Inputs};
-use tessera_formats::{AnyTensor, Format, TensorRef, ValueType};
+use tessera_formats::{AnyTensor, Format, Tensor, TensorRef, Value, ValueType};
 
-use ValueType::{Bool, F32, F64};
+use ValueType::{Bool, F32, F64, I32, I64};
 
 /// A tensor a statement reads: its name, its variables and its type.
 type Read = (&'static str, &'static str, ValueType);
@@ -75,6 +76,71 @@ const CASES: &[(&str, &[Read], ValueType)] = &[
     ("y(i) = f32(A(i,j) * x(j))", &[("A", "ij", F64), ("x", "j", F64)], F32),
     ("c(i) = sum(j, f64(A(i,j)))", &[("A", "ij", Bool)], F64),
     ("M(i,j) = bool(A(i,j))", &[("A", "ij", F32)], Bool),
+    // Integers, compared bit for bit (large values on every third trial,
+    // so that sums and products overflow and wrap).
+    ("y(i) = A(i,j) * x(j)", &[("A", "ij", I64), ("x", "j", I64)], I64),
+    ("y(i) = A(i,j) * x(j)", &[("A", "ij", I32), ("x", "j", I32)], I32),
+    ("C(i,j) = A(i,k) * B(k,j)", &[("A", "ik", I64), ("B", "kj", I64)], I64),
+    ("C(i,j) = A(i,k) * B(k,j)", &[("A", "ik", I32), ("B", "kj", I32)], I32),
+    ("C(i,j) = A(i,j) + B(i,j)", &[("A", "ij", I64), ("B", "ij", I64)], I64),
+    (
+        "C(i,j) = A(i,j) - 3 * B(j,i)",
+        &[("A", "ij", I32), ("B", "ji", I32)],
+        I32,
+    ),
+    (
+        "C(i,j) = A(i,j) * B(i,k) * D(k,j)",
+        &[("A", "ij", I64), ("B", "ik", I64), ("D", "kj", I64)],
+        I64,
+    ),
+    // Quotients and remainders by 0 are 0, at every coordinate.
+    ("C(i,j) = A(i,j) / B(i,j)", &[("A", "ij", I64), ("B", "ij", I64)], I64),
+    (
+        "C(i,j) = mod(A(i,j), B(i,j))",
+        &[("A", "ij", I32), ("B", "ij", I32)],
+        I32,
+    ),
+    ("y(i) = -A(i,j) * x(j) + 1", &[("A", "ij", I64), ("x", "j", I64)], I64),
+    ("s = sum(i, x(i) * x(i))", &[("x", "i", I64)], I64),
+    ("s = sum(i, sum(j, A(i,j)))", &[("A", "ij", I32)], I32),
+    // Reductions over other monoids, and min-plus.
+    (
+        "y(i) = min(j, A(i,j) + x(j))",
+        &[("A", "ij", I64), ("x", "j", I64)],
+        I64,
+    ),
+    ("y(i) = max(j, A(i,j))", &[("A", "ij", I32)], I32),
+    ("y(i) = prod(j, A(i,j))", &[("A", "ij", I64)], I64),
+    // Functions with an integer meaning.
+    ("B(i,j) = abs(A(i,j)) + square(A(i,j))", &[("A", "ij", I64)], I64),
+    ("B(i,j) = cube(A(i,j)) - heaviside(A(i,j))", &[("A", "ij", I32)], I32),
+    (
+        "C(i,j) = max(A(i,j), B(i,j)) - min(A(i,j), B(i,j))",
+        &[("A", "ij", I64), ("B", "ij", I64)],
+        I64,
+    ),
+    // Comparisons and logic give bool; truth values beside integers are 0
+    // or 1.
+    ("M(i,j) = A(i,j) > B(i,j)", &[("A", "ij", I64), ("B", "ij", I64)], Bool),
+    (
+        "M(i,j) = A(i,j) && !B(i,j)",
+        &[("A", "ij", I32), ("B", "ij", I32)],
+        Bool,
+    ),
+    ("C(i,j) = A(i,j) * M(i,j)", &[("A", "ij", I64), ("M", "ij", Bool)], I64),
+    ("c(i) = sum(j, A(i,j) != 0)", &[("A", "ij", I64)], Bool),
+    // Casts between every pair of types.
+    ("y(i) = f64(A(i,j)) * x(j)", &[("A", "ij", I64), ("x", "j", F64)], F64),
+    ("y(i) = sum(j, i64(A(i,j)))", &[("A", "ij", F64)], I64),
+    ("B(i,j) = i32(A(i,j))", &[("A", "ij", I64)], I32),
+    ("B(i,j) = i64(A(i,j)) * 5", &[("A", "ij", I32)], I64),
+    ("B(i,j) = i64(A(i,j))", &[("A", "ij", Bool)], I64),
+    // Triangles: a masked product, summed.
+    (
+        "t = sum(i, sum(j, sum(k, A(i,j) * B(j,k) * D(i,k))))",
+        &[("A", "ij", I64), ("B", "jk", I64), ("D", "ik", I64)],
+        I64,
+    ),
 ];
 
 /// `f` applied to `args`, in the text's syntax.
@@ -151,9 +217,21 @@ pub(crate) fn suite_engine() -> tessera_engine::Engine {
     tessera_engine::Engine::new()
 }
 
-/// The tensor's values as `ty` (a nonzero is `true`).
-fn as_type(t: &tessera_formats::Tensor<f64>, ty: ValueType) -> AnyTensor {
-    AnyTensor::narrowed(t.clone(), ty)
+/// The tensor's values as `ty` (a nonzero is `true`); integers small, or
+/// on every third trial large enough that products and sums overflow.
+fn as_type(t: &Tensor<f64>, ty: ValueType, trial: usize) -> AnyTensor {
+    let huge = trial % 3 == 0;
+    match ty {
+        I64 => AnyTensor::I64(t.map_values(|v| (v * if huge { 2f64.powi(40) } else { 100.0 }).round() as i64)),
+        I32 => AnyTensor::I32(t.map_values(|v| (v * if huge { 2f64.powi(20) } else { 100.0 }).round() as i32)),
+        other => AnyTensor::narrowed(t.clone(), other),
+    }
+}
+
+/// Every component as the word a register holds (integers exact).
+fn dense_words(t: &AnyTensor) -> Vec<u64> {
+    let words = t.as_ref().to_words().to_dense_vec().unwrap();
+    words.iter().map(|w| w.to_bits()).collect()
 }
 
 fn check(engine: &tessera_engine::Engine, case: Case<'_>, trial: usize) -> Result<(), String> {
@@ -169,7 +247,7 @@ fn check(engine: &tessera_engine::Engine, case: Case<'_>, trial: usize) -> Resul
     let tensors: Vec<(String, AnyTensor)> = rotated_tensors(&mut rng, &vars, trial, &mut size)
         .into_iter()
         .zip(case.reads)
-        .map(|((n, t), &(_, _, ty))| (n, as_type(&t, ty)))
+        .map(|((n, t), &(_, _, ty))| (n, as_type(&t, ty, trial)))
         .collect();
     let refs: Vec<(&str, TensorRef<'_>)> = tensors.iter().map(|(n, t)| (n.as_str(), t.as_ref())).collect();
     let describe = || {
@@ -188,8 +266,7 @@ fn check(engine: &tessera_engine::Engine, case: Case<'_>, trial: usize) -> Resul
         format!("`{}`; {}", case.statement, inputs.join("; "))
     };
     let stmt = parse_statement(case.statement).map_err(|e| e.to_string())?;
-    let want =
-        evaluate_typed(&stmt, &refs, &[]).map_err(|e| format!("{}: the reference refuses it: {e}", describe()))?;
+    let refused = |e: tessera_engine::EngineError| format!("{}: the reference refuses it: {e}", describe());
     let mut inputs = Inputs::new();
     for (n, t) in &tensors {
         inputs.insert_any(n, t);
@@ -221,9 +298,22 @@ fn check(engine: &tessera_engine::Engine, case: Case<'_>, trial: usize) -> Resul
             case.gives
         ));
     }
-    compare(&got.to_f64(), &want, Tolerance::default()).map_err(|e| format!("{}: {e}", describe()))?;
+    if case.gives.is_integer() {
+        let (want, _) = evaluate_words(&stmt, &refs, &[]).map_err(refused)?;
+        let want: Vec<u64> = want.values.iter().map(|w| w.to_bits()).collect();
+        let got = dense_words(&got);
+        if got != want {
+            let ints =
+                |w: &[u64]| -> Vec<i64> { w.iter().take(12).map(|&b| i64::from_word(f64::from_bits(b))).collect() };
+            return Err(format!("{}: got {:?}, want {:?}", describe(), ints(&got), ints(&want)));
+        }
+    } else {
+        let want = evaluate_typed(&stmt, &refs, &[]).map_err(refused)?;
+        compare(&got.to_f64(), &want, Tolerance::default()).map_err(|e| format!("{}: {e}", describe()))?;
+    }
     let parallel = run(3)?;
-    if parallel.value_type() != got.value_type() || !same_bits(&parallel.to_f64(), &got.to_f64()) {
+    if parallel.value_type() != got.value_type() || !same_bits(&parallel.as_ref().to_words(), &got.as_ref().to_words())
+    {
         return Err(format!("{}: 3 threads give another result than one", describe()));
     }
     Ok(())
@@ -322,4 +412,61 @@ fn a_kernel_refuses_inputs_of_another_type() {
         err.contains("x holds f32 values, the kernel was compiled for f64"),
         "{err}"
     );
+}
+
+#[test]
+fn integer_overflow_wraps_and_division_by_zero_gives_zero() {
+    let engine = crate::suite_engine();
+    let x = Tensor::from_dense(&[3], vec![i32::MAX, 1, i32::MIN]).unwrap();
+    let d = Tensor::from_dense(&[3], vec![0i32, 0, -1]).unwrap();
+    let run = |text: &str| {
+        engine
+            .eval_typed(text, &Inputs::new().with("x", &x).with("d", &d))
+            .unwrap()
+    };
+    let AnyTensor::I32(s) = run("s = sum(i, x(i))") else {
+        panic!("an i32 sum gives i32")
+    };
+    // MAX + 1 wraps to MIN; MIN + MIN wraps to 0.
+    assert_eq!(s.values(), &[i32::MAX.wrapping_add(1).wrapping_add(i32::MIN)]);
+    let AnyTensor::I32(q) = run("q(i) = x(i) / d(i)") else {
+        panic!("an i32 quotient gives i32")
+    };
+    assert_eq!(q.to_dense_vec().unwrap(), vec![0, 0, i32::MIN]);
+    let big = Tensor::from_dense(&[2], vec![i64::MAX - 1, 3]).unwrap();
+    let AnyTensor::I64(p) = engine
+        .eval_typed("p(i) = b(i) + 1", &Inputs::new().with("b", &big))
+        .unwrap()
+    else {
+        panic!("an i64 sum gives i64")
+    };
+    // Exact beyond 2^53: no rounding through f64.
+    assert_eq!(p.to_dense_vec().unwrap(), vec![i64::MAX, 4]);
+}
+
+#[test]
+fn integers_meet_other_types_only_through_casts() {
+    let engine = crate::suite_engine();
+    let a = Tensor::from_dense(&[2, 2], vec![1i64; 4]).unwrap();
+    let x = Tensor::from_dense(&[2], vec![1.0f64; 2]).unwrap();
+    let n = Tensor::from_dense(&[2], vec![1i32; 2]).unwrap();
+    let inputs = Inputs::new().with("A", &a).with("x", &x).with("n", &n);
+    let refused = |text: &str| engine.eval_typed(text, &inputs).unwrap_err().to_string();
+    let err = refused("y(i) = A(i,j) * x(j)");
+    assert!(
+        err.starts_with("column 8:") && err.contains("i64") && err.contains("f64"),
+        "{err}"
+    );
+    let err = refused("y(i) = A(i,j) * n(j)");
+    assert!(err.contains("i64") && err.contains("i32"), "{err}");
+    let err = refused("y(i) = sqrt(A(i,j))");
+    assert!(err.contains("sqrt takes floats, not i64 (A)"), "{err}");
+    let err = refused("y(i) = A(i,j) * 2.5");
+    assert!(err.contains("2.5") && err.contains("not an i64"), "{err}");
+    let err = refused("y(i) = f64(sum(j, A(i,j)))");
+    assert!(
+        err.contains("sum(...) reduces i64 values in a statement of type f64"),
+        "{err}"
+    );
+    assert!(err.contains("cast the terms with f64(...)"), "{err}");
 }

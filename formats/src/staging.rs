@@ -65,7 +65,7 @@ pub enum IntOp {
 }
 
 /// Comparisons of builder values (signed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Cmp {
     Eq,
     Ne,

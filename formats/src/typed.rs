@@ -1,6 +1,6 @@
 //! Tensors whose value type is known at run time: what files, the command
 //! line and the engine's inputs hand around when a tensor may hold `f64`,
-//! `f32` or `bool` values.
+//! `f32`, `i64`, `i32` or `bool` values.
 //!
 //! [`AnyTensor`] owns one; [`TensorRef`] borrows one. Both answer the
 //! questions that do not depend on the value type (shape, format, levels,
@@ -16,18 +16,27 @@ use crate::{Format, LevelStorage, Result, Tensor, Value, Version};
 /// use tessera_formats::typed::ValueType;
 /// assert_eq!("f32".parse::<ValueType>().unwrap(), ValueType::F32);
 /// assert_eq!(ValueType::Bool.to_string(), "bool");
-/// assert!("i128".parse::<ValueType>().unwrap_err().contains("f64, f32, bool"));
+/// assert!(ValueType::I32.is_integer());
+/// assert!("i128".parse::<ValueType>().unwrap_err().contains("f64, f32, i64, i32, bool"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum ValueType {
     #[default]
     F64,
     F32,
+    I64,
+    I32,
     Bool,
 }
 
 /// Every value type, in the order messages list them.
-pub const VALUE_TYPES: [ValueType; 3] = [ValueType::F64, ValueType::F32, ValueType::Bool];
+pub const VALUE_TYPES: [ValueType; 5] = [
+    ValueType::F64,
+    ValueType::F32,
+    ValueType::I64,
+    ValueType::I32,
+    ValueType::Bool,
+];
 
 impl ValueType {
     /// The name it is written with (`-t A:f32`, `f32(...)`).
@@ -35,26 +44,67 @@ impl ValueType {
         match self {
             ValueType::F64 => "f64",
             ValueType::F32 => "f32",
+            ValueType::I64 => "i64",
+            ValueType::I32 => "i32",
             ValueType::Bool => "bool",
         }
+    }
+
+    /// Whether it is `i64` or `i32`: values the engine's registers hold as
+    /// their bits ([`Value::to_word`]), computed with wrapping arithmetic.
+    pub fn is_integer(self) -> bool {
+        matches!(self, ValueType::I64 | ValueType::I32)
     }
 
     /// Bytes one value takes.
     pub fn size(self) -> usize {
         match self {
             ValueType::F64 => 8,
-            ValueType::F32 => 4,
+            ValueType::F32 | ValueType::I32 => 4,
+            ValueType::I64 => 8,
             ValueType::Bool => 1,
         }
     }
 
     /// `v` as a value of this type, back in `f64`: the rounding (or the
-    /// truth) every tier applies where a value is stored or cast.
+    /// truth) every tier applies where a value is stored or cast. Integers
+    /// are truncated toward zero and saturate at the type's bounds (NaN is
+    /// 0), as Rust's `as` does.
     pub fn round(self, v: f64) -> f64 {
         match self {
             ValueType::F64 => v,
             ValueType::F32 => f64::from(v as f32),
+            ValueType::I64 => v as i64 as f64,
+            ValueType::I32 => f64::from(v as i32),
             ValueType::Bool => f64::from(u8::from(v != 0.0)),
+        }
+    }
+
+    /// The register word ([`Value::to_word`]) of `v`, a number in `f64`,
+    /// as this type: [`round`](Self::round) for floats and truth values,
+    /// the bits of the truncated, saturated integer for integers.
+    ///
+    /// ```
+    /// use tessera_formats::typed::ValueType;
+    /// assert_eq!(ValueType::I32.word(-2.7).to_bits() as i64, -2);
+    /// assert_eq!(ValueType::I32.word(1e10).to_bits() as i64, i64::from(i32::MAX));
+    /// assert_eq!(ValueType::F32.word(0.1), f64::from(0.1f32));
+    /// ```
+    pub fn word(self, v: f64) -> f64 {
+        match self {
+            ValueType::I64 => (v as i64).to_word(),
+            ValueType::I32 => (v as i32).to_word(),
+            other => other.round(v),
+        }
+    }
+
+    /// The number a register word of this type holds, in `f64` (rounded
+    /// to the nearest `f64` for integers beyond 2^53).
+    pub fn number(self, word: f64) -> f64 {
+        if self.is_integer() {
+            i64::from_word(word) as f64
+        } else {
+            word
         }
     }
 }
@@ -75,7 +125,8 @@ impl std::str::FromStr for ValueType {
     }
 }
 
-/// A value type tensors may hold at run time: `f64`, `f32` or `bool`.
+/// A value type tensors may hold at run time: `f64`, `f32`, `i64`, `i32`
+/// or `bool`.
 pub trait Typed: Value {
     const TYPE: ValueType;
     /// The values of a tensor of this type, typed at run time.
@@ -112,6 +163,8 @@ macro_rules! typed {
 
 typed!(f64, F64);
 typed!(f32, F32);
+typed!(i64, I64);
+typed!(i32, I32);
 typed!(bool, Bool);
 
 /// Applies `$body` to what any variant of `$value` holds (a tensor or
@@ -121,6 +174,8 @@ macro_rules! each_type {
         match $value {
             $enum::F64($t) => $body,
             $enum::F32($t) => $body,
+            $enum::I64($t) => $body,
+            $enum::I32($t) => $body,
             $enum::Bool($t) => $body,
         }
     };
@@ -131,6 +186,8 @@ macro_rules! each_type {
 pub enum ValueSlice<'a> {
     F64(&'a [f64]),
     F32(&'a [f32]),
+    I64(&'a [i64]),
+    I32(&'a [i32]),
     Bool(&'a [bool]),
 }
 
@@ -139,6 +196,8 @@ impl ValueSlice<'_> {
         match self {
             ValueSlice::F64(_) => ValueType::F64,
             ValueSlice::F32(_) => ValueType::F32,
+            ValueSlice::I64(_) => ValueType::I64,
+            ValueSlice::I32(_) => ValueType::I32,
             ValueSlice::Bool(_) => ValueType::Bool,
         }
     }
@@ -152,9 +211,13 @@ impl ValueSlice<'_> {
     pub fn as_ptr(&self) -> *const u8 {
         each_type!(ValueSlice, self, v => v.as_ptr().cast())
     }
-    /// Every value in `f64` (exactly).
+    /// Every value in `f64` (exactly, but for integers beyond 2^53).
     pub fn to_f64_vec(&self) -> Vec<f64> {
         each_type!(ValueSlice, self, v => v.iter().map(|x| x.to_f64()).collect())
+    }
+    /// Every value as the word a register holds ([`Value::to_word`]).
+    pub fn to_words(&self) -> Vec<f64> {
+        each_type!(ValueSlice, self, v => v.iter().map(|x| x.to_word()).collect())
     }
     /// Value `k` in `f64`.
     pub fn get(&self, k: usize) -> f64 {
@@ -177,6 +240,8 @@ impl ValueSlice<'_> {
 pub enum AnyTensor {
     F64(Tensor<f64>),
     F32(Tensor<f32>),
+    I64(Tensor<i64>),
+    I32(Tensor<i32>),
     Bool(Tensor<bool>),
 }
 
@@ -187,7 +252,27 @@ impl AnyTensor {
         match ty {
             ValueType::F64 => AnyTensor::F64(t),
             ValueType::F32 => AnyTensor::F32(t.map_values(|v| v as f32)),
+            ValueType::I64 => AnyTensor::I64(t.map_values(|v| v as i64)),
+            ValueType::I32 => AnyTensor::I32(t.map_values(|v| v as i32)),
             ValueType::Bool => AnyTensor::Bool(t.map_values(|v| v != 0.0)),
+        }
+    }
+    /// A computed result whose values (and fill) are register words
+    /// ([`Value::to_word`]) as a tensor of type `ty`: integers from their
+    /// bits, the other types as [`narrowed`](Self::narrowed).
+    ///
+    /// ```
+    /// use tessera_formats::typed::{AnyTensor, ValueType};
+    /// use tessera_formats::{Tensor, Value};
+    /// let words = Tensor::from_dense(&[2], vec![(-5i64).to_word(), i64::MAX.to_word()]).unwrap();
+    /// let AnyTensor::I64(t) = AnyTensor::from_words(words, ValueType::I64) else { panic!() };
+    /// assert_eq!(t.values(), &[-5, i64::MAX]);
+    /// ```
+    pub fn from_words(t: Tensor<f64>, ty: ValueType) -> AnyTensor {
+        match ty {
+            ValueType::I64 => AnyTensor::I64(t.map_values(i64::from_word)),
+            ValueType::I32 => AnyTensor::I32(t.map_values(i32::from_word)),
+            other => AnyTensor::narrowed(t, other),
         }
     }
     /// The tensor borrowed.
@@ -203,7 +288,8 @@ impl AnyTensor {
     pub fn format(&self) -> &Format {
         each_type!(AnyTensor, self, t => t.format())
     }
-    /// The values in `f64` (exactly: every `f32` and `bool` is one).
+    /// The values in `f64` (exactly: every `f32`, `i32` and `bool` is
+    /// one, and every `i64` up to 2^53).
     pub fn to_f64(&self) -> Tensor<f64> {
         self.as_ref().to_f64()
     }
@@ -242,6 +328,8 @@ impl AnyTensor {
         Ok(match self {
             AnyTensor::F64(t) => AnyTensor::F64(t.with_fill(fill)?),
             AnyTensor::F32(t) => AnyTensor::F32(t.with_fill(fill as f32)?),
+            AnyTensor::I64(t) => AnyTensor::I64(t.with_fill(fill as i64)?),
+            AnyTensor::I32(t) => AnyTensor::I32(t.with_fill(fill as i32)?),
             AnyTensor::Bool(t) => AnyTensor::Bool(t.with_fill(fill != 0.0)?),
         })
     }
@@ -252,6 +340,8 @@ impl AnyTensor {
 pub enum TensorRef<'a> {
     F64(&'a Tensor<f64>),
     F32(&'a Tensor<f32>),
+    I64(&'a Tensor<i64>),
+    I32(&'a Tensor<i32>),
     Bool(&'a Tensor<bool>),
 }
 
@@ -260,6 +350,8 @@ impl<'a> TensorRef<'a> {
         match self {
             TensorRef::F64(_) => ValueType::F64,
             TensorRef::F32(_) => ValueType::F32,
+            TensorRef::I64(_) => ValueType::I64,
+            TensorRef::I32(_) => ValueType::I32,
             TensorRef::Bool(_) => ValueType::Bool,
         }
     }
@@ -288,10 +380,20 @@ impl<'a> TensorRef<'a> {
     pub fn fill(&self) -> f64 {
         each_type!(TensorRef, *self, t => t.fill().to_f64())
     }
+    /// The fill as the word a register holds ([`Value::to_word`]).
+    pub fn fill_word(&self) -> f64 {
+        each_type!(TensorRef, *self, t => t.fill().to_word())
+    }
+    /// The tensor with every value (and the fill) as the word a register
+    /// holds ([`Value::to_word`]): what the interpreter and the reference
+    /// evaluator compute on.
+    pub fn to_words(&self) -> Tensor<f64> {
+        each_type!(TensorRef, *self, t => t.map_values(Value::to_word))
+    }
     pub fn values(&self) -> ValueSlice<'a> {
         each_type!(TensorRef, *self, t => Typed::slice(t.values()))
     }
-    /// The values in `f64` (exactly: every `f32` and `bool` is one).
+    /// The values in `f64` (exactly but for `i64` beyond 2^53).
     pub fn to_f64(&self) -> Tensor<f64> {
         each_type!(TensorRef, *self, t => t.map_values(Value::to_f64))
     }

@@ -279,7 +279,7 @@ fn mtx_writes_integers_plainly_and_specials_as_words() {
 
 #[test]
 fn mtx_round_trips_empty_and_scalar_tensors() {
-    let empty = Tensor::empty(&[3, 4], Format::csr()).unwrap();
+    let empty = Tensor::<f64>::empty(&[3, 4], Format::csr()).unwrap();
     let mut out = Vec::new();
     write_mtx_to(&mut out, &empty).unwrap();
     assert!(String::from_utf8_lossy(&out).ends_with("\n3 4 0\n"));
@@ -306,7 +306,7 @@ fn write_mtx_refuses_tensors_of_order_three() {
 
 #[test]
 fn write_mtx_names_the_file_it_cannot_create() {
-    let tensor = Tensor::empty(&[1, 1], Format::csr()).unwrap();
+    let tensor = Tensor::<f64>::empty(&[1, 1], Format::csr()).unwrap();
     let path = Path::new("/nonexistent-directory-of-tessera/a.mtx");
     match write_mtx(path, &tensor) {
         Err(FormatError::Io { path: p, .. }) => assert_eq!(p, path),
@@ -353,7 +353,7 @@ fn tns_round_trips_random_tensors_of_orders_1_to_4_with_their_shape() {
 #[test]
 fn tns_round_trips_empty_tensors_and_scalars() {
     for shape in [&[4usize, 5, 6][..], &[3], &[0, 2]] {
-        let tensor = Tensor::empty(shape, Format::csf(shape.len())).unwrap();
+        let tensor = Tensor::<f64>::empty(shape, Format::csf(shape.len())).unwrap();
         let file = TempFile::new("empty.tns");
         write_tns(file.path(), &tensor).unwrap();
         assert_eq!(std::fs::read(file.path()).unwrap(), b"");
@@ -392,7 +392,7 @@ fn tns_writer_prints_one_line_per_nonzero_and_the_sidecar_the_shape() {
 
 #[test]
 fn write_tns_refuses_a_name_that_is_its_own_sidecar() {
-    let tensor = Tensor::empty(&[2], Format::sparse_vector()).unwrap();
+    let tensor = Tensor::<f64>::empty(&[2], Format::sparse_vector()).unwrap();
     let file = TempFile::new("shape.dims");
     assert!(matches!(write_tns(file.path(), &tensor), Err(FormatError::Io { .. })));
 }

@@ -423,11 +423,13 @@ pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
         None => (statement, tensors),
     };
     // The inputs' value type, decided last so that shorter inputs decode
-    // as before (f64 once the bytes run out); bool not in a semiring, whose
-    // zero may be no truth value.
+    // as before (f64 once the bytes run out); bool and integers not in a
+    // semiring, whose zero may be no truth value or integer.
     let value_type = match src.below(10) {
         1 => ValueType::F32,
         2 if semiring.is_none() => ValueType::Bool,
+        3 if semiring.is_none() => ValueType::I64,
+        4 if semiring.is_none() => ValueType::I32,
         _ => ValueType::F64,
     };
     // Truth values where numbers are needed (a semiring's `||` too) get
@@ -450,6 +452,12 @@ pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
             .into_iter()
             .map(|(n, t)| {
                 let ty = type_of(&n);
+                // Integers from the values scaled, so that few are 0.
+                let t = if ty.is_integer() {
+                    t.map_values(|v| (v * 16.0).round())
+                } else {
+                    t
+                };
                 (n, AnyTensor::narrowed(t, ty))
             })
             .collect(),

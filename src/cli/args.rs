@@ -69,9 +69,11 @@ Functions: sqrt cbrt exp log log10 pow abs sin cos tan asin acos atan atan2
 sinh cosh tanh asinh acosh atanh min max mod square cube heaviside xor.
 Comparisons < <= > >= == != give bool values; && || ! xor take any nonzero as
 true and give bool.
-Value types: f64 (the default), f32, bool; -t A:f32 holds A's values as f32.
-Operands of different types need a cast: f64(e), f32(e), bool(e). Results
-have the statement's type, computed in f64 and rounded once where stored;
+Value types: f64 (the default), f32, i64, i32, bool; -t A:f32 holds A's values
+as f32, -t A:i64 reads A's file as exact integers (-g gives integers 1 to 9).
+Operands of different types need a cast: f64(e), f32(e), i64(e), i32(e), bool(e).
+Results have the statement's type: f32 computed in f64 and rounded once where
+stored; i64 and i32 exactly, with wrapping arithmetic (division by 0 gives 0);
 bool + and * are || and &&, sum over bool is or.
 Reductions: sum(j, e), prod(j, e), min(j, e), max(j, e), or(j, e), and(j, e):
 y(i) = min(j, A(i,j) + d(j)). Where operands are absent (0), a function's
@@ -101,9 +103,11 @@ pub struct TensorArgs {
     #[arg(short = 'f', long = "format", value_name = "NAME:FORMAT", value_parser = parse_format)]
     pub formats: Vec<NameValue<FormatSpec>>,
 
-    /// Hold tensor NAME's values as TYPE (f64, f32, bool): an input's are rounded to it (a pattern
-    /// or integer file read as bool keeps its nonzeros as true); for the output, the type the
-    /// statement must give
+    /// Hold tensor NAME's values as TYPE (f64, f32, i64, i32, bool). An input's file is read as it:
+    /// i64 and i32 exactly (each value must be an integer the type holds: a fraction or a value
+    /// beyond its range is an error naming the line), f32 rounded, bool nonzero as true (a pattern
+    /// file is all true); a generated input (-g) as i64 or i32 holds integers from 1 to 9 (ceil(9v)
+    /// of its values v in (0, 1]). For the output, the type the statement must give
     #[arg(short = 't', long = "type", value_name = "NAME:TYPE", value_parser = parse_named_type)]
     pub types: Vec<NameValue<ValueType>>,
 
@@ -223,10 +227,16 @@ pub struct ConvertArgs {
     /// Pack the tensor in FORMAT on the way (checks it can hold it, reports its size)
     #[arg(short = 'f', long = "format", value_name = "FORMAT", value_parser = parse_spec)]
     pub format: Option<FormatSpec>,
-    /// Write a .mtx file as `real general`, both triangles, without the input's comments
-    /// (by default its field, symmetry and comments are kept where the data allows)
+    /// Write a .mtx file as `real general` (`integer general` for i64 or i32 values), both
+    /// triangles, without the input's comments (by default its field, symmetry and comments are
+    /// kept where the data allows)
     #[arg(long)]
     pub general: bool,
+    /// Read and write the values as TYPE (f64, f32, i64, i32, bool): i64 and i32 exactly (each
+    /// value must be an integer the type holds). Default: f64, and i64 for a Matrix Market
+    /// integer file holding integers beyond 2^53, which f64 would round
+    #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = parse_type)]
+    pub value_type: Option<ValueType>,
 }
 
 #[derive(Debug, Args)]
@@ -309,6 +319,10 @@ pub fn parse_count(text: &str) -> Result<usize, String> {
     text.trim()
         .parse()
         .map_err(|_| format!("bad size `{}`: expected a non-negative integer", text.trim()))
+}
+
+fn parse_type(text: &str) -> Result<ValueType, String> {
+    text.trim().parse()
 }
 
 fn parse_named_type(text: &str) -> Result<NameValue<ValueType>, String> {

@@ -12,7 +12,7 @@ use super::files::{self, FileKind};
 use super::listing::write_listing;
 use super::reorder::{self, Request};
 use super::session::{from_args, parse, Front, Timing};
-use super::summary::{millis, scalar_text, scalar_value, write_summary, SHOWN_NONZEROS};
+use super::summary::{millis, scalar_of, write_summary, SHOWN_NONZEROS};
 use tessera_formats::AnyTensor;
 
 /// Runs `tessera eval`.
@@ -105,6 +105,7 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
     }
     let (result, restore) = match &reordering {
         Some(r) => {
+            // Permuted back in `f64`: exact but for an `i64` beyond 2^53.
             let (restored, time) = r.restore(&result.as_f64())?;
             (AnyTensor::narrowed(restored, result.value_type()), Some(time))
         }
@@ -112,10 +113,11 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
     };
     match &args.output {
         Some(o) => {
-            let values = result.as_f64();
-            files::write(&o.value, &values, &format!("-o {}", o.name))?;
+            // Integer results are written exactly, as `integer` in a
+            // Matrix Market file.
+            files::write(&o.value, result.as_ref(), &format!("-o {}", o.name))?;
             if result.order() == 0 {
-                writeln!(out, "{}", scalar_text(scalar_value(&values)))?;
+                writeln!(out, "{}", scalar_of(&result))?;
             }
         }
         None => write_summary(out, lhs, &result, SHOWN_NONZEROS)?,

@@ -5,15 +5,21 @@
 //! gives the entries and the format that suits them (a binsparse file's
 //! own); writing takes any tensor whose order the file kind holds. A
 //! spinner shows while large files are read and packed.
+//!
+//! Values are read as `f64`, or as `i64` or `i32` exactly (`-t A:i64`):
+//! integers beyond 2^53 are never rounded through `f64` on their way from
+//! a file or to one.
 
 use std::path::Path;
 
-use tessera_formats::io::{self, MtxLayout};
-use tessera_formats::{CoordinateList, Format, Tensor};
+use tessera_formats::io::{self, FileValue, MtxField, MtxLayout};
+use tessera_formats::typed::Typed;
+use tessera_formats::{AnyTensor, CoordinateList, Format, Tensor, TensorRef, ValueType};
 
 use super::error::{CliError, Result};
 use super::format_spec::FormatSpec;
 use super::progress::Spinner;
+use super::types::{exactly, from_f64};
 
 /// The file kinds tessera reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,9 +67,10 @@ impl FileKind {
     }
 }
 
-/// A file's entries and what it said about them.
-pub struct FileEntries {
-    pub entries: CoordinateList<f64>,
+/// A file's entries (of `f64` values, or of `V`: [`read_entries_as`]) and
+/// what it said about them.
+pub struct FileEntries<V = f64> {
+    pub entries: CoordinateList<V>,
     /// Whether the file stores every value (a Matrix Market array).
     pub dense: bool,
     /// What kind of file it was, for `info` (`Matrix Market coordinate pattern general`).
@@ -75,7 +82,7 @@ pub struct FileEntries {
     pub stored_format: Option<Format>,
 }
 
-impl FileEntries {
+impl<V: FileValue> FileEntries<V> {
     /// The format a tensor read from this file gets when none is asked for:
     /// a binsparse file's own, dense for a dense file, else CSR for a
     /// matrix, a sparse vector for a vector, CSF beyond.
@@ -85,6 +92,19 @@ impl FileEntries {
             None => natural_format(self.entries.order(), self.dense),
         }
     }
+}
+
+/// Integers up to this magnitude are exact in `f64`.
+const LARGEST_EXACT_INTEGER: f64 = (1u64 << 53) as f64;
+
+/// Whether `file`, read from `path` as `f64`, is a Matrix Market `integer`
+/// file holding integers beyond 2^53, which `f64` rounded: commands that
+/// copy a file's values (`convert`, `reorder`) read it again as `i64` to
+/// keep them. (Standard input cannot be read again: there `-t i64` asks
+/// for them.)
+pub fn rounded_integers(file: &FileEntries, path: &Path) -> bool {
+    let integer = file.header.as_ref().is_some_and(|h| h.field == MtxField::Integer);
+    integer && path.as_os_str() != STREAM && file.entries.values().iter().any(|v| v.abs() > LARGEST_EXACT_INTEGER)
 }
 
 /// Dense for dense data and scalars; CSR, sparse vector or CSF otherwise.
@@ -102,6 +122,14 @@ pub fn natural_format(order: usize, dense: bool) -> Format {
 /// Reads the entries of a `.mtx` or `.tns` file; `context` names the option
 /// or command in errors.
 pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
+    read_entries_as(path, context)
+}
+
+/// [`read_entries`] with the values read as `V`: `f64`, or `i64` or `i32`
+/// exactly; a value `V` does not hold (a fraction, one beyond its range)
+/// is an error naming the file and line (for a binsparse file, whose
+/// values are read as `f64`, the value and its coordinates).
+pub fn read_entries_as<V: FileValue + Typed>(path: &Path, context: &str) -> Result<FileEntries<V>> {
     let kind = FileKind::of(path, context)?;
     let file_error = |source| CliError::File {
         context: context.to_string(),
@@ -113,14 +141,14 @@ pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
             .map_err(|e| CliError::bad(context, format!("reading standard input: {e}")))?;
         Ok(bytes)
     };
-    let mtx_entries = |file: io::MtxFile| FileEntries {
+    let mtx_entries = |file: io::MtxFile<V>| FileEntries {
         dense: file.layout == MtxLayout::Array,
         description: format!("Matrix Market {} {} {}", file.layout, file.field, file.symmetry),
         header: Some(file.header()),
         entries: file.entries,
         stored_format: None,
     };
-    let tns_entries = |entries: CoordinateList<f64>| FileEntries {
+    let tns_entries = |entries: CoordinateList<V>| FileEntries {
         dense: false,
         description: format!("FROSTT, order {}", entries.order()),
         header: None,
@@ -132,15 +160,16 @@ pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
             let bytes = stdin()?;
             let name = Path::new("<stdin>");
             if bytes.starts_with(b"%%MatrixMarket") {
-                Ok(mtx_entries(io::parse_mtx(&bytes, name).map_err(file_error)?))
+                Ok(mtx_entries(io::parse_mtx_as(&bytes, name).map_err(file_error)?))
             } else {
-                Ok(tns_entries(io::parse_tns(&bytes, name).map_err(file_error)?))
+                Ok(tns_entries(io::parse_tns_as(&bytes, name, None).map_err(file_error)?))
             }
         }
-        FileKind::Mtx => Ok(mtx_entries(io::read_mtx(path).map_err(file_error)?)),
-        FileKind::Tns => Ok(tns_entries(io::read_tns(path).map_err(file_error)?)),
+        FileKind::Mtx => Ok(mtx_entries(io::read_mtx_as(path).map_err(file_error)?)),
+        FileKind::Tns => Ok(tns_entries(io::read_tns_as(path).map_err(file_error)?)),
         FileKind::Binsparse => {
             let (tensor, description) = read_binsparse(path, context)?;
+            let tensor = exactly::<V>(&tensor).map_err(|reason| in_file(path, context, reason))?;
             Ok(FileEntries {
                 dense: tensor.format().is_dense(),
                 description,
@@ -178,36 +207,77 @@ fn binsparse_unavailable(path: &Path, context: &str) -> CliError {
     )
 }
 
-/// Reads a file and packs it into `spec` (or the format that suits it);
-/// also says how the format was chosen. Errors name `context`, or for the
-/// format, the option or command that asked for it.
-pub fn load(path: &Path, spec: Option<(&FormatSpec, &str)>, context: &str) -> Result<(Tensor<f64>, String)> {
+/// An error about the values of the file at `path`.
+fn in_file(path: &Path, context: &str, reason: String) -> CliError {
+    CliError::bad(context, format!("{}: {reason}", path.display()))
+}
+
+/// Reads a file as values of type `ty` and packs it into `spec` (or the
+/// format that suits it); also says how the format was chosen. Errors name
+/// `context`, or for the format, the option or command that asked for it.
+///
+/// `i64` and `i32` values are read exactly, and must be integers the type
+/// holds; `f32` and `bool` values are read as `f64` and rounded (a pattern
+/// or integer file read as `bool` keeps its nonzeros as true).
+pub fn load(
+    path: &Path,
+    spec: Option<(&FormatSpec, &str)>,
+    ty: ValueType,
+    context: &str,
+) -> Result<(AnyTensor, String)> {
     let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
     let spinner = Spinner::for_file(format!("reading {}", path.display()), bytes);
     if FileKind::of(path, context)? == FileKind::Binsparse {
-        // Read in the file's own format, array for array; converted only
-        // when another format is asked for.
-        let (tensor, description) = read_binsparse(path, context)?;
-        return match spec {
-            Some((spec, asked)) => {
-                let format = resolve(spec, tensor.order(), asked)?;
-                spinner.say(format!("converting {} to {format}", path.display()));
-                let converted = tensor.convert(&format).map_err(|source| CliError::Format {
-                    context: format!("{context}: storing as {format}"),
-                    source,
-                })?;
-                Ok((
-                    converted,
-                    format!("read from {} ({description}), as asked", path.display()),
-                ))
-            }
-            None => Ok((
-                tensor,
-                format!("read from {} ({description}), as the file stores it", path.display()),
-            )),
-        };
+        let (tensor, why) = load_binsparse(path, spec, context, &spinner)?;
+        let tensor = from_f64(tensor, ty).map_err(|reason| in_file(path, context, reason))?;
+        return Ok((tensor, why));
     }
-    let file = read_entries(path, context)?;
+    match ty {
+        ValueType::I64 => load_text::<i64>(path, spec, context, &spinner).map(|(t, why)| (t.into(), why)),
+        ValueType::I32 => load_text::<i32>(path, spec, context, &spinner).map(|(t, why)| (t.into(), why)),
+        other => load_text::<f64>(path, spec, context, &spinner).map(|(t, why)| (AnyTensor::narrowed(t, other), why)),
+    }
+}
+
+/// [`load`] of a binsparse file, its values in `f64`.
+fn load_binsparse(
+    path: &Path,
+    spec: Option<(&FormatSpec, &str)>,
+    context: &str,
+    spinner: &Spinner,
+) -> Result<(Tensor<f64>, String)> {
+    // Read in the file's own format, array for array; converted only
+    // when another format is asked for.
+    let (tensor, description) = read_binsparse(path, context)?;
+    match spec {
+        Some((spec, asked)) => {
+            let format = resolve(spec, tensor.order(), asked)?;
+            spinner.say(format!("converting {} to {format}", path.display()));
+            let converted = tensor.convert(&format).map_err(|source| CliError::Format {
+                context: format!("{context}: storing as {format}"),
+                source,
+            })?;
+            Ok((
+                converted,
+                format!("read from {} ({description}), as asked", path.display()),
+            ))
+        }
+        None => Ok((
+            tensor,
+            format!("read from {} ({description}), as the file stores it", path.display()),
+        )),
+    }
+}
+
+/// [`load`] of a Matrix Market or FROSTT file (or standard input), the
+/// values read as `V`.
+fn load_text<V: FileValue + Typed>(
+    path: &Path,
+    spec: Option<(&FormatSpec, &str)>,
+    context: &str,
+    spinner: &Spinner,
+) -> Result<(Tensor<V>, String)> {
+    let file = read_entries_as::<V>(path, context)?;
     let (format, why) = match spec {
         Some((spec, asked)) => (resolve(spec, file.entries.order(), asked)?, "as asked".to_string()),
         None => {
@@ -236,7 +306,7 @@ pub fn resolve(spec: &FormatSpec, order: usize, context: &str) -> Result<Format>
 }
 
 /// Packs entries into `format`, errors naming `context`.
-pub fn pack(entries: &CoordinateList<f64>, format: Format, context: &str) -> Result<Tensor<f64>> {
+pub fn pack<V: FileValue>(entries: &CoordinateList<V>, format: Format, context: &str) -> Result<Tensor<V>> {
     let name = format.to_string();
     Tensor::pack(entries, format).map_err(|source| CliError::Format {
         context: format!("{context}: storing as {name}"),
@@ -244,15 +314,65 @@ pub fn pack(entries: &CoordinateList<f64>, format: Format, context: &str) -> Res
     })
 }
 
-/// Writes `tensor` to a `.mtx` (order at most 2, `real general`) or `.tns` file.
-pub fn write(path: &Path, tensor: &Tensor<f64>, context: &str) -> Result<()> {
-    write_with(path, tensor, &io::MtxHeader::default(), context)
+/// The header a tensor of type `ty` is written with to a Matrix Market
+/// file when no file says otherwise: `integer general` for `i64` and `i32`
+/// values, `real general` for the others.
+pub fn header_for(ty: ValueType) -> io::MtxHeader {
+    let field = if ty.is_integer() {
+        MtxField::Integer
+    } else {
+        MtxField::Real
+    };
+    io::MtxHeader {
+        field,
+        ..io::MtxHeader::default()
+    }
+}
+
+/// `header` as far as `tensor`'s data allows it ([`io::MtxHeader::fitted`]);
+/// integer values get the `integer` field where `header` says `real`, as
+/// their type says what they are.
+pub fn fitted(header: &io::MtxHeader, tensor: TensorRef<'_>) -> io::MtxHeader {
+    let mut header = header.clone();
+    if tensor.value_type().is_integer() && header.field == MtxField::Real {
+        header.field = MtxField::Integer;
+    }
+    match tensor {
+        TensorRef::F64(t) => header.fitted(t),
+        TensorRef::I64(t) => header.fitted(t),
+        TensorRef::I32(t) => header.fitted(t),
+        other => header.fitted(&other.to_f64()),
+    }
+}
+
+/// Writes `tensor` to a `.mtx` (order at most 2; `real general`, or
+/// `integer general` for integer values) or `.tns` file.
+pub fn write(path: &Path, tensor: TensorRef<'_>, context: &str) -> Result<()> {
+    write_with(path, tensor, &header_for(tensor.value_type()), context)
 }
 
 /// [`write`], a Matrix Market file with the field, symmetry and comments
 /// of `header` (which the data must allow: see [`io::MtxHeader::fitted`]).
-pub fn write_with(path: &Path, tensor: &Tensor<f64>, header: &io::MtxHeader, context: &str) -> Result<()> {
+/// `i64` and `i32` values are written exactly; `f32` and `bool` values as
+/// the `f64` values they are.
+pub fn write_with(path: &Path, tensor: TensorRef<'_>, header: &io::MtxHeader, context: &str) -> Result<()> {
     let kind = FileKind::of(path, context)?;
+    match tensor {
+        TensorRef::F64(t) => write_as(path, kind, t, header, context),
+        TensorRef::I64(t) => write_as(path, kind, t, header, context),
+        TensorRef::I32(t) => write_as(path, kind, t, header, context),
+        other => write_as(path, kind, &other.to_f64(), header, context),
+    }
+}
+
+/// [`write_with`] of a tensor of `V` values to a file of `kind`.
+fn write_as<V: FileValue>(
+    path: &Path,
+    kind: FileKind,
+    tensor: &Tensor<V>,
+    header: &io::MtxHeader,
+    context: &str,
+) -> Result<()> {
     let result = match kind {
         FileKind::Stream => {
             // Written whole, then handed to standard output, so that a
@@ -283,12 +403,33 @@ pub fn write_with(path: &Path, tensor: &Tensor<f64>, header: &io::MtxHeader, con
             io::write_mtx_with(path, tensor, header)
         }
         FileKind::Tns => io::write_tns(path, tensor),
-        FileKind::Binsparse => write_binsparse(path, tensor),
+        FileKind::Binsparse => {
+            let values = in_f64(tensor).map_err(|reason| in_file(path, context, reason))?;
+            write_binsparse(path, &values)
+        }
     };
     result.map_err(|source| CliError::File {
         context: context.to_string(),
         source,
     })
+}
+
+/// The tensor with its values in `f64`, which binsparse files hold here:
+/// refused when one would be rounded (an `i64` beyond 2^53).
+fn in_f64<V: FileValue>(tensor: &Tensor<V>) -> std::result::Result<Tensor<f64>, String> {
+    // A value is exact in `f64` when it comes back from it (NaN, which is
+    // not equal to itself, is an `f64` already).
+    let rounded = tensor
+        .values()
+        .iter()
+        .map(|&v| (v, v.to_f64()))
+        .find(|&(v, f)| !f.is_nan() && V::from_real(f) != Some(v));
+    match rounded {
+        Some((v, _)) => Err(format!(
+            "the value {v} is not exact in float64, the values binsparse files hold here: write a .mtx or .tns file"
+        )),
+        None => Ok(tensor.map_values(tessera_formats::Value::to_f64)),
+    }
 }
 
 /// Writes a binsparse file: the tensor's arrays as they are, or, for a

@@ -4,17 +4,18 @@
 //! Takes a [`GenSpec`] — the shape (`1000x1000`), the fraction of components
 //! that are nonzero, and a seed — and gives the entries: exactly
 //! `round(density × components)` distinct coordinates, values uniform in
-//! (0, 1]. The same spec and seed give the same tensor on every run and
-//! machine (the generator is ChaCha-based `StdRng`). Without a seed, one is
-//! derived from the tensor's name, so that runs repeat and two generated
-//! tensors differ.
+//! (0, 1] (for a tensor asked as `i64` or `i32`, integers from 1 to 9:
+//! [`generated_value`]). The same spec and seed give the same tensor on
+//! every run and machine (the generator is ChaCha-based `StdRng`). Without
+//! a seed, one is derived from the tensor's name, so that runs repeat and
+//! two generated tensors differ.
 
 use std::collections::HashSet;
 use std::fmt;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tessera_formats::{CoordinateList, Format};
+use tessera_formats::{CoordinateList, Format, ValueType};
 
 use super::files::natural_format;
 
@@ -164,6 +165,24 @@ impl fmt::Display for GenSpec {
     }
 }
 
+/// The largest value a generated tensor of an integer type holds.
+pub const LARGEST_GENERATED_INTEGER: f64 = 9.0;
+
+/// A generated value `v`, in (0, 1], as a tensor of type `ty` gets it:
+/// itself for `f64`, `f32` and `bool` (rounded when stored), and for `i64`
+/// and `i32` an integer from 1 to 9, ⌈9v⌉ — rounding `v` toward zero would
+/// make every value 0, and integer kernels on generated data would compute
+/// nothing but zeros.
+pub fn generated_value(v: f64, ty: ValueType) -> f64 {
+    if ty.is_integer() {
+        (v * LARGEST_GENERATED_INTEGER)
+            .ceil()
+            .clamp(1.0, LARGEST_GENERATED_INTEGER)
+    } else {
+        v
+    }
+}
+
 /// `1000 x 1000`, `15606`, or `scalar`.
 pub fn shape_text(shape: &[usize]) -> String {
     if shape.is_empty() {
@@ -229,6 +248,25 @@ mod tests {
         let full = GenSpec::parse("5x6:1").unwrap();
         assert_eq!(full.generate("x").unwrap().len(), 30);
         assert!(full.is_full());
+    }
+
+    #[test]
+    fn generated_integers_are_1_to_9_and_never_0() {
+        let spec = GenSpec::parse("50x50:0.5:3").unwrap();
+        let values: Vec<f64> = spec
+            .generate("A")
+            .unwrap()
+            .values()
+            .iter()
+            .map(|&v| generated_value(v, ValueType::I32))
+            .collect();
+        assert!(values.iter().all(|&v| v.fract() == 0.0 && (1.0..=9.0).contains(&v)));
+        for k in 1..=9 {
+            assert!(values.contains(&f64::from(k)), "{k} is never generated");
+        }
+        assert_eq!(generated_value(1e-300, ValueType::I64), 1.0);
+        assert_eq!(generated_value(1.0, ValueType::I64), 9.0);
+        assert_eq!(generated_value(0.25, ValueType::F32), 0.25);
     }
 
     #[test]

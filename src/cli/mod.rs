@@ -9,8 +9,9 @@
 //! Modules: [`args`] (the command line), [`format_spec`] (`-f` values),
 //! [`generate`] (`-g`), [`files`] (reading and writing by extension),
 //! [`session`] (named tensors and statements), [`listing`] (`--print`),
-//! [`summary`] (result summaries), [`engine`] (tiers), [`progress`]
-//! (spinners), [`complete`] (Tab in the REPL), and one module per subcommand.
+//! [`summary`] (result summaries), [`types`] (value types asked for
+//! tensors), [`engine`] (tiers), [`progress`] (spinners), [`complete`] (Tab
+//! in the REPL), and one module per subcommand.
 
 pub mod args;
 pub mod complete;
@@ -30,6 +31,7 @@ pub mod repl;
 pub mod session;
 pub mod spy;
 pub mod summary;
+pub mod types;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

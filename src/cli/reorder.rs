@@ -12,12 +12,14 @@ use std::time::{Duration, Instant};
 
 use tessera_engine::reorder::{Origin, ReorderPlan};
 use tessera_engine::{EngineError, Inputs};
+use tessera_formats::io::FileValue;
 use tessera_formats::reorder::{band_profile, load_permutations, order_entries, save_permutations, Method};
-use tessera_formats::{CoordinateList, Tensor};
+use tessera_formats::typed::Typed;
+use tessera_formats::{AnyTensor, CoordinateList, Tensor, Value};
 
 use super::args::{NameValue, ReorderArgs};
 use super::error::{CliError, Result};
-use super::files::{self, FileKind};
+use super::files::{self, FileEntries, FileKind};
 use super::generate::shape_text;
 use super::progress::Spinner;
 use super::session::Session;
@@ -30,6 +32,22 @@ pub fn run(args: &ReorderArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let size = std::fs::metadata(&args.input).map_or(0, |m| m.len());
     let spinner = Spinner::for_file(format!("reading {}", args.input.display()), size);
     let file = files::read_entries(&args.input, "")?;
+    // Integers beyond 2^53 are moved as they are, not rounded.
+    if files::rounded_integers(&file, &args.input) {
+        spinner.say(format!("reading {} again as i64", args.input.display()));
+        let file = files::read_entries_as::<i64>(&args.input, "")?;
+        return reorder(args, file, spinner, out);
+    }
+    reorder(args, file, spinner, out)
+}
+
+/// [`run`] on the file's entries, of `V` values.
+fn reorder<V: FileValue + Typed>(
+    args: &ReorderArgs,
+    file: FileEntries<V>,
+    spinner: Spinner,
+    out: &mut dyn Write,
+) -> Result<ExitCode> {
     let mut entries = file.entries;
     entries.canonicalize();
     let (perms, how, ordering) = match &args.permutation {
@@ -60,7 +78,7 @@ pub fn run(args: &ReorderArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let applying = start.elapsed();
     spinner.say(format!("writing {}", args.output.display()));
     let tensor = files::pack(&reordered, file_format(&reordered, file.dense), "")?;
-    files::write(&args.output, &tensor, "")?;
+    files::write(&args.output, V::tensor_ref(&tensor), "")?;
     if let Some(path) = &args.save_permutation {
         let comment = format!("tessera reorder {} {how}", args.input.display());
         save_permutations(path, &perms, &comment).map_err(|source| CliError::File {
@@ -93,7 +111,11 @@ pub fn run(args: &ReorderArgs, out: &mut dyn Write) -> Result<ExitCode> {
 }
 
 /// `before: bandwidth …` and `after: …`, or why there are none.
-fn write_band_profiles(out: &mut dyn Write, before: &CoordinateList<f64>, after: &CoordinateList<f64>) -> Result<()> {
+fn write_band_profiles<V: Value>(
+    out: &mut dyn Write,
+    before: &CoordinateList<V>,
+    after: &CoordinateList<V>,
+) -> Result<()> {
     match (band_profile(before), band_profile(after)) {
         (Ok(b), Ok(a)) => {
             writeln!(out, "before: {b}")?;
@@ -105,7 +127,7 @@ fn write_band_profiles(out: &mut dyn Write, before: &CoordinateList<f64>, after:
 }
 
 /// The format the output file is packed in: as its kind reads back.
-fn file_format(entries: &CoordinateList<f64>, dense: bool) -> tessera_formats::Format {
+fn file_format<V: Value>(entries: &CoordinateList<V>, dense: bool) -> tessera_formats::Format {
     files::natural_format(entries.order(), dense)
 }
 
@@ -197,8 +219,14 @@ pub fn apply_to_session(session: &mut Session, statement: &str, request: Request
     let reordered = plan.reorder_inputs(&inputs).map_err(err)?;
     let permute_inputs = reordered.time;
     for (name, tensor) in reordered.into_tensors() {
-        let origin = session.get(&name).map(|n| n.origin.clone()).unwrap_or_default();
-        session.insert(&name, tensor.into(), format!("{origin}; {context}"));
+        let Some(named) = session.get(&name) else {
+            continue;
+        };
+        // Permuted in `f64`, and back to the tensor's own type (exact but
+        // for an `i64` beyond 2^53).
+        let tensor = AnyTensor::narrowed(tensor, named.tensor.value_type());
+        let origin = format!("{}; {context}", named.origin);
+        session.insert(&name, tensor, origin);
     }
     Ok(Applied { plan, permute_inputs })
 }

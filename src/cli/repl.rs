@@ -44,7 +44,8 @@ Commands:
   :fill NAME VALUE              the value of NAME's unstored components (inf for distances):
                                 y(i) = min(j, A(i,j) + x(j)) with A and x filled with inf
                                 runs over their entries only
-  :type NAME TYPE               hold NAME's values as f64, f32 or bool (now, or when it is made)
+  :type NAME TYPE               hold NAME's values as f64, f32, i64, i32 or bool (now, or when it is made;
+                                a file is read as it, i64 and i32 exactly)
   :threads [N|auto]             threads kernels may use (results are the same bits for any N)
   :schedule [COMMANDS|none]     schedule of later statements, e.g. reorder(i, k, j); parallelize(i, cpu_threads, no_races)
                                 or fuse(i, j, f); pos(f, p, A); split(p, p0, p1, 16); parallelize(p0, cpu_threads, atomics)
@@ -273,7 +274,7 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
             };
             let name = tensor_name(name, &context)?;
             let ty = ty.parse().map_err(|reason: String| CliError::bad(&context, reason))?;
-            session.set_type(name, ty);
+            session.set_type(name, ty, &format!(":type {name}"))?;
             header(session, name, out)?;
         }
         "size" => {
@@ -304,7 +305,7 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
             let named = session
                 .get(name)
                 .ok_or_else(|| CliError::bad(&context, format!("no tensor {name}")))?;
-            files::write(Path::new(path), &named.tensor.as_f64(), &format!(":save {name}"))?;
+            files::write(Path::new(path), named.tensor.as_ref(), &format!(":save {name}"))?;
         }
         "drop" => {
             let [name] = words[..] else {

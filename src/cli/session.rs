@@ -15,15 +15,17 @@ use tessera_engine::notation::{check, parse_statement, AssignOp, Statement};
 use tessera_engine::runtime::{default_output, CancelToken, Progress};
 use tessera_engine::schedule::Schedule;
 use tessera_engine::{default_output_format, Engine, EngineError, EvalOptions, Inputs, Kernel};
-use tessera_formats::{AnyTensor, Format, Tensor, ValueType};
+use tessera_formats::io::FileValue;
+use tessera_formats::{AnyTensor, CoordinateList, Format, Tensor, Value, ValueType};
 
 use super::args::TensorArgs;
 use super::engine::{engine_for, tier_choice, tier_that_ran, Tier};
 use super::error::{CliError, Result};
 use super::files;
 use super::format_spec::FormatSpec;
-use super::generate::{shape_text, GenSpec};
+use super::generate::{generated_value, shape_text, GenSpec};
 use super::progress::{while_running, Spinner, LARGE_ENTRIES};
+use super::types::retyped;
 
 /// A tensor of the session and where it came from.
 pub struct Named {
@@ -224,22 +226,23 @@ impl Session {
                 continue;
             };
             let kept = 1 - unit;
-            let as_vector = |source| CliError::Format {
-                context: format!("{} read as a vector", access.tensor),
-                source,
-            };
-            let matrix = named.tensor.as_f64().to_coordinates();
-            let mut entries = tessera::formats::CoordinateList::new(&[shape[kept]]);
-            for (c, v) in matrix.iter() {
-                entries.push(&[c[kept]], v).map_err(as_vector)?;
-            }
             let format = if named.tensor.format().is_dense() {
                 Format::dense(1)
             } else {
                 Format::sparse_vector()
             };
-            let vector = Tensor::pack_with_fill(&entries, format, named.tensor.fill()).map_err(as_vector)?;
-            let vector = AnyTensor::narrowed(vector, named.tensor.value_type());
+            // In its own type: an `i64` beyond 2^53 is not rounded.
+            let vector = match &named.tensor {
+                AnyTensor::F64(t) => as_vector(t, kept, format).map(AnyTensor::from),
+                AnyTensor::F32(t) => as_vector(t, kept, format).map(AnyTensor::from),
+                AnyTensor::I64(t) => as_vector(t, kept, format).map(AnyTensor::from),
+                AnyTensor::I32(t) => as_vector(t, kept, format).map(AnyTensor::from),
+                AnyTensor::Bool(t) => as_vector(t, kept, format).map(AnyTensor::from),
+            };
+            let vector = vector.map_err(|source| CliError::Format {
+                context: format!("{} read as a vector", access.tensor),
+                source,
+            })?;
             let origin = format!(
                 "{}; a {} x {} matrix read as a vector",
                 named.origin, shape[0], shape[1]
@@ -262,26 +265,31 @@ impl Session {
         self.tensors.remove(name).is_some()
     }
 
-    /// A tensor read or generated for `name`, as the type asked for it
-    /// (and why, for its origin).
-    fn as_asked(&self, name: &str, tensor: Tensor<f64>) -> (AnyTensor, String) {
-        match self.types.get(name) {
-            Some(&ty) if ty != ValueType::F64 => (AnyTensor::narrowed(tensor, ty), format!("; as {ty}")),
-            _ => (tensor.into(), String::new()),
-        }
+    /// The type asked for `name`: `f64` unless `-t` or `:type` said.
+    fn type_of(&self, name: &str) -> ValueType {
+        self.types.get(name).copied().unwrap_or_default()
     }
 
     /// Asks for `name` to hold values of type `ty`: an input's values are
-    /// rounded to it now (or when it is loaded or generated); a statement
-    /// that computes `name` must give that type.
-    pub fn set_type(&mut self, name: &str, ty: ValueType) {
+    /// converted to it now (or read as it when it is loaded or generated);
+    /// a statement that computes `name` must give that type. Values are
+    /// rounded to `f32` or `bool`; an integer type takes only integers it
+    /// holds, and refuses the tensor otherwise (with the first value that
+    /// is not), as it would refuse a file's values.
+    pub fn set_type(&mut self, name: &str, ty: ValueType, context: &str) -> Result<()> {
         if let Some(named) = self.tensors.get_mut(name) {
             if named.tensor.value_type() != ty {
-                named.tensor = AnyTensor::narrowed(named.tensor.as_f64().into_owned(), ty);
+                named.tensor = retyped(&named.tensor, ty).map_err(|reason| {
+                    CliError::bad(
+                        context,
+                        format!("{name}: {reason} (to convert it anyway, cast it in a statement: {ty}(...))"),
+                    )
+                })?;
                 named.origin = format!("{}; as {ty}", named.origin);
             }
         }
         self.types.insert(name.to_string(), ty);
+        Ok(())
     }
 
     /// The value types asked for names that are not tensors (yet).
@@ -296,20 +304,23 @@ impl Session {
     pub fn load(&mut self, name: &str, path: &Path, context: &str) -> Result<()> {
         let asked = self.formats.get(name).map(|f| (f, self.front.format_context(name, f)));
         let asked = asked.as_ref().map(|(f, c)| (*f, c.as_str()));
-        let (tensor, origin) = files::load(path, asked, context)?;
-        let (tensor, typed) = self.as_asked(name, tensor);
-        self.insert(name, tensor, origin + &typed);
+        let ty = self.type_of(name);
+        let (tensor, origin) = files::load(path, asked, ty, context)?;
+        self.insert(name, tensor, origin + &as_type(ty));
         Ok(())
     }
 
-    /// Generates tensor `name`, in the format asked for it if any.
+    /// Generates tensor `name`, in the format asked for it if any, with
+    /// values of the type asked for it ([`generated_value`]).
     pub fn generate(&mut self, name: &str, spec: &GenSpec, context: &str) -> Result<()> {
         let bad = |reason| CliError::bad(context, reason);
         let spinner = Spinner::start(
             format!("generating {name}: {spec}"),
             spec.nonzeros().map_err(bad)? > LARGE_ENTRIES,
         );
-        let entries = spec.generate(name).map_err(bad)?;
+        let ty = self.type_of(name);
+        let mut entries = spec.generate(name).map_err(bad)?;
+        entries.map_values(|v| generated_value(v, ty));
         let (format, why) = match self.formats.get(name) {
             Some(f) => {
                 let asked = self.front.format_context(name, f);
@@ -320,7 +331,12 @@ impl Session {
         };
         spinner.say(format!("packing {name} into {format}"));
         let tensor = files::pack(&entries, format, context)?;
-        let (tensor, typed) = self.as_asked(name, tensor);
+        // Integers from 1 to 9 and truth values are exact in `f64`.
+        let tensor = AnyTensor::narrowed(tensor, ty);
+        let typed = match ty {
+            ty if ty.is_integer() => format!("; as {ty}, values 1 to 9"),
+            ty => as_type(ty),
+        };
         self.insert(name, tensor, format!("generated: {spec}; {why}{typed}"));
         Ok(())
     }
@@ -335,10 +351,22 @@ impl Session {
         if named.tensor.fill() == fill {
             return Ok(());
         }
-        if named.tensor.value_type() == ValueType::Bool && fill != 0.0 && fill != 1.0 {
+        let ty = named.tensor.value_type();
+        if ty == ValueType::Bool && fill != 0.0 && fill != 1.0 {
             return Err(CliError::bad(
                 context,
                 format!("{name} holds bool values: its fill is 0 or 1, not {fill}"),
+            ));
+        }
+        let holds = match ty {
+            ValueType::I64 => i64::from_real(fill).is_some(),
+            ValueType::I32 => i32::from_real(fill).is_some(),
+            _ => true,
+        };
+        if !holds {
+            return Err(CliError::bad(
+                context,
+                format!("{name} holds {ty} values: its fill is an integer {ty} holds, not {fill}"),
             ));
         }
         named.tensor = named
@@ -604,6 +632,24 @@ impl Session {
     }
 }
 
+/// A matrix of one row or one column as the vector it holds: its mode
+/// `kept` (the other has size 1), in `format`, values and fill as they are.
+fn as_vector<V: Value>(matrix: &Tensor<V>, kept: usize, format: Format) -> tessera_formats::Result<Tensor<V>> {
+    let mut entries = CoordinateList::new(&[matrix.shape()[kept]]);
+    for (c, v) in matrix.to_coordinates().iter() {
+        entries.push(&[c[kept]], v)?;
+    }
+    Tensor::pack_with_fill(&entries, format, matrix.fill())
+}
+
+/// `; as f32` for a tensor's origin, nothing for the default `f64`.
+fn as_type(ty: ValueType) -> String {
+    match ty {
+        ValueType::F64 => String::new(),
+        ty => format!("; as {ty}"),
+    }
+}
+
 /// ` of f32` after a shape, nothing for the default `f64`.
 pub fn of_type(ty: ValueType) -> String {
     match ty {
@@ -653,7 +699,7 @@ pub fn from_args(args: &TensorArgs, front: Front) -> Result<Session> {
             ));
         }
         typed.push(&t.name);
-        session.set_type(&t.name, t.value);
+        session.set_type(&t.name, t.value, &format!("-t {}:{}", t.name, t.value))?;
     }
     let mut given: Vec<&str> = Vec::new();
     for i in &args.inputs {

@@ -5,22 +5,73 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use tessera_formats::{AnyTensor, Tensor};
+use tessera_formats::{AnyTensor, Tensor, Value, ValueType};
 
 use super::generate::shape_text;
 
 /// How many nonzeros a summary lists.
 pub const SHOWN_NONZEROS: usize = 10;
 
+/// Values as a summary shows them: integers exactly, whatever their
+/// size; other values as the `f64` they are.
+trait Shown: Value {
+    /// Short, to read ([`short_number`]).
+    fn short(self) -> String;
+    /// Every digit, to parse back ([`scalar_text`]).
+    fn full(self) -> String;
+}
+
+impl Shown for f64 {
+    fn short(self) -> String {
+        short_number(self)
+    }
+    fn full(self) -> String {
+        scalar_text(self)
+    }
+}
+
+impl Shown for i64 {
+    fn short(self) -> String {
+        self.to_string()
+    }
+    fn full(self) -> String {
+        self.to_string()
+    }
+}
+
+impl Shown for i32 {
+    fn short(self) -> String {
+        self.to_string()
+    }
+    fn full(self) -> String {
+        self.to_string()
+    }
+}
+
 /// Writes `name`'s summary: a line with its shape, format, stored entries and
 /// nonzeros, then its first `limit` nonzeros by coordinate (0-based). A
-/// scalar is its value alone.
+/// scalar is its value alone. Integer values are shown exactly.
 pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &AnyTensor, limit: usize) -> io::Result<()> {
     let ty = tensor.value_type();
-    let tensor = tensor.as_f64();
-    let tensor = tensor.as_ref();
+    match tensor {
+        AnyTensor::I64(t) => write_values(out, name, t, ty, limit),
+        AnyTensor::I32(t) => write_values(out, name, t, ty, limit),
+        // `f32` and `bool` values are exact in `f64`.
+        other => write_values(out, name, &other.as_f64(), ty, limit),
+    }
+}
+
+/// [`write_summary`] of a tensor of `V` values, of type `ty`.
+fn write_values<V: Shown>(
+    out: &mut dyn Write,
+    name: &str,
+    tensor: &Tensor<V>,
+    ty: ValueType,
+    limit: usize,
+) -> io::Result<()> {
     if tensor.order() == 0 {
-        return writeln!(out, "{}", scalar_text(scalar_value(tensor)));
+        let value = tensor.values().first().copied().unwrap_or_default();
+        return writeln!(out, "{}", value.full());
     }
     // The first entries only: a summary never lists the whole result.
     let (count, first) = match tensor.first_nonzeros(limit) {
@@ -45,9 +96,11 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &AnyTensor, limit:
     };
     let plural = if count == 1 { "" } else { "s" };
     // Counted are the entries other than the fill: nonzeros when it is 0.
-    let counted = match tensor.fill() {
-        0.0 => format!("{count} nonzero{plural}"),
-        fill => format!("fill {}, {count} other value{plural}", short_number(fill)),
+    let fill = tensor.fill();
+    let counted = if fill.is_zero() {
+        format!("{count} nonzero{plural}")
+    } else {
+        format!("fill {}, {count} other value{plural}", fill.short())
     };
     writeln!(
         out,
@@ -59,7 +112,7 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &AnyTensor, limit:
     )?;
     for (coords, value) in &first {
         let coords: Vec<String> = coords.iter().map(u64::to_string).collect();
-        writeln!(out, "  {name}({}) = {}", coords.join(","), short_number(*value))?;
+        writeln!(out, "  {name}({}) = {}", coords.join(","), value.short())?;
     }
     if limit > 0 && count > limit {
         writeln!(out, "  ... {} more", count - limit)?;
@@ -72,9 +125,19 @@ pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &AnyTensor, limit:
 /// file or another program.
 pub fn write_named(out: &mut dyn Write, name: &str, tensor: &AnyTensor, limit: usize) -> io::Result<()> {
     if tensor.order() == 0 {
-        return writeln!(out, "{name} = {}", scalar_text(scalar_value(&tensor.as_f64())));
+        return writeln!(out, "{name} = {}", scalar_of(tensor));
     }
     write_summary(out, name, tensor, limit)
+}
+
+/// The value of an order-0 tensor in full ([`scalar_text`]; an integer
+/// exactly, whatever its size).
+pub fn scalar_of(tensor: &AnyTensor) -> String {
+    match tensor {
+        AnyTensor::I64(t) => t.values().first().copied().unwrap_or_default().full(),
+        AnyTensor::I32(t) => t.values().first().copied().unwrap_or_default().full(),
+        other => scalar_text(scalar_value(&other.as_f64())),
+    }
 }
 
 /// A scalar result in full precision (it reads back to the same bits), in
@@ -194,5 +257,29 @@ mod tests {
         write_summary(&mut out, "M", &AnyTensor::narrowed(t, ValueType::Bool), 0).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.starts_with("M: 3 x 4 matrix of bool, csr, 2 stored"), "{text}");
+    }
+
+    #[test]
+    fn integer_summaries_and_scalars_keep_every_digit() {
+        let big = Tensor::from_dense(&[3], vec![i64::MAX, 0, -(1 << 53) - 1]).unwrap();
+        let mut out = Vec::new();
+        write_summary(&mut out, "v", &big.into(), 10).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "v: 3 vector of i64, dense, 3 stored, 2 nonzeros (density 66.67%)\n\
+             \x20 v(0) = 9223372036854775807\n  v(2) = -9007199254740993\n"
+        );
+        let s = AnyTensor::from(Tensor::from_dense(&[], vec![i64::MIN]).unwrap());
+        let mut out = Vec::new();
+        write_named(&mut out, "s", &s, 10).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "s = -9223372036854775808\n");
+        let filled = Tensor::from_dense(&[2], vec![-2i32, 5]).unwrap();
+        let filled = filled.convert(&Format::sparse_vector()).unwrap().with_fill(-2).unwrap();
+        assert_eq!(scalar_of(&Tensor::from_dense(&[], vec![7i32]).unwrap().into()), "7");
+        let mut out = Vec::new();
+        write_summary(&mut out, "w", &filled.into(), 0).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("of i32, sv, ") && text.contains("fill -2, "), "{text}");
     }
 }

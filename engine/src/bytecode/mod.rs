@@ -10,7 +10,7 @@
 use std::fmt;
 
 use smallvec::SmallVec;
-use tessera_formats::{Cmp, IntOp, LevelRef};
+use tessera_formats::{Cmp, IntOp, LevelRef, ValueType};
 
 use crate::notation::{Func, Semiring};
 
@@ -644,6 +644,9 @@ pub struct Program {
     /// (indexed like [`Program::vars`]). Their contents start undefined:
     /// the program fills them before it reads them.
     pub temps: Vec<u32>,
+    /// How the output and workspaces add values: in `f64`, or as integers
+    /// of this type held as their bits (wrapping).
+    pub value_type: ValueType,
 }
 
 /// The length of each vector temporary `temps` (as [`Program::temps`]) in

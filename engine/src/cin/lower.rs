@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use tessera_formats::{Format, Level, LevelFormat, LevelKind};
+use tessera_formats::{Format, Level, LevelFormat, LevelKind, ValueType};
 
 use super::defaults::{is_factor, output_lead, rescanned, unscanned, Scope};
 use super::derived::{Provenance, Relation};
@@ -75,6 +75,11 @@ pub struct Lowered {
     /// this one at the end: a structured output no operand's pattern
     /// gives.
     pub converted_output: Option<Format>,
+    /// The type the statement's reductions and the output's sums compute
+    /// in (`f64` registers for floats and truth values; integers as their
+    /// bits, with wrapping arithmetic). Set by the caller from the typed
+    /// statement.
+    pub value_type: ValueType,
 }
 
 /// A schedule's `bound`: the variable's loop runs to `size` (a constant
@@ -583,6 +588,7 @@ fn lower_into(
         vectorized,
         bounds,
         converted_output: None,
+        value_type: ValueType::F64,
     })
 }
 

@@ -5,6 +5,7 @@
 //! here. Inner products run a block at a time ([`Op::DotBlock`]): one
 //! dispatch per row, coordinates read as a view of the level's `idx` array.
 
+use crate::words::Adder;
 use smallvec::SmallVec;
 use tessera_formats::staging::{eval_cmp, eval_int_op};
 use tessera_formats::typed::ValueSlice;
@@ -97,6 +98,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
     // batches (as compiled kernels do), which the assembler takes as runs.
     let batched = program.ops.iter().all(|op| op.only_appends() || !op.touches_output());
     let mut appends = AppendBatch::default();
+    let adder = Adder::of(program.value_type);
     let mut b = Immediate::new(Resolver { levels: &bind.levels });
     let ops = &program.ops;
     let mut pc = 0usize;
@@ -227,7 +229,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::TempStore { temp, index, value } => {
                 temps[*temp as usize][ir[*index as usize] as usize] = fr[*value as usize]
             }
-            Op::AccumOutput { pos, value } => out.accumulate(ir[*pos as usize] as usize, fr[*value as usize]),
+            Op::AccumOutput { pos, value } => out.accumulate(adder, ir[*pos as usize] as usize, fr[*value as usize]),
             Op::PositionLoop {
                 driver,
                 cursor,

@@ -1,6 +1,7 @@
 //! [`Op::PositionLoop`](crate::bytecode::Op::PositionLoop): a loop over the
 //! positions of a level run as one op, its body in Rust.
 
+use crate::words::Adder;
 use std::ops::Range;
 
 use smallvec::SmallVec;
@@ -417,7 +418,7 @@ impl<'p> Ready<'p> {
                     // As the loop's `acc = 0; acc += scale · dot`, then its write.
                     let value = 0.0 + scale_at(scale, own[p], c, o) * dot;
                     match append {
-                        None => out.accumulate(p, value),
+                        None => out.accumulate(Adder::Float, p, value),
                         Some(_) => {
                             entry[slot] = c;
                             match batch.as_deref_mut() {

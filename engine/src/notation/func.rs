@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use tessera_formats::ValueType;
+use tessera_formats::{Cmp, Value, ValueType};
 
 /// A function or operator beyond `+ - * /`.
 ///
@@ -66,13 +66,121 @@ pub enum Func {
     /// A user-defined operator ([`register_operator`](super::register_operator)),
     /// by registration number.
     User(u16),
-    /// A value as another value type: `f64(b(i))`, `f32(...)`, `bool(...)`
-    /// (the value rounded to the type, or its truth).
+    /// A value as another value type: `f64(b(i))`, `f32(...)`, `i64(...)`,
+    /// `i32(...)`, `bool(...)` (the value rounded to the type, or its
+    /// truth), from a float or truth value.
+    Cast(ValueType),
+    /// An operation on integers of type `i64` or `i32` (the second field),
+    /// held in registers as their bits ([`Value::to_word`]). The typer
+    /// ([`super::types::typed`]) writes every operation on integers as
+    /// one of these; they are not written in statements.
+    Int(IntOp, ValueType),
+}
+
+/// An operation on integers ([`Func::Int`]): wrapping two's-complement
+/// arithmetic of the integer type, as Rust's `wrapping_*` methods compute
+/// it, on every tier. Division and remainder by 0 give 0 (and `MIN / -1`
+/// gives `MIN`): no integer operation traps.
+///
+/// ```
+/// use tessera_engine::notation::{Func, IntOp};
+/// use tessera_formats::{Value, ValueType};
+/// let add = Func::Int(IntOp::Add, ValueType::I32);
+/// let w = add.apply(&[i32::MAX.to_word(), 1i32.to_word()]);
+/// assert_eq!(i32::from_word(w), i32::MIN);
+/// let div = Func::Int(IntOp::Div, ValueType::I64);
+/// assert_eq!(i64::from_word(div.apply(&[7i64.to_word(), 0i64.to_word()])), 0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IntOp {
+    Add,
+    Sub,
+    Mul,
+    /// Truncating toward zero.
+    Div,
+    /// The remainder with the sign of the dividend.
+    Mod,
+    Neg,
+    Abs,
+    Min,
+    Max,
+    Square,
+    Cube,
+    /// 1 for positive arguments, 0 otherwise.
+    Heaviside,
+    /// A comparison, giving a truth value.
+    Compare(Cmp),
+    /// The integer as another type (its truth for `bool`; truncated to the
+    /// low 32 bits for `i32`).
     Cast(ValueType),
 }
 
+impl IntOp {
+    /// The operation `op` of two integers of type `ty`, on words.
+    fn apply(self, ty: ValueType, a: i64, b: i64) -> f64 {
+        let wrap = |v: i64| if ty == ValueType::I32 { i64::from(v as i32) } else { v };
+        let int = |v: i64| wrap(v).to_word();
+        match self {
+            IntOp::Add => int(a.wrapping_add(b)),
+            IntOp::Sub => int(a.wrapping_sub(b)),
+            IntOp::Mul => int(a.wrapping_mul(b)),
+            IntOp::Div => int(if b == 0 { 0 } else { a.wrapping_div(b) }),
+            IntOp::Mod => int(if b == 0 { 0 } else { a.wrapping_rem(b) }),
+            IntOp::Neg => int(a.wrapping_neg()),
+            IntOp::Abs => int(a.wrapping_abs()),
+            IntOp::Min => int(a.min(b)),
+            IntOp::Max => int(a.max(b)),
+            IntOp::Square => int(a.wrapping_mul(a)),
+            IntOp::Cube => int(a.wrapping_mul(a).wrapping_mul(a)),
+            IntOp::Heaviside => int(i64::from(a > 0)),
+            IntOp::Compare(cmp) => truth(match cmp {
+                Cmp::Lt => a < b,
+                Cmp::Le => a <= b,
+                Cmp::Gt => a > b,
+                Cmp::Ge => a >= b,
+                Cmp::Eq => a == b,
+                Cmp::Ne => a != b,
+            }),
+            IntOp::Cast(ValueType::F64) => a as f64,
+            IntOp::Cast(ValueType::F32) => f64::from(a as f32),
+            IntOp::Cast(ValueType::Bool) => truth(a != 0),
+            IntOp::Cast(ValueType::I64) => a.to_word(),
+            IntOp::Cast(ValueType::I32) => (a as i32).to_word(),
+        }
+    }
+
+    /// The name it prints with.
+    fn name(self) -> &'static str {
+        match self {
+            IntOp::Add => "iadd",
+            IntOp::Sub => "isub",
+            IntOp::Mul => "imul",
+            IntOp::Div => "idiv",
+            IntOp::Mod => "imod",
+            IntOp::Neg => "ineg",
+            IntOp::Abs => "iabs",
+            IntOp::Min => "imin",
+            IntOp::Max => "imax",
+            IntOp::Square => "isquare",
+            IntOp::Cube => "icube",
+            IntOp::Heaviside => "iheaviside",
+            IntOp::Compare(cmp) => Func::comparison(cmp).name(),
+            IntOp::Cast(ty) => ty.name(),
+        }
+    }
+
+    /// How many arguments it takes.
+    pub fn arity(self) -> usize {
+        match self {
+            IntOp::Add | IntOp::Sub | IntOp::Mul | IntOp::Div | IntOp::Mod | IntOp::Min | IntOp::Max => 2,
+            IntOp::Compare(_) => 2,
+            _ => 1,
+        }
+    }
+}
+
 /// Every function, in the order `--help` lists them.
-pub const FUNCTIONS: [Func; 39] = [
+pub const FUNCTIONS: [Func; 41] = [
     Func::Sqrt,
     Func::Cbrt,
     Func::Exp,
@@ -111,6 +219,8 @@ pub const FUNCTIONS: [Func; 39] = [
     Func::Not,
     Func::Cast(ValueType::F64),
     Func::Cast(ValueType::F32),
+    Func::Cast(ValueType::I64),
+    Func::Cast(ValueType::I32),
     Func::Cast(ValueType::Bool),
 ];
 
@@ -123,6 +233,31 @@ fn truth(v: bool) -> f64 {
 }
 
 impl Func {
+    /// The comparison function of `cmp`.
+    pub fn comparison(cmp: Cmp) -> Func {
+        match cmp {
+            Cmp::Lt => Func::Lt,
+            Cmp::Le => Func::Le,
+            Cmp::Gt => Func::Gt,
+            Cmp::Ge => Func::Ge,
+            Cmp::Eq => Func::Eq,
+            Cmp::Ne => Func::Ne,
+        }
+    }
+
+    /// The comparison a comparison function makes.
+    pub fn as_comparison(self) -> Option<Cmp> {
+        Some(match self {
+            Func::Lt => Cmp::Lt,
+            Func::Le => Cmp::Le,
+            Func::Gt => Cmp::Gt,
+            Func::Ge => Cmp::Ge,
+            Func::Eq => Cmp::Eq,
+            Func::Ne => Cmp::Ne,
+            _ => return None,
+        })
+    }
+
     /// The name a call is written with (`sqrt(x)`), or the operator's
     /// symbol for comparisons and logical operators.
     pub fn name(self) -> &'static str {
@@ -165,6 +300,7 @@ impl Func {
             Func::Xor => "xor",
             Func::User(id) => super::operator::with(id, |name, _, _, _| name),
             Func::Cast(ty) => ty.name(),
+            Func::Int(op, _) => op.name(),
         }
     }
 
@@ -188,6 +324,7 @@ impl Func {
         match self {
             Pow | Atan2 | Min | Max | Mod | Lt | Le | Gt | Ge | Eq | Ne | And | Or | Xor => 2,
             User(id) => super::operator::with(id, |_, arity, _, _| arity),
+            Int(op, _) => op.arity(),
             _ => 1,
         }
     }
@@ -199,6 +336,7 @@ impl Func {
             Func::Or => Some(PREC_OR),
             Func::And => Some(PREC_AND),
             Func::Lt | Func::Le | Func::Gt | Func::Ge | Func::Eq | Func::Ne => Some(PREC_COMPARE),
+            Func::Int(IntOp::Compare(_), _) => Some(PREC_COMPARE),
             _ => None,
         }
     }
@@ -265,7 +403,8 @@ impl Func {
             Func::Or => truth(a != 0.0 || b != 0.0),
             Func::Xor => truth((a != 0.0) != (b != 0.0)),
             Func::User(id) => super::operator::apply(id, args),
-            Func::Cast(ty) => ty.round(a),
+            Func::Cast(ty) => ty.word(a),
+            Func::Int(op, ty) => op.apply(ty, i64::from_word(a), i64::from_word(b)),
         }
     }
 
@@ -279,6 +418,8 @@ impl Func {
             Func::Max => &[f64::INFINITY],
             Func::And => &[0.0],
             Func::Or => &[1.0],
+            // The word of integer 0 is +0.0.
+            Func::Int(IntOp::Mul, _) => &[0.0],
             Func::User(id) => super::operator::with(id, |_, _, _, annihilators| annihilators),
             _ => &[],
         }
@@ -372,6 +513,47 @@ impl Reduction {
             Reduction::Max => Some(Func::Max),
             Reduction::Or => Some(Func::Or),
             Reduction::And => Some(Func::And),
+        }
+    }
+
+    /// The function that combines terms of type `ty` (a statement's
+    /// reductions compute in its type): [`func`](Self::func), and the
+    /// integer operations for `i64` and `i32`.
+    ///
+    /// ```
+    /// use tessera_engine::notation::{Func, IntOp, Reduction};
+    /// use tessera_formats::ValueType;
+    /// assert_eq!(Reduction::Sum.func_for(ValueType::F64), None);
+    /// assert_eq!(Reduction::Sum.func_for(ValueType::I64), Some(Func::Int(IntOp::Add, ValueType::I64)));
+    /// ```
+    pub fn func_for(self, ty: ValueType) -> Option<Func> {
+        if !ty.is_integer() {
+            return self.func();
+        }
+        Some(match self {
+            Reduction::Sum => Func::Int(IntOp::Add, ty),
+            Reduction::Prod => Func::Int(IntOp::Mul, ty),
+            Reduction::Min => Func::Int(IntOp::Min, ty),
+            Reduction::Max => Func::Int(IntOp::Max, ty),
+            Reduction::Or => Func::Or,
+            Reduction::And => Func::And,
+        })
+    }
+
+    /// [`identity`](Self::identity) as a word of type `ty`: for integers,
+    /// `min` starts at the type's largest value and `max` at its least.
+    pub fn identity_for(self, ty: ValueType) -> f64 {
+        match self {
+            Reduction::Or | Reduction::And => self.identity(),
+            _ => ty.word(self.identity()),
+        }
+    }
+
+    /// [`combine`](Self::combine) of terms of type `ty`.
+    pub fn combine_for(self, ty: ValueType, acc: f64, term: f64) -> f64 {
+        match self.func_for(ty) {
+            Some(func) if ty.is_integer() => func.apply(&[acc, term]),
+            _ => self.combine(acc, term),
         }
     }
 

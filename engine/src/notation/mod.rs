@@ -19,7 +19,7 @@ pub mod semiring;
 pub mod types;
 
 pub use check::{check, place_reductions, IndexSizes};
-pub use func::{Func, Reduction, FUNCTIONS, REDUCTIONS};
+pub use func::{Func, IntOp, Reduction, FUNCTIONS, REDUCTIONS};
 pub use ir::{Access, AssignOp, BinaryOp, Expr, IndexVar, Span, Statement, MAX_ORDER};
 pub use operator::{register_operator, Operator};
 pub use parse::{parse_statement, MAX_DEPTH};

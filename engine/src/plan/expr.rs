@@ -11,7 +11,7 @@ impl Emitter<'_> {
     pub(super) fn assign(&mut self, target: &Target, expr: &CinExpr) {
         // Where the expression of absent operands is not what the target
         // holds, every coordinate the loops visit is assigned.
-        let nz = if self.fill_of(expr) == Some(self.neutral(target)) {
+        let nz = if self.holds_neutral(expr, target) {
             self.structural(expr)
         } else {
             self.true_reg
@@ -85,7 +85,7 @@ impl Emitter<'_> {
 
     /// `acc = acc ⊕ value` for a temporary reduced by `reduction`.
     pub(super) fn combine(&mut self, reduction: Reduction, acc: FReg, value: FReg) {
-        match (reduction, reduction.func()) {
+        match (reduction, reduction.func_for(self.lowered.value_type)) {
             (_, Some(func)) => self.ops.push(Op::FCall {
                 func,
                 dst: acc,

@@ -111,6 +111,7 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
         vars: lowered.order.iter().map(|v| v.name().to_string()).collect(),
         chunking: chunking.as_ref().ok().map(|(_, c)| c.clone()),
         temps: e.vector_temps,
+        value_type: lowered.value_type,
     };
     let mut plan = String::new();
     let names: Vec<&str> = lowered.order.iter().map(LoopVar::name).collect();
@@ -462,7 +463,7 @@ impl<'a> Emitter<'a> {
                 let value = self.freg();
                 self.ops.push(Op::FConst {
                     dst: value,
-                    value: reduction.identity(),
+                    value: reduction.identity_for(self.lowered.value_type),
                 });
                 let (present, vector) = match index {
                     Some(index) => (self.true_reg, Some(self.vector_temp(index, value))),
@@ -616,7 +617,10 @@ impl<'a> Emitter<'a> {
     fn neutral(&self, target: &Target) -> f64 {
         match target {
             Target::Output => self.lowered.output.fill,
-            Target::Temp(t) | Target::TempAt(t, _) => self.temps.get(t).map_or(0.0, |s| s.reduction.identity()),
+            Target::Temp(t) | Target::TempAt(t, _) => self
+                .temps
+                .get(t)
+                .map_or(0.0, |s| s.reduction.identity_for(self.lowered.value_type)),
         }
     }
 
@@ -628,6 +632,18 @@ impl<'a> Emitter<'a> {
         self.vector_temps.push(self.var_index(index));
         self.ops.push(Op::TempFill { temp, value: identity });
         temp
+    }
+
+    /// Whether `expr` of absent operands is what `target` holds where
+    /// nothing is assigned. Integers compare by their bits: the word of
+    /// `i64::MIN` is `-0.0`, which `==` takes for 0.
+    fn holds_neutral(&self, expr: &CinExpr, target: &Target) -> bool {
+        let (fill, neutral) = (self.fill_of(expr), self.neutral(target));
+        match fill {
+            Some(f) if self.lowered.value_type.is_integer() => f.to_bits() == neutral.to_bits(),
+            Some(f) => f == neutral,
+            None => false,
+        }
     }
 
     /// `expr`'s fill with the temporaries known here.
@@ -711,7 +727,7 @@ impl<'a> Emitter<'a> {
         );
         // Every coordinate has something to compute where the expression
         // of absent operands is not what its target holds already.
-        let lattice = if self.fill_of(&expr) == Some(self.neutral(Self::target(body))) && !lattice.is_constant() {
+        let lattice = if self.holds_neutral(&expr, Self::target(body)) && !lattice.is_constant() {
             lattice
         } else {
             lattice.join(&Lattice::universe())
@@ -767,8 +783,13 @@ impl<'a> Emitter<'a> {
         // block of positions, is emitted as a loop: block ops would run over
         // the whole dimension or the levels' whole segments.
         let cut_universe = shape.universe && self.in_position_window(var);
-        let block_ops =
-            self.lowered.operands.iter().all(|op| op.fill == 0.0) && !unrolled && windowed.is_none() && !cut_universe;
+        // Block ops compute in f64: integer kernels run their loops.
+        let float_values = !self.lowered.value_type.is_integer();
+        let block_ops = float_values
+            && self.lowered.operands.iter().all(|op| op.fill == 0.0)
+            && !unrolled
+            && windowed.is_none()
+            && !cut_universe;
         // Ops over whole rows walk every row's positions themselves.
         let whole_rows = !self.in_position_window(var)
             && !unrolled
@@ -787,7 +808,7 @@ impl<'a> Emitter<'a> {
             );
         }
         let strided = "(all rows run as one block op: a product per row, positions stepping with the row)";
-        if self.try_fibre_blocks(var, body, depth) {
+        if float_values && self.try_fibre_blocks(var, body, depth) {
             // The plan line above says what the blocks' loop does.
         } else if whole_rows && block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
@@ -843,7 +864,7 @@ impl<'a> Emitter<'a> {
             );
         } else if block_ops && self.try_dense_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  (runs as one dense block op)");
-        } else if whole_rows && self.try_rows_dot(var, body, &shape) {
+        } else if whole_rows && float_values && self.try_rows_dot(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  (all rows run as one block op: a dot product per row)"
@@ -868,7 +889,7 @@ impl<'a> Emitter<'a> {
         } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
             let plan_at = self.plan.len();
             let top = self.emit_driven_loop(walk, body, &shape, &involved, depth);
-            if let Some(what) = self.shortcut_position_loop(top) {
+            if let Some(what) = float_values.then(|| self.shortcut_position_loop(top)).flatten() {
                 let note = format!("{pad}  (the interpreter runs the loop as one op: {what})\n");
                 self.plan.insert_str(plan_at, &note);
             }

@@ -30,6 +30,7 @@ pub mod rows;
 pub mod strided;
 pub mod tier;
 
+use crate::words::Adder;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -588,7 +589,10 @@ impl Kernel {
             Some(given.unwrap_or_default())
         };
         let typed = crate::notation::types::typed(stmt, &type_of)?;
-        let lowered = lower(&typed.statement, &lookup, &fill_of, output, schedule)?;
+        // Integers' fills are their bits, as registers hold them.
+        let fill_word = |name: &str| type_of(name).unwrap_or_default().word(fill_of(name));
+        let mut lowered = lower(&typed.statement, &lookup, &fill_word, output, schedule)?;
+        lowered.value_type = typed.value_type;
         let parallel = check_parallel(schedule, &lowered)?;
         let planned = emit(&lowered)?;
         let cin = CinPrinter {
@@ -603,7 +607,12 @@ impl Kernel {
                 "{name} holds {ty} values: compiled kernels read them as they are, the interpreter through an f64 copy made once per tensor\n"
             ));
         }
-        if typed.value_type != ValueType::F64 {
+        if typed.value_type.is_integer() {
+            reuse.push_str(&format!(
+                "the result holds {} values, computed with wrapping {} arithmetic\n",
+                typed.value_type, typed.value_type
+            ));
+        } else if typed.value_type != ValueType::F64 {
             reuse.push_str(&format!(
                 "the result holds {} values, computed in f64 and rounded once where stored\n",
                 typed.value_type
@@ -726,7 +735,7 @@ impl Kernel {
     /// gives ([`value_type`](Self::value_type)).
     pub fn run_typed(&self, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<AnyTensor> {
         let computed = self.execute(inputs, &options.sizes, &options.tier, self.parallelism(options))?;
-        Ok(AnyTensor::narrowed(computed, self.value_type))
+        Ok(AnyTensor::from_words(computed, self.value_type))
     }
 
     /// The value type of the kernel's results.
@@ -1081,9 +1090,11 @@ impl Kernel {
                 }
             }
             OutputAssembly::Append => {
-                let workspace =
-                    workspace_vars(&self.lowered.cin).map(|vars| Workspace::new(&extents(&vars, &index_sizes)));
+                let adder = Adder::of(self.program.value_type);
+                let workspace = workspace_vars(&self.lowered.cin)
+                    .map(|vars| Workspace::new(&extents(&vars, &index_sizes)).with_adder(adder));
                 let mut assembler = Assembler::new(out_format.clone(), &out_shape);
+                assembler.adder = adder;
                 // Runs of one kernel tend to make results of one size: reserve
                 // the last one's, sparing the copies of growing arrays.
                 if let Some(sizes) = &*self.last_output.lock().unwrap_or_else(|e| e.into_inner()) {
@@ -1100,7 +1111,7 @@ impl Kernel {
                 shape: out_shape.clone(),
                 format: out_format.clone(),
                 entries: tessera_formats::CoordinateList::new(&out_shape),
-                workspace: Workspace::new(&out_shape),
+                workspace: Workspace::new(&out_shape).with_adder(Adder::of(self.program.value_type)),
             },
         };
         let out_levels = dense_levels(&out_format, &out_shape);
@@ -1160,7 +1171,7 @@ impl Kernel {
                     ),
                     values.len() as u128 * 8,
                 )?;
-                let wide = Arc::new(values.to_f64_vec());
+                let wide = Arc::new(values.to_words());
                 cache[k] = Some((version, wide.clone()));
                 Ok(Some(wide))
             })

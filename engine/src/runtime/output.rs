@@ -11,6 +11,7 @@ use tessera_formats::{
 
 use super::rows::{Row, RowOp, RowsBelow};
 use crate::error::{EngineError, Result};
+use crate::words::Adder;
 
 /// Workspaces with at most this many slots are dense arrays; larger ones
 /// hash their coordinates. (Dense keys then fit 32 bits.)
@@ -90,13 +91,15 @@ impl DenseWindow {
 }
 
 impl OutputState {
+    /// A dense output's `values[pos] += value`, added by `adder`.
     #[inline(always)]
-    pub fn accumulate(&mut self, pos: usize, value: f64) {
-        match self {
-            OutputState::Dense { values, .. } => values[pos] += value,
-            OutputState::Window(window) => window.range_mut(pos, 1)[0] += value,
+    pub fn accumulate(&mut self, adder: Adder, pos: usize, value: f64) {
+        let slot = match self {
+            OutputState::Dense { values, .. } => &mut values[pos],
+            OutputState::Window(window) => &mut window.range_mut(pos, 1)[0],
             _ => unreachable!("only dense outputs are accumulated in place"),
-        }
+        };
+        adder.add_to(slot, value);
     }
 
     /// A dense output's values at positions `start..start + len`.
@@ -461,6 +464,8 @@ pub struct Assembler {
     /// Subtracted from the first coordinate: a part of a parallel run holds
     /// rows `origin..` of a dense first level as rows `0..`.
     origin: i64,
+    /// How entries of equal coordinates add up.
+    pub adder: Adder,
 }
 
 impl Assembler {
@@ -500,6 +505,7 @@ impl Assembler {
             closed: Vec::new(),
             closed_from: 0,
             origin: 0,
+            adder: Adder::Float,
         };
         assembler.runs = assembler.appends_runs();
         let levels = assembler.format.levels();
@@ -535,7 +541,7 @@ impl Assembler {
     /// makes, for first-level coordinates `rows` (see
     /// [`tessera_formats::parts`]): a dense first level holds only those
     /// rows, re-based to 0.
-    pub fn part(format: Format, shape: &[usize], rows: std::ops::Range<usize>) -> Self {
+    pub fn part(format: Format, shape: &[usize], rows: std::ops::Range<usize>, adder: Adder) -> Self {
         let dense_first = format
             .levels()
             .first()
@@ -547,9 +553,14 @@ impl Assembler {
                 part_shape[mode] = rows.len();
                 let mut assembler = Assembler::new(format, &part_shape);
                 assembler.origin = rows.start as i64;
+                assembler.adder = adder;
                 assembler
             }
-            _ => Assembler::new(format, shape),
+            _ => {
+                let mut assembler = Assembler::new(format, shape);
+                assembler.adder = adder;
+                assembler
+            }
         }
     }
 
@@ -570,7 +581,7 @@ impl Assembler {
             if self.values.is_empty() {
                 self.values.push(0.0);
             }
-            self.values[0] += value;
+            self.adder.add_to(&mut self.values[0], value);
             return;
         }
         let last = n - 1;
@@ -592,7 +603,7 @@ impl Assembler {
             let Some(changed) = changed else {
                 // The same coordinates as the last entry: they add up.
                 let p = self.positions[n - 1] as usize;
-                self.values[p] += value;
+                self.adder.add_to(&mut self.values[p], value);
                 return;
             };
             first = (0..changed).find(|&k| !self.format.level(k).unique).unwrap_or(changed);
@@ -636,7 +647,7 @@ impl Assembler {
             self.values.resize(p, 0.0);
             self.values.push(value);
         } else {
-            self.values[p] += value;
+            self.adder.add_to(&mut self.values[p], value);
         }
     }
 
@@ -1134,6 +1145,8 @@ pub struct Workspace {
     pub extents: Vec<usize>,
     strides: Vec<u64>,
     store: WorkspaceStore,
+    /// How values at one key add up.
+    pub adder: Adder,
 }
 
 enum WorkspaceStore {
@@ -1171,7 +1184,14 @@ impl Workspace {
             extents: extents.to_vec(),
             strides,
             store,
+            adder: Adder::Float,
         }
+    }
+
+    /// The workspace adding values with `adder`.
+    pub fn with_adder(mut self, adder: Adder) -> Self {
+        self.adder = adder;
+        self
     }
 
     /// The key of `coords` in a dense or hashed store. A wide store keys by
@@ -1197,10 +1217,10 @@ impl Workspace {
                     touched[*count] = key as u32;
                     *count += 1;
                 }
-                values[k] += value;
+                self.adder.add_to(&mut values[k], value);
             }
-            WorkspaceStore::Hashed(map) => *map.entry(key).or_insert(0.0) += value,
-            WorkspaceStore::Wide(map) => *map.entry(coords.to_vec()).or_insert(0.0) += value,
+            WorkspaceStore::Hashed(map) => self.adder.add_to(map.entry(key).or_insert(0.0), value),
+            WorkspaceStore::Wide(map) => self.adder.add_to(map.entry(coords.to_vec()).or_insert(0.0), value),
         }
     }
 

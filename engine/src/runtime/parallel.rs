@@ -12,6 +12,7 @@
 //! thread runs them whole; a sum over the outer loop (a partial per chunk)
 //! is split the same way on one thread as on many.
 
+use crate::words::Adder;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -242,7 +243,8 @@ pub(crate) fn run(
                     }
                 })?;
             for partial in partials {
-                total.iter_mut().zip(partial).for_each(|(t, p)| *t += p);
+                let adder = Adder::of(program.value_type);
+                total.iter_mut().zip(partial).for_each(|(t, p)| adder.add_to(t, p));
             }
             Ok(Joined::InPlace)
         }
@@ -281,9 +283,11 @@ pub(crate) fn run(
             let parts: Vec<Result<Tensor<f64>>> = map_in_order(threads, items, (cancel, progress), |(range, rows)| {
                 let workspace = extents.as_ref().map(|e| {
                     let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
-                    reused.unwrap_or_else(|| Workspace::new(e))
+                    reused
+                        .unwrap_or_else(|| Workspace::new(e))
+                        .with_adder(Adder::of(program.value_type))
                 });
-                let mut assembler = Assembler::part(format.clone(), &shape, rows);
+                let mut assembler = Assembler::part(format.clone(), &shape, rows, Adder::of(program.value_type));
                 if let Some(share) = &share {
                     assembler.reserve(share);
                 }

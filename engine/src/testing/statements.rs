@@ -272,7 +272,10 @@ impl Generator<'_> {
 /// statement language asks ([`types`](crate::notation::types)); truth
 /// values elsewhere stay, so `+` and `*` of two of them are `||` and `&&`.
 /// `inputs` is the type of every tensor `e` reads; casts to `f64` already
-/// there become casts to the inputs' number type.
+/// there become casts to the inputs' number type. For integer inputs,
+/// literals are cast to the integer type, and functions with no integer
+/// meaning (`sqrt`, `pow`, ...) are computed on `f64` arguments and cast
+/// back.
 ///
 /// ```
 /// use tessera_engine::notation::parse_statement;
@@ -284,13 +287,22 @@ impl Generator<'_> {
 /// let s = parse_statement("y(i) = sqrt(a(i) - b(i))").unwrap();
 /// let cast = cast_where_numbers_are_needed(s.rhs, ValueType::Bool);
 /// assert_eq!(cast.to_string(), "sqrt(f64(a(i)) - f64(b(i)))");
+/// let s = parse_statement("y(i) = sqrt(a(i)) * 0.5").unwrap();
+/// let cast = cast_where_numbers_are_needed(s.rhs, ValueType::I64);
+/// assert_eq!(cast.to_string(), "i64(sqrt(f64(a(i)))) * i64(0.5)");
 /// ```
 pub fn cast_where_numbers_are_needed(e: Expr, inputs: ValueType) -> Expr {
     let (access, number) = match inputs {
         ValueType::Bool => (Gives::Truth, ValueType::F64),
         ty => (Gives::Number, ty),
     };
-    typed_expr(e, (access, number)).0
+    let (e, gives) = typed_expr(e, (access, number));
+    // A statement over integers gives integers, so that its reductions
+    // compute in its type.
+    if number.is_integer() && gives == Gives::Truth {
+        return Expr::call(Func::Cast(number), vec![e]);
+    }
+    e
 }
 
 /// What a subexpression of a random statement gives.
@@ -327,8 +339,10 @@ fn typed_expr(e: Expr, types: (Gives, ValueType)) -> (Expr, Gives) {
         true => Gives::Literal,
         false => Gives::Number,
     };
+    let integers = number_type.is_integer();
     match e {
         Expr::Access(_) => (e, access),
+        Expr::Literal(_) if integers => (Expr::call(Func::Cast(number_type), vec![e]), Gives::Number),
         Expr::Literal(_) => (e, Gives::Literal),
         Expr::Neg(x) => {
             let x = typed_expr(*x, types);
@@ -364,7 +378,19 @@ fn typed_expr(e: Expr, types: (Gives, ValueType)) -> (Expr, Gives) {
                     let args = args.into_iter().map(|a| a.0).collect();
                     (Expr::call(Func::Cast(number_type), args), Gives::Number)
                 }
+                Func::Cast(_) if integers => {
+                    let cast = plain(args);
+                    (Expr::call(Func::Cast(number_type), vec![cast]), Gives::Number)
+                }
                 Func::Cast(_) => (plain(args), Gives::Number),
+                Func::Abs | Func::Square | Func::Cube | Func::Heaviside | Func::Mod if integers => {
+                    (Expr::call(func, args.into_iter().map(number).collect()), Gives::Number)
+                }
+                _ if integers => {
+                    let as_float = |a: (Expr, Gives)| Expr::call(Func::Cast(ValueType::F64), vec![a.0]);
+                    let float = Expr::call(func, args.into_iter().map(as_float).collect());
+                    (Expr::call(Func::Cast(number_type), vec![float]), Gives::Number)
+                }
                 _ => {
                     let gives = numbers(&args);
                     (Expr::call(func, args.into_iter().map(number).collect()), gives)
@@ -376,6 +402,13 @@ fn typed_expr(e: Expr, types: (Gives, ValueType)) -> (Expr, Gives) {
             let gives = match op {
                 Reduction::Or | Reduction::And => Gives::Truth,
                 _ => gives,
+            };
+            // Reductions over integers compute in the statement's type:
+            // truth values are counted as integers.
+            let (body, gives) = match op {
+                Reduction::Or | Reduction::And => (body, gives),
+                _ if integers => (number((body, gives)), Gives::Number),
+                _ => (body, gives),
             };
             (
                 Expr::Reduce {

@@ -1,7 +1,8 @@
 //! Matrix Market (`.mtx`) files: reads coordinate and array matrices of
 //! real, integer or pattern values, general, symmetric or skew-symmetric,
-//! into a [`CoordinateList`] (symmetric storage expanded); writes matrices
-//! and vectors back.
+//! into a [`CoordinateList`] (symmetric storage expanded) of `f64`, or of
+//! `i64` or `i32` values exactly ([`read_mtx_as`]); writes matrices and
+//! vectors of those types back.
 //!
 //! The reader takes the whole file as bytes and walks it without allocating
 //! per line. It trusts nothing: sizes from the header are checked
@@ -14,9 +15,10 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use super::text::{
-    count_tokens, io_error, is_content, parse_error, parse_integer_value, parse_real, parse_u64, printable, read_file,
-    show, write_real, IntError, Line, Lines, Tokens,
+    count_tokens, io_error, is_content, parse_error, parse_u64, printable, read_file, show, IntError, Line, Lines,
+    Tokens,
 };
+use super::values::{refusal_text, FileValue, Refusal};
 use crate::coordinates::{CoordinateList, MAX_ENTRIES, MAX_POSITIONS};
 use crate::error::{FormatError, Result};
 use crate::format::MAX_DIMENSION;
@@ -37,9 +39,10 @@ pub enum MtxField {
     /// Floating-point values.
     #[default]
     Real,
-    /// Integers, read as `f64` (exact up to 2^53).
+    /// Integers: read exactly as `i64` or `i32` ([`read_mtx_as`]); as `f64`,
+    /// exact up to 2^53.
     Integer,
-    /// No values: every stored entry is `1.0`.
+    /// No values: every stored entry is 1.
     Pattern,
 }
 
@@ -84,8 +87,9 @@ impl fmt::Display for MtxSymmetry {
     }
 }
 
-/// A Matrix Market file as read: its entries, with symmetric storage
-/// expanded to both triangles, and what its banner said.
+/// A Matrix Market file as read: its entries (of `f64` values, or of the
+/// type [`read_mtx_as`] reads), with symmetric storage expanded to both
+/// triangles, and what its banner said.
 ///
 /// ```
 /// use std::path::Path;
@@ -103,11 +107,11 @@ impl fmt::Display for MtxSymmetry {
 /// assert_eq!(entries, vec![(vec![0, 0], 4.5), (vec![2, 0], -1.0), (vec![0, 2], -1.0)]);
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct MtxFile {
+pub struct MtxFile<V = f64> {
     /// Every entry of the matrix (shape `[rows, columns]`, 0-based), in file
     /// order; a mirrored entry follows the one it mirrors. Array files drop
     /// zero values.
-    pub entries: CoordinateList<f64>,
+    pub entries: CoordinateList<V>,
     /// How the file stored its entries.
     pub layout: MtxLayout,
     /// The kind of values the file held.
@@ -119,7 +123,7 @@ pub struct MtxFile {
     pub comments: Vec<String>,
 }
 
-impl MtxFile {
+impl<V> MtxFile<V> {
     /// The header to write these entries back with: the same field,
     /// symmetry and comments (see [`MtxHeader::fitted`] before writing data
     /// that was changed).
@@ -141,9 +145,18 @@ const BANNER: &str =
 /// Errors: [`FormatError::Io`] when the file cannot be read, and the errors
 /// of [`parse_mtx`].
 pub fn read_mtx(path: impl AsRef<Path>) -> Result<MtxFile> {
+    read_mtx_as(path)
+}
+
+/// Reads a Matrix Market file into values of type `V`: `f64` as
+/// [`read_mtx`], or `i64` or `i32` exactly (see [`FileValue`]).
+///
+/// Errors: [`FormatError::Io`] when the file cannot be read, and the errors
+/// of [`parse_mtx_as`].
+pub fn read_mtx_as<V: FileValue>(path: impl AsRef<Path>) -> Result<MtxFile<V>> {
     let path = path.as_ref();
     let bytes = read_file(path)?;
-    parse_mtx(&bytes, path)
+    parse_mtx_as(&bytes, path)
 }
 
 /// Parses the bytes of a Matrix Market file; `path` only names the file in
@@ -155,6 +168,25 @@ pub fn read_mtx(path: impl AsRef<Path>) -> Result<MtxFile> {
 /// a wrong number of tokens, fewer or more entries than the size line says);
 /// [`FormatError::TooLarge`] for sizes tessera will not allocate.
 pub fn parse_mtx(bytes: &[u8], path: &Path) -> Result<MtxFile> {
+    parse_mtx_as(bytes, path)
+}
+
+/// [`parse_mtx`] into values of type `V`: `f64`, or `i64` or `i32`
+/// exactly. An `integer` file's values and a `pattern` file's 1s are read
+/// as they are; a `real` file's when each is integral (`2.0` is 2).
+///
+/// Errors: those of [`parse_mtx`], and a [`FormatError::Parse`] with the
+/// line for a value with a fraction, one beyond the type's range, and an
+/// entry of a skew-symmetric file whose value has no negation in the type
+/// (`i64::MIN`), which its mirror image would need.
+///
+/// ```
+/// use tessera_formats::io::parse_mtx_as;
+/// let text = b"%%MatrixMarket matrix coordinate real general\n1 2 2\n1 1 2.0\n1 2 2.5\n";
+/// let err = parse_mtx_as::<i64>(text, "a.mtx".as_ref()).unwrap_err().to_string();
+/// assert_eq!(err, "a.mtx:4: the value `2.5` is not an integer, and the values are read as i64");
+/// ```
+pub fn parse_mtx_as<V: FileValue>(bytes: &[u8], path: &Path) -> Result<MtxFile<V>> {
     let mut lines = Lines::new(bytes);
     let banner = parse_banner(lines.next(), path)?;
     let mut comments = Vec::new();
@@ -404,13 +436,13 @@ fn parse_size_line(line: Line<'_>, banner: &Banner, path: &Path) -> Result<Size>
 }
 
 /// The entries read so far, 0-based.
-struct Collected {
+struct Collected<V> {
     coords: Vec<u64>,
-    values: Vec<f64>,
+    values: Vec<V>,
     symmetry: MtxSymmetry,
 }
 
-impl Collected {
+impl<V: FileValue> Collected<V> {
     /// Room for the entries the size line announces, as far as the rest of
     /// the file (`min_line` bytes or more per entry line) could hold them:
     /// a lying header cannot force a large allocation.
@@ -428,29 +460,51 @@ impl Collected {
         }
     }
 
-    /// Appends entry `(i, j)` and, for symmetric storage, its mirror image.
+    /// The value entry `(i, j)`'s mirror image `(j, i)` holds when the
+    /// symmetry stores one: `v`, or `-v` when skew-symmetric; `None` when
+    /// the type has no `-v` (`i64::MIN`).
     #[inline]
-    fn push(&mut self, i: u64, j: u64, v: f64) {
+    fn mirror(&self, v: V) -> Option<V> {
+        match self.symmetry {
+            MtxSymmetry::SkewSymmetric => v.negated(),
+            _ => Some(v),
+        }
+    }
+
+    /// Appends entry `(i, j)` and, for symmetric storage, its mirror image,
+    /// which holds `mirrored` (see [`mirror`](Self::mirror)).
+    #[inline]
+    fn push(&mut self, i: u64, j: u64, v: V, mirrored: V) {
         self.coords.extend_from_slice(&[i, j]);
         self.values.push(v);
         if i != j && self.symmetry != MtxSymmetry::General {
-            let mirrored = if self.symmetry == MtxSymmetry::SkewSymmetric {
-                -v
-            } else {
-                v
-            };
             self.coords.extend_from_slice(&[j, i]);
             self.values.push(mirrored);
         }
     }
 
     /// The list, every coordinate checked against `size` as it was read.
-    fn into_list(self, size: &Size) -> CoordinateList<f64> {
+    fn into_list(self, size: &Size) -> CoordinateList<V> {
         CoordinateList::from_raw_parts(vec![size.rows, size.cols], self.coords, self.values)
     }
 }
 
-fn read_coordinates(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &Path) -> Result<CoordinateList<f64>> {
+/// The error for an entry of a skew-symmetric file whose mirror image
+/// would hold a value its type does not (`-i64::MIN`).
+#[cold]
+fn no_mirror<V: FileValue>(v: V) -> String {
+    format!(
+        "the value {v} has no negation in {}, which its mirror image in a skew-symmetric matrix needs",
+        V::NAME
+    )
+}
+
+fn read_coordinates<V: FileValue>(
+    lines: &mut Lines<'_>,
+    banner: &Banner,
+    size: &Size,
+    path: &Path,
+) -> Result<CoordinateList<V>> {
     let mut collected = Collected::with_room(size, banner.symmetry, lines.remaining(), 4);
     let (rows, cols) = (size.rows as u64, size.cols as u64);
     let skew = banner.symmetry == MtxSymmetry::SkewSymmetric;
@@ -463,13 +517,14 @@ fn read_coordinates(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &
                 let [i, j] = ints;
                 let in_range = (1..=rows).contains(&i) && (1..=cols).contains(&j);
                 let value = if has_value {
-                    parse_value(plain.value, banner.field).ok()
+                    V::parse(plain.value, banner.field).ok()
                 } else {
-                    Some(1.0)
+                    Some(V::from_f64(1.0))
                 };
-                if let (true, Some(v)) = (in_range && count < size.entries && !(skew && i == j), value) {
+                let entry = value.and_then(|v| Some((v, collected.mirror(v)?)));
+                if let (true, Some((v, mirrored))) = (in_range && count < size.entries && !(skew && i == j), entry) {
                     count += 1;
-                    collected.push(i - 1, j - 1, v);
+                    collected.push(i - 1, j - 1, v, mirrored);
                     continue;
                 }
                 // Not a valid entry: the slow path says why.
@@ -500,7 +555,10 @@ fn read_coordinates(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &
                 ),
             ));
         }
-        collected.push(i, j, v);
+        let mirrored = collected
+            .mirror(v)
+            .ok_or_else(|| parse_error(path, line.number, no_mirror(v)))?;
+        collected.push(i, j, v, mirrored);
     }
     if count < size.entries {
         return Err(too_few(lines, count, size, path));
@@ -510,7 +568,12 @@ fn read_coordinates(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &
 
 /// One `row column [value]` line: 0-based coordinates and the value, or why
 /// not.
-fn parse_coordinate_entry(text: &[u8], banner: &Banner, rows: u64, cols: u64) -> Result<(u64, u64, f64), String> {
+fn parse_coordinate_entry<V: FileValue>(
+    text: &[u8],
+    banner: &Banner,
+    rows: u64,
+    cols: u64,
+) -> Result<(u64, u64, V), String> {
     let found = count_tokens(text);
     if found != banner.tokens() {
         return Err(format!(
@@ -525,7 +588,7 @@ fn parse_coordinate_entry(text: &[u8], banner: &Banner, rows: u64, cols: u64) ->
     let i = parse_index(next(), rows, "row")?;
     let j = parse_index(next(), cols, "column")?;
     let v = match banner.field {
-        MtxField::Pattern => 1.0,
+        MtxField::Pattern => V::from_f64(1.0),
         field => parse_value(next(), field)?,
     };
     Ok((i, j, v))
@@ -553,23 +616,19 @@ fn bad_index(token: &[u8], size: u64, what: &str) -> String {
 }
 
 #[inline(always)]
-fn parse_value(token: &[u8], field: MtxField) -> Result<f64, String> {
-    let value = match field {
-        MtxField::Integer => parse_integer_value(token),
-        _ => parse_real(token),
-    };
-    value.ok_or_else(|| bad_value(token, field))
+fn parse_value<V: FileValue>(token: &[u8], field: MtxField) -> Result<V, String> {
+    V::parse(token, field).map_err(|refusal| bad_value::<V>(refusal, token, field))
 }
 
 #[cold]
-fn bad_value(token: &[u8], field: MtxField) -> String {
-    match field {
+fn bad_value<V: FileValue>(refusal: Refusal, token: &[u8], field: MtxField) -> String {
+    refusal_text::<V>(refusal, token, || match field {
         MtxField::Integer => format!(
             "expected an integer value (the field is `integer`), found {}",
             show(token)
         ),
         _ => format!("expected a real value, found {}", show(token)),
-    }
+    })
 }
 
 /// `1 entry`, `2 entries`.
@@ -605,7 +664,12 @@ fn too_few(lines: &Lines<'_>, count: usize, size: &Size, path: &Path) -> FormatE
     )
 }
 
-fn read_array(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &Path) -> Result<CoordinateList<f64>> {
+fn read_array<V: FileValue>(
+    lines: &mut Lines<'_>,
+    banner: &Banner,
+    size: &Size,
+    path: &Path,
+) -> Result<CoordinateList<V>> {
     let mut collected = Collected::with_room(size, banner.symmetry, lines.remaining(), 2);
     // The first row stored in column `j`: all of it, the lower triangle, or
     // the strict lower triangle.
@@ -632,10 +696,13 @@ fn read_array(lines: &mut Lines<'_>, banner: &Banner, size: &Size, path: &Path) 
                 count_tokens(line.text)
             )),
         };
-        let v = value.map_err(|reason| parse_error(path, line.number, reason))?;
+        let v: V = value.map_err(|reason| parse_error(path, line.number, reason))?;
         debug_assert!(i < size.rows && j < size.cols);
-        if v != 0.0 {
-            collected.push(i as u64, j as u64, v);
+        if !v.is_zero() {
+            let mirrored = collected
+                .mirror(v)
+                .ok_or_else(|| parse_error(path, line.number, no_mirror(v)))?;
+            collected.push(i as u64, j as u64, v, mirrored);
         }
         i += 1;
         if i >= size.rows {
@@ -685,8 +752,11 @@ impl MtxHeader {
     /// (and, for a dense tensor, never `pattern`). What it cannot keep
     /// becomes `real` or `general`; comments are kept. Never raises what the
     /// header says: integral values under a `real` header stay `real`.
+    ///
+    /// `i64` and `i32` values always fit `integer`, however large: they
+    /// are written and read back exactly.
     #[must_use]
-    pub fn fitted(&self, tensor: &Tensor<f64>) -> MtxHeader {
+    pub fn fitted<V: FileValue>(&self, tensor: &Tensor<V>) -> MtxHeader {
         let Ok(matrix) = Matrix::of(tensor) else {
             return self.clone();
         };
@@ -707,7 +777,7 @@ impl MtxHeader {
     }
 
     /// Why `matrix` cannot be written with this header, if it cannot.
-    fn misfit(&self, matrix: &Matrix) -> Option<String> {
+    fn misfit<V: FileValue>(&self, matrix: &Matrix<V>) -> Option<String> {
         if !matrix.field_fits(self.field) {
             return Some(match (&matrix.body, self.field) {
                 (Body::Array(_), MtxField::Pattern) => {
@@ -742,17 +812,20 @@ impl MtxField {
 /// scalar (order 0, as `1 x 1`) to a Matrix Market file, `real general`:
 /// a tensor whose format is dense in the array layout (every value), any
 /// other in the coordinate layout (its nonzeros, sorted by row then column).
+/// Values are written so that they read back the same: `f64` values in the
+/// shortest form that does, `i64` and `i32` values as integers (write them
+/// under an `integer` header, [`write_mtx_with`], to say so in the file).
 ///
 /// Errors: [`FormatError::Shape`] for tensors of order 3 or more (write them
 /// with [`write_tns`](super::write_tns)), [`FormatError::Io`] when writing
 /// fails.
-pub fn write_mtx(path: impl AsRef<Path>, tensor: &Tensor<f64>) -> Result<()> {
+pub fn write_mtx<V: FileValue>(path: impl AsRef<Path>, tensor: &Tensor<V>) -> Result<()> {
     write_mtx_with(path, tensor, &MtxHeader::default())
 }
 
 /// [`write_mtx`] to any writer (buffered here); I/O errors name the path
 /// `<writer>`.
-pub fn write_mtx_to<W: Write + ?Sized>(writer: &mut W, tensor: &Tensor<f64>) -> Result<()> {
+pub fn write_mtx_to<W: Write + ?Sized, V: FileValue>(writer: &mut W, tensor: &Tensor<V>) -> Result<()> {
     write_mtx_to_with(writer, tensor, &MtxHeader::default())
 }
 
@@ -764,7 +837,20 @@ pub fn write_mtx_to<W: Write + ?Sized>(writer: &mut W, tensor: &Tensor<f64>) -> 
 /// Errors: those of [`write_mtx`], and [`FormatError::BadFormat`] when the
 /// data does not allow the header (see [`MtxHeader::fitted`]), before the
 /// file is touched.
-pub fn write_mtx_with(path: impl AsRef<Path>, tensor: &Tensor<f64>, header: &MtxHeader) -> Result<()> {
+///
+/// ```
+/// use tessera_formats::io::{parse_mtx_as, write_mtx_to_with, MtxField, MtxHeader};
+/// use tessera_formats::{Format, Tensor};
+/// let a = Tensor::from_dense(&[2, 1], vec![i64::MAX, -7]).unwrap().convert(&Format::csr()).unwrap();
+/// let header = MtxHeader { field: MtxField::Integer, ..MtxHeader::default() };
+/// let mut written = Vec::new();
+/// write_mtx_to_with(&mut written, &a, &header).unwrap();
+/// let text = "%%MatrixMarket matrix coordinate integer general\n2 1 2\n1 1 9223372036854775807\n2 1 -7\n";
+/// assert_eq!(String::from_utf8_lossy(&written), text);
+/// let back = parse_mtx_as::<i64>(&written, "a.mtx".as_ref()).unwrap();
+/// assert_eq!(back.entries.values(), &[i64::MAX, -7]);
+/// ```
+pub fn write_mtx_with<V: FileValue>(path: impl AsRef<Path>, tensor: &Tensor<V>, header: &MtxHeader) -> Result<()> {
     let path = path.as_ref();
     let matrix = Matrix::checked(tensor, header)?;
     super::replace::replace_file(path, |w| matrix.write(BufWriter::new(w), header))
@@ -772,32 +858,32 @@ pub fn write_mtx_with(path: impl AsRef<Path>, tensor: &Tensor<f64>, header: &Mtx
 
 /// [`write_mtx_with`] to any writer (buffered here); I/O errors name the
 /// path `<writer>`.
-pub fn write_mtx_to_with<W: Write + ?Sized>(writer: &mut W, tensor: &Tensor<f64>, header: &MtxHeader) -> Result<()> {
+pub fn write_mtx_to_with<W: Write + ?Sized, V: FileValue>(
+    writer: &mut W,
+    tensor: &Tensor<V>,
+    header: &MtxHeader,
+) -> Result<()> {
     Matrix::checked(tensor, header)?
         .write(BufWriter::new(writer), header)
         .map_err(|e| io_error(Path::new("<writer>"), &e))
 }
 
 /// A tensor of order 2 or less as the matrix it is written as.
-struct Matrix {
+struct Matrix<V> {
     rows: usize,
     cols: usize,
-    body: Body,
+    body: Body<V>,
 }
 
-enum Body {
+enum Body<V> {
     /// Every value, row-major.
-    Array(Vec<f64>),
+    Array(Vec<V>),
     /// The nonzeros, 0-based, of order 1 or 2, sorted by row then column.
-    Coordinate(CoordinateList<f64>),
+    Coordinate(CoordinateList<V>),
 }
 
-/// Integers up to this magnitude are written as integers (and read back
-/// exactly, as `f64` holds every integer up to 2^53).
-const LARGEST_INTEGER: f64 = (1u64 << 53) as f64;
-
-impl Matrix {
-    fn of(tensor: &Tensor<f64>) -> Result<Matrix> {
+impl<V: FileValue> Matrix<V> {
+    fn of(tensor: &Tensor<V>) -> Result<Matrix<V>> {
         tensor.check_zero_fill("Matrix Market files")?;
         let (rows, cols) = match *tensor.shape() {
             [] => (1, 1),
@@ -820,7 +906,7 @@ impl Matrix {
     }
 
     /// The matrix of `tensor`, refused when its data does not allow `header`.
-    fn checked(tensor: &Tensor<f64>, header: &MtxHeader) -> Result<Matrix> {
+    fn checked(tensor: &Tensor<V>, header: &MtxHeader) -> Result<Matrix<V>> {
         let matrix = Matrix::of(tensor)?;
         match header.misfit(&matrix) {
             None => Ok(matrix),
@@ -831,7 +917,7 @@ impl Matrix {
         }
     }
 
-    fn values(&self) -> &[f64] {
+    fn values(&self) -> &[V] {
         match &self.body {
             Body::Array(values) => values,
             Body::Coordinate(list) => list.values(),
@@ -842,21 +928,20 @@ impl Matrix {
     fn field_fits(&self, field: MtxField) -> bool {
         match (field, &self.body) {
             (MtxField::Real, _) => true,
-            (MtxField::Integer, _) => self
-                .values()
-                .iter()
-                .all(|v| v.fract() == 0.0 && v.abs() <= LARGEST_INTEGER),
+            (MtxField::Integer, _) => self.values().iter().all(|&v| v.fits_integer_field()),
             (MtxField::Pattern, Body::Array(_)) => false,
-            (MtxField::Pattern, Body::Coordinate(list)) => list.values().iter().all(|&v| v == 1.0),
+            (MtxField::Pattern, Body::Coordinate(list)) => list.values().iter().all(|&v| v == V::from_f64(1.0)),
         }
     }
 
     /// Whether the matrix equals its transpose (or minus it) as `symmetry`
     /// says; `pattern` cannot be skew-symmetric.
     fn symmetry_fits(&self, symmetry: MtxSymmetry, field: MtxField) -> bool {
-        let mirror_of = |v: f64| match symmetry {
-            MtxSymmetry::SkewSymmetric => -v,
-            _ => v,
+        // `None` never equals a stored value: a value without a negation
+        // (`i64::MIN`) has no mirror image in a skew-symmetric matrix.
+        let mirror_of = |v: V| match symmetry {
+            MtxSymmetry::SkewSymmetric => v.negated(),
+            _ => Some(v),
         };
         let skew = symmetry == MtxSymmetry::SkewSymmetric;
         if symmetry == MtxSymmetry::General {
@@ -872,9 +957,9 @@ impl Matrix {
                     (0..=i).all(|j| {
                         let (v, mirrored) = (values[i * n + j], values[j * n + i]);
                         if i == j {
-                            !skew || v == 0.0
+                            !skew || v.is_zero()
                         } else {
-                            mirrored == mirror_of(v)
+                            Some(mirrored) == mirror_of(v)
                         }
                     })
                 })
@@ -891,7 +976,7 @@ impl Matrix {
                     if i == j {
                         !skew
                     } else {
-                        find(j, i) == Some(mirror_of(v))
+                        find(j, i).is_some_and(|m| Some(m) == mirror_of(v))
                     }
                 })
             }
@@ -908,10 +993,10 @@ impl Matrix {
             MtxSymmetry::Symmetric => i >= j,
             MtxSymmetry::SkewSymmetric => i > j,
         };
-        let write_value = |w: &mut BufWriter<W>, v: f64| match field {
-            // Checked to be an integer within ±2^53, so the cast is exact.
-            MtxField::Integer => write!(w, "{}", v as i64),
-            _ => write_real(w, v),
+        let write_value = |w: &mut BufWriter<W>, v: V| match field {
+            // Checked to fit (for `f64`, an integer within ±2^53).
+            MtxField::Integer => v.write_integer(w),
+            _ => v.write_text(w),
         };
         let layout = match self.body {
             Body::Array(_) => MtxLayout::Array,
@@ -963,7 +1048,7 @@ fn row_column(c: &[u64]) -> (u64, u64) {
 }
 
 /// The first entry of a sorted list for which `before` is false.
-fn partition_by(list: &CoordinateList<f64>, before: impl Fn(&[u64]) -> bool) -> usize {
+fn partition_by<V: FileValue>(list: &CoordinateList<V>, before: impl Fn(&[u64]) -> bool) -> usize {
     let (mut low, mut high) = (0, list.len());
     while low < high {
         let mid = low + (high - low) / 2;

@@ -316,22 +316,28 @@ pub(crate) fn parse_u64(token: &[u8]) -> Result<u64, IntError> {
     }
 }
 
-/// A signed decimal integer (optional `+` or `-`, then digits) as a float,
-/// when it fits in an `i64`.
+/// A signed decimal integer (optional `+` or `-`, then digits), exactly;
+/// [`IntError::Overflow`] when it is digits beyond an `i64`.
 #[inline]
-pub(crate) fn parse_integer_value(token: &[u8]) -> Option<f64> {
+pub(crate) fn parse_i64(token: &[u8]) -> Result<i64, IntError> {
     let (negative, digits) = match token.split_first() {
         Some((b'-', rest)) => (true, rest),
         Some((b'+', rest)) => (false, rest),
         _ => (false, token),
     };
-    let magnitude = parse_u64(digits).ok()?;
+    let magnitude = parse_u64(digits)?;
     let value = if negative {
-        0i64.checked_sub_unsigned(magnitude)?
+        0i64.checked_sub_unsigned(magnitude)
     } else {
-        i64::try_from(magnitude).ok()?
+        i64::try_from(magnitude).ok()
     };
-    Some(value as f64)
+    value.ok_or(IntError::Overflow)
+}
+
+/// A signed decimal integer as a float, when it fits in an `i64`.
+#[inline]
+pub(crate) fn parse_integer_value(token: &[u8]) -> Option<f64> {
+    parse_i64(token).ok().map(|v| v as f64)
 }
 
 /// A float in any form Rust's `f64::from_str` accepts: `1`, `-2.5`,
@@ -466,6 +472,12 @@ mod tests {
         assert_eq!(parse_integer_value(b"9223372036854775808"), None);
         assert_eq!(parse_integer_value(b"+7"), Some(7.0));
         assert_eq!(parse_integer_value(b"1.5"), None);
+        assert_eq!(parse_i64(b"-9223372036854775808"), Ok(i64::MIN));
+        assert_eq!(parse_i64(b"+9223372036854775807"), Ok(i64::MAX));
+        assert_eq!(parse_i64(b"9223372036854775808"), Err(IntError::Overflow));
+        assert_eq!(parse_i64(b"-9223372036854775809"), Err(IntError::Overflow));
+        assert_eq!(parse_i64(b"-"), Err(IntError::NotANumber));
+        assert_eq!(parse_i64(b"2e3"), Err(IntError::NotANumber));
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! FROSTT (`.tns`) files: tensors of any order as lines of 1-based
-//! coordinates followed by a value, read into a [`CoordinateList`] and
+//! coordinates followed by a value, read into a [`CoordinateList`] (of
+//! `f64` values, or of `i64` or `i32` values exactly: [`read_tns_as`]) and
 //! written back.
 //!
 //! A `.tns` file does not record its shape: the reader takes it from the
@@ -20,10 +21,11 @@
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use super::mtx::MtxField;
 use super::text::{
-    count_tokens, io_error, is_content, parse_error, parse_real, parse_u64, read_file, show, write_real, IntError,
-    Lines, Tokens,
+    count_tokens, io_error, is_content, parse_error, parse_u64, read_file, show, IntError, Lines, Tokens,
 };
+use super::values::{refusal_text, FileValue};
 use crate::coordinates::{CoordinateList, MAX_ENTRIES};
 use crate::error::{FormatError, Result};
 use crate::format::MAX_DIMENSION;
@@ -37,6 +39,16 @@ use crate::tensor::Tensor;
 /// entry count disagrees with the file; the errors of
 /// [`parse_tns_with_shape`].
 pub fn read_tns(path: impl AsRef<Path>) -> Result<CoordinateList<f64>> {
+    read_tns_as(path)
+}
+
+/// [`read_tns`] into values of type `V`: `f64`, or `i64` or `i32` exactly
+/// (every value must then be integral and within the type's range; see
+/// [`FileValue`]).
+///
+/// Errors: those of [`read_tns`], and a [`FormatError::Parse`] with the
+/// line for a value with a fraction or beyond the type's range.
+pub fn read_tns_as<V: FileValue>(path: impl AsRef<Path>) -> Result<CoordinateList<V>> {
     let path = path.as_ref();
     let bytes = read_file(path)?;
     let Some(dims) = read_dims(path)? else {
@@ -89,9 +101,32 @@ pub fn parse_tns_with_shape(bytes: &[u8], path: &Path, shape: Option<&[usize]>) 
     parse(bytes, path, shape, 0)
 }
 
+/// [`parse_tns_with_shape`] into values of type `V`: `f64`, or `i64` or
+/// `i32` exactly.
+///
+/// Errors: those of [`parse_tns_with_shape`], and a [`FormatError::Parse`]
+/// with the line for a value with a fraction or beyond the type's range.
+///
+/// ```
+/// use tessera_formats::io::parse_tns_as;
+/// let text = b"1 1 -9223372036854775808\n2 3 4.0\n";
+/// let list = parse_tns_as::<i64>(text, "t.tns".as_ref(), None).unwrap();
+/// assert_eq!(list.values(), &[i64::MIN, 4]);
+/// let err = parse_tns_as::<i32>(text, "t.tns".as_ref(), None).unwrap_err().to_string();
+/// assert!(err.starts_with("t.tns:1: the value `-9223372036854775808` is beyond the range of i32"), "{err}");
+/// ```
+pub fn parse_tns_as<V: FileValue>(bytes: &[u8], path: &Path, shape: Option<&[usize]>) -> Result<CoordinateList<V>> {
+    parse(bytes, path, shape, 0)
+}
+
 /// Parses `bytes`, reserving room for `expected` entries as far as the file
 /// could hold them.
-fn parse(bytes: &[u8], path: &Path, shape: Option<&[usize]>, expected: usize) -> Result<CoordinateList<f64>> {
+fn parse<V: FileValue>(
+    bytes: &[u8],
+    path: &Path,
+    shape: Option<&[usize]>,
+    expected: usize,
+) -> Result<CoordinateList<V>> {
     let mut lines = Lines::new(bytes);
     let Some(first) = lines.next_content(b'#') else {
         return match shape {
@@ -143,7 +178,7 @@ fn parse(bytes: &[u8], path: &Path, shape: Option<&[usize]>, expected: usize) ->
             None => match lines.next_plain(&mut entry, true) {
                 Some(plain) => {
                     let in_range = entry.iter().zip(&limits).all(|(&c, &l)| c >= 1 && c <= l);
-                    if let (true, Some(value)) = (in_range, parse_real(plain.value)) {
+                    if let (true, Ok(value)) = (in_range, V::parse(plain.value, MtxField::Real)) {
                         entry.iter_mut().for_each(|c| *c -= 1);
                         entries.push(&entry, value, path, plain.line.number)?;
                         continue;
@@ -173,17 +208,17 @@ fn parse(bytes: &[u8], path: &Path, shape: Option<&[usize]>, expected: usize) ->
 }
 
 /// The entries read so far.
-struct Entries {
+struct Entries<V> {
     coords: Vec<u64>,
-    values: Vec<f64>,
+    values: Vec<V>,
     /// The largest coordinate (1-based) of each mode, when the shape is
     /// to be found.
     largest: Option<Vec<u64>>,
 }
 
-impl Entries {
+impl<V> Entries<V> {
     #[inline]
-    fn push(&mut self, entry: &[u64], value: f64, path: &Path, line: usize) -> Result<()> {
+    fn push(&mut self, entry: &[u64], value: V, path: &Path, line: usize) -> Result<()> {
         if self.values.len() == MAX_ENTRIES {
             return Err(FormatError::TooLarge(format!(
                 "{}:{line}: more than {MAX_ENTRIES} entries",
@@ -221,7 +256,12 @@ impl EntryLayout {
 
 /// One entry line: the 0-based coordinates into `entry`, and the value; or
 /// why not.
-fn parse_entry(text: &[u8], limits: &[u64], layout: &EntryLayout, entry: &mut [u64]) -> Result<f64, String> {
+fn parse_entry<V: FileValue>(
+    text: &[u8],
+    limits: &[u64],
+    layout: &EntryLayout,
+    entry: &mut [u64],
+) -> Result<V, String> {
     let found = count_tokens(text);
     if found != layout.tokens {
         return Err(layout.wrong_count(found));
@@ -232,7 +272,11 @@ fn parse_entry(text: &[u8], limits: &[u64], layout: &EntryLayout, entry: &mut [u
         *c = parse_coordinate(tokens.next().unwrap_or_default(), mode, limit)?;
     }
     let token = tokens.next().unwrap_or_default();
-    parse_real(token).ok_or_else(|| format!("expected a real value after the coordinates, found {}", show(token)))
+    V::parse(token, MtxField::Real).map_err(|refusal| {
+        refusal_text::<V>(refusal, token, || {
+            format!("expected a real value after the coordinates, found {}", show(token))
+        })
+    })
 }
 
 /// A 1-based coordinate of `mode`, at most `limit`, made 0-based.
@@ -317,9 +361,12 @@ fn read_dims(tns: &Path) -> Result<Option<Dims>> {
 /// line holding its value), and its shape to the `<stem>.dims` sidecar
 /// beside it (the sizes, then the number of entry lines).
 ///
+/// Values are written so that they read back the same: `f64` values in the
+/// shortest form that does, `i64` and `i32` values as integers.
+///
 /// Errors: [`FormatError::Io`] when writing fails, or when `path` ends in
 /// `.dims` (the sidecar's name).
-pub fn write_tns(path: impl AsRef<Path>, tensor: &Tensor<f64>) -> Result<()> {
+pub fn write_tns<V: FileValue>(path: impl AsRef<Path>, tensor: &Tensor<V>) -> Result<()> {
     let path = path.as_ref();
     let Some(dims) = dims_path(path) else {
         return Err(FormatError::Io {
@@ -336,24 +383,33 @@ pub fn write_tns(path: impl AsRef<Path>, tensor: &Tensor<f64>) -> Result<()> {
 
 /// The entry lines of [`write_tns`] to any writer (buffered here), without
 /// the sidecar; I/O errors name the path `<writer>`.
-pub fn write_tns_to<W: Write + ?Sized>(writer: &mut W, tensor: &Tensor<f64>) -> Result<()> {
+///
+/// ```
+/// use tessera_formats::io::write_tns_to;
+/// use tessera_formats::Tensor;
+/// let x = Tensor::from_dense(&[3], vec![i64::MIN, 0, 5]).unwrap();
+/// let mut written = Vec::new();
+/// write_tns_to(&mut written, &x).unwrap();
+/// assert_eq!(written, b"1 -9223372036854775808\n3 5\n");
+/// ```
+pub fn write_tns_to<W: Write + ?Sized, V: FileValue>(writer: &mut W, tensor: &Tensor<V>) -> Result<()> {
     Written::of(tensor)?
         .write(BufWriter::new(writer))
         .map_err(|e| io_error(Path::new("<writer>"), &e))
 }
 
 /// What a tensor is written as.
-enum Written {
+enum Written<V> {
     /// An order-0 tensor: its value.
-    Scalar(f64),
-    Nonzeros(CoordinateList<f64>),
+    Scalar(V),
+    Nonzeros(CoordinateList<V>),
 }
 
-impl Written {
-    fn of(tensor: &Tensor<f64>) -> Result<Written> {
+impl<V: FileValue> Written<V> {
+    fn of(tensor: &Tensor<V>) -> Result<Written<V>> {
         tensor.check_zero_fill(".tns files")?;
         Ok(if tensor.order() == 0 {
-            let value = tensor.to_dense_vec()?.first().copied().unwrap_or(0.0);
+            let value = tensor.to_dense_vec()?.first().copied().unwrap_or_default();
             Written::Scalar(value)
         } else {
             Written::Nonzeros(tensor.to_coordinates())
@@ -370,7 +426,7 @@ impl Written {
     fn write<W: Write>(&self, mut w: BufWriter<W>) -> io::Result<()> {
         match self {
             Written::Scalar(value) => {
-                write_real(&mut w, *value)?;
+                value.write_text(&mut w)?;
                 w.write_all(b"\n")?;
             }
             Written::Nonzeros(list) => {
@@ -378,7 +434,7 @@ impl Written {
                     for c in coords {
                         write!(w, "{} ", c + 1)?;
                     }
-                    write_real(&mut w, value)?;
+                    value.write_text(&mut w)?;
                     w.write_all(b"\n")?;
                 }
             }

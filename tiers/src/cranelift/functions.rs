@@ -7,11 +7,11 @@
 //! reference evaluate ([`Func::apply`]), through one `extern "C"` shim per
 //! function, so every tier computes the same bits.
 
-use cranelift_codegen::ir::condcodes::FloatCC;
-use cranelift_codegen::ir::{types, AbiParam, InstBuilder, SigRef, Signature, Value};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, SigRef, Signature, Value};
 use cranelift_codegen::isa::CallConv;
-use tessera_engine::notation::Func;
-use tessera_formats::ValueType;
+use tessera_engine::notation::{Func, IntOp};
+use tessera_formats::{Cmp, ValueType};
 
 use super::builder::Clif;
 
@@ -123,9 +123,109 @@ pub(super) fn inline(clif: &mut Clif<'_>, func: Func, x: Value, y: Value) -> Opt
                 let flag = nonzero(clif, x);
                 truth(clif, flag)
             }
+            Func::Cast(ValueType::I64) => {
+                let int = clif.fb.ins().fcvt_to_sint_sat(types::I64, x);
+                word(clif, int)
+            }
+            Func::Cast(ValueType::I32) => {
+                let narrow = clif.fb.ins().fcvt_to_sint_sat(types::I32, x);
+                let int = clif.fb.ins().sextend(types::I64, narrow);
+                word(clif, int)
+            }
+            Func::Int(op, ty) => integer(clif, op, ty, x, y),
             _ => return None,
         })
     }
+}
+
+/// The register word (an `f64`) holding the bits of the integer `int`.
+fn word(clif: &mut Clif<'_>, int: Value) -> Value {
+    clif.fb.ins().bitcast(types::F64, MemFlagsData::new(), int)
+}
+
+/// The integer whose bits the register word `w` holds.
+fn int_of(clif: &mut Clif<'_>, w: Value) -> Value {
+    clif.fb.ins().bitcast(types::I64, MemFlagsData::new(), w)
+}
+
+/// `op` of the integers of type `ty` held in the words `x` and `y`, as
+/// [`IntOp`] defines it: computed in 64 bits and, for `i32`, wrapped to 32
+/// (sign-extended back), which gives `i32`'s wrapping results.
+fn integer(clif: &mut Clif<'_>, op: IntOp, ty: ValueType, x: Value, y: Value) -> Value {
+    let (a, b) = (int_of(clif, x), int_of(clif, y));
+    let truth = |clif: &mut Clif<'_>, flag: Value| {
+        let one = clif.fb.ins().f64const(1.0);
+        let zero = clif.fb.ins().f64const(0.0);
+        clif.fb.ins().select(flag, one, zero)
+    };
+    let int = match op {
+        IntOp::Add => clif.fb.ins().iadd(a, b),
+        IntOp::Sub => clif.fb.ins().isub(a, b),
+        IntOp::Mul => clif.fb.ins().imul(a, b),
+        IntOp::Div | IntOp::Mod => divide(clif, op, a, b),
+        IntOp::Neg => clif.fb.ins().ineg(a),
+        IntOp::Abs => clif.fb.ins().iabs(a),
+        IntOp::Min => clif.fb.ins().smin(a, b),
+        IntOp::Max => clif.fb.ins().smax(a, b),
+        IntOp::Square => clif.fb.ins().imul(a, a),
+        IntOp::Cube => {
+            let square = clif.fb.ins().imul(a, a);
+            clif.fb.ins().imul(square, a)
+        }
+        IntOp::Heaviside => {
+            let flag = clif.fb.ins().icmp_imm_s(IntCC::SignedGreaterThan, a, 0);
+            clif.fb.ins().uextend(types::I64, flag)
+        }
+        IntOp::Compare(cmp) => {
+            let cc = match cmp {
+                Cmp::Lt => IntCC::SignedLessThan,
+                Cmp::Le => IntCC::SignedLessThanOrEqual,
+                Cmp::Gt => IntCC::SignedGreaterThan,
+                Cmp::Ge => IntCC::SignedGreaterThanOrEqual,
+                Cmp::Eq => IntCC::Equal,
+                Cmp::Ne => IntCC::NotEqual,
+            };
+            let flag = clif.fb.ins().icmp(cc, a, b);
+            return truth(clif, flag);
+        }
+        IntOp::Cast(ValueType::F64) => return clif.fb.ins().fcvt_from_sint(types::F64, a),
+        IntOp::Cast(ValueType::F32) => {
+            let narrow = clif.fb.ins().fcvt_from_sint(types::F32, a);
+            return clif.fb.ins().fpromote(types::F64, narrow);
+        }
+        IntOp::Cast(ValueType::Bool) => {
+            let flag = clif.fb.ins().icmp_imm_s(IntCC::NotEqual, a, 0);
+            return truth(clif, flag);
+        }
+        IntOp::Cast(ValueType::I64) => a,
+        IntOp::Cast(ValueType::I32) => wrap32(clif, a),
+    };
+    let int = if ty == ValueType::I32 { wrap32(clif, int) } else { int };
+    word(clif, int)
+}
+
+/// `v` wrapped to 32 bits and sign-extended back.
+fn wrap32(clif: &mut Clif<'_>, v: Value) -> Value {
+    let narrow = clif.fb.ins().ireduce(types::I32, v);
+    clif.fb.ins().sextend(types::I64, narrow)
+}
+
+/// `a / b` or `a % b` without a trap: 0 when `b` is 0, and for `b = -1`
+/// the quotient `-a` (wrapping) and the remainder 0.
+fn divide(clif: &mut Clif<'_>, op: IntOp, a: Value, b: Value) -> Value {
+    let zero_divisor = clif.fb.ins().icmp_imm_s(IntCC::Equal, b, 0);
+    let minus_one = clif.fb.ins().icmp_imm_s(IntCC::Equal, b, -1);
+    let special = clif.fb.ins().bor(zero_divisor, minus_one);
+    let one = clif.fb.ins().iconst(types::I64, 1);
+    let divisor = clif.fb.ins().select(special, one, b);
+    let zero = clif.fb.ins().iconst(types::I64, 0);
+    let (result, by_minus_one) = if op == IntOp::Div {
+        (clif.fb.ins().sdiv(a, divisor), clif.fb.ins().ineg(a))
+    } else {
+        (clif.fb.ins().srem(a, divisor), zero)
+    };
+    let result = clif.fb.ins().select(minus_one, by_minus_one, result);
+    clif.fb.ins().select(zero_divisor, zero, result)
 }
 
 /// `min(x, y)` as [`Func::apply`] has it (NaN from either side, -0 below
@@ -163,7 +263,7 @@ fn shim(func: Func) -> Shim {
                     call
                 })*
                 Func::$user(_) => unreachable!("user-defined operators call call_user"),
-                Func::Cast(_) => unreachable!("casts are inline"),
+                Func::Cast(_) | Func::Int(..) => unreachable!("casts and integer operations are inline"),
             }
         };
     }

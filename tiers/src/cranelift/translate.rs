@@ -23,7 +23,7 @@ use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, Strided, StridedRun,
     ValueRun,
 };
-use tessera_engine::notation::{Func, Semiring, Times};
+use tessera_engine::notation::{Func, IntOp, Semiring, Times};
 use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param, ValueType};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
@@ -554,7 +554,7 @@ impl Translator<'_> {
                 let x = self.fget(clif, *value);
                 let addr = clif.element(base, p, 8);
                 let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
-                let new = clif.fb.ins().fadd(old, x);
+                let new = self.add_output(clif, old, x);
                 clif.fb.ins().store(output_flags(), new, addr, 0);
             }
             Op::Append { coords, value } => self.append(clif, coords, *value),
@@ -1101,8 +1101,19 @@ impl Translator<'_> {
         clif.enter(add);
         let at = clif.element(values, key, 8);
         let old = clif.fb.ins().load(types::F64, output_flags(), at, 0);
-        let new = clif.fb.ins().fadd(old, x);
+        let new = self.add_output(clif, old, x);
         clif.fb.ins().store(output_flags(), new, at, 0);
+    }
+
+    /// `a + b` as the output adds its values ([`Program::value_type`]):
+    /// in `f64`, or wrapping for integers.
+    fn add_output(&self, clif: &mut Clif<'_>, a: Value, b: Value) -> Value {
+        let ty = self.program.value_type;
+        if ty.is_integer() {
+            functions::inline(clif, Func::Int(IntOp::Add, ty), a, b).expect("integer sums are inline")
+        } else {
+            clif.fb.ins().fadd(a, b)
+        }
     }
 
     /// Base pointers of the dense factors of a dot product (operand
@@ -1755,6 +1766,12 @@ fn load_at(clif: &mut Clif<'_>, ty: ValueType, addr: Value, offset: i32) -> Valu
         ValueType::Bool => {
             let byte = clif.fb.ins().uload8(types::I32, input_flags(), addr, offset);
             clif.fb.ins().fcvt_from_uint(types::F64, byte)
+        }
+        // Integers are held as their bits (sign-extended to 64).
+        ValueType::I64 => clif.fb.ins().load(types::F64, input_flags(), addr, offset),
+        ValueType::I32 => {
+            let int = clif.fb.ins().sload32(input_flags(), addr, offset);
+            clif.fb.ins().bitcast(types::F64, MemFlagsData::new(), int)
         }
     }
 }

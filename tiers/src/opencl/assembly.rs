@@ -169,16 +169,17 @@ impl Writer<'_> {
     }
 
     /// Adds `value` at slot `key` of the workspace, recording a new slot.
-    fn workspace_add(c: &mut CText, key: &str, value: &str) {
+    fn workspace_add(&self, c: &mut CText, key: &str, value: &str) {
         c.line(format!("const long key = {key};"));
         c.line("if (!wss[key]) { wss[key] = 1; wst[ws_count++] = (uint)key; }");
-        c.line(format!("wsv[key] += {value};"));
+        let sum = self.add_output("wsv[key]", value);
+        c.line(format!("wsv[key] = {sum};"));
     }
 
     pub(super) fn workspace_accumulate(&self, c: &mut CText, coords: &[u32], value: u32) {
         c.open("");
         let coords: Vec<String> = coords.iter().map(|&r| reg(r)).collect();
-        Self::workspace_add(c, &Self::workspace_key(&coords), &freg(value));
+        self.workspace_add(c, &Self::workspace_key(&coords), &freg(value));
         c.close();
     }
 
@@ -197,7 +198,7 @@ impl Writer<'_> {
         let prefix: Vec<String> = prefix.iter().map(|&r| reg(r)).collect();
         c.line(format!("const long base = {};", Self::workspace_key(&prefix)));
         c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
-        Self::workspace_add(c, &format!("base + (long){coords}[p]"), &format!("f{scale} * {own}[p]"));
+        self.workspace_add(c, &format!("base + (long){coords}[p]"), &format!("f{scale} * {own}[p]"));
         c.close();
         c.close();
     }

@@ -107,8 +107,15 @@ impl CText {
         match self.signature.value_type(operand) {
             ValueType::F64 => "double",
             ValueType::F32 => "float",
+            ValueType::I64 => "long",
+            ValueType::I32 => "int",
             ValueType::Bool => "uchar",
         }
+    }
+
+    /// The value type of input `operand`.
+    pub fn value_type(&self, operand: u32) -> ValueType {
+        self.signature.value_type(operand)
     }
 
     pub fn new(signature: StorageSignature) -> Self {
@@ -221,8 +228,10 @@ pub(crate) fn long_literal(value: i64) -> String {
 
 /// A C literal of an `f64` that reads back as the same bits.
 pub(crate) fn double_literal(value: f64) -> String {
-    if value.is_nan() {
-        "NAN".into()
+    if value.is_nan() || value.is_subnormal() {
+        // Its bits exactly: an integer's word is often a NaN or subnormal
+        // pattern, which a decimal literal or `NAN` would not keep.
+        format!("as_double(0x{:016x}UL)", value.to_bits())
     } else if value.is_infinite() {
         if value > 0.0 { "INFINITY" } else { "(-INFINITY)" }.into()
     } else {

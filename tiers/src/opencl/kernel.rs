@@ -17,6 +17,8 @@ use tessera_formats::typed::ValueSlice;
 use tessera_formats::IndexArray;
 
 use super::ctext::{Args, Pointer, Scalar};
+use tessera_engine::words::Adder;
+
 use super::resident::{Part, Resident, Upload};
 use super::source::{Entries, Mapping, KERNEL_NAME};
 
@@ -48,6 +50,8 @@ pub(crate) struct OpenClKernel {
     /// Workspaces of finished runs, clean (a flush clears what it drains),
     /// for later runs to take instead of zeroing new ones.
     pub workspace_pool: Mutex<Vec<Workspaces>>,
+    /// How the output's values add (the program's value type).
+    pub adder: Adder,
 }
 
 /// The workspaces of a run's work-items, on the device.
@@ -198,7 +202,7 @@ impl OpenClKernel {
             None => {
                 self.enqueue(&inputs, &fixed, launch, 1).map_err(error)?;
                 if let Some((_, values)) = dense {
-                    read_dense(&fixed.out, values, partials.then_some(units))?;
+                    read_dense(&fixed.out, values, partials.then_some(units), self.adder)?;
                 }
             }
             Some(width) => {
@@ -283,6 +287,8 @@ impl OpenClKernel {
                     let copy: Box<dyn Fn() -> ocl::Result<Upload>> = match values {
                         ValueSlice::F64(v) => Box::new(move || Ok(Upload::F64(upload(queue, v, read)?))),
                         ValueSlice::F32(v) => Box::new(move || Ok(Upload::F32(upload(queue, v, read)?))),
+                        ValueSlice::I64(v) => Box::new(move || Ok(Upload::I64(upload(queue, v, read)?))),
+                        ValueSlice::I32(v) => Box::new(move || Ok(Upload::I32(upload(queue, v, read)?))),
                         ValueSlice::Bool(v) => {
                             // SAFETY: a bool is one byte holding 0 or 1.
                             let bytes: &[u8] = unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), v.len()) };
@@ -421,6 +427,7 @@ enum Arg<'a> {
     I64(&'a Buffer<i64>),
     F64(&'a Buffer<f64>),
     F32(&'a Buffer<f32>),
+    I32(&'a Buffer<i32>),
     Long(i64),
     Int(i32),
 }
@@ -436,6 +443,7 @@ fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fil
             Upload::I64(b) => Arg::I64(b),
             Upload::F64(b) => Arg::F64(b),
             Upload::F32(b) => Arg::F32(b),
+            Upload::I32(b) => Arg::I32(b),
             Upload::U8(b) => Arg::U8(b),
         })
         .collect();
@@ -473,6 +481,7 @@ impl Arg<'_> {
             Arg::I64(_) => builder.arg(None::<&Buffer<i64>>),
             Arg::F64(_) => builder.arg(None::<&Buffer<f64>>),
             Arg::F32(_) => builder.arg(None::<&Buffer<f32>>),
+            Arg::I32(_) => builder.arg(None::<&Buffer<i32>>),
             Arg::Long(_) => builder.arg(0i64),
             Arg::Int(_) => builder.arg(0i32),
         };
@@ -486,6 +495,7 @@ impl Arg<'_> {
             Arg::I64(b) => kernel.set_arg(index, b),
             Arg::F64(b) => kernel.set_arg(index, b),
             Arg::F32(b) => kernel.set_arg(index, b),
+            Arg::I32(b) => kernel.set_arg(index, b),
             Arg::Long(v) => kernel.set_arg(index, v),
             Arg::Int(v) => kernel.set_arg(index, v),
         }
@@ -493,8 +503,8 @@ impl Arg<'_> {
 }
 
 /// Reads a dense output back: the values, or `partials` partial outputs
-/// added to it in block order.
-fn read_dense(buffer: &Buffer<f64>, values: &mut [f64], partials: Option<usize>) -> Result<(), String> {
+/// added to it in block order by `adder`.
+fn read_dense(buffer: &Buffer<f64>, values: &mut [f64], partials: Option<usize>, adder: Adder) -> Result<(), String> {
     if values.is_empty() {
         return Ok(());
     }
@@ -504,8 +514,8 @@ fn read_dense(buffer: &Buffer<f64>, values: &mut [f64], partials: Option<usize>)
     let mut all = vec![0f64; parts * values.len()];
     buffer.read(&mut all).enq().map_err(error)?;
     for part in all.chunks_exact(values.len()) {
-        for (value, p) in values.iter_mut().zip(part) {
-            *value += p;
+        for (value, &p) in values.iter_mut().zip(part) {
+            adder.add_to(value, p);
         }
     }
     Ok(())

@@ -260,6 +260,7 @@ impl Tier for OpenClTier {
             failed: Mutex::new(None),
             kernel: Mutex::new(None),
             workspace_pool: Mutex::new(Vec::new()),
+            adder: tessera_engine::words::Adder::of(request.program.value_type),
         }))
     }
 }

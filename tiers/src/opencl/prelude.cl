@@ -45,3 +45,17 @@ void t_sort_keys(__global uint* keys, long n) {
         t_sift_keys(keys, 0, end);
     }
 }
+
+// Integer division and remainder as the engine defines them (`IntOp`): by
+// 0 they give 0, and MIN / -1 wraps to MIN, where C's would trap.
+long t_idiv(long a, long b) {
+    if (b == 0) return 0;
+    if (b == -1) return (long)(0UL - (ulong)a);
+    return a / b;
+}
+long t_imod(long a, long b) {
+    if (b == 0 || b == -1) return 0;
+    return a % b;
+}
+// The low 32 bits, sign-extended.
+long t_wrap32(long a) { return (long)(int)(uint)(ulong)a; }

@@ -19,6 +19,7 @@ pub(crate) enum Upload {
     I64(Buffer<i64>),
     F64(Buffer<f64>),
     F32(Buffer<f32>),
+    I32(Buffer<i32>),
     /// Truth values, a byte each (0 or 1).
     U8(Buffer<u8>),
 }

@@ -16,9 +16,9 @@ use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedRun,
     ValueRun,
 };
-use tessera_engine::notation::{Func, Reduction, Semiring, Times};
+use tessera_engine::notation::{Func, IntOp, Reduction, Semiring, Times};
 use tessera_engine::runtime::StorageSignature;
-use tessera_formats::{IndexWidth, Level, LevelFormat, LevelRef, ValueType};
+use tessera_formats::{Cmp, IndexWidth, Level, LevelFormat, LevelRef, ValueType};
 
 use super::ctext::{comparison, double_literal, int_op, long_literal, Args, CText, CVal, Pointer, Scalar};
 
@@ -310,6 +310,53 @@ fn call(func: Func, a: &str, b: &str) -> String {
         Cast(ValueType::F64) => a.to_string(),
         Cast(ValueType::F32) => format!("(double)(float)({a})"),
         Cast(ValueType::Bool) => format!("t_truth({a} != 0.0)"),
+        Cast(ValueType::I64) => format!("as_double(convert_long_sat({a}))"),
+        Cast(ValueType::I32) => format!("as_double((long)convert_int_sat({a}))"),
+        Int(op, ty) => integer(op, ty, a, b),
+    }
+}
+
+/// An integer operation on the words `a` and `b` in C, as [`IntOp`]
+/// defines it: unsigned arithmetic (C's signed overflow is undefined),
+/// wrapped to 32 bits for `i32`; division through the prelude's `t_idiv`
+/// and `t_imod`, which never trap.
+fn integer(op: IntOp, ty: ValueType, a: &str, b: &str) -> String {
+    let (x, y) = (format!("as_long({a})"), format!("as_long({b})"));
+    let wrapping = |expr: String| format!("(long)({expr})");
+    let int = match op {
+        IntOp::Add => wrapping(format!("(ulong){x} + (ulong){y}")),
+        IntOp::Sub => wrapping(format!("(ulong){x} - (ulong){y}")),
+        IntOp::Mul => wrapping(format!("(ulong){x} * (ulong){y}")),
+        IntOp::Div => format!("t_idiv({x}, {y})"),
+        IntOp::Mod => format!("t_imod({x}, {y})"),
+        IntOp::Neg => wrapping(format!("0UL - (ulong){x}")),
+        IntOp::Abs => format!("({x} < 0 ? (long)(0UL - (ulong){x}) : {x})"),
+        IntOp::Min => format!("min({x}, {y})"),
+        IntOp::Max => format!("max({x}, {y})"),
+        IntOp::Square => wrapping(format!("(ulong){x} * (ulong){x}")),
+        IntOp::Cube => wrapping(format!("(ulong){x} * (ulong){x} * (ulong){x}")),
+        IntOp::Heaviside => format!("(long)({x} > 0)"),
+        IntOp::Compare(cmp) => {
+            let op = match cmp {
+                Cmp::Lt => "<",
+                Cmp::Le => "<=",
+                Cmp::Gt => ">",
+                Cmp::Ge => ">=",
+                Cmp::Eq => "==",
+                Cmp::Ne => "!=",
+            };
+            return format!("t_truth({x} {op} {y})");
+        }
+        IntOp::Cast(ValueType::F64) => return format!("(double){x}"),
+        IntOp::Cast(ValueType::F32) => return format!("(double)(float){x}"),
+        IntOp::Cast(ValueType::Bool) => return format!("t_truth({x} != 0)"),
+        IntOp::Cast(ValueType::I64) => x,
+        IntOp::Cast(ValueType::I32) => format!("t_wrap32({x})"),
+    };
+    if ty == ValueType::I32 {
+        format!("as_double(t_wrap32({int}))")
+    } else {
+        format!("as_double({int})")
     }
 }
 
@@ -334,6 +381,17 @@ impl Writer<'_> {
             ));
         }
         format
+    }
+
+    /// `a + b` as the output adds its values (the program's value type):
+    /// in `double`, or wrapping for integers.
+    pub(super) fn add_output(&self, a: &str, b: &str) -> String {
+        let ty = self.program.value_type;
+        if ty.is_integer() {
+            integer(IntOp::Add, ty, a, b)
+        } else {
+            format!("{a} + {b}")
+        }
     }
 
     /// The C name of an input operand's values.
@@ -557,9 +615,20 @@ impl Writer<'_> {
             Op::FCall { func, dst, a, b } => c.line(format!("f{dst} = {};", call(*func, &freg(*a), &freg(*b)))),
             Op::LoadValue { operand, pos, dst } => {
                 let values = self.values(c, *operand);
-                c.line(format!("f{dst} = {values}[r{pos}];"));
+                let value = format!("{values}[r{pos}]");
+                // Integers are held as their bits (sign-extended to 64).
+                let word = if c.value_type(*operand).is_integer() {
+                    format!("as_double((long){value})")
+                } else {
+                    value
+                };
+                c.line(format!("f{dst} = {word};"));
             }
-            Op::AccumOutput { pos, value } => c.line(format!("out[r{pos} - out_base] += f{value};")),
+            Op::AccumOutput { pos, value } => {
+                let at = format!("out[r{pos} - out_base]");
+                let sum = self.add_output(&at, &freg(*value));
+                c.line(format!("{at} = {sum};"));
+            }
             Op::DotBlock {
                 driver,
                 begin,
