@@ -19,7 +19,7 @@ use tessera_formats::{AnyTensor, CoordinateList, Format, Tensor, TensorRef, Valu
 use super::error::{CliError, Result};
 use super::format_spec::FormatSpec;
 use super::progress::Spinner;
-use super::types::{exactly, from_f64};
+use super::types::{exactly, from_f64, LARGEST_EXACT_INTEGER};
 
 /// The file kinds tessera reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,9 +93,6 @@ impl<V: FileValue> FileEntries<V> {
         }
     }
 }
-
-/// Integers up to this magnitude are exact in `f64`.
-const LARGEST_EXACT_INTEGER: f64 = (1u64 << 53) as f64;
 
 /// Whether `file`, read from `path` as `f64`, is a Matrix Market `integer`
 /// file holding integers beyond 2^53, which `f64` rounded: commands that

@@ -46,7 +46,7 @@ pub fn retyped(tensor: &AnyTensor, ty: ValueType) -> Result<AnyTensor, String> {
 }
 
 /// Integers up to this magnitude are exact in `f64`.
-const LARGEST_EXACT_INTEGER: f64 = (1u64 << 53) as f64;
+pub const LARGEST_EXACT_INTEGER: f64 = (1u64 << 53) as f64;
 
 /// An `f64` tensor as a tensor of type `ty`: itself, exactly as an integer
 /// type ([`exactly`]), or rounded to `f32` or `bool`.

@@ -604,7 +604,7 @@ impl Kernel {
         let mut reuse = String::new();
         for (name, ty) in types {
             reuse.push_str(&format!(
-                "{name} holds {ty} values: compiled kernels read them as they are, the interpreter through an f64 copy made once per tensor\n"
+                "{name} holds {ty} values: compiled kernels read them as they are, the interpreter through a copy as 64-bit register words made once per tensor\n"
             ));
         }
         if typed.value_type.is_integer() {
@@ -1165,7 +1165,7 @@ impl Kernel {
                 }
                 tessera_formats::budget::check_allocation(
                     &format!(
-                        "the interpreter's f64 copy of {}'s {} values",
+                        "the interpreter's 64-bit copy of {}'s {} values",
                         self.lowered.operands[k].name,
                         values.value_type()
                     ),
