@@ -135,6 +135,36 @@ mod with_binsparse {
     }
 
     #[test]
+    fn complex_values_are_refused_for_binsparse_files_and_read_from_real_ones() {
+        let dir = scratch("complex");
+        let h = path(&dir, "h.mtx");
+        fs::write(
+            &h,
+            "%%MatrixMarket matrix coordinate complex hermitian\n2 2 2\n1 1 2 0\n2 1 1 -1\n",
+        )
+        .unwrap();
+        let out = path(&dir, "h.h5");
+        tessera()
+            .args(["convert", &h, &out])
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(
+                "binsparse files hold real values here: write c64 values to a .mtx or .tns file",
+            ));
+        assert!(!Path::new(&out).exists(), "nothing is written");
+        // A real binsparse file read as c64 has imaginary parts 0.
+        let real = path(&dir, "a.h5");
+        tessera().args(["convert", &four_elt(), &real]).assert().success();
+        tessera()
+            .args(["repl", "-t", "A:c64", "-i", &format!("A:{real}")])
+            .write_stdin("A\n")
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("A: 15606 x 15606 matrix of c64, csr"))
+            .stdout(predicate::str::contains(" = 1+0i\n"));
+    }
+
+    #[test]
     fn gzip_and_faulty_files_are_refused_with_the_file() {
         let dir = scratch("faults");
         let gz = path(&dir, "a.h5.gz");

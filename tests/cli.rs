@@ -1061,7 +1061,7 @@ fn value_types_are_asked_per_tensor_and_results_keep_the_statement_type() {
     let stderr = String::from_utf8_lossy(&unknown.stderr);
     assert!(!unknown.status.success(), "{stderr}");
     assert!(
-        stderr.contains("unknown value type \"i7\" (the value types are f64, f32, i64, i32, bool)"),
+        stderr.contains("unknown value type \"i7\" (the value types are f64, f32, i64, i32, bool, c64)"),
         "{stderr}"
     );
     assert_fails(
@@ -1250,7 +1250,7 @@ fn inputs_read_as_integer_types_refuse_values_the_type_does_not_hold() {
         .args(["eval", "--help"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("(f64, f32, i64, i32, bool)"))
+        .stdout(predicate::str::contains("(f64, f32, i64, i32, bool, c64)"))
         .stdout(predicate::str::contains("integers from 1 to 9"));
 }
 
@@ -1312,4 +1312,268 @@ fn the_repl_holds_integers_exactly_and_generates_small_ones() {
         fs::read_to_string(&saved).unwrap(),
         "1 1 9223372036854775807\n2 3 -9223372036854775808\n3 2 9007199254740993\n3 3 5\n"
     );
+}
+
+// ---------------------------------------------------------------- complex values
+
+/// H = [[2, 1+i, 0], [1-i, 0, -0.5i], [0, 0.5i, -1]], hermitian: its lower
+/// triangle, as tessera writes it back.
+const HERMITIAN_MTX: &str = "%%MatrixMarket matrix coordinate complex hermitian\n\
+% a hermitian test matrix\n\
+3 3 4\n\
+1 1 2 0\n\
+2 1 1 -1\n\
+3 2 0 0.5\n\
+3 3 -1 0\n";
+
+/// H in full, as `complex general`, and as a FROSTT file (two numbers a value).
+const HERMITIAN_GENERAL: &str = "%%MatrixMarket matrix coordinate complex general\n3 3 6\n\
+1 1 2 0\n1 2 1 1\n2 1 1 -1\n2 3 0 -0.5\n3 2 0 0.5\n3 3 -1 0\n";
+const HERMITIAN_TNS: &str = "1 1 2 0\n1 2 1 1\n2 1 1 -1\n2 3 0 -0.5\n3 2 0 0.5\n3 3 -1 0\n";
+
+#[test]
+fn convert_keeps_a_complex_file_complex() {
+    let dir = scratch("convert_complex");
+    let h = write(&dir, "h.mtx", HERMITIAN_MTX);
+    // Unasked: read as c64, written back with its symmetry and comments.
+    let out = dir.join("out.mtx");
+    tessera()
+        .args(["convert", &h])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(": 3 x 3 of c64, 6 nonzeros, via csr"));
+    assert_eq!(fs::read_to_string(&out).unwrap(), HERMITIAN_MTX);
+    tessera()
+        .args(["convert", "--general", &h, "-"])
+        .assert()
+        .success()
+        .stdout(HERMITIAN_GENERAL);
+    // To FROSTT with its sidecar, and back: the sidecar tells it is complex.
+    let tns = dir.join("h.tns");
+    tessera().args(["convert", &h]).arg(&tns).assert().success();
+    assert_eq!(fs::read_to_string(&tns).unwrap(), HERMITIAN_TNS);
+    assert_eq!(fs::read_to_string(dir.join("h.dims")).unwrap(), "3 3\n6\n");
+    tessera()
+        .arg("convert")
+        .arg(&tns)
+        .arg("-")
+        .assert()
+        .success()
+        .stdout(HERMITIAN_GENERAL);
+    // Through standard input, the banner tells.
+    tessera()
+        .args(["convert", "-", "-"])
+        .write_stdin(HERMITIAN_MTX)
+        .assert()
+        .success()
+        .stdout(HERMITIAN_MTX);
+    // A real file asked as c64 gets imaginary parts 0.
+    let b = write(&dir, "b.mtx", B_MTX);
+    tessera()
+        .args(["convert", "-t", "c64", &b, "-"])
+        .assert()
+        .success()
+        .stdout("%%MatrixMarket matrix coordinate complex general\n3 4 3\n1 2 1 0\n2 4 -3 0\n3 1 2 0\n");
+    // A complex file asked as a real type is refused.
+    assert_fails(
+        tessera().args(["convert", "-t", "f64", &h, "-"]),
+        &[
+            "convert INPUT",
+            "h.mtx holds complex values, which are read as c64, not f64: leave out -t, or give -t c64",
+        ],
+    );
+    // A value that is no number names the file, the line and the part.
+    let bad = write(&dir, "bad.mtx", &HERMITIAN_MTX.replace("3 2 0 0.5", "3 2 0 0.5i"));
+    assert_fails(
+        tessera().args(["convert", &bad, "-"]),
+        &["bad.mtx:6: expected the imaginary part of a complex value, a number, found `0.5i`"],
+    );
+}
+
+#[test]
+fn info_describes_a_complex_file_and_its_hermitian_symmetry() {
+    let dir = scratch("info_complex");
+    let h = write(&dir, "h.mtx", HERMITIAN_MTX);
+    tessera()
+        .args(["info", &h, "--spy"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "h.mtx: Matrix Market coordinate complex hermitian\n",
+        ))
+        .stdout(predicate::str::contains("nonzeros: 6 (density 66.67%)\n"))
+        .stdout(predicate::str::contains("values: c64, 0 NaN, 0 infinite"))
+        .stdout(predicate::str::contains("symmetry: hermitian (A = Aᴴ)"))
+        // Sixteen bytes a value.
+        .stdout(predicate::str::contains("  dense      144 B  (9 stored values)"));
+    // A .tns file with its sidecar tells; without one, -t c64 says so.
+    let tns = dir.join("h.tns");
+    tessera().args(["convert", &h]).arg(&tns).assert().success();
+    tessera()
+        .arg("info")
+        .arg(&tns)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("FROSTT, order 2"))
+        .stdout(predicate::str::contains("values: c64"));
+    let bare = write(&dir, "bare.tns", HERMITIAN_TNS);
+    assert_fails(
+        tessera().args(["info", &bare]),
+        // Without a shape the order is read from the first line, `1 1 2 0`:
+        // three coordinates and a value, until a real part of 0.
+        &[
+            "bare.tns:4: expected the mode-2 coordinate",
+            "found `0` (a line ending in a complex value, two numbers, is read as c64)",
+        ],
+    );
+    tessera()
+        .args(["info", "-t", "c64", &bare])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("symmetry: hermitian"));
+    assert_fails(
+        tessera().args(["info", "-t", "i64", &h]),
+        &["h.mtx holds complex values, which are read as c64, not i64"],
+    );
+}
+
+#[test]
+fn eval_reads_a_complex_file_only_as_c64() {
+    let dir = scratch("eval_complex");
+    let h = format!("H:{}", write(&dir, "h.mtx", HERMITIAN_MTX));
+    assert_fails(
+        tessera().args(["eval", "y(i) = H(i,j)", "-i", &h]),
+        &[
+            "-i H",
+            "h.mtx holds complex values, which are read as c64, not f64: give -t H:c64",
+        ],
+    );
+    assert_fails(
+        tessera().args(["eval", "y(i) = H(i,j)", "-i", &h, "-t", "H:i32"]),
+        &["not i32: give -t H:c64"],
+    );
+    // Reordering permutes real values only: refused before anything runs.
+    assert_fails(
+        tessera().args(["eval", "y(i) = H(i,j)", "-i", &h, "-t", "H:c64", "--reorder", "rcm"]),
+        &[
+            "--reorder rcm",
+            "H holds c64 values: reordering permutes real values only",
+        ],
+    );
+    tessera()
+        .args(["eval", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("(f64, f32, i64, i32, bool, c64)"))
+        .stdout(predicate::str::contains("-t A:c64 as complex values"));
+}
+
+#[test]
+fn the_repl_types_loads_prints_and_saves_complex_tensors() {
+    let dir = scratch("repl_complex");
+    let h = write(&dir, "h.mtx", HERMITIAN_MTX);
+    let b = write(&dir, "b.mtx", B_MTX);
+    let saved_mtx = dir.join("saved.mtx");
+    let saved_tns = dir.join("saved.tns");
+    let script = format!(
+        ":type H c64\n\
+         :load H {h}\n\
+         H\n\
+         :save H {saved_mtx}\n\
+         :save H {saved_tns}\n\
+         :load G {h}\n\
+         :type H f64\n\
+         :load B {b}\n\
+         :type B c64\n\
+         :print B\n\
+         :type z c64\n\
+         :list\n\
+         :gen x 4 1 7\n\
+         :print x\n\
+         :gen z 4 1 7\n\
+         :print z\n\
+         :type B f64\n\
+         :print B\n",
+        saved_mtx = saved_mtx.display(),
+        saved_tns = saved_tns.display()
+    );
+    let output = tessera().arg("repl").write_stdin(script).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // Errors are reported by line and the session goes on (exit 1 at its end).
+    assert!(!output.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for expected in [
+        "H: 3 x 3 matrix of c64, csr, 6 stored, 6 nonzeros (density 66.67%)\n",
+        "  H(0,0) = 2+0i\n  H(0,1) = 1+1i\n  H(1,0) = 1-1i\n  H(1,2) = 0-0.5i\n  H(2,1) = 0+0.5i\n  H(2,2) = -1+0i\n",
+        "B: 3 x 4 matrix of c64, csr, 3 stored, 3 nonzeros",
+        "  B(0,1) = 1+0i\n  B(1,3) = -3+0i\n",
+        "H: 3 x 3 of c64, csr, 6 stored (read from ",
+        "; as c64)",
+        "z: not yet made, to hold c64 values",
+        "z: 4 vector of c64, dense, 4 stored, 4 nonzeros",
+        // Imaginary parts 0: back to f64 exactly.
+        "B: 3 x 4 matrix, csr, 3 stored, 3 nonzeros",
+    ] {
+        assert!(stdout.contains(expected), "{expected:?} not in:\n{stdout}");
+    }
+    // A generated c64 tensor's real parts are the f64 tensor's of the same
+    // seed; its imaginary parts are in (0, 1] and differ.
+    let values = |name: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .filter(|l| l.starts_with(&format!("  {name}(")))
+            .map(|l| l.rsplit(" = ").next().unwrap().to_string())
+            .collect()
+    };
+    let (x, z) = (values("x"), values("z"));
+    assert_eq!((x.len(), z.len()), (4, 4), "{stdout}");
+    for (x, z) in x.iter().zip(&z) {
+        let (re, im) = z.split_once('+').expect("a positive imaginary part");
+        assert_eq!(re, x);
+        let im: f64 = im.trim_end_matches('i').parse().unwrap();
+        assert!(im > 0.0 && im <= 1.0, "{z}");
+    }
+    for expected in [
+        "error: line 6: :load G: ",
+        "h.mtx holds complex values, which are read as c64, not f64: ask for it with :type G c64 first",
+        "error: line 7: :type H: H: the value 1+1i at (0,1) has an imaginary part, and real values are asked for \
+         (real(...) and imag(...) in a statement give its parts)",
+    ] {
+        assert!(stderr.contains(expected), "{expected:?} not in:\n{stderr}");
+    }
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    assert_eq!(fs::read_to_string(&saved_mtx).unwrap(), HERMITIAN_GENERAL);
+    assert_eq!(fs::read_to_string(&saved_tns).unwrap(), HERMITIAN_TNS);
+    // What the REPL saved reads back as it was written.
+    tessera()
+        .arg("convert")
+        .arg(&saved_tns)
+        .arg("-")
+        .assert()
+        .success()
+        .stdout(HERMITIAN_GENERAL);
+}
+
+#[test]
+fn reorder_moves_complex_values_as_they_are() {
+    let dir = scratch("reorder_complex");
+    let h = write(&dir, "h.mtx", HERMITIAN_MTX);
+    let out = dir.join("rcm.mtx");
+    tessera()
+        .args(["reorder", &h])
+        .arg(&out)
+        .args(["--method", "rcm"])
+        .assert()
+        .success();
+    let text = fs::read_to_string(&out).unwrap();
+    assert!(
+        text.starts_with("%%MatrixMarket matrix coordinate complex general\n3 3 6\n"),
+        "{text}"
+    );
+    // The same six values, moved.
+    let mut values: Vec<&str> = text.lines().skip(2).map(|l| l.splitn(3, ' ').nth(2).unwrap()).collect();
+    values.sort_unstable();
+    assert_eq!(values, ["-1 0", "0 -0.5", "0 0.5", "1 -1", "1 1", "2 0"]);
 }

@@ -19,9 +19,10 @@
 use std::collections::HashMap;
 
 use tessera_formats::tensor::checked_product;
-use tessera_formats::{FormatError, Tensor, TensorRef, ValueType, MAX_POSITIONS};
+use tessera_formats::{Complex64, FormatError, Tensor, TensorRef, ValueType, MAX_POSITIONS};
 
 use crate::error::{EngineError, Result};
+use crate::notation::complex::{self, Part};
 use crate::notation::{
     check, place_reductions, types, AssignOp, BinaryOp, Expr, Func, IndexSizes, Reduction, Statement,
 };
@@ -141,9 +142,13 @@ pub fn evaluate_words(
     inputs: &[(&str, TensorRef<'_>)],
     sizes: &[(&str, usize)],
 ) -> Result<(DenseResult, ValueType)> {
-    let typed = types::typed(stmt, &|name| {
-        inputs.iter().find(|(n, _)| *n == name).map(|(_, t)| t.value_type())
-    })?;
+    let type_of = |name: &str| inputs.iter().find(|(n, _)| *n == name).map(|(_, t)| t.value_type());
+    if complex::split(stmt, &type_of)?.is_some() {
+        return Err(EngineError::Unsupported(format!(
+            "{stmt} computes with complex values: evaluate_complex gives its result"
+        )));
+    }
+    let typed = types::typed(stmt, &type_of)?;
     let words: Vec<(&str, std::borrow::Cow<'_, Tensor<f64>>)> = inputs
         .iter()
         .map(|&(n, t)| match t {
@@ -154,6 +159,57 @@ pub fn evaluate_words(
     let words: Vec<(&str, &Tensor<f64>)> = words.iter().map(|(n, t)| (*n, t.as_ref())).collect();
     let result = evaluate_in(&typed.statement, typed.value_type, &words, sizes)?;
     Ok((result, typed.value_type))
+}
+
+/// The dense value of a statement over complex values (`c64` tensors, or
+/// casts to `c64`), as the engine defines it: its real and imaginary parts
+/// ([`crate::notation::complex::split`]) evaluated as real statements over
+/// the parts of each complex input. Real statements are evaluated as
+/// [`evaluate_typed`] does, their values the real parts.
+///
+/// ```
+/// use tessera_engine::notation::parse_statement;
+/// use tessera_engine::reference::evaluate_complex;
+/// use tessera_formats::{Complex64, Tensor, TensorRef};
+///
+/// let z = Tensor::from_dense(&[2], vec![Complex64::new(1.0, 2.0), Complex64::new(0.0, -1.0)]).unwrap();
+/// let stmt = parse_statement("y(i) = z(i) * z(i)").unwrap();
+/// let (shape, y) = evaluate_complex(&stmt, &[("z", TensorRef::from(&z))], &[]).unwrap();
+/// assert_eq!((shape, y), (vec![2], vec![Complex64::new(-3.0, 4.0), Complex64::new(-1.0, 0.0)]));
+/// ```
+pub fn evaluate_complex(
+    stmt: &Statement,
+    inputs: &[(&str, TensorRef<'_>)],
+    sizes: &[(&str, usize)],
+) -> Result<(Vec<usize>, Vec<Complex64>)> {
+    let type_of = |name: &str| inputs.iter().find(|(n, _)| *n == name).map(|(_, t)| t.value_type());
+    let Some(split) = complex::split(stmt, &type_of)? else {
+        let real = evaluate_typed(stmt, inputs, sizes)?;
+        return Ok((real.shape, real.values.into_iter().map(Complex64::from).collect()));
+    };
+    let parts: Vec<(String, Tensor<f64>)> = inputs
+        .iter()
+        .flat_map(|&(name, t)| match t {
+            TensorRef::C64(z) => vec![
+                (complex::part_name(name, Part::Re), z.map_values(|v| v.re)),
+                (complex::part_name(name, Part::Im), z.map_values(|v| v.im)),
+            ],
+            _ => Vec::new(),
+        })
+        .collect();
+    let mut part_inputs: Vec<(&str, TensorRef<'_>)> = inputs
+        .iter()
+        .filter(|(_, t)| t.value_type() != ValueType::C64)
+        .copied()
+        .collect();
+    part_inputs.extend(parts.iter().map(|(n, t)| (n.as_str(), TensorRef::from(t))));
+    let re = evaluate_typed(&split.re, &part_inputs, sizes)?;
+    let im = match &split.im {
+        Some(im) => evaluate_typed(im, &part_inputs, sizes)?.values,
+        None => vec![0.0; re.values.len()],
+    };
+    let values = re.values.iter().zip(&im).map(|(&a, &b)| Complex64::new(a, b)).collect();
+    Ok((re.shape, values))
 }
 
 /// [`evaluate`] of a typed statement on register words, its reductions

@@ -43,7 +43,8 @@ fn term(f: Func, args: &[&str]) -> String {
 /// Statements and the variables of each tensor they read.
 fn statements() -> Vec<(String, Vec<(&'static str, &'static str)>)> {
     let mut out = Vec::new();
-    for f in FUNCTIONS {
+    // Complex results are checked by `complex_values.rs`.
+    for f in FUNCTIONS.into_iter().filter(|&f| f != Func::Cast(ValueType::C64)) {
         if f.arity() == 1 {
             out.push((format!("A(i,j) = {}", call(f, &["B(i,j)"])), vec![("B", "ij")]));
             out.push((

@@ -40,6 +40,6 @@ pub use staging::{
     ArrayRef, Builder, Cmp, Immediate, IntOp, LevelRef, LoopBody, LoopCond, LoopState, Param, StorageResolver,
 };
 pub use tensor::{FirstNonzeros, LevelStorage, Tensor, TensorLevels, Version};
-pub use typed::{AnyTensor, TensorRef, ValueType};
+pub use typed::{AnyTensor, Complex64, TensorRef, ValueType};
 pub use value::Value;
 pub use walk::{Coords, Entries};

@@ -1,12 +1,14 @@
 //! Tensors whose value type is known at run time: what files, the command
 //! line and the engine's inputs hand around when a tensor may hold `f64`,
-//! `f32`, `i64`, `i32` or `bool` values.
+//! `f32`, `i64`, `i32`, `bool` or complex (`c64`) values.
 //!
 //! [`AnyTensor`] owns one; [`TensorRef`] borrows one. Both answer the
 //! questions that do not depend on the value type (shape, format, levels,
 //! version) directly, and give the values as [`ValueSlice`].
 
 use std::fmt;
+
+pub use num_complex::Complex64;
 
 use crate::{Format, LevelStorage, Result, Tensor, Value, Version};
 
@@ -17,7 +19,7 @@ use crate::{Format, LevelStorage, Result, Tensor, Value, Version};
 /// assert_eq!("f32".parse::<ValueType>().unwrap(), ValueType::F32);
 /// assert_eq!(ValueType::Bool.to_string(), "bool");
 /// assert!(ValueType::I32.is_integer());
-/// assert!("i128".parse::<ValueType>().unwrap_err().contains("f64, f32, i64, i32, bool"));
+/// assert!("i128".parse::<ValueType>().unwrap_err().contains("f64, f32, i64, i32, bool, c64"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub enum ValueType {
@@ -27,15 +29,18 @@ pub enum ValueType {
     I64,
     I32,
     Bool,
+    /// Complex numbers of two `f64` parts.
+    C64,
 }
 
 /// Every value type, in the order messages list them.
-pub const VALUE_TYPES: [ValueType; 5] = [
+pub const VALUE_TYPES: [ValueType; 6] = [
     ValueType::F64,
     ValueType::F32,
     ValueType::I64,
     ValueType::I32,
     ValueType::Bool,
+    ValueType::C64,
 ];
 
 impl ValueType {
@@ -47,6 +52,7 @@ impl ValueType {
             ValueType::I64 => "i64",
             ValueType::I32 => "i32",
             ValueType::Bool => "bool",
+            ValueType::C64 => "c64",
         }
     }
 
@@ -63,6 +69,7 @@ impl ValueType {
             ValueType::F32 | ValueType::I32 => 4,
             ValueType::I64 => 8,
             ValueType::Bool => 1,
+            ValueType::C64 => 16,
         }
     }
 
@@ -77,6 +84,7 @@ impl ValueType {
             ValueType::I64 => v as i64 as f64,
             ValueType::I32 => f64::from(v as i32),
             ValueType::Bool => f64::from(u8::from(v != 0.0)),
+            ValueType::C64 => v,
         }
     }
 
@@ -166,6 +174,7 @@ typed!(f32, F32);
 typed!(i64, I64);
 typed!(i32, I32);
 typed!(bool, Bool);
+typed!(Complex64, C64);
 
 /// Applies `$body` to what any variant of `$value` holds (a tensor or
 /// values), bound as `$t`.
@@ -177,6 +186,7 @@ macro_rules! each_type {
             $enum::I64($t) => $body,
             $enum::I32($t) => $body,
             $enum::Bool($t) => $body,
+            $enum::C64($t) => $body,
         }
     };
 }
@@ -189,6 +199,7 @@ pub enum ValueSlice<'a> {
     I64(&'a [i64]),
     I32(&'a [i32]),
     Bool(&'a [bool]),
+    C64(&'a [Complex64]),
 }
 
 impl ValueSlice<'_> {
@@ -199,6 +210,7 @@ impl ValueSlice<'_> {
             ValueSlice::I64(_) => ValueType::I64,
             ValueSlice::I32(_) => ValueType::I32,
             ValueSlice::Bool(_) => ValueType::Bool,
+            ValueSlice::C64(_) => ValueType::C64,
         }
     }
     pub fn len(&self) -> usize {
@@ -243,6 +255,7 @@ pub enum AnyTensor {
     I64(Tensor<i64>),
     I32(Tensor<i32>),
     Bool(Tensor<bool>),
+    C64(Tensor<Complex64>),
 }
 
 impl AnyTensor {
@@ -255,6 +268,7 @@ impl AnyTensor {
             ValueType::I64 => AnyTensor::I64(t.map_values(|v| v as i64)),
             ValueType::I32 => AnyTensor::I32(t.map_values(|v| v as i32)),
             ValueType::Bool => AnyTensor::Bool(t.map_values(|v| v != 0.0)),
+            ValueType::C64 => AnyTensor::C64(t.map_values(Complex64::from)),
         }
     }
     /// A computed result whose values (and fill) are register words
@@ -331,6 +345,7 @@ impl AnyTensor {
             AnyTensor::I64(t) => AnyTensor::I64(t.with_fill(fill as i64)?),
             AnyTensor::I32(t) => AnyTensor::I32(t.with_fill(fill as i32)?),
             AnyTensor::Bool(t) => AnyTensor::Bool(t.with_fill(fill != 0.0)?),
+            AnyTensor::C64(t) => AnyTensor::C64(t.with_fill(Complex64::from(fill))?),
         })
     }
 }
@@ -343,6 +358,7 @@ pub enum TensorRef<'a> {
     I64(&'a Tensor<i64>),
     I32(&'a Tensor<i32>),
     Bool(&'a Tensor<bool>),
+    C64(&'a Tensor<Complex64>),
 }
 
 impl<'a> TensorRef<'a> {
@@ -353,6 +369,7 @@ impl<'a> TensorRef<'a> {
             TensorRef::I64(_) => ValueType::I64,
             TensorRef::I32(_) => ValueType::I32,
             TensorRef::Bool(_) => ValueType::Bool,
+            TensorRef::C64(_) => ValueType::C64,
         }
     }
     pub fn shape(&self) -> &'a [usize] {

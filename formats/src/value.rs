@@ -111,3 +111,18 @@ impl Value for bool {
         v != 0.0
     }
 }
+
+/// A complex value (`c64`): its real part is its number in `f64`. The
+/// engine computes with its real and imaginary parts as two `f64` values
+/// each, so no register holds one whole.
+impl Value for num_complex::Complex64 {
+    fn accumulate(self, other: Self) -> Self {
+        self + other
+    }
+    fn to_f64(self) -> f64 {
+        self.re
+    }
+    fn from_f64(v: f64) -> Self {
+        num_complex::Complex64::new(v, 0.0)
+    }
+}

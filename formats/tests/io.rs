@@ -597,18 +597,19 @@ fn bad_banners_are_refused_on_line_1() {
 }
 
 #[test]
-fn complex_and_hermitian_are_refused_by_name() {
+fn complex_files_read_as_real_values_are_refused_naming_c64() {
+    // Read as c64 they are read: formats/tests/complex_values.rs.
     assert_parse_error(
         mtx("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 2\n"),
         "test.mtx",
         1,
-        "the `complex` field is not supported",
+        "the `complex` field holds complex values, which tessera reads as c64 (`-t NAME:c64` on the command line), not as f64",
     );
     assert_parse_error(
         mtx("%%MatrixMarket matrix coordinate real hermitian\n1 1 1\n1 1 1\n"),
         "test.mtx",
         1,
-        "`hermitian` symmetry is not supported",
+        "`hermitian` symmetry needs the `complex` field, the banner says `real`",
     );
 }
 

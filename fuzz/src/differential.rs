@@ -13,12 +13,13 @@
 //! remaining bytes — the same cases as the engine's `random_statements`
 //! suite draws from its seeds.
 
+use tessera::engine::notation::complex::split;
 use tessera::engine::notation::{parse_statement, Statement};
-use tessera::engine::reference::{evaluate_typed, DenseResult};
+use tessera::engine::reference::{evaluate_complex, evaluate_typed, DenseResult};
 use tessera::engine::testing::{
     compare, output_formats, random_format, random_statement, random_tensor, EntryKind, Rng, StatementConfig, Tolerance,
 };
-use tessera::formats::{Format, Tensor};
+use tessera::formats::{AnyTensor, Complex64, Format, Tensor};
 use tessera::{EngineError, EvalOptions, Inputs, TierChoice};
 
 use super::generate::{self, Case};
@@ -79,7 +80,7 @@ pub fn check_case(case: &Case) -> Result<(), String> {
         Ok(s) => s,
         Err(e) => return fail(format!("the statement does not parse: {e}")),
     };
-    let reference = match reference(case, &stmt) {
+    let reference = match reference_parts(case, &stmt) {
         Ok(r) => r,
         Err(e) => return fail(e),
     };
@@ -87,7 +88,7 @@ pub fn check_case(case: &Case) -> Result<(), String> {
     // A fresh engine per case: its kernel cache (and the JIT's code) is
     // freed with it.
     let engine = tessera::engine();
-    let mut results: Vec<(String, Tensor<f64>)> = Vec::new();
+    let mut results: Vec<(String, Vec<Tensor<f64>>)> = Vec::new();
     let mut refusals: Vec<(String, EngineError)> = Vec::new();
     for tier in engine.tier_names() {
         let options = EvalOptions {
@@ -97,7 +98,7 @@ pub fn check_case(case: &Case) -> Result<(), String> {
             ..EvalOptions::default()
         };
         let run = super::catch(&format!("tier {tier}"), || {
-            engine.eval_with(&case.text, &engine_inputs, &options)
+            engine.eval_typed_with(&case.text, &engine_inputs, &options).map(parts)
         });
         let result = match run {
             Ok(Ok(t)) => t,
@@ -108,8 +109,17 @@ pub fn check_case(case: &Case) -> Result<(), String> {
             Ok(Err(e)) => return fail(format!("tier {tier} refuses it: {e}")),
             Err(e) => return fail(e),
         };
-        if let Err(e) = check_result(&result, &reference, case.output.as_ref(), case.tolerance()) {
-            return fail(format!("tier {tier}: {e}"));
+        if result.len() != reference.len() {
+            return fail(format!(
+                "tier {tier}: {} parts of a result, the reference's {}",
+                result.len(),
+                reference.len()
+            ));
+        }
+        for (part, want) in result.iter().zip(&reference) {
+            if let Err(e) = check_result(part, want, case.output.as_ref(), case.tolerance()) {
+                return fail(format!("tier {tier}: {e}"));
+            }
         }
         // The parallel contract: in tiny chunks, 3 threads give one's bits.
         let in_chunks = |threads: usize| {
@@ -119,11 +129,14 @@ pub fn check_case(case: &Case) -> Result<(), String> {
                 ..options.clone()
             };
             super::catch(&format!("tier {tier} on {threads} threads"), || {
-                engine.eval_with(&case.text, &engine_inputs, &options)
+                engine.eval_typed_with(&case.text, &engine_inputs, &options).map(parts)
             })
         };
+        let same_bits = |a: &[Tensor<f64>], b: &[Tensor<f64>]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| tessera::engine::testing::same_bits(a, b))
+        };
         match (in_chunks(1), in_chunks(3)) {
-            (Ok(Ok(one)), Ok(Ok(three))) if tessera::engine::testing::same_bits(&one, &three) => {}
+            (Ok(Ok(one)), Ok(Ok(three))) if same_bits(&one, &three) => {}
             (Ok(Ok(_)), Ok(Ok(_))) => return fail(format!("tier {tier}: 3 threads give other bits than one")),
             (Err(e), _) | (_, Err(e)) => return fail(e),
             (Ok(Err(e)), _) | (_, Ok(Err(e))) => return fail(format!("tier {tier} in chunks refuses it: {e}")),
@@ -152,12 +165,47 @@ pub fn check_case(case: &Case) -> Result<(), String> {
     // Every tier assembles the same storage.
     if let Some(((first, a), rest)) = results.split_first() {
         for (tier, b) in rest {
-            if let Err(e) = same_storage(a, b, case.tolerance()) {
-                return fail(format!("tiers {first} and {tier} store different results: {e}"));
+            for (a, b) in a.iter().zip(b) {
+                if let Err(e) = same_storage(a, b, case.tolerance()) {
+                    return fail(format!("tiers {first} and {tier} store different results: {e}"));
+                }
             }
         }
     }
     Ok(())
+}
+
+/// A result as real tensors: a complex one's real and imaginary parts, or
+/// the result itself.
+fn parts(result: AnyTensor) -> Vec<Tensor<f64>> {
+    match result {
+        AnyTensor::C64(z) => vec![z.map_values(|v| v.re), z.map_values(|v| v.im)],
+        other => vec![other.into_f64()],
+    }
+}
+
+/// The dense reference's result of `case` as real parts ([`parts`]), or
+/// why it has none.
+fn reference_parts(case: &Case, stmt: &Statement) -> Result<Vec<DenseResult>, String> {
+    let (inputs, sizes) = (case.inputs(), case.size_refs());
+    let type_of = |name: &str| inputs.iter().find(|(n, _)| *n == name).map(|(_, t)| t.value_type());
+    let Ok(Some(complex)) = split(stmt, &type_of) else {
+        return reference(case, stmt).map(|r| vec![r]);
+    };
+    let gives_complex = complex.complex;
+    let (shape, values) = match super::catch("the reference", || evaluate_complex(stmt, &inputs, &sizes)) {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => return Err(format!("the reference refuses it: {e}")),
+        Err(e) => return Err(e),
+    };
+    let part = |f: fn(&Complex64) -> f64| DenseResult {
+        shape: shape.clone(),
+        values: values.iter().map(f).collect(),
+    };
+    Ok(match gives_complex {
+        true => vec![part(|z| z.re), part(|z| z.im)],
+        false => vec![part(|z| z.re)],
+    })
 }
 
 /// The dense reference's result of `case`, or why it has none.

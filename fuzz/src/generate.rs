@@ -27,12 +27,13 @@
 //! Non-finite values are exercised by the `pack` target, whose kernels
 //! keep the two meanings equal (see [`super::pack`]).
 
+use tessera::engine::notation::complex::split;
 use tessera::engine::notation::{parse_statement, AssignOp, BinaryOp, Expr, IndexVar, Reduction, Statement, SEMIRINGS};
 use tessera::engine::testing::{
     cast_where_numbers_are_needed, named_formats, output_formats, random_entries, EntryKind, Rng, Tolerance,
     EXACT_FUNCTIONS,
 };
-use tessera::formats::{AnyTensor, CoordinateList, Format, LevelFormat, Tensor, TensorRef, ValueType};
+use tessera::formats::{AnyTensor, Complex64, CoordinateList, Format, LevelFormat, Tensor, TensorRef, ValueType};
 
 use super::source::Source;
 
@@ -430,14 +431,25 @@ pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
         2 if semiring.is_none() => ValueType::Bool,
         3 if semiring.is_none() => ValueType::I64,
         4 if semiring.is_none() => ValueType::I32,
+        5 if semiring.is_none() => ValueType::C64,
         _ => ValueType::F64,
     };
     // Truth values where numbers are needed (a semiring's `||` too) get
     // their cast.
-    let rhs = cast_where_numbers_are_needed(statement.rhs, value_type);
-    let statement = match statement.op {
-        AssignOp::Assign => Statement::assign(statement.lhs, rhs),
-        AssignOp::AddAssign => Statement::add_assign(statement.lhs, rhs),
+    let typed = |ty: ValueType| {
+        let rhs = cast_where_numbers_are_needed(statement.rhs.clone(), ty);
+        match statement.op {
+            AssignOp::Assign => Statement::assign(statement.lhs.clone(), rhs),
+            AssignOp::AddAssign => Statement::add_assign(statement.lhs.clone(), rhs),
+        }
+    };
+    // Complex values where the statement takes them (no comparisons,
+    // functions of real values only, sums only), otherwise real ones.
+    let complex_ok = |s: &Statement| split(s, &|_| Some(ValueType::C64)).is_ok();
+    let (value_type, statement) = match value_type {
+        ValueType::C64 if complex_ok(&typed(ValueType::C64)) => (value_type, typed(value_type)),
+        ValueType::C64 => (ValueType::F64, typed(ValueType::F64)),
+        ty => (ty, typed(ty)),
     };
     // A `+=` target of truth values' results holds numbers (a truth value
     // added to a number is its 0 or 1).
@@ -458,7 +470,11 @@ pub fn case(src: &mut Source<'_>) -> Result<Case, String> {
                 } else {
                     t
                 };
-                (n, AnyTensor::narrowed(t, ty))
+                match ty {
+                    // An imaginary part made from each value (0 stays 0).
+                    ValueType::C64 => (n, AnyTensor::C64(t.map_values(|v| Complex64::new(v, (v * 7.1).sin())))),
+                    ty => (n, AnyTensor::narrowed(t, ty)),
+                }
             })
             .collect(),
         sizes: given,

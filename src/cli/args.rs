@@ -66,15 +66,20 @@ Statements are index notation: y(i) = A(i,j) * x(j), C(i,j) = A(i,j) + B(i,j),
 s = sum(i, x(i) * x(i)); indices on the right but not the left are summed.
 
 Functions: sqrt cbrt exp log log10 pow abs sin cos tan asin acos atan atan2
-sinh cosh tanh asinh acosh atanh min max mod square cube heaviside xor.
+sinh cosh tanh asinh acosh atanh min max mod square cube heaviside xor, and for
+complex values real imag conj.
 Comparisons < <= > >= == != give bool values; && || ! xor take any nonzero as
 true and give bool.
-Value types: f64 (the default), f32, i64, i32, bool; -t A:f32 holds A's values
-as f32, -t A:i64 reads A's file as exact integers (-g gives integers 1 to 9).
-Operands of different types need a cast: f64(e), f32(e), i64(e), i32(e), bool(e).
+Value types: f64 (the default), f32, i64, i32, bool, c64; -t A:f32 holds A's
+values as f32, -t A:i64 reads A's file as exact integers (-g gives integers 1
+to 9), -t A:c64 as complex values (a .mtx complex or hermitian file; a .tns file
+with two numbers, real and imaginary parts, after each line's coordinates).
+Operands of different types need a cast: f64(e), f32(e), i64(e), i32(e), bool(e),
+c64(e); real(e), imag(e) and abs(e) of a complex value are real, conj(e) complex.
 Results have the statement's type: f32 computed in f64 and rounded once where
 stored; i64 and i32 exactly, with wrapping arithmetic (division by 0 gives 0);
-bool + and * are || and &&, sum over bool is or.
+bool + and * are || and &&, sum over bool is or; c64 in complex arithmetic, its
+results written as complex files.
 Reductions: sum(j, e), prod(j, e), min(j, e), max(j, e), or(j, e), and(j, e):
 y(i) = min(j, A(i,j) + d(j)). Where operands are absent (0), a function's
 result follows from its value there: sqrt(A(i,j)) stays sparse, exp(A(i,j))
@@ -103,11 +108,15 @@ pub struct TensorArgs {
     #[arg(short = 'f', long = "format", value_name = "NAME:FORMAT", value_parser = parse_format)]
     pub formats: Vec<NameValue<FormatSpec>>,
 
-    /// Hold tensor NAME's values as TYPE (f64, f32, i64, i32, bool). An input's file is read as it:
-    /// i64 and i32 exactly (each value must be an integer the type holds: a fraction or a value
+    /// Hold tensor NAME's values as TYPE (f64, f32, i64, i32, bool, c64). An input's file is read as
+    /// it: i64 and i32 exactly (each value must be an integer the type holds: a fraction or a value
     /// beyond its range is an error naming the line), f32 rounded, bool nonzero as true (a pattern
-    /// file is all true); a generated input (-g) as i64 or i32 holds integers from 1 to 9 (ceil(9v)
-    /// of its values v in (0, 1]). For the output, the type the statement must give
+    /// file is all true), c64 complex (a .mtx complex or hermitian file; a .tns file with two
+    /// numbers, real and imaginary parts, after each line's coordinates; a real file with imaginary
+    /// parts 0), and a complex file only as c64; a generated input (-g) as i64 or i32 holds integers
+    /// from 1 to 9 (ceil(9v) of its values v in (0, 1]), as c64 real parts those of f64 with the
+    /// same seed and imaginary parts in (0, 1] from the seed xor 0x9e3779b97f4a7c15. For the
+    /// output, the type the statement must give
     #[arg(short = 't', long = "type", value_name = "NAME:TYPE", value_parser = parse_named_type)]
     pub types: Vec<NameValue<ValueType>>,
 
@@ -227,14 +236,16 @@ pub struct ConvertArgs {
     /// Pack the tensor in FORMAT on the way (checks it can hold it, reports its size)
     #[arg(short = 'f', long = "format", value_name = "FORMAT", value_parser = parse_spec)]
     pub format: Option<FormatSpec>,
-    /// Write a .mtx file as `real general` (`integer general` for i64 or i32 values), both
-    /// triangles, without the input's comments (by default its field, symmetry and comments are
-    /// kept where the data allows)
+    /// Write a .mtx file as `real general` (`integer general` for i64 or i32 values, `complex
+    /// general` for c64), both triangles, without the input's comments (by default its field,
+    /// symmetry and comments are kept where the data allows)
     #[arg(long)]
     pub general: bool,
-    /// Read and write the values as TYPE (f64, f32, i64, i32, bool): i64 and i32 exactly (each
-    /// value must be an integer the type holds). Default: f64, and i64 for a Matrix Market
-    /// integer file holding integers beyond 2^53, which f64 would round
+    /// Read and write the values as TYPE (f64, f32, i64, i32, bool, c64): i64 and i32 exactly
+    /// (each value must be an integer the type holds), c64 as complex values. Default: f64, c64 for
+    /// a complex file (a .mtx complex one, a .tns one whose .dims sidecar shows two numbers a
+    /// value), and i64 for a Matrix Market integer file holding integers beyond 2^53, which f64
+    /// would round
     #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = parse_type)]
     pub value_type: Option<ValueType>,
 }
@@ -249,6 +260,12 @@ pub struct InfoArgs {
     /// Write the matrix's sparsity picture to a PNG file (at most 512 pixels a side)
     #[arg(long, value_name = "PATH")]
     pub spy_png: Option<PathBuf>,
+    /// Read the values as TYPE: c64 for a .tns file of complex values (two numbers after each
+    /// line's coordinates) without a .dims sidecar. Default: c64 for a complex file (a .mtx complex
+    /// one, a .tns one whose sidecar shows two numbers a value), else f64; real types are
+    /// described alike
+    #[arg(short = 't', long = "type", value_name = "TYPE", value_parser = parse_type)]
+    pub value_type: Option<ValueType>,
 }
 
 /// An option value `NAME:VALUE`.

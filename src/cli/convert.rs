@@ -7,20 +7,23 @@
 //! from) and, as far as the data still allows, its field and symmetry: a
 //! symmetric matrix as its lower triangle, integers as integers, a pattern
 //! without values. `--general` writes `real general` (`integer general`
-//! for integer values) instead.
+//! for integer values, `complex general` for complex ones) instead.
 //!
 //! Values go through as `f64`, or as the TYPE asked: `i64` and `i32`
 //! exactly. An `integer` Matrix Market file holding integers beyond 2^53,
-//! which `f64` rounds, is read again as `i64` without being asked.
+//! which `f64` rounds, is read again as `i64` without being asked. A
+//! complex file (a Matrix Market `complex` one, a `.tns` one whose sidecar
+//! shows two numbers a value) stays complex: it is read as `c64` unless
+//! another type is asked, which it refuses.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use tessera_formats::io::{FileValue, MtxHeader};
-use tessera_formats::{AnyTensor, Tensor, ValueType};
+use tessera_formats::{AnyTensor, Complex64, Tensor, ValueType};
 
 use super::args::ConvertArgs;
-use super::error::Result;
+use super::error::{CliError, Result};
 use super::files::{self, FileEntries, FileKind};
 use super::generate::shape_text;
 use super::progress::Spinner;
@@ -74,7 +77,20 @@ const INPUT: &str = "convert INPUT";
 /// The input's tensor, packed, of the type asked (or the one that keeps
 /// its values), and its Matrix Market header if it is one.
 fn read(args: &ConvertArgs, spinner: &Spinner) -> Result<(AnyTensor, Option<MtxHeader>)> {
-    match args.value_type {
+    let complex = files::holds_complex(&args.input, INPUT)?;
+    // Unasked, a complex file is read as what it holds.
+    let asked = args.value_type.or(complex.then_some(ValueType::C64));
+    match asked {
+        Some(ty) if complex && ty != ValueType::C64 => Err(CliError::bad(
+            INPUT,
+            format!(
+                "{} holds complex values, which are read as c64, not {ty}: leave out -t, or give -t c64",
+                args.input.display()
+            ),
+        )),
+        Some(ValueType::C64) => {
+            packed(args, files::read_entries_as::<Complex64>(&args.input, INPUT)?, spinner).map(typed)
+        }
         Some(ValueType::I64) => packed(args, files::read_entries_as::<i64>(&args.input, INPUT)?, spinner).map(typed),
         Some(ValueType::I32) => packed(args, files::read_entries_as::<i32>(&args.input, INPUT)?, spinner).map(typed),
         Some(other) => {

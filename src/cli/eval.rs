@@ -13,7 +13,7 @@ use super::listing::write_listing;
 use super::reorder::{self, Request};
 use super::session::{from_args, parse, Front, Timing};
 use super::summary::{millis, scalar_of, write_summary, SHOWN_NONZEROS};
-use tessera_formats::AnyTensor;
+use tessera_formats::{AnyTensor, ValueType};
 
 /// Runs `tessera eval`.
 pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
@@ -85,6 +85,18 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
         }
     }
     let prepared = session.prepare(&text)?;
+    if reordering.is_some() && prepared.kernel().value_type() == ValueType::C64 {
+        // The result is permuted back in `f64`, which has no imaginary part.
+        let asked = match (&args.reorder, &args.reorder_from) {
+            (Some(method), _) => format!("--reorder {method}"),
+            (None, Some(saved)) => format!("--reorder-from {}", saved.name),
+            (None, None) => "--reorder".to_string(),
+        };
+        return Err(CliError::bad(
+            asked,
+            format!("{lhs} is computed as c64: reordering permutes real values only"),
+        ));
+    }
     for &what in &args.print {
         write_listing(out, &session, &prepared, what)?;
         if let (PrintWhat::Plan, Some(r)) = (what, &reordering) {

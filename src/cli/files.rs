@@ -8,13 +8,19 @@
 //!
 //! Values are read as `f64`, or as `i64` or `i32` exactly (`-t A:i64`):
 //! integers beyond 2^53 are never rounded through `f64` on their way from
-//! a file or to one.
+//! a file or to one. Complex values (`-t A:c64`) are read from a Matrix
+//! Market `complex` file (also `hermitian`), or a `.tns` file holding two
+//! numbers, real and imaginary parts, after each line's coordinates; any
+//! other file read as `c64` has imaginary parts 0. They are written the
+//! same ways (`complex` Matrix Market files); binsparse files here hold
+//! real values only.
 
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use tessera_formats::io::{self, FileValue, MtxField, MtxLayout};
 use tessera_formats::typed::Typed;
-use tessera_formats::{AnyTensor, CoordinateList, Format, Tensor, TensorRef, ValueType};
+use tessera_formats::{AnyTensor, Complex64, CoordinateList, Format, Tensor, TensorRef, ValueType};
 
 use super::error::{CliError, Result};
 use super::format_spec::FormatSpec;
@@ -104,6 +110,62 @@ pub fn rounded_integers(file: &FileEntries, path: &Path) -> bool {
     integer && path.as_os_str() != STREAM && file.entries.values().iter().any(|v| v.abs() > LARGEST_EXACT_INTEGER)
 }
 
+/// Whether the file at `path` holds complex values, told before it is
+/// read: a Matrix Market file whose banner says `complex`, a FROSTT file
+/// whose `.dims` sidecar shows two numbers a value
+/// ([`io::tns_is_complex`]), standard input holding such a Matrix Market
+/// file. Commands that take a file's values as they are (`convert`,
+/// `reorder`, `info`) read such a file as `c64`; a session asks for it.
+/// A file that cannot be read or has a bad banner is not complex here:
+/// reading it says what is wrong.
+pub fn holds_complex(path: &Path, context: &str) -> Result<bool> {
+    Ok(match FileKind::of(path, context)? {
+        FileKind::Mtx => io::mtx_field(path).is_ok_and(|f| f == MtxField::Complex),
+        FileKind::Tns => io::tns_is_complex(path).unwrap_or(false),
+        FileKind::Stream => peek_stdin(context, |bytes| {
+            bytes.starts_with(b"%%MatrixMarket")
+                && io::parse_mtx_field(bytes, Path::new(STDIN_NAME)).is_ok_and(|f| f == MtxField::Complex)
+        })?,
+        FileKind::Binsparse => false,
+    })
+}
+
+/// Standard input in errors.
+const STDIN_NAME: &str = "<stdin>";
+
+/// Standard input once read and not yet parsed: a command may look at it
+/// ([`holds_complex`]) before it reads it, and it can be read only once.
+static STDIN: Mutex<Option<Vec<u8>>> = Mutex::new(None);
+
+/// Calls `f` with the bytes of standard input, read whole the first time
+/// and kept for [`take_stdin`].
+fn peek_stdin<T>(context: &str, f: impl FnOnce(&[u8]) -> T) -> Result<T> {
+    let mut kept = STDIN.lock().unwrap_or_else(PoisonError::into_inner);
+    let bytes = match kept.take() {
+        Some(bytes) => bytes,
+        None => read_stdin(context)?,
+    };
+    let answer = f(&bytes);
+    *kept = Some(bytes);
+    Ok(answer)
+}
+
+/// The bytes of standard input: those [`peek_stdin`] kept, or read now.
+fn take_stdin(context: &str) -> Result<Vec<u8>> {
+    let kept = STDIN.lock().unwrap_or_else(PoisonError::into_inner).take();
+    match kept {
+        Some(bytes) => Ok(bytes),
+        None => read_stdin(context),
+    }
+}
+
+fn read_stdin(context: &str) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+        .map_err(|e| CliError::bad(context, format!("reading standard input: {e}")))?;
+    Ok(bytes)
+}
+
 /// Dense for dense data and scalars; CSR, sparse vector or CSF otherwise.
 pub fn natural_format(order: usize, dense: bool) -> Format {
     if dense || order == 0 {
@@ -123,20 +185,14 @@ pub fn read_entries(path: &Path, context: &str) -> Result<FileEntries> {
 }
 
 /// [`read_entries`] with the values read as `V`: `f64`, or `i64` or `i32`
-/// exactly; a value `V` does not hold (a fraction, one beyond its range)
-/// is an error naming the file and line (for a binsparse file, whose
-/// values are read as `f64`, the value and its coordinates).
+/// exactly, or `c64`; a value `V` does not hold (a fraction, one beyond
+/// its range) is an error naming the file and line (for a binsparse file,
+/// whose values are read as `f64`, the value and its coordinates).
 pub fn read_entries_as<V: FileValue + Typed>(path: &Path, context: &str) -> Result<FileEntries<V>> {
     let kind = FileKind::of(path, context)?;
     let file_error = |source| CliError::File {
         context: context.to_string(),
         source,
-    };
-    let stdin = || -> Result<Vec<u8>> {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
-            .map_err(|e| CliError::bad(context, format!("reading standard input: {e}")))?;
-        Ok(bytes)
     };
     let mtx_entries = |file: io::MtxFile<V>| FileEntries {
         dense: file.layout == MtxLayout::Array,
@@ -154,8 +210,8 @@ pub fn read_entries_as<V: FileValue + Typed>(path: &Path, context: &str) -> Resu
     };
     match kind {
         FileKind::Stream => {
-            let bytes = stdin()?;
-            let name = Path::new("<stdin>");
+            let bytes = take_stdin(context)?;
+            let name = Path::new(STDIN_NAME);
             if bytes.starts_with(b"%%MatrixMarket") {
                 Ok(mtx_entries(io::parse_mtx_as(&bytes, name).map_err(file_error)?))
             } else {
@@ -214,8 +270,9 @@ fn in_file(path: &Path, context: &str, reason: String) -> CliError {
 /// `context`, or for the format, the option or command that asked for it.
 ///
 /// `i64` and `i32` values are read exactly, and must be integers the type
-/// holds; `f32` and `bool` values are read as `f64` and rounded (a pattern
-/// or integer file read as `bool` keeps its nonzeros as true).
+/// holds; `c64` values as complex (a real file's with imaginary parts 0);
+/// `f32` and `bool` values are read as `f64` and rounded (a pattern or
+/// integer file read as `bool` keeps its nonzeros as true).
 pub fn load(
     path: &Path,
     spec: Option<(&FormatSpec, &str)>,
@@ -232,6 +289,7 @@ pub fn load(
     match ty {
         ValueType::I64 => load_text::<i64>(path, spec, context, &spinner).map(|(t, why)| (t.into(), why)),
         ValueType::I32 => load_text::<i32>(path, spec, context, &spinner).map(|(t, why)| (t.into(), why)),
+        ValueType::C64 => load_text::<Complex64>(path, spec, context, &spinner).map(|(t, why)| (t.into(), why)),
         other => load_text::<f64>(path, spec, context, &spinner).map(|(t, why)| (AnyTensor::narrowed(t, other), why)),
     }
 }
@@ -313,12 +371,12 @@ pub fn pack<V: FileValue>(entries: &CoordinateList<V>, format: Format, context: 
 
 /// The header a tensor of type `ty` is written with to a Matrix Market
 /// file when no file says otherwise: `integer general` for `i64` and `i32`
-/// values, `real general` for the others.
+/// values, `complex general` for `c64`, `real general` for the others.
 pub fn header_for(ty: ValueType) -> io::MtxHeader {
-    let field = if ty.is_integer() {
-        MtxField::Integer
-    } else {
-        MtxField::Real
+    let field = match ty {
+        ValueType::I64 | ValueType::I32 => MtxField::Integer,
+        ValueType::C64 => MtxField::Complex,
+        ValueType::F64 | ValueType::F32 | ValueType::Bool => MtxField::Real,
     };
     io::MtxHeader {
         field,
@@ -328,7 +386,7 @@ pub fn header_for(ty: ValueType) -> io::MtxHeader {
 
 /// `header` as far as `tensor`'s data allows it ([`io::MtxHeader::fitted`]);
 /// integer values get the `integer` field where `header` says `real`, as
-/// their type says what they are.
+/// their type says what they are (as `c64` values always get `complex`).
 pub fn fitted(header: &io::MtxHeader, tensor: TensorRef<'_>) -> io::MtxHeader {
     let mut header = header.clone();
     if tensor.value_type().is_integer() && header.field == MtxField::Real {
@@ -338,26 +396,36 @@ pub fn fitted(header: &io::MtxHeader, tensor: TensorRef<'_>) -> io::MtxHeader {
         TensorRef::F64(t) => header.fitted(t),
         TensorRef::I64(t) => header.fitted(t),
         TensorRef::I32(t) => header.fitted(t),
+        TensorRef::C64(t) => header.fitted(t),
         other => header.fitted(&other.to_f64()),
     }
 }
 
 /// Writes `tensor` to a `.mtx` (order at most 2; `real general`, or
-/// `integer general` for integer values) or `.tns` file.
+/// `integer general` for integer values, `complex general` for `c64`) or
+/// `.tns` file.
 pub fn write(path: &Path, tensor: TensorRef<'_>, context: &str) -> Result<()> {
     write_with(path, tensor, &header_for(tensor.value_type()), context)
 }
 
 /// [`write`], a Matrix Market file with the field, symmetry and comments
 /// of `header` (which the data must allow: see [`io::MtxHeader::fitted`]).
-/// `i64` and `i32` values are written exactly; `f32` and `bool` values as
-/// the `f64` values they are.
+/// `i64` and `i32` values are written exactly, `c64` values as their
+/// real and imaginary parts (`complex` Matrix Market files; two numbers a
+/// value in `.tns` files; refused for binsparse files, which hold real
+/// values here); `f32` and `bool` values as the `f64` values they are.
 pub fn write_with(path: &Path, tensor: TensorRef<'_>, header: &io::MtxHeader, context: &str) -> Result<()> {
     let kind = FileKind::of(path, context)?;
     match tensor {
         TensorRef::F64(t) => write_as(path, kind, t, header, context),
         TensorRef::I64(t) => write_as(path, kind, t, header, context),
         TensorRef::I32(t) => write_as(path, kind, t, header, context),
+        TensorRef::C64(_) if kind == FileKind::Binsparse => Err(in_file(
+            path,
+            context,
+            "binsparse files hold real values here: write c64 values to a .mtx or .tns file".into(),
+        )),
+        TensorRef::C64(t) => write_as(path, kind, t, header, context),
         other => write_as(path, kind, &other.to_f64(), header, context),
     }
 }

@@ -5,17 +5,18 @@
 //! that are nonzero, and a seed — and gives the entries: exactly
 //! `round(density × components)` distinct coordinates, values uniform in
 //! (0, 1] (for a tensor asked as `i64` or `i32`, integers from 1 to 9:
-//! [`generated_value`]). The same spec and seed give the same tensor on
-//! every run and machine (the generator is ChaCha-based `StdRng`). Without
-//! a seed, one is derived from the tensor's name, so that runs repeat and
-//! two generated tensors differ.
+//! [`generated_value`]; for `c64`, real and imaginary parts each in (0, 1]:
+//! [`GenSpec::generate_complex`]). The same spec and seed give the same
+//! tensor on every run and machine (the generator is ChaCha-based
+//! `StdRng`). Without a seed, one is derived from the tensor's name, so
+//! that runs repeat and two generated tensors differ.
 
 use std::collections::HashSet;
 use std::fmt;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tessera_formats::{CoordinateList, Format, ValueType};
+use tessera_formats::{Complex64, CoordinateList, Format, ValueType};
 
 use super::files::natural_format;
 
@@ -132,8 +133,7 @@ impl GenSpec {
             nnz as u128 * per_entry,
         )
         .map_err(|e| e.to_string())?;
-        let seed = self.seed.unwrap_or_else(|| name_seed(name));
-        let mut rng = StdRng::seed_from_u64(seed);
+        let mut rng = StdRng::seed_from_u64(self.seed_for(name));
         let positions = if (nnz as u128) * 4 >= total {
             select_sequentially(&mut rng, total, nnz)
         } else {
@@ -153,7 +153,42 @@ impl GenSpec {
         }
         Ok(list)
     }
+
+    /// The seed given, or the one derived from `name`.
+    fn seed_for(&self, name: &str) -> u64 {
+        self.seed.unwrap_or_else(|| name_seed(name))
+    }
+
+    /// The entries of a `c64` tensor: the coordinates and real parts of
+    /// [`generate`](Self::generate) (those an `f64` tensor of the same
+    /// spec and seed gets), and imaginary parts in (0, 1] drawn, entry by
+    /// entry, from a second generator seeded with the seed xor
+    /// [`IMAGINARY_SEED`]: the same tensor on every run, with parts that do
+    /// not repeat the real ones.
+    pub fn generate_complex(&self, name: &str) -> Result<CoordinateList<Complex64>, String> {
+        let real = self.generate(name)?;
+        // The complex entries are made beside the real ones: their
+        // coordinates again and 16 bytes a value.
+        let per_entry = 16 + 8 * self.shape.len() as u128;
+        tessera_formats::budget::check_allocation(
+            &format!("generating {name} as c64 ({self}, {} nonzeros)", real.len()),
+            real.len() as u128 * per_entry,
+        )
+        .map_err(|e| e.to_string())?;
+        let mut rng = StdRng::seed_from_u64(self.seed_for(name) ^ IMAGINARY_SEED);
+        let mut list = CoordinateList::with_capacity(&self.shape, real.len()).map_err(|e| e.to_string())?;
+        for (coords, re) in real.iter() {
+            let im = 1.0 - rng.random::<f64>();
+            list.push(coords, Complex64::new(re, im)).map_err(|e| e.to_string())?;
+        }
+        Ok(list)
+    }
 }
+
+/// What the seed of a generated `c64` tensor's imaginary parts differs from
+/// the real parts' seed by (xor): 2^64 over the golden ratio, the usual
+/// constant for deriving one seed from another.
+pub const IMAGINARY_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
 
 impl fmt::Display for GenSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -267,6 +302,25 @@ mod tests {
         assert_eq!(generated_value(1e-300, ValueType::I64), 1.0);
         assert_eq!(generated_value(1.0, ValueType::I64), 9.0);
         assert_eq!(generated_value(0.25, ValueType::F32), 0.25);
+    }
+
+    #[test]
+    fn generated_complex_values_keep_the_real_tensor_and_add_imaginary_parts() {
+        let spec = GenSpec::parse("20x30:0.2:5").unwrap();
+        let real = spec.generate("A").unwrap();
+        let complex = spec.generate_complex("A").unwrap();
+        assert_eq!(complex.len(), real.len());
+        for ((c, v), (rc, rv)) in complex.iter().zip(real.iter()) {
+            assert_eq!((c, v.re), (rc, rv));
+            assert!(v.im > 0.0 && v.im <= 1.0);
+        }
+        assert!(complex.values().iter().any(|v| v.im != v.re));
+        assert_eq!(complex, spec.generate_complex("B").unwrap(), "a seed fixes the tensor");
+        let unseeded = GenSpec::parse("20x30:0.2").unwrap();
+        assert_ne!(
+            unseeded.generate_complex("A").unwrap(),
+            unseeded.generate_complex("B").unwrap()
+        );
     }
 
     #[test]

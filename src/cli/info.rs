@@ -12,15 +12,21 @@
 //! gives; `formats/src/census.rs` checks that). Nothing is allocated by the
 //! dimensions alone. A sparsity picture ([`super::spy`]) is drawn in the
 //! terminal or written as a PNG on request.
+//!
+//! A complex file ([`files::holds_complex`], or any file with `-t c64`) is
+//! read as `c64`: its symmetry is read from the complex values (hermitian
+//! too), its bytes by format count 16 a value, and everything else, which
+//! depends on where the nonzeros are, comes from their moduli.
 
 use std::io::Write;
+use std::ops::Neg;
 use std::process::ExitCode;
 
 use tessera_formats::census::Census;
-use tessera_formats::{CoordinateList, Format};
+use tessera_formats::{Complex64, CoordinateList, Format, Value, ValueType};
 
 use super::args::InfoArgs;
-use super::error::Result;
+use super::error::{CliError, Result};
 use super::files;
 use super::generate::shape_text;
 use super::progress::Spinner;
@@ -31,12 +37,13 @@ use super::summary::{bytes, percent, short_number};
 pub fn run(args: &InfoArgs, out: &mut dyn Write) -> Result<ExitCode> {
     let size = std::fs::metadata(&args.path).map_or(0, |m| m.len());
     let spinner = Spinner::for_file(format!("reading {}", args.path.display()), size);
-    let file = files::read_entries(&args.path, "info")?;
-    let description = file.description;
-    let mut entries = file.entries;
-    let listed = entries.len();
-    spinner.say("counting".to_string());
-    entries.prune();
+    let Described {
+        description,
+        listed,
+        entries,
+        symmetry,
+        complex,
+    } = read(&args.path, args.value_type, &spinner)?;
     let census = Census::of(&entries);
     let shape = entries.shape().to_vec();
 
@@ -56,7 +63,16 @@ pub fn run(args: &InfoArgs, out: &mut dyn Write) -> Result<ExitCode> {
         )?;
     }
     writeln!(out)?;
-    writeln!(out, "values: {} NaN, {} infinite", census.nans(), census.infinities())?;
+    if complex {
+        writeln!(
+            out,
+            "values: c64, {} NaN, {} infinite (counting a value when either part is)",
+            census.nans(),
+            census.infinities()
+        )?;
+    } else {
+        writeln!(out, "values: {} NaN, {} infinite", census.nans(), census.infinities())?;
+    }
     if shape.len() >= 2 {
         let modes: &[(usize, &str)] = if shape.len() == 2 {
             &[(0, "rows"), (1, "columns")]
@@ -75,12 +91,15 @@ pub fn run(args: &InfoArgs, out: &mut dyn Write) -> Result<ExitCode> {
     if shape.len() == 2 {
         spinner.say("bandwidth and symmetry".to_string());
         write_band_profiles(out, &entries)?;
-        writeln!(out, "symmetry: {}", Symmetry::of(&entries).describe())?;
+        if let Some(symmetry) = symmetry {
+            writeln!(out, "symmetry: {}", symmetry.describe())?;
+        }
         write_padding(out, &census)?;
     }
     write_suggestions(out, &census)?;
     writeln!(out, "bytes by format:")?;
-    for (name, size) in format_sizes(&census) {
+    let value_type = if complex { ValueType::C64 } else { ValueType::F64 };
+    for (name, size) in format_sizes(&census, value_type) {
         writeln!(out, "  {name:<10} {size}")?;
     }
     drop(spinner);
@@ -100,6 +119,91 @@ pub fn run(args: &InfoArgs, out: &mut dyn Write) -> Result<ExitCode> {
         writeln!(out, "spy: wrote {} ({width} x {height} pixels)", path.display())?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A file's entries as `info` describes them: canonical, duplicates summed,
+/// zeros dropped.
+struct Described {
+    /// What kind of file it was.
+    description: String,
+    /// Entries the file listed (symmetric halves expanded).
+    listed: usize,
+    /// The entries; a complex file's values as their moduli ([`modulus`]).
+    entries: CoordinateList<f64>,
+    /// The symmetry of a matrix's values.
+    symmetry: Option<Symmetry>,
+    /// Whether the values are complex.
+    complex: bool,
+}
+
+/// Reads the file at `path` as `info` describes it: as `c64` when it
+/// holds complex values or `asked` says so, else as `f64`.
+fn read(path: &std::path::Path, asked: Option<ValueType>, spinner: &Spinner) -> Result<Described> {
+    let holds_complex = files::holds_complex(path, "info")?;
+    let complex = match asked {
+        Some(ty) if holds_complex && ty != ValueType::C64 => {
+            return Err(CliError::bad(
+                "info",
+                format!(
+                    "{} holds complex values, which are read as c64, not {ty}: leave out -t, or give -t c64",
+                    path.display()
+                ),
+            ))
+        }
+        Some(ty) => ty == ValueType::C64,
+        None => holds_complex,
+    };
+    let (description, listed, entries, symmetry) = if complex {
+        let file = files::read_entries_as::<Complex64>(path, "info")?;
+        let (listed, entries) = pruned(file.entries, spinner);
+        let symmetry = (entries.order() == 2).then(|| Symmetry::of(&entries, |v| v.conj()));
+        (file.description, listed, moduli(&entries)?, symmetry)
+    } else {
+        let file = files::read_entries(path, "info")?;
+        let (listed, entries) = pruned(file.entries, spinner);
+        let symmetry = (entries.order() == 2).then(|| Symmetry::of(&entries, |v| v));
+        (file.description, listed, entries, symmetry)
+    };
+    Ok(Described {
+        description,
+        listed,
+        entries,
+        symmetry,
+        complex,
+    })
+}
+
+/// How many entries a file listed, and them canonical with zeros dropped.
+fn pruned<V: Value>(mut entries: CoordinateList<V>, spinner: &Spinner) -> (usize, CoordinateList<V>) {
+    let listed = entries.len();
+    spinner.say("counting".to_string());
+    entries.prune();
+    (listed, entries)
+}
+
+/// Complex entries with their moduli as values: the same nonzeros (a
+/// modulus is 0 only for 0), NaN where a part is and else infinite where a
+/// part is, for counting them.
+fn moduli(entries: &CoordinateList<Complex64>) -> Result<CoordinateList<f64>> {
+    let too_large = |source| CliError::Format {
+        context: "info".into(),
+        source,
+    };
+    let mut list = CoordinateList::with_capacity(entries.shape(), entries.len()).map_err(too_large)?;
+    for (c, v) in entries.iter() {
+        list.push(c, modulus(v)).map_err(too_large)?;
+    }
+    Ok(list)
+}
+
+/// `|v|`, but NaN when a part is (`hypot` gives infinity for an infinite
+/// part and a NaN one).
+fn modulus(v: Complex64) -> f64 {
+    if v.re.is_nan() || v.im.is_nan() {
+        f64::NAN
+    } else {
+        v.norm()
+    }
 }
 
 /// Matrices with at most this many nonzeros also show the bandwidth and
@@ -215,6 +319,8 @@ fn write_histogram(out: &mut dyn Write, lengths: &Lengths<'_>) -> Result<()> {
 enum Symmetry {
     NotSquare,
     Symmetric,
+    /// `A = Aᴴ`, complex values that are not symmetric.
+    Hermitian,
     SkewSymmetric,
     /// Each entry has a mirror image, with a different value.
     PatternSymmetric,
@@ -223,31 +329,35 @@ enum Symmetry {
 
 impl Symmetry {
     /// Checks every entry's mirror image by binary search in the canonical
-    /// `entries`, stopping once no kind of symmetry is left.
-    fn of(entries: &CoordinateList<f64>) -> Symmetry {
+    /// `entries`, stopping once no kind of symmetry is left; `conj` is the
+    /// complex conjugate (for real values, the value itself: hermitian is
+    /// symmetric).
+    fn of<V: Value + Neg<Output = V>>(entries: &CoordinateList<V>, conj: fn(V) -> V) -> Symmetry {
         let shape = entries.shape();
         if shape[0] != shape[1] {
             return Symmetry::NotSquare;
         }
-        let (mut symmetric, mut skew, mut pattern) = (true, true, true);
+        let (mut symmetric, mut hermitian, mut skew, mut pattern) = (true, true, true, true);
         for (c, v) in entries.iter() {
             let (i, j) = (c[0], c[1]);
             match mirror_value(entries, j, i) {
                 Some(m) => {
                     symmetric &= m == v;
+                    hermitian &= m == conj(v);
                     skew &= m == -v && i != j;
                 }
-                None => (symmetric, skew, pattern) = (false, false, false),
+                None => pattern = false,
             }
             if !pattern {
                 break;
             }
         }
-        match (symmetric, skew, pattern) {
-            (true, _, _) => Symmetry::Symmetric,
-            (_, true, _) => Symmetry::SkewSymmetric,
-            (_, _, true) => Symmetry::PatternSymmetric,
-            _ => Symmetry::None,
+        match (symmetric, hermitian, skew, pattern) {
+            (_, _, _, false) => Symmetry::None,
+            (true, _, _, _) => Symmetry::Symmetric,
+            (_, true, _, _) => Symmetry::Hermitian,
+            (_, _, true, _) => Symmetry::SkewSymmetric,
+            _ => Symmetry::PatternSymmetric,
         }
     }
 
@@ -255,6 +365,7 @@ impl Symmetry {
         match self {
             Symmetry::NotSquare => "none (not square)",
             Symmetry::Symmetric => "symmetric (A = Aᵀ): a .mtx file can store one triangle",
+            Symmetry::Hermitian => "hermitian (A = Aᴴ): a .mtx file can store one triangle",
             Symmetry::SkewSymmetric => "skew-symmetric (A = -Aᵀ)",
             Symmetry::PatternSymmetric => "pattern-symmetric (A and Aᵀ have the same nonzeros, not the same values)",
             Symmetry::None => "none",
@@ -263,7 +374,7 @@ impl Symmetry {
 }
 
 /// The value at `(i, j)` of a canonical matrix, if stored.
-fn mirror_value(entries: &CoordinateList<f64>, i: u64, j: u64) -> Option<f64> {
+fn mirror_value<V: Value>(entries: &CoordinateList<V>, i: u64, j: u64) -> Option<V> {
     let (mut low, mut high) = (0, entries.len());
     while low < high {
         let mid = low + (high - low) / 2;
@@ -489,8 +600,11 @@ fn candidates(shape: &[usize]) -> Vec<(String, std::result::Result<Format, Strin
     }
 }
 
-/// Each candidate format's size, computed from the census, as text.
-fn format_sizes(census: &Census) -> Vec<(String, String)> {
+/// Each candidate format's size for values of `value_type`, computed from
+/// the census, as text.
+fn format_sizes(census: &Census, value_type: ValueType) -> Vec<(String, String)> {
+    // The census counts values of 8 bytes.
+    let extra = value_type.size() as u128 - 8;
     candidates(census.shape())
         .into_iter()
         .map(|(name, format)| {
@@ -499,7 +613,7 @@ fn format_sizes(census: &Census) -> Vec<(String, String)> {
                 Ok(None) => "-  (not counted)".to_string(),
                 Ok(Some(size)) => format!(
                     "{}  ({} stored values{})",
-                    bytes(size.bytes),
+                    bytes(size.bytes + size.values * extra),
                     size.values,
                     if size.too_large {
                         ", more positions than tessera packs"
@@ -526,19 +640,47 @@ mod tests {
         list
     }
 
+    fn real_symmetry(entries: &CoordinateList<f64>) -> Symmetry {
+        Symmetry::of(entries, |v| v)
+    }
+
     #[test]
     fn symmetry_is_read_from_the_data() {
         let symmetric = matrix([3, 3], &[(0, 0, 2.0), (0, 2, 1.5), (2, 0, 1.5), (1, 1, 3.0)]);
-        assert_eq!(Symmetry::of(&symmetric), Symmetry::Symmetric);
+        assert_eq!(real_symmetry(&symmetric), Symmetry::Symmetric);
         let skew = matrix([3, 3], &[(0, 2, 1.5), (2, 0, -1.5), (1, 0, 4.0), (0, 1, -4.0)]);
-        assert_eq!(Symmetry::of(&skew), Symmetry::SkewSymmetric);
+        assert_eq!(real_symmetry(&skew), Symmetry::SkewSymmetric);
         let pattern = matrix([3, 3], &[(0, 2, 1.5), (2, 0, 2.5)]);
-        assert_eq!(Symmetry::of(&pattern), Symmetry::PatternSymmetric);
+        assert_eq!(real_symmetry(&pattern), Symmetry::PatternSymmetric);
         let none = matrix([3, 3], &[(0, 2, 1.5), (2, 0, 1.5), (1, 2, 1.0)]);
-        assert_eq!(Symmetry::of(&none), Symmetry::None);
-        assert_eq!(Symmetry::of(&matrix([2, 3], &[(0, 0, 1.0)])), Symmetry::NotSquare);
+        assert_eq!(real_symmetry(&none), Symmetry::None);
+        assert_eq!(real_symmetry(&matrix([2, 3], &[(0, 0, 1.0)])), Symmetry::NotSquare);
         // A diagonal entry is its own mirror: symmetric, never skew.
-        assert_eq!(Symmetry::of(&matrix([2, 2], &[(1, 1, -1.0)])), Symmetry::Symmetric);
+        assert_eq!(real_symmetry(&matrix([2, 2], &[(1, 1, -1.0)])), Symmetry::Symmetric);
+    }
+
+    #[test]
+    fn complex_symmetry_tells_hermitian_from_symmetric() {
+        let z = |re, im| Complex64::new(re, im);
+        let complex = |entries: &[(u64, u64, Complex64)]| {
+            let mut list = CoordinateList::new(&[2, 2]);
+            for &(i, j, v) in entries {
+                list.push(&[i, j], v).unwrap();
+            }
+            list.prune();
+            Symmetry::of(&list, |v| v.conj())
+        };
+        let hermitian = [(0, 0, z(2.0, 0.0)), (0, 1, z(1.0, 1.0)), (1, 0, z(1.0, -1.0))];
+        assert_eq!(complex(&hermitian), Symmetry::Hermitian);
+        let symmetric = [(0, 1, z(1.0, 1.0)), (1, 0, z(1.0, 1.0))];
+        assert_eq!(complex(&symmetric), Symmetry::Symmetric);
+        // A diagonal value that is not real is not hermitian.
+        let diagonal = [(0, 0, z(2.0, 1.0)), (0, 1, z(1.0, 1.0)), (1, 0, z(1.0, -1.0))];
+        assert_eq!(complex(&diagonal), Symmetry::PatternSymmetric);
+        let skew = [(0, 1, z(1.0, 1.0)), (1, 0, z(-1.0, -1.0))];
+        assert_eq!(complex(&skew), Symmetry::SkewSymmetric);
+        assert!(modulus(z(f64::INFINITY, f64::NAN)).is_nan());
+        assert_eq!(modulus(z(3.0, -4.0)), 5.0);
     }
 
     #[test]

@@ -4,6 +4,10 @@
 //! `--reorder-from NAME:PERM` of `tessera eval` (the statement runs on
 //! reordered inputs and its result is permuted back; the rule of which
 //! permutation goes where is `tessera_engine::reorder`'s).
+//!
+//! `tessera reorder` moves a complex file's values as they are (they are
+//! read as `c64`); `--reorder` refuses complex tensors, whose values the
+//! engine's reordering permutes as real ones.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -15,7 +19,7 @@ use tessera_engine::{EngineError, Inputs};
 use tessera_formats::io::FileValue;
 use tessera_formats::reorder::{band_profile, load_permutations, order_entries, save_permutations, Method};
 use tessera_formats::typed::Typed;
-use tessera_formats::{AnyTensor, CoordinateList, Tensor, Value};
+use tessera_formats::{AnyTensor, Complex64, CoordinateList, Tensor, Value, ValueType};
 
 use super::args::{NameValue, ReorderArgs};
 use super::error::{CliError, Result};
@@ -31,6 +35,10 @@ pub fn run(args: &ReorderArgs, out: &mut dyn Write) -> Result<ExitCode> {
     FileKind::of(&args.output, "")?;
     let size = std::fs::metadata(&args.input).map_or(0, |m| m.len());
     let spinner = Spinner::for_file(format!("reading {}", args.input.display()), size);
+    if files::holds_complex(&args.input, "")? {
+        let file = files::read_entries_as::<Complex64>(&args.input, "")?;
+        return reorder(args, file, spinner, out);
+    }
     let file = files::read_entries(&args.input, "")?;
     // Integers beyond 2^53 are moved as they are, not rounded.
     if files::rounded_integers(&file, &args.input) {
@@ -191,9 +199,19 @@ pub fn apply_to_session(session: &mut Session, statement: &str, request: Request
     let parsed = super::session::parse(statement)?;
     let mut names: Vec<String> = vec![parsed.lhs.tensor.clone()];
     names.extend(parsed.rhs.accesses().iter().map(|a| a.tensor.clone()));
+    let asked = match &request {
+        Request::Method(method) => format!("--reorder {method}"),
+        Request::Saved(saved) => format!("--reorder-from {}", saved.name),
+    };
     let mut inputs = Inputs::new();
     for name in &names {
         if let Some(named) = session.get(name) {
+            if named.tensor.value_type() == ValueType::C64 {
+                return Err(CliError::bad(
+                    asked,
+                    format!("{name} holds c64 values: reordering permutes real values only"),
+                ));
+            }
             inputs.insert_any(name, &named.tensor);
         }
     }

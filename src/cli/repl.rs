@@ -44,8 +44,8 @@ Commands:
   :fill NAME VALUE              the value of NAME's unstored components (inf for distances):
                                 y(i) = min(j, A(i,j) + x(j)) with A and x filled with inf
                                 runs over their entries only
-  :type NAME TYPE               hold NAME's values as f64, f32, i64, i32 or bool (now, or when it is made;
-                                a file is read as it, i64 and i32 exactly)
+  :type NAME TYPE               hold NAME's values as f64, f32, i64, i32, bool or c64 (now, or when it is made;
+                                a file is read as it, i64 and i32 exactly, a complex file only as c64)
   :threads [N|auto]             threads kernels may use (results are the same bits for any N)
   :schedule [COMMANDS|none]     schedule of later statements, e.g. reorder(i, k, j); parallelize(i, cpu_threads, no_races)
                                 or fuse(i, j, f); pos(f, p, A); split(p, p0, p1, 16); parallelize(p0, cpu_threads, atomics)

@@ -77,6 +77,13 @@ impl Front {
             Front::Repl => format!(":format {name} {spec}"),
         }
     }
+    /// How to ask for `name` to hold values of type `ty`.
+    fn type_advice(self, name: &str, ty: ValueType) -> String {
+        match self {
+            Front::Eval => format!("give -t {name}:{ty}"),
+            Front::Repl => format!("ask for it with :type {name} {ty} first"),
+        }
+    }
     /// How to give the size of an index variable.
     fn missing_size(self, var: &str) -> String {
         match self {
@@ -238,6 +245,7 @@ impl Session {
                 AnyTensor::I64(t) => as_vector(t, kept, format).map(AnyTensor::from),
                 AnyTensor::I32(t) => as_vector(t, kept, format).map(AnyTensor::from),
                 AnyTensor::Bool(t) => as_vector(t, kept, format).map(AnyTensor::from),
+                AnyTensor::C64(t) => as_vector(t, kept, format).map(AnyTensor::from),
             };
             let vector = vector.map_err(|source| CliError::Format {
                 context: format!("{} read as a vector", access.tensor),
@@ -274,17 +282,19 @@ impl Session {
     /// converted to it now (or read as it when it is loaded or generated);
     /// a statement that computes `name` must give that type. Values are
     /// rounded to `f32` or `bool`; an integer type takes only integers it
-    /// holds, and refuses the tensor otherwise (with the first value that
-    /// is not), as it would refuse a file's values.
+    /// holds, and a real type only complex values whose imaginary parts are
+    /// 0, and refuses the tensor otherwise (with the first value that is
+    /// not), as it would refuse a file's values.
     pub fn set_type(&mut self, name: &str, ty: ValueType, context: &str) -> Result<()> {
         if let Some(named) = self.tensors.get_mut(name) {
             if named.tensor.value_type() != ty {
-                named.tensor = retyped(&named.tensor, ty).map_err(|reason| {
-                    CliError::bad(
-                        context,
-                        format!("{name}: {reason} (to convert it anyway, cast it in a statement: {ty}(...))"),
-                    )
-                })?;
+                // Complex values have no cast to a real type: their parts do.
+                let advice = match named.tensor.value_type() {
+                    ValueType::C64 => "real(...) and imag(...) in a statement give its parts".to_string(),
+                    _ => format!("to convert it anyway, cast it in a statement: {ty}(...)"),
+                };
+                named.tensor = retyped(&named.tensor, ty)
+                    .map_err(|reason| CliError::bad(context, format!("{name}: {reason} ({advice})")))?;
                 named.origin = format!("{}; as {ty}", named.origin);
             }
         }
@@ -300,18 +310,31 @@ impl Session {
             .map(|(n, t)| (n.as_str(), *t))
     }
 
-    /// Reads `path` into tensor `name`, in the format asked for it if any.
+    /// Reads `path` into tensor `name`, in the format asked for it if any,
+    /// as the type asked for it. A complex file is read only as `c64`,
+    /// when asked: it would make a statement complex unasked.
     pub fn load(&mut self, name: &str, path: &Path, context: &str) -> Result<()> {
         let asked = self.formats.get(name).map(|f| (f, self.front.format_context(name, f)));
         let asked = asked.as_ref().map(|(f, c)| (*f, c.as_str()));
         let ty = self.type_of(name);
+        if ty != ValueType::C64 && files::holds_complex(path, context)? {
+            return Err(CliError::bad(
+                context,
+                format!(
+                    "{} holds complex values, which are read as c64, not {ty}: {}",
+                    path.display(),
+                    self.front.type_advice(name, ValueType::C64)
+                ),
+            ));
+        }
         let (tensor, origin) = files::load(path, asked, ty, context)?;
         self.insert(name, tensor, origin + &as_type(ty));
         Ok(())
     }
 
     /// Generates tensor `name`, in the format asked for it if any, with
-    /// values of the type asked for it ([`generated_value`]).
+    /// values of the type asked for it ([`generated_value`]; for `c64`,
+    /// [`GenSpec::generate_complex`]).
     pub fn generate(&mut self, name: &str, spec: &GenSpec, context: &str) -> Result<()> {
         let bad = |reason| CliError::bad(context, reason);
         let spinner = Spinner::start(
@@ -319,8 +342,6 @@ impl Session {
             spec.nonzeros().map_err(bad)? > LARGE_ENTRIES,
         );
         let ty = self.type_of(name);
-        let mut entries = spec.generate(name).map_err(bad)?;
-        entries.map_values(|v| generated_value(v, ty));
         let (format, why) = match self.formats.get(name) {
             Some(f) => {
                 let asked = self.front.format_context(name, f);
@@ -329,12 +350,21 @@ impl Session {
             None if spec.is_full() => (spec.natural_format(), "the default at density 1"),
             None => (spec.natural_format(), "the default for a sparse tensor"),
         };
-        spinner.say(format!("packing {name} into {format}"));
-        let tensor = files::pack(&entries, format, context)?;
-        // Integers from 1 to 9 and truth values are exact in `f64`.
-        let tensor = AnyTensor::narrowed(tensor, ty);
+        let packing = format!("packing {name} into {format}");
+        let tensor = if ty == ValueType::C64 {
+            let entries = spec.generate_complex(name).map_err(bad)?;
+            spinner.say(packing);
+            AnyTensor::from(files::pack(&entries, format, context)?)
+        } else {
+            let mut entries = spec.generate(name).map_err(bad)?;
+            entries.map_values(|v| generated_value(v, ty));
+            spinner.say(packing);
+            // Integers from 1 to 9 and truth values are exact in `f64`.
+            AnyTensor::narrowed(files::pack(&entries, format, context)?, ty)
+        };
         let typed = match ty {
             ty if ty.is_integer() => format!("; as {ty}, values 1 to 9"),
+            ValueType::C64 => "; as c64, real and imaginary parts in (0, 1]".to_string(),
             ty => as_type(ty),
         };
         self.insert(name, tensor, format!("generated: {spec}; {why}{typed}"));

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use tessera_formats::{AnyTensor, Tensor, Value, ValueType};
+use tessera_formats::{AnyTensor, Complex64, Tensor, Value, ValueType};
 
 use super::generate::shape_text;
 
@@ -13,7 +13,7 @@ use super::generate::shape_text;
 pub const SHOWN_NONZEROS: usize = 10;
 
 /// Values as a summary shows them: integers exactly, whatever their
-/// size; other values as the `f64` they are.
+/// size; complex values as `1+2i`; other values as the `f64` they are.
 trait Shown: Value {
     /// Short, to read ([`short_number`]).
     fn short(self) -> String;
@@ -39,6 +39,29 @@ impl Shown for i64 {
     }
 }
 
+/// `re+imi` or `re-imi`, each part as an `f64` is shown: `1+2i`,
+/// `0.5-0.25i`, `0+1e-30i`.
+impl Shown for Complex64 {
+    fn short(self) -> String {
+        complex(self, short_number)
+    }
+    fn full(self) -> String {
+        complex(self, scalar_text)
+    }
+}
+
+/// A complex value in full, to parse back: `1+2i`, `-0.5-1e-30i`.
+pub fn complex_text(v: Complex64) -> String {
+    v.full()
+}
+
+/// A complex value with each part shown by `part`, the imaginary part's
+/// sign between them.
+fn complex(v: Complex64, part: fn(f64) -> String) -> String {
+    let sign = if v.im.is_sign_negative() { '-' } else { '+' };
+    format!("{}{sign}{}i", part(v.re), part(v.im.abs()))
+}
+
 impl Shown for i32 {
     fn short(self) -> String {
         self.to_string()
@@ -50,12 +73,14 @@ impl Shown for i32 {
 
 /// Writes `name`'s summary: a line with its shape, format, stored entries and
 /// nonzeros, then its first `limit` nonzeros by coordinate (0-based). A
-/// scalar is its value alone. Integer values are shown exactly.
+/// scalar is its value alone. Integer values are shown exactly, complex
+/// values as `1+2i`.
 pub fn write_summary(out: &mut dyn Write, name: &str, tensor: &AnyTensor, limit: usize) -> io::Result<()> {
     let ty = tensor.value_type();
     match tensor {
         AnyTensor::I64(t) => write_values(out, name, t, ty, limit),
         AnyTensor::I32(t) => write_values(out, name, t, ty, limit),
+        AnyTensor::C64(t) => write_values(out, name, t, ty, limit),
         // `f32` and `bool` values are exact in `f64`.
         other => write_values(out, name, &other.as_f64(), ty, limit),
     }
@@ -131,11 +156,12 @@ pub fn write_named(out: &mut dyn Write, name: &str, tensor: &AnyTensor, limit: u
 }
 
 /// The value of an order-0 tensor in full ([`scalar_text`]; an integer
-/// exactly, whatever its size).
+/// exactly, whatever its size; a complex value as `1+2i`).
 pub fn scalar_of(tensor: &AnyTensor) -> String {
     match tensor {
         AnyTensor::I64(t) => t.values().first().copied().unwrap_or_default().full(),
         AnyTensor::I32(t) => t.values().first().copied().unwrap_or_default().full(),
+        AnyTensor::C64(t) => t.values().first().copied().unwrap_or_default().full(),
         other => scalar_text(scalar_value(&other.as_f64())),
     }
 }
@@ -281,5 +307,24 @@ mod tests {
         write_summary(&mut out, "w", &filled.into(), 0).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("of i32, sv, ") && text.contains("fill -2, "), "{text}");
+    }
+
+    #[test]
+    fn complex_summaries_show_both_parts() {
+        let z = |re, im| Complex64::new(re, im);
+        let v = Tensor::from_dense(&[3], vec![z(1.0, 2.0), z(0.0, 0.0), z(0.123456789, -1.5e-9)]).unwrap();
+        let mut out = Vec::new();
+        write_summary(&mut out, "y", &v.into(), 10).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "y: 3 vector of c64, dense, 3 stored, 2 nonzeros (density 66.67%)\n\
+             \x20 y(0) = 1+2i\n  y(2) = 0.123457-1.50000e-9i\n"
+        );
+        let s = AnyTensor::from(Tensor::from_dense(&[], vec![z(-0.1, 1e-30)]).unwrap());
+        assert_eq!(scalar_of(&s), "-0.1+1e-30i");
+        let mut out = Vec::new();
+        write_named(&mut out, "s", &s, 10).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "s = -0.1+1e-30i\n");
+        assert_eq!(complex_text(z(-0.0, -0.0)), "-0-0i");
     }
 }

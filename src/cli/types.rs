@@ -8,20 +8,28 @@
 //! an integer type does not hold (a fraction, one beyond its range, the
 //! fill `inf`) is refused with the value and its coordinates, as a file's
 //! would be, rather than truncated: a cast in a statement (`i64(...)`)
-//! truncates on purpose.
+//! truncates on purpose. Likewise a complex (`c64`) tensor becomes a real
+//! one only when every imaginary part is 0; `real(...)` and `imag(...)` in
+//! a statement take its parts.
 
 use tessera_formats::io::FileValue;
 use tessera_formats::typed::Typed;
-use tessera_formats::{AnyTensor, Tensor, TensorRef, Value, ValueType};
+use tessera_formats::{AnyTensor, Complex64, Tensor, TensorRef, Value, ValueType};
+
+use super::summary::complex_text;
 
 /// `tensor` as a tensor of type `ty`: exactly for integer types (see
 /// [`exactly`]), rounded for `f32` and `bool` (nonzero is true), and an
-/// `i64` beyond 2^53 rounded to the nearest `f64` for `f64`. So `[3, -1]`
-/// in `f64` becomes `[3, -1]` in `i32`, and `[0.5, 1]` is refused: `the
-/// value 0.5 at (0) is not an integer, and the values are held as i64`.
+/// `i64` beyond 2^53 rounded to the nearest `f64` for `f64` and `c64`
+/// (whose imaginary parts are 0). So `[3, -1]` in `f64` becomes `[3, -1]`
+/// in `i32`, and `[0.5, 1]` is refused: `the value 0.5 at (0) is not an
+/// integer, and the values are held as i64`. A `c64` tensor becomes
+/// another type through its real parts, when every imaginary part is 0
+/// ([`real_parts`]).
 pub fn retyped(tensor: &AnyTensor, ty: ValueType) -> Result<AnyTensor, String> {
     match (tensor, ty) {
         (t, ty) if t.value_type() == ty => Ok(t.clone()),
+        (AnyTensor::C64(t), ty) => retyped(&real_parts(t)?.into(), ty),
         // Integer to integer directly: the message shows an `i64` beyond
         // 2^53 as it is, not rounded.
         (AnyTensor::I64(t), ValueType::I32) => converted(t, |v| i32::try_from(v).ok()).map(AnyTensor::from),
@@ -75,18 +83,43 @@ fn converted<S: Value, V: Typed>(tensor: &Tensor<S>, to: impl Fn(S) -> Option<V>
     if to(fill).is_none() {
         return Err(format!("the fill {fill} {}", why_not::<V>(fill.to_f64())));
     }
-    if tensor.values().iter().any(|&v| to(v).is_none()) {
-        // The error path only: find the value's coordinates.
-        let entries = tensor.to_coordinates();
-        let (coords, v) = entries
-            .iter()
-            .find(|&(_, v)| to(v).is_none())
-            .map(|(c, v)| (c.iter().map(u64::to_string).collect::<Vec<_>>().join(","), v))
-            .unwrap_or_default();
+    if let Some((coords, v)) = first_where(tensor, |v| to(v).is_none()) {
         return Err(format!("the value {v} at ({coords}) {}", why_not::<V>(v.to_f64())));
     }
     // Every value checked above: the default is never taken.
     Ok(tensor.map_values(|v| to(v).unwrap_or_default()))
+}
+
+/// The real parts of a complex tensor (and of its fill), when every
+/// imaginary part is 0; otherwise why not, naming the first value that has
+/// one and its coordinates (0-based).
+pub fn real_parts(tensor: &Tensor<Complex64>) -> Result<Tensor<f64>, String> {
+    let real = |v: Complex64| (v.im == 0.0).then_some(v.re);
+    let fill = tensor.fill();
+    if real(fill).is_none() {
+        return Err(format!("the fill {} {HAS_IMAGINARY}", complex_text(fill)));
+    }
+    if let Some((coords, v)) = first_where(tensor, |v| real(v).is_none()) {
+        return Err(format!("the value {} at ({coords}) {HAS_IMAGINARY}", complex_text(v)));
+    }
+    Ok(tensor.map_values(|v| v.re))
+}
+
+/// Why a complex value is not real, after the value in a message.
+const HAS_IMAGINARY: &str = "has an imaginary part, and real values are asked for";
+
+/// The coordinates (0-based, `1,2`) and value of the first entry of
+/// `tensor` for which `found` holds: for messages, off the hot path.
+fn first_where<V: Value>(tensor: &Tensor<V>, found: impl Fn(V) -> bool) -> Option<(String, V)> {
+    if !tensor.values().iter().any(|&v| found(v)) {
+        return None;
+    }
+    let entries = tensor.to_coordinates();
+    let first = entries
+        .iter()
+        .find(|&(_, v)| found(v))
+        .map(|(c, v)| (c.iter().map(u64::to_string).collect::<Vec<_>>().join(","), v));
+    first
 }
 
 /// Why `V` does not hold `v` (the value in `f64`), after the value in a
@@ -107,6 +140,7 @@ pub fn bytes(tensor: TensorRef<'_>) -> usize {
         TensorRef::I64(t) => t.bytes(),
         TensorRef::I32(t) => t.bytes(),
         TensorRef::Bool(t) => t.bytes(),
+        TensorRef::C64(t) => t.bytes(),
     }
 }
 
@@ -119,6 +153,7 @@ pub fn nonzeros(tensor: TensorRef<'_>) -> usize {
         TensorRef::I64(t) => count_nonzeros(t),
         TensorRef::I32(t) => count_nonzeros(t),
         TensorRef::Bool(t) => count_nonzeros(t),
+        TensorRef::C64(t) => count_nonzeros(t),
     }
 }
 
@@ -178,5 +213,32 @@ mod tests {
         let truth = retyped(&small, ValueType::Bool).unwrap();
         assert_eq!(truth.to_f64().values(), &[1.0, 1.0]);
         assert_eq!(bytes(big.as_ref()), 16);
+    }
+
+    #[test]
+    fn complex_tensors_turn_real_only_without_imaginary_parts() {
+        let small = AnyTensor::from(Tensor::from_dense(&[2], vec![5i32, -7]).unwrap());
+        let AnyTensor::C64(z) = retyped(&small, ValueType::C64).unwrap() else {
+            panic!("not c64")
+        };
+        assert_eq!(z.values(), &[Complex64::new(5.0, 0.0), Complex64::new(-7.0, 0.0)]);
+        let AnyTensor::I64(back) = retyped(&z.clone().into(), ValueType::I64).unwrap() else {
+            panic!("not i64")
+        };
+        assert_eq!(back.values(), &[5, -7]);
+        let mut list = CoordinateList::new(&[3, 3]);
+        list.push(&[0, 1], Complex64::new(1.0, 0.0)).unwrap();
+        list.push(&[2, 0], Complex64::new(0.5, -2.0)).unwrap();
+        let packed = Tensor::pack(&list, Format::csr()).unwrap();
+        // Sixteen bytes a value, eight more than `f64`.
+        let real_bytes = packed.map_values(|v| v.re).bytes();
+        let complex = AnyTensor::from(packed);
+        let err = retyped(&complex, ValueType::F64).unwrap_err();
+        assert_eq!(
+            err,
+            "the value 0.5-2i at (2,0) has an imaginary part, and real values are asked for"
+        );
+        assert_eq!(bytes(complex.as_ref()), real_bytes + 2 * 8);
+        assert_eq!(nonzeros(complex.as_ref()), 2);
     }
 }

@@ -32,6 +32,9 @@ mod random_statements;
 #[path = "../../engine/tests/value_types.rs"]
 mod value_types;
 
+#[path = "../../engine/tests/complex_values.rs"]
+mod complex_values;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 

@@ -21,7 +21,7 @@ use super::order::{choose_order, satisfiable, Edges};
 use super::precompute::{invariant_part, precomputed_part};
 use super::{Cin, CinExpr, LoopVar, Operand, Operands, Target, TempId};
 use crate::error::{EngineError, Result};
-use crate::notation::{place_reductions, AssignOp, BinaryOp, Expr, Reduction, Statement};
+use crate::notation::{distinct_reductions, place_reductions, AssignOp, BinaryOp, Expr, Reduction, Statement};
 use crate::schedule::apply::{
     apply_splits, check_precompute_names, check_split_levels, precompute_command, precompute_level, reorder_edges,
 };
@@ -185,11 +185,11 @@ fn lower_into(
             rhs: Box::new(stmt.rhs.clone()),
         },
     };
-    let explicit = place_reductions(&Statement {
+    let explicit = distinct_reductions(&place_reductions(&Statement {
         lhs: lhs.clone(),
         op: AssignOp::Assign,
         rhs,
-    });
+    }));
     let free: Vec<LoopVar> = lhs.indices.iter().cloned().map(LoopVar::Index).collect();
     let statement_vars = stmt_vars(&explicit);
     check_precompute_names(schedule, &statement_vars)?;

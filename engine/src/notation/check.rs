@@ -221,7 +221,13 @@ fn no_repeats(a: &Access) -> Result<()> {
 
 /// Refuses a `sum(var, ...)` whose variable is used outside it: on the left,
 /// free elsewhere on the right, or bound again by an enclosing sum.
-fn check_sum_bindings(stmt: &Statement) -> Result<()> {
+///
+/// ```
+/// use tessera_engine::notation::{check::check_sum_bindings, parse_statement};
+/// assert!(check_sum_bindings(&parse_statement("y(i) = sum(j, A(i,j)) * x(j)").unwrap()).is_err());
+/// assert!(check_sum_bindings(&parse_statement("a = sum(i, b(i)) * sum(i, c(i))").unwrap()).is_ok());
+/// ```
+pub fn check_sum_bindings(stmt: &Statement) -> Result<()> {
     fn walk<'a>(e: &'a Expr, outside: &HashSet<&IndexVar>, enclosing: &mut Vec<&'a IndexVar>) -> Result<()> {
         match e {
             Expr::Access(_) | Expr::Literal(_) => Ok(()),
@@ -292,6 +298,94 @@ pub fn place_reductions(stmt: &Statement) -> Statement {
         lhs: stmt.lhs.clone(),
         op: stmt.op,
         rhs,
+    }
+}
+
+/// The statement with each reduction binding a variable of its own: a
+/// reduction over a variable an earlier reduction (or the left side)
+/// already binds is renamed `i'` (`i''`, ...), a name no statement's text
+/// can use. `sum(i, b(i)) * sum(i, c(i))` is a product of two sums, and
+/// lowering, which gives each variable one loop, must not read it as
+/// `sum(i, b(i) * c(i))`.
+///
+/// ```
+/// use tessera_engine::notation::{distinct_reductions, parse_statement};
+/// let stmt = parse_statement("a = sum(i, b(i)) * sum(i, c(i))").unwrap();
+/// assert_eq!(distinct_reductions(&stmt).to_string(), "a = sum(i, b(i)) * sum(i', c(i'))");
+/// ```
+pub fn distinct_reductions(stmt: &Statement) -> Statement {
+    let mut taken: HashSet<String> = stmt.lhs.indices.iter().map(|v| v.0.clone()).collect();
+    let rhs = rename_rebound(&stmt.rhs, &mut taken);
+    Statement {
+        lhs: stmt.lhs.clone(),
+        op: stmt.op,
+        rhs,
+    }
+}
+
+/// [`distinct_reductions`] of an expression, `taken` the names bound so far.
+fn rename_rebound(e: &Expr, taken: &mut HashSet<String>) -> Expr {
+    match e {
+        Expr::Reduce { op, var, body } => {
+            let mut name = var.0.clone();
+            while taken.contains(&name) {
+                name.push('\'');
+            }
+            taken.insert(name.clone());
+            let body = if name == var.0 {
+                (**body).clone()
+            } else {
+                renamed(body, var, &IndexVar(name.clone()))
+            };
+            Expr::Reduce {
+                op: *op,
+                var: IndexVar(name),
+                body: Box::new(rename_rebound(&body, taken)),
+            }
+        }
+        Expr::Access(_) | Expr::Literal(_) => e.clone(),
+        Expr::Neg(x) => Expr::Neg(Box::new(rename_rebound(x, taken))),
+        Expr::Binary { op, lhs, rhs } => Expr::Binary {
+            op: *op,
+            lhs: Box::new(rename_rebound(lhs, taken)),
+            rhs: Box::new(rename_rebound(rhs, taken)),
+        },
+        Expr::Call { func, args } => Expr::Call {
+            func: *func,
+            args: args.iter().map(|a| rename_rebound(a, taken)).collect(),
+        },
+    }
+}
+
+/// `e` with the free occurrences of `from` named `to`.
+fn renamed(e: &Expr, from: &IndexVar, to: &IndexVar) -> Expr {
+    match e {
+        Expr::Access(a) => {
+            let mut a = a.clone();
+            a.indices
+                .iter_mut()
+                .filter(|v| *v == from)
+                .for_each(|v| *v = to.clone());
+            Expr::Access(a)
+        }
+        // An inner reduction over the same name binds its own.
+        Expr::Reduce { var, .. } if var == from => e.clone(),
+        Expr::Reduce { op, var, body } => Expr::Reduce {
+            op: *op,
+            var: var.clone(),
+            body: Box::new(renamed(body, from, to)),
+        },
+        Expr::Literal(_) => e.clone(),
+        Expr::Neg(x) => Expr::Neg(Box::new(renamed(x, from, to))),
+        Expr::Binary { op, lhs, rhs } => Expr::Binary {
+            op: *op,
+            lhs: Box::new(renamed(lhs, from, to)),
+            rhs: Box::new(renamed(rhs, from, to)),
+        },
+        Expr::Call { func, args } => Expr::Call {
+            func: *func,
+            args: args.iter().map(|a| renamed(a, from, to)).collect(),
+        },
     }
 }
 

@@ -48,6 +48,12 @@ pub enum Func {
     Heaviside,
     /// Logical not (`!a`).
     Not,
+    /// The real part of a complex value (a real value itself).
+    Real,
+    /// The imaginary part of a complex value (0 for a real value).
+    Imag,
+    /// The complex conjugate (a real value itself).
+    Conj,
     Pow,
     Atan2,
     Min,
@@ -141,7 +147,7 @@ impl IntOp {
                 Cmp::Eq => a == b,
                 Cmp::Ne => a != b,
             }),
-            IntOp::Cast(ValueType::F64) => a as f64,
+            IntOp::Cast(ValueType::F64 | ValueType::C64) => a as f64,
             IntOp::Cast(ValueType::F32) => f64::from(a as f32),
             IntOp::Cast(ValueType::Bool) => truth(a != 0),
             IntOp::Cast(ValueType::I64) => a.to_word(),
@@ -180,7 +186,7 @@ impl IntOp {
 }
 
 /// Every function, in the order `--help` lists them.
-pub const FUNCTIONS: [Func; 41] = [
+pub const FUNCTIONS: [Func; 45] = [
     Func::Sqrt,
     Func::Cbrt,
     Func::Exp,
@@ -222,6 +228,10 @@ pub const FUNCTIONS: [Func; 41] = [
     Func::Cast(ValueType::I64),
     Func::Cast(ValueType::I32),
     Func::Cast(ValueType::Bool),
+    Func::Cast(ValueType::C64),
+    Func::Real,
+    Func::Imag,
+    Func::Conj,
 ];
 
 fn truth(v: bool) -> f64 {
@@ -284,6 +294,9 @@ impl Func {
             Func::Cube => "cube",
             Func::Heaviside => "heaviside",
             Func::Not => "!",
+            Func::Real => "real",
+            Func::Imag => "imag",
+            Func::Conj => "conj",
             Func::Pow => "pow",
             Func::Atan2 => "atan2",
             Func::Min => "min",
@@ -368,6 +381,8 @@ impl Func {
             Func::Cube => a * a * a,
             Func::Heaviside => truth(a > 0.0),
             Func::Not => truth(a == 0.0),
+            Func::Real | Func::Conj => a,
+            Func::Imag => 0.0,
             Func::Pow => a.powf(b),
             Func::Atan2 => a.atan2(b),
             // NaN-propagating, unlike f64::min, so that the order of a
@@ -541,11 +556,14 @@ impl Reduction {
     }
 
     /// [`identity`](Self::identity) as a word of type `ty`: for integers,
-    /// `min` starts at the type's largest value and `max` at its least.
+    /// `min` starts at the type's largest value and `max` at its least;
+    /// other types reduce in `f64`.
     pub fn identity_for(self, ty: ValueType) -> f64 {
         match self {
-            Reduction::Or | Reduction::And => self.identity(),
-            _ => ty.word(self.identity()),
+            Reduction::Sum | Reduction::Prod | Reduction::Min | Reduction::Max if ty.is_integer() => {
+                ty.word(self.identity())
+            }
+            _ => self.identity(),
         }
     }
 
@@ -604,6 +622,23 @@ mod tests {
                     y
                 };
                 assert_eq!(r.combine(r.identity(), y), expected, "{r}");
+            }
+        }
+    }
+
+    #[test]
+    fn reductions_of_every_type_start_at_their_identity() {
+        for ty in crate::notation::types::NUMBER_AND_TRUTH_TYPES {
+            for r in REDUCTIONS {
+                for y in [0i32, 1, -3, 7] {
+                    let term = ty.word(f64::from(y));
+                    let expected = match r {
+                        Reduction::Or | Reduction::And => f64::from(u8::from(y != 0)),
+                        _ => term,
+                    };
+                    let got = r.combine_for(ty, r.identity_for(ty), term);
+                    assert_eq!(got.to_bits(), expected.to_bits(), "{r} over {ty}");
+                }
             }
         }
     }

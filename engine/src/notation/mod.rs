@@ -11,6 +11,7 @@
 //!   ([`place_reductions`]).
 
 pub mod check;
+pub mod complex;
 pub mod func;
 pub mod ir;
 pub mod operator;
@@ -18,7 +19,7 @@ pub mod parse;
 pub mod semiring;
 pub mod types;
 
-pub use check::{check, place_reductions, IndexSizes};
+pub use check::{check, distinct_reductions, place_reductions, IndexSizes};
 pub use func::{Func, IntOp, Reduction, FUNCTIONS, REDUCTIONS};
 pub use ir::{Access, AssignOp, BinaryOp, Expr, IndexVar, Span, Statement, MAX_ORDER};
 pub use operator::{register_operator, Operator};

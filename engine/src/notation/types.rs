@@ -29,6 +29,16 @@ use super::func::{Func, IntOp, Reduction};
 use super::ir::{BinaryOp, Expr, Statement};
 use crate::error::{EngineError, Result};
 
+/// The types the typer computes with (complex values are split into
+/// their parts first: [`super::complex`]).
+pub const NUMBER_AND_TRUTH_TYPES: [ValueType; 5] = [
+    ValueType::F64,
+    ValueType::F32,
+    ValueType::I64,
+    ValueType::I32,
+    ValueType::Bool,
+];
+
 /// A statement made ready for register arithmetic, and the type it gives.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypedStatement {

@@ -21,6 +21,7 @@
 //! tier in the background ([`tier`] describes the interface and the
 //! policy); [`EvalOptions::tier`] forces a tier or the interpreter.
 
+mod complex;
 mod defaults;
 pub mod output;
 mod parallel;
@@ -542,6 +543,9 @@ enum Route {
 /// threads at once.
 pub struct Kernel {
     statement: Statement,
+    /// The statement as lowered (typed, every reduction explicit and over
+    /// a variable of its own), whose index sizes a run checks.
+    lowered_statement: Statement,
     /// The schedule parallelizes the outer loop: every core at any size.
     every_core: bool,
     lowered: Lowered,
@@ -572,6 +576,9 @@ pub struct Kernel {
     /// Per operand not holding `f64` values: its values widened, which the
     /// interpreter reads (compiled tiers read them as they are).
     widenings: Mutex<Vec<Option<Widening>>>,
+    /// For a statement over complex values, this kernel is its real
+    /// part's: the rest it runs with.
+    complex: Option<Box<complex::ComplexParts>>,
 }
 
 impl Kernel {
@@ -582,12 +589,18 @@ impl Kernel {
         schedule: &Schedule,
         tiers: Arc<TierSet>,
     ) -> Result<Kernel> {
+        if let Some(kernel) = complex::compile(stmt, (formats, fills, types), output, schedule, tiers.clone())? {
+            return Ok(kernel);
+        }
         let lookup = |name: &str| formats.iter().find(|(n, _)| n == name).map(|(_, f)| f.clone());
         let fill_of = |name: &str| fills.iter().find(|(n, _)| n == name).map_or(0.0, |(_, f)| *f);
         let type_of = |name: &str| {
             let given = types.iter().find(|(n, _)| n == name).map(|(_, t)| *t);
             Some(given.unwrap_or_default())
         };
+        // Sums are renamed apart below: a variable used outside its sum is
+        // refused on the statement as written.
+        crate::notation::check::check_sum_bindings(stmt)?;
         let typed = crate::notation::types::typed(stmt, &type_of)?;
         // Integers' fills are their bits, as registers hold them.
         let fill_word = |name: &str| type_of(name).unwrap_or_default().word(fill_of(name));
@@ -646,12 +659,14 @@ impl Kernel {
             .any(crate::bytecode::Op::accumulates_into_workspace);
         Ok(Kernel {
             statement: stmt.clone(),
+            lowered_statement: crate::notation::distinct_reductions(&typed.statement),
             every_core: lowered.every_core,
             accumulates,
             fills_in: planned.fills_in,
             last_output: Mutex::new(None),
             conversions: Mutex::new(vec![None; lowered.operands.len()]),
             widenings: Mutex::new(vec![None; lowered.operands.len()]),
+            complex: None,
             program: Arc::new(planned.program),
             plan,
             input_formats: formats.to_vec(),
@@ -670,7 +685,10 @@ impl Kernel {
 
     /// The statement this kernel computes.
     pub fn statement(&self) -> &Statement {
-        &self.statement
+        match &self.complex {
+            Some(parts) => &parts.statement,
+            None => &self.statement,
+        }
     }
     /// A readable account of the plan: loop order, lattices, conversions.
     pub fn plan(&self) -> &str {
@@ -734,8 +752,21 @@ impl Kernel {
     /// [`run_with`](Self::run_with), the result of the type the statement
     /// gives ([`value_type`](Self::value_type)).
     pub fn run_typed(&self, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<AnyTensor> {
+        match &self.complex {
+            Some(parts) => parts.run(self, inputs, options),
+            None => self.run_parts(inputs, options),
+        }
+    }
+
+    /// [`run_typed`](Self::run_typed) of this kernel's own program (for a
+    /// complex statement, of its real part, on the inputs' parts).
+    fn run_parts(&self, inputs: &Inputs<'_>, options: &EvalOptions) -> Result<AnyTensor> {
         let computed = self.execute(inputs, &options.sizes, &options.tier, self.parallelism(options))?;
-        Ok(AnyTensor::from_words(computed, self.value_type))
+        let ty = match self.complex {
+            Some(_) => ValueType::F64,
+            None => self.value_type,
+        };
+        Ok(AnyTensor::from_words(computed, ty))
     }
 
     /// The value type of the kernel's results.
@@ -999,7 +1030,7 @@ impl Kernel {
         }
         let shape_of = |name: &str| inputs.get(name).map(|t| t.shape().to_vec());
         let size_of = |var: &str| sizes.iter().find(|(v, _)| v == var).map(|(_, s)| *s);
-        let index_sizes = check(&self.statement, &shape_of, &size_of)?;
+        let index_sizes = check(&self.lowered_statement, &shape_of, &size_of)?;
         let out_shape = index_sizes.output_shape().to_vec();
 
         // Inputs, converted where the plan says so.

@@ -6,7 +6,11 @@
 //! exchange form that [`Tensor::pack`](crate::Tensor::pack) stores in any
 //! format; writers take a [`Tensor`](crate::Tensor). Values are `f64`, or,
 //! through the `_as` readers and the writers, `i64` or `i32` exactly
-//! ([`FileValue`]): integers beyond 2^53 are never rounded through `f64`. Readers accept any
+//! ([`FileValue`]): integers beyond 2^53 are never rounded through `f64`;
+//! or complex ([`Complex64`](crate::Complex64)): Matrix Market's `complex`
+//! field (and `hermitian` symmetry), and in FROSTT files two numbers a
+//! value ([`tns`](read_tns_as)); [`mtx_field`] and [`tns_is_complex`] tell
+//! a complex file before it is read. Readers accept any
 //! bytes without panicking, refuse sizes tessera will not allocate
 //! ([`FormatError::TooLarge`](crate::FormatError::TooLarge)), and report
 //! malformed input as [`FormatError::Parse`](crate::FormatError::Parse) with
@@ -35,10 +39,12 @@ mod values;
 #[cfg(feature = "binsparse")]
 pub use binsparse::{binsparse_can_store, read_binsparse, read_binsparse_file, write_binsparse, BinsparseFile};
 pub use mtx::{
-    parse_mtx, parse_mtx_as, read_mtx, read_mtx_as, write_mtx, write_mtx_to, write_mtx_to_with, write_mtx_with,
-    MtxField, MtxFile, MtxHeader, MtxLayout, MtxSymmetry,
+    mtx_field, parse_mtx, parse_mtx_as, parse_mtx_field, read_mtx, read_mtx_as, write_mtx, write_mtx_to,
+    write_mtx_to_with, write_mtx_with, MtxField, MtxFile, MtxHeader, MtxLayout, MtxSymmetry,
 };
 pub use replace::replace_file;
 pub use text::without_gzip;
-pub use tns::{parse_tns, parse_tns_as, parse_tns_with_shape, read_tns, read_tns_as, write_tns, write_tns_to};
+pub use tns::{
+    parse_tns, parse_tns_as, parse_tns_with_shape, read_tns, read_tns_as, tns_is_complex, write_tns, write_tns_to,
+};
 pub use values::FileValue;

@@ -1,8 +1,9 @@
 //! Matrix Market (`.mtx`) files: reads coordinate and array matrices of
 //! real, integer or pattern values, general, symmetric or skew-symmetric,
 //! into a [`CoordinateList`] (symmetric storage expanded) of `f64`, or of
-//! `i64` or `i32` values exactly ([`read_mtx_as`]); writes matrices and
-//! vectors of those types back.
+//! `i64` or `i32` values exactly ([`read_mtx_as`]); complex matrices
+//! (also hermitian) into [`Complex64`](num_complex::Complex64) values;
+//! writes matrices and vectors of those types back.
 //!
 //! The reader takes the whole file as bytes and walks it without allocating
 //! per line. It trusts nothing: sizes from the header are checked
@@ -18,7 +19,7 @@ use super::text::{
     count_tokens, io_error, is_content, parse_error, parse_u64, printable, read_file, show, IntError, Line, Lines,
     Tokens,
 };
-use super::values::{refusal_text, FileValue, Refusal};
+use super::values::{complex_refusal_text, parse_tokens, refusal_text, FileValue, Refusal};
 use crate::coordinates::{CoordinateList, MAX_ENTRIES, MAX_POSITIONS};
 use crate::error::{FormatError, Result};
 use crate::format::MAX_DIMENSION;
@@ -44,6 +45,10 @@ pub enum MtxField {
     Integer,
     /// No values: every stored entry is 1.
     Pattern,
+    /// Complex values, a real and an imaginary part (two value tokens):
+    /// read only as [`Complex64`](num_complex::Complex64) (`c64`), which is
+    /// always written in this field.
+    Complex,
 }
 
 /// Which part of the matrix a Matrix Market file stores.
@@ -56,6 +61,9 @@ pub enum MtxSymmetry {
     Symmetric,
     /// The strict lower triangle of `A = -Aᵀ`.
     SkewSymmetric,
+    /// The lower triangle of `A = Aᴴ`, complex matrices only: an entry's
+    /// mirror image holds its conjugate.
+    Hermitian,
 }
 
 impl fmt::Display for MtxLayout {
@@ -73,6 +81,7 @@ impl fmt::Display for MtxField {
             MtxField::Real => "real",
             MtxField::Integer => "integer",
             MtxField::Pattern => "pattern",
+            MtxField::Complex => "complex",
         })
     }
 }
@@ -83,6 +92,7 @@ impl fmt::Display for MtxSymmetry {
             MtxSymmetry::General => "general",
             MtxSymmetry::Symmetric => "symmetric",
             MtxSymmetry::SkewSymmetric => "skew-symmetric",
+            MtxSymmetry::Hermitian => "hermitian",
         })
     }
 }
@@ -137,8 +147,8 @@ impl<V> MtxFile<V> {
 }
 
 /// The banner every reading error about it repeats.
-const BANNER: &str =
-    "%%MatrixMarket matrix <coordinate|array> <real|integer|pattern> <general|symmetric|skew-symmetric>";
+const BANNER: &str = "%%MatrixMarket matrix <coordinate|array> <real|integer|pattern|complex> \
+     <general|symmetric|skew-symmetric|hermitian>";
 
 /// Reads a Matrix Market file.
 ///
@@ -149,7 +159,9 @@ pub fn read_mtx(path: impl AsRef<Path>) -> Result<MtxFile> {
 }
 
 /// Reads a Matrix Market file into values of type `V`: `f64` as
-/// [`read_mtx`], or `i64` or `i32` exactly (see [`FileValue`]).
+/// [`read_mtx`], `i64` or `i32` exactly (see [`FileValue`]), or
+/// [`Complex64`](num_complex::Complex64), which alone reads `complex`
+/// files.
 ///
 /// Errors: [`FormatError::Io`] when the file cannot be read, and the errors
 /// of [`parse_mtx_as`].
@@ -163,8 +175,9 @@ pub fn read_mtx_as<V: FileValue>(path: impl AsRef<Path>) -> Result<MtxFile<V>> {
 /// errors.
 ///
 /// Errors: [`FormatError::Parse`] with the line and what was expected there
-/// (a bad banner, the unsupported `complex` field or `hermitian` symmetry, a
-/// missing size line, an index out of range, a token that is not a number,
+/// (a bad banner, the `complex` field, which is read as
+/// [`Complex64`](num_complex::Complex64) by [`parse_mtx_as`], a missing size
+/// line, an index out of range, a token that is not a number,
 /// a wrong number of tokens, fewer or more entries than the size line says);
 /// [`FormatError::TooLarge`] for sizes tessera will not allocate.
 pub fn parse_mtx(bytes: &[u8], path: &Path) -> Result<MtxFile> {
@@ -172,23 +185,50 @@ pub fn parse_mtx(bytes: &[u8], path: &Path) -> Result<MtxFile> {
 }
 
 /// [`parse_mtx`] into values of type `V`: `f64`, or `i64` or `i32`
-/// exactly. An `integer` file's values and a `pattern` file's 1s are read
-/// as they are; a `real` file's when each is integral (`2.0` is 2).
+/// exactly, or [`Complex64`](num_complex::Complex64). An `integer` file's
+/// values and a `pattern` file's 1s are read as they are; a `real` file's
+/// when each is integral (`2.0` is 2). A `complex` file is read only as
+/// `Complex64`, its entry lines ending in the real and the imaginary part;
+/// a `hermitian` one mirrors each entry as its conjugate (the diagonal is
+/// read as written). Any other file read as `Complex64` has imaginary
+/// parts 0.
 ///
 /// Errors: those of [`parse_mtx`], and a [`FormatError::Parse`] with the
 /// line for a value with a fraction, one beyond the type's range, and an
 /// entry of a skew-symmetric file whose value has no negation in the type
-/// (`i64::MIN`), which its mirror image would need.
+/// (`i64::MIN`), which its mirror image would need; a `complex` file read
+/// as another type is refused at its banner.
 ///
 /// ```
 /// use tessera_formats::io::parse_mtx_as;
+/// use tessera_formats::Complex64;
 /// let text = b"%%MatrixMarket matrix coordinate real general\n1 2 2\n1 1 2.0\n1 2 2.5\n";
 /// let err = parse_mtx_as::<i64>(text, "a.mtx".as_ref()).unwrap_err().to_string();
 /// assert_eq!(err, "a.mtx:4: the value `2.5` is not an integer, and the values are read as i64");
+///
+/// let text = b"%%MatrixMarket matrix coordinate complex hermitian\n2 2 2\n1 1 3 0\n2 1 1 -2\n";
+/// let file = parse_mtx_as::<Complex64>(text, "h.mtx".as_ref()).unwrap();
+/// // (2, 1) holds 1-2i; its mirror image (1, 2) the conjugate, 1+2i.
+/// let values = [Complex64::new(3.0, 0.0), Complex64::new(1.0, -2.0), Complex64::new(1.0, 2.0)];
+/// assert_eq!(file.entries.values(), &values);
+/// let err = parse_mtx_as::<f64>(text, "h.mtx".as_ref()).unwrap_err().to_string();
+/// assert!(err.starts_with("h.mtx:1: the `complex` field holds complex values"), "{err}");
+/// assert!(err.contains("reads as c64"), "{err}");
 /// ```
 pub fn parse_mtx_as<V: FileValue>(bytes: &[u8], path: &Path) -> Result<MtxFile<V>> {
     let mut lines = Lines::new(bytes);
     let banner = parse_banner(lines.next(), path)?;
+    if banner.field == MtxField::Complex && !V::COMPLEX {
+        return Err(parse_error(
+            path,
+            1,
+            format!(
+                "the `complex` field holds complex values, which tessera reads as c64 \
+                 (`-t NAME:c64` on the command line), not as {}",
+                V::NAME
+            ),
+        ));
+    }
     let mut comments = Vec::new();
     let size_line = loop {
         match lines.next() {
@@ -221,6 +261,32 @@ pub fn parse_mtx_as<V: FileValue>(bytes: &[u8], path: &Path) -> Result<MtxFile<V
     })
 }
 
+/// The field a Matrix Market file's banner (its first line) declares,
+/// reading nothing after it: for a caller choosing the type to read the
+/// file as, since a `complex` file is read as
+/// [`Complex64`](num_complex::Complex64) only.
+///
+/// Errors: [`FormatError::Io`] when the file cannot be read; a
+/// [`FormatError::Parse`] for a bad banner, as [`parse_mtx`] gives it.
+pub fn mtx_field(path: impl AsRef<Path>) -> Result<MtxField> {
+    let path = path.as_ref();
+    let first = super::text::first_line_where(path, |_| true)?;
+    parse_mtx_field(first.as_deref().unwrap_or_default(), path)
+}
+
+/// [`mtx_field`] of a file's bytes (its first line is enough); `path` only
+/// names the file in errors.
+///
+/// ```
+/// use tessera_formats::io::{parse_mtx_field, MtxField};
+/// let banner = b"%%MatrixMarket matrix array complex hermitian\n";
+/// assert_eq!(parse_mtx_field(banner, "h.mtx".as_ref()).unwrap(), MtxField::Complex);
+/// assert!(parse_mtx_field(b"1 2 3\n", "x.mtx".as_ref()).is_err());
+/// ```
+pub fn parse_mtx_field(bytes: &[u8], path: &Path) -> Result<MtxField> {
+    Ok(parse_banner(Lines::new(bytes).next(), path)?.field)
+}
+
 /// The text after the `%` of a comment line, without a trailing `\r`;
 /// `None` for a blank line.
 fn comment_text(line: &[u8]) -> Option<String> {
@@ -243,18 +309,29 @@ impl Banner {
             MtxLayout::Array => "rows columns",
         }
     }
+    /// Value tokens on an entry line: none for a pattern, two (real and
+    /// imaginary parts) for a complex value.
+    fn value_tokens(&self) -> usize {
+        match self.field {
+            MtxField::Pattern => 0,
+            MtxField::Complex => 2,
+            MtxField::Real | MtxField::Integer => 1,
+        }
+    }
     /// Tokens on an entry line.
     fn tokens(&self) -> usize {
-        match (self.layout, self.field) {
-            (MtxLayout::Array, _) => 1,
-            (MtxLayout::Coordinate, MtxField::Pattern) => 2,
-            (MtxLayout::Coordinate, _) => 3,
-        }
+        let indices = match self.layout {
+            MtxLayout::Array => 0,
+            MtxLayout::Coordinate => 2,
+        };
+        indices + self.value_tokens()
     }
     fn entry_line(&self) -> &'static str {
         match (self.layout, self.field) {
+            (MtxLayout::Array, MtxField::Complex) => "real imaginary",
             (MtxLayout::Array, _) => "value",
             (MtxLayout::Coordinate, MtxField::Pattern) => "row column",
+            (MtxLayout::Coordinate, MtxField::Complex) => "row column real imaginary",
             (MtxLayout::Coordinate, _) => "row column value",
         }
     }
@@ -300,30 +377,25 @@ fn parse_banner(line: Option<Line<'_>>, path: &Path) -> Result<Banner> {
         b"real" => MtxField::Real,
         b"integer" => MtxField::Integer,
         b"pattern" => MtxField::Pattern,
-        b"complex" => {
-            return Err(parse_error(
-                path,
-                1,
-                "the `complex` field is not supported: tessera reads real, integer and pattern matrices",
-            ))
-        }
+        b"complex" => MtxField::Complex,
         other => return Err(bad(&format!("found the field {}", show(other)))),
     };
     let symmetry = match word("symmetry")?.to_ascii_lowercase().as_slice() {
         b"general" => MtxSymmetry::General,
         b"symmetric" => MtxSymmetry::Symmetric,
         b"skew-symmetric" => MtxSymmetry::SkewSymmetric,
-        b"hermitian" => {
-            return Err(parse_error(
-                path,
-                1,
-                "`hermitian` symmetry is not supported: it needs complex values, and tessera reads real matrices",
-            ))
-        }
+        b"hermitian" => MtxSymmetry::Hermitian,
         other => return Err(bad(&format!("found the symmetry {}", show(other)))),
     };
     if let Some(extra) = tokens.next() {
         return Err(bad(&format!("found {} after it", show(extra))));
+    }
+    if symmetry == MtxSymmetry::Hermitian && field != MtxField::Complex {
+        return Err(parse_error(
+            path,
+            1,
+            format!("`hermitian` symmetry needs the `complex` field, the banner says `{field}`"),
+        ));
     }
     if field == MtxField::Pattern && symmetry == MtxSymmetry::SkewSymmetric {
         return Err(parse_error(
@@ -422,7 +494,7 @@ fn parse_size_line(line: Line<'_>, banner: &Banner, path: &Path) -> Result<Size>
             // and within `positions`.
             match banner.symmetry {
                 MtxSymmetry::General => positions,
-                MtxSymmetry::Symmetric => rows * (rows + 1) / 2,
+                MtxSymmetry::Symmetric | MtxSymmetry::Hermitian => rows * (rows + 1) / 2,
                 MtxSymmetry::SkewSymmetric => rows * rows.saturating_sub(1) / 2,
             }
         }
@@ -461,13 +533,14 @@ impl<V: FileValue> Collected<V> {
     }
 
     /// The value entry `(i, j)`'s mirror image `(j, i)` holds when the
-    /// symmetry stores one: `v`, or `-v` when skew-symmetric; `None` when
-    /// the type has no `-v` (`i64::MIN`).
+    /// symmetry stores one: `v`, `-v` when skew-symmetric, its conjugate
+    /// when hermitian; `None` when the type has no `-v` (`i64::MIN`).
     #[inline]
     fn mirror(&self, v: V) -> Option<V> {
         match self.symmetry {
             MtxSymmetry::SkewSymmetric => v.negated(),
-            _ => Some(v),
+            MtxSymmetry::Hermitian => Some(v.conjugate()),
+            MtxSymmetry::General | MtxSymmetry::Symmetric => Some(v),
         }
     }
 
@@ -508,16 +581,16 @@ fn read_coordinates<V: FileValue>(
     let mut collected = Collected::with_room(size, banner.symmetry, lines.remaining(), 4);
     let (rows, cols) = (size.rows as u64, size.cols as u64);
     let skew = banner.symmetry == MtxSymmetry::SkewSymmetric;
-    let has_value = banner.field != MtxField::Pattern;
+    let values = banner.value_tokens();
     let mut count = 0usize;
     let mut ints = [0u64; 2];
     loop {
-        let line = match lines.next_plain(&mut ints, has_value) {
+        let line = match lines.next_plain(&mut ints, values) {
             Some(plain) => {
                 let [i, j] = ints;
                 let in_range = (1..=rows).contains(&i) && (1..=cols).contains(&j);
-                let value = if has_value {
-                    V::parse(plain.value, banner.field).ok()
+                let value = if values > 0 {
+                    parse_tokens::<V>(plain.values, banner.field).ok()
                 } else {
                     Some(V::from_f64(1.0))
                 };
@@ -577,8 +650,8 @@ fn parse_coordinate_entry<V: FileValue>(
     let found = count_tokens(text);
     if found != banner.tokens() {
         return Err(format!(
-            "expected {} tokens `{}`, found {found}",
-            banner.tokens(),
+            "expected {} `{}`, found {found}",
+            tokens_text(banner.tokens()),
             banner.entry_line()
         ));
     }
@@ -589,7 +662,8 @@ fn parse_coordinate_entry<V: FileValue>(
     let j = parse_index(next(), cols, "column")?;
     let v = match banner.field {
         MtxField::Pattern => V::from_f64(1.0),
-        field => parse_value(next(), field)?,
+        MtxField::Complex => parse_value([next(), next()], MtxField::Complex)?,
+        field => parse_value([next(), &[]], field)?,
     };
     Ok((i, j, v))
 }
@@ -615,20 +689,33 @@ fn bad_index(token: &[u8], size: u64, what: &str) -> String {
     }
 }
 
+/// The value of an entry line's value tokens (the first alone, but in a
+/// `complex` file), or why not.
 #[inline(always)]
-fn parse_value<V: FileValue>(token: &[u8], field: MtxField) -> Result<V, String> {
-    V::parse(token, field).map_err(|refusal| bad_value::<V>(refusal, token, field))
+fn parse_value<V: FileValue>(tokens: [&[u8]; 2], field: MtxField) -> Result<V, String> {
+    parse_tokens(tokens, field).map_err(|refusal| bad_value::<V>(refusal, tokens, field))
 }
 
 #[cold]
-fn bad_value<V: FileValue>(refusal: Refusal, token: &[u8], field: MtxField) -> String {
+fn bad_value<V: FileValue>(refusal: Refusal, tokens: [&[u8]; 2], field: MtxField) -> String {
+    let token = tokens[0];
     refusal_text::<V>(refusal, token, || match field {
         MtxField::Integer => format!(
             "expected an integer value (the field is `integer`), found {}",
             show(token)
         ),
-        _ => format!("expected a real value, found {}", show(token)),
+        MtxField::Complex => complex_refusal_text(tokens),
+        MtxField::Real | MtxField::Pattern => format!("expected a real value, found {}", show(token)),
     })
+}
+
+/// `1 token`, `3 tokens`.
+fn tokens_text(n: usize) -> String {
+    if n == 1 {
+        "1 token".into()
+    } else {
+        format!("{n} tokens")
+    }
 }
 
 /// `1 entry`, `2 entries`.
@@ -675,7 +762,7 @@ fn read_array<V: FileValue>(
     // the strict lower triangle.
     let first_row = |j: usize| match banner.symmetry {
         MtxSymmetry::General => 0,
-        MtxSymmetry::Symmetric => j,
+        MtxSymmetry::Symmetric | MtxSymmetry::Hermitian => j,
         MtxSymmetry::SkewSymmetric => j + 1,
     };
     let (mut i, mut j) = (first_row(0), 0usize);
@@ -688,13 +775,17 @@ fn read_array<V: FileValue>(
             return Err(too_many(line, size, path));
         }
         count += 1;
-        let mut tokens = Tokens::new(line.text);
-        let value = match (tokens.next(), tokens.next()) {
-            (Some(token), None) => parse_value(token, banner.field),
-            _ => Err(format!(
-                "expected 1 token `value` (array files hold one value per line), found {}",
-                count_tokens(line.text)
-            )),
+        let found = count_tokens(line.text);
+        let value = if found == banner.tokens() {
+            let mut tokens = Tokens::new(line.text);
+            let mut next = || tokens.next().unwrap_or_default();
+            parse_value([next(), next()], banner.field)
+        } else {
+            Err(format!(
+                "expected {} `{}` (array files hold one value per line), found {found}",
+                tokens_text(banner.tokens()),
+                banner.entry_line()
+            ))
         };
         let v: V = value.map_err(|reason| parse_error(path, line.number, reason))?;
         debug_assert!(i < size.rows && j < size.cols);
@@ -719,7 +810,7 @@ fn read_array<V: FileValue>(
 /// What a written Matrix Market file says besides its entries: the banner's
 /// field and symmetry, and comment lines (provenance) after the banner.
 /// [`MtxHeader::default`] is `real general` without comments, what
-/// [`write_mtx`] writes.
+/// [`write_mtx`] writes (`complex general` for complex values).
 ///
 /// ```
 /// use tessera_formats::io::{parse_mtx, write_mtx_to_with, MtxField, MtxSymmetry};
@@ -755,17 +846,38 @@ impl MtxHeader {
     ///
     /// `i64` and `i32` values always fit `integer`, however large: they
     /// are written and read back exactly.
+    ///
+    /// Complex ([`Complex64`](num_complex::Complex64)) values are always
+    /// written `complex`, whatever the header says, and only they are;
+    /// `hermitian` needs each mirror image to hold the conjugate and the
+    /// diagonal to be real. Real values under a `complex hermitian` header
+    /// become `real symmetric` when the data is symmetric.
+    ///
+    /// ```
+    /// use tessera_formats::io::{MtxField, MtxHeader, MtxSymmetry};
+    /// use tessera_formats::{Complex64, Tensor};
+    /// let z = |re, im| Complex64::new(re, im);
+    /// let h = Tensor::from_dense(&[2, 2], vec![z(2.0, 0.0), z(1.0, 1.0), z(1.0, -1.0), z(0.0, 0.0)]).unwrap();
+    /// let header = MtxHeader { symmetry: MtxSymmetry::Hermitian, ..MtxHeader::default() };
+    /// let fitted = header.fitted(&h);
+    /// assert_eq!((fitted.field, fitted.symmetry), (MtxField::Complex, MtxSymmetry::Hermitian));
+    /// let symmetric = MtxHeader { symmetry: MtxSymmetry::Symmetric, ..MtxHeader::default() };
+    /// assert_eq!(symmetric.fitted(&h).symmetry, MtxSymmetry::General);
+    /// ```
     #[must_use]
     pub fn fitted<V: FileValue>(&self, tensor: &Tensor<V>) -> MtxHeader {
         let Ok(matrix) = Matrix::of(tensor) else {
             return self.clone();
         };
-        let field = [self.field, MtxField::Integer, MtxField::Real]
+        let field = [self.field, MtxField::Integer, MtxField::Real, MtxField::Complex]
             .into_iter()
             .find(|&f| f.rank() >= self.field.rank() && matrix.field_fits(f))
             .unwrap_or(MtxField::Real);
         let symmetry = if matrix.symmetry_fits(self.symmetry, field) {
             self.symmetry
+        } else if self.symmetry == MtxSymmetry::Hermitian && matrix.symmetry_fits(MtxSymmetry::Symmetric, field) {
+            // Real values: hermitian is symmetric, in a field that says so.
+            MtxSymmetry::Symmetric
         } else {
             MtxSymmetry::General
         };
@@ -780,6 +892,8 @@ impl MtxHeader {
     fn misfit<V: FileValue>(&self, matrix: &Matrix<V>) -> Option<String> {
         if !matrix.field_fits(self.field) {
             return Some(match (&matrix.body, self.field) {
+                (_, MtxField::Complex) => format!("the `complex` field needs complex values, not {}", V::NAME),
+                _ if V::COMPLEX => "complex values are written in the `complex` field".into(),
                 (Body::Array(_), MtxField::Pattern) => {
                     "a dense tensor is written in the array layout, which cannot be `pattern`".into()
                 }
@@ -798,41 +912,68 @@ impl MtxHeader {
 }
 
 impl MtxField {
-    /// How much a field says about its values: pattern < integer < real.
+    /// How much a field says about its values: pattern < integer < real <
+    /// complex.
     fn rank(self) -> u8 {
         match self {
             MtxField::Pattern => 0,
             MtxField::Integer => 1,
             MtxField::Real => 2,
+            MtxField::Complex => 3,
         }
     }
 }
 
 /// Writes a matrix (order 2), a vector (order 1, as an `n x 1` matrix) or a
-/// scalar (order 0, as `1 x 1`) to a Matrix Market file, `real general`:
-/// a tensor whose format is dense in the array layout (every value), any
-/// other in the coordinate layout (its nonzeros, sorted by row then column).
-/// Values are written so that they read back the same: `f64` values in the
-/// shortest form that does, `i64` and `i32` values as integers (write them
-/// under an `integer` header, [`write_mtx_with`], to say so in the file).
+/// scalar (order 0, as `1 x 1`) to a Matrix Market file, `real general`
+/// (`complex general` for complex values): a tensor whose format is dense
+/// in the array layout (every value), any other in the coordinate layout
+/// (its nonzeros, sorted by row then column). Values are written so that
+/// they read back the same: `f64` values in the shortest form that does,
+/// `i64` and `i32` values as integers (write them under an `integer`
+/// header, [`write_mtx_with`], to say so in the file), complex values as
+/// their real and imaginary parts, each as an `f64`.
+///
+/// ```
+/// use tessera_formats::io::{parse_mtx_as, write_mtx_to};
+/// use tessera_formats::{Complex64, Format, Tensor};
+/// let x = Tensor::from_dense(&[2], vec![Complex64::new(0.5, -1.0), Complex64::new(0.0, 0.0)]).unwrap();
+/// let x = x.convert(&Format::sparse_vector()).unwrap();
+/// let mut written = Vec::new();
+/// write_mtx_to(&mut written, &x).unwrap();
+/// let text = "%%MatrixMarket matrix coordinate complex general\n2 1 1\n1 1 0.5 -1\n";
+/// assert_eq!(String::from_utf8_lossy(&written), text);
+/// let back = parse_mtx_as::<Complex64>(&written, "x.mtx".as_ref()).unwrap();
+/// assert_eq!(back.entries.values(), &[Complex64::new(0.5, -1.0)]);
+/// ```
 ///
 /// Errors: [`FormatError::Shape`] for tensors of order 3 or more (write them
 /// with [`write_tns`](super::write_tns)), [`FormatError::Io`] when writing
 /// fails.
 pub fn write_mtx<V: FileValue>(path: impl AsRef<Path>, tensor: &Tensor<V>) -> Result<()> {
-    write_mtx_with(path, tensor, &MtxHeader::default())
+    write_mtx_with(path, tensor, &general::<V>())
+}
+
+/// The header of [`write_mtx`]: `real general`, `complex general` for
+/// complex values.
+fn general<V: FileValue>() -> MtxHeader {
+    let field = if V::COMPLEX { MtxField::Complex } else { MtxField::Real };
+    MtxHeader {
+        field,
+        ..MtxHeader::default()
+    }
 }
 
 /// [`write_mtx`] to any writer (buffered here); I/O errors name the path
 /// `<writer>`.
 pub fn write_mtx_to<W: Write + ?Sized, V: FileValue>(writer: &mut W, tensor: &Tensor<V>) -> Result<()> {
-    write_mtx_to_with(writer, tensor, &MtxHeader::default())
+    write_mtx_to_with(writer, tensor, &general::<V>())
 }
 
 /// [`write_mtx`] with the field, symmetry and comments of `header`: a
-/// symmetric matrix is written as its lower triangle (the strict lower
-/// triangle when skew-symmetric), integers without a fraction, a pattern
-/// without values.
+/// symmetric or hermitian matrix is written as its lower triangle (the
+/// strict lower triangle when skew-symmetric), integers without a fraction,
+/// a pattern without values.
 ///
 /// Errors: those of [`write_mtx`], and [`FormatError::BadFormat`] when the
 /// data does not allow the header (see [`MtxHeader::fitted`]), before the
@@ -924,9 +1065,12 @@ impl<V: FileValue> Matrix<V> {
         }
     }
 
-    /// Whether every value can be written in `field`.
+    /// Whether every value can be written in `field`: complex values in
+    /// `complex` only, and only they.
     fn field_fits(&self, field: MtxField) -> bool {
         match (field, &self.body) {
+            (MtxField::Complex, _) => V::COMPLEX,
+            _ if V::COMPLEX => false,
             (MtxField::Real, _) => true,
             (MtxField::Integer, _) => self.values().iter().all(|&v| v.fits_integer_field()),
             (MtxField::Pattern, Body::Array(_)) => false,
@@ -934,20 +1078,30 @@ impl<V: FileValue> Matrix<V> {
         }
     }
 
-    /// Whether the matrix equals its transpose (or minus it) as `symmetry`
-    /// says; `pattern` cannot be skew-symmetric.
+    /// Whether the matrix equals its transpose (minus it, its conjugate
+    /// transpose) as `symmetry` says; `pattern` cannot be skew-symmetric,
+    /// and only `complex` can be hermitian.
     fn symmetry_fits(&self, symmetry: MtxSymmetry, field: MtxField) -> bool {
         // `None` never equals a stored value: a value without a negation
         // (`i64::MIN`) has no mirror image in a skew-symmetric matrix.
         let mirror_of = |v: V| match symmetry {
             MtxSymmetry::SkewSymmetric => v.negated(),
-            _ => Some(v),
+            MtxSymmetry::Hermitian => Some(v.conjugate()),
+            MtxSymmetry::General | MtxSymmetry::Symmetric => Some(v),
+        };
+        // What the diagonal may hold: 0 when skew-symmetric (it is not
+        // stored), a real value when hermitian.
+        let diagonal_fits = |v: V| match symmetry {
+            MtxSymmetry::SkewSymmetric => v.is_zero(),
+            MtxSymmetry::Hermitian => v.conjugate() == v,
+            MtxSymmetry::General | MtxSymmetry::Symmetric => true,
         };
         let skew = symmetry == MtxSymmetry::SkewSymmetric;
+        let hermitian = symmetry == MtxSymmetry::Hermitian;
         if symmetry == MtxSymmetry::General {
             return true;
         }
-        if self.rows != self.cols || (skew && field == MtxField::Pattern) {
+        if self.rows != self.cols || (skew && field == MtxField::Pattern) || (hermitian && field != MtxField::Complex) {
             return false;
         }
         match &self.body {
@@ -957,7 +1111,7 @@ impl<V: FileValue> Matrix<V> {
                     (0..=i).all(|j| {
                         let (v, mirrored) = (values[i * n + j], values[j * n + i]);
                         if i == j {
-                            !skew || v.is_zero()
+                            diagonal_fits(v)
                         } else {
                             Some(mirrored) == mirror_of(v)
                         }
@@ -974,7 +1128,9 @@ impl<V: FileValue> Matrix<V> {
                 list.iter().all(|(c, v)| {
                     let (i, j) = row_column(c);
                     if i == j {
-                        !skew
+                        // The list holds nonzeros only: none may sit on
+                        // a skew-symmetric diagonal.
+                        !skew && diagonal_fits(v)
                     } else {
                         find(j, i).is_some_and(|m| Some(m) == mirror_of(v))
                     }
@@ -990,7 +1146,7 @@ impl<V: FileValue> Matrix<V> {
         // strictly so when skew-symmetric.
         let stored = |i: usize, j: usize| match symmetry {
             MtxSymmetry::General => true,
-            MtxSymmetry::Symmetric => i >= j,
+            MtxSymmetry::Symmetric | MtxSymmetry::Hermitian => i >= j,
             MtxSymmetry::SkewSymmetric => i > j,
         };
         let write_value = |w: &mut BufWriter<W>, v: V| match field {

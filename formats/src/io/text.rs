@@ -24,6 +24,34 @@ pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
     Ok(bytes)
 }
 
+/// The first line of the file at `path` (gzip-compressed under `.gz`) for
+/// which `wanted` holds, without its `\n`, reading no further: what a
+/// caller looks at before reading a file whole. `None` when no line is
+/// wanted.
+pub(crate) fn first_line_where(path: &Path, wanted: impl Fn(&[u8]) -> bool) -> Result<Option<Vec<u8>>, FormatError> {
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
+    let reader: Box<dyn io::Read> = if is_gzip(path) {
+        Box::new(flate2::read::GzDecoder::new(file))
+    } else {
+        Box::new(file)
+    };
+    let mut reader = io::BufReader::new(reader);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = io::BufRead::read_until(&mut reader, b'\n', &mut line).map_err(|e| io_error(path, &e))?;
+        if read == 0 {
+            return Ok(None);
+        }
+        if line.last() == Some(&b'\n') {
+            line.pop();
+        }
+        if wanted(&line) {
+            return Ok(Some(line));
+        }
+    }
+}
+
 /// Whether `path` names a gzip-compressed file (`.gz`), read and written
 /// through the compression transparently.
 pub(crate) fn is_gzip(path: &Path) -> bool {
@@ -67,8 +95,9 @@ pub(crate) fn parse_error(path: &Path, line: usize, reason: impl Into<String>) -
 /// A line in the plain form [`Lines::next_plain`] reads.
 pub(crate) struct Plain<'a> {
     pub line: Line<'a>,
-    /// The value token, empty when none was asked for.
-    pub value: &'a [u8],
+    /// The value tokens asked for (a real value: the first; a complex
+    /// value: real and imaginary parts); empty where none was.
+    pub values: [&'a [u8]; 2],
 }
 
 /// One line of a file, without its line terminator.
@@ -110,8 +139,8 @@ impl<'a> Lines<'a> {
 
     /// The fast path of the entry readers: when the next line is in the
     /// plain form `ints.len()` unsigned integers of at most 19 digits, then
-    /// (if `value`) one more token, separated by spaces or tabs, reads it in
-    /// one pass, filling `ints`. Otherwise
+    /// `values` more tokens (0, 1, or 2 for a complex value), separated by
+    /// spaces or tabs, reads it in one pass, filling `ints`. Otherwise
     /// (a comment, a blank line, a malformed or unusual line) returns `None`
     /// and consumes nothing, and the caller reads the line with [`next`]
     /// and [`Tokens`].
@@ -122,8 +151,9 @@ impl<'a> Lines<'a> {
     ///
     /// [`next`]: Iterator::next
     #[inline]
-    pub(crate) fn next_plain(&mut self, ints: &mut [u64], value: bool) -> Option<Plain<'a>> {
+    pub(crate) fn next_plain(&mut self, ints: &mut [u64], values: usize) -> Option<Plain<'a>> {
         const SAFE_DIGITS: usize = 19;
+        debug_assert!(values <= 2);
         let bytes = self.rest;
         let mut p = 0;
         while matches!(bytes.get(p), Some(b' ' | b'\t')) {
@@ -145,18 +175,15 @@ impl<'a> Lines<'a> {
                 return None;
             }
             *out = v;
-            if k + 1 < last || value {
-                let separator = p;
-                while matches!(bytes.get(p), Some(b' ' | b'\t')) {
-                    p += 1;
-                }
-                if p == separator {
-                    return None;
-                }
+            if k + 1 < last || values > 0 {
+                p = after_separator(bytes, p)?;
             }
         }
-        let mut token: &'a [u8] = &[];
-        if value {
+        let mut tokens: [&'a [u8]; 2] = [&[], &[]];
+        for (k, token) in tokens.iter_mut().take(values).enumerate() {
+            if k > 0 {
+                p = after_separator(bytes, p)?;
+            }
             let start = p;
             while matches!(bytes.get(p), Some(&b) if !is_space(b) && b != b'\n') {
                 p += 1;
@@ -164,7 +191,7 @@ impl<'a> Lines<'a> {
             if p == start {
                 return None;
             }
-            token = &bytes[start..p];
+            *token = &bytes[start..p];
         }
         while matches!(bytes.get(p), Some(&b) if is_space(b)) {
             p += 1;
@@ -181,9 +208,20 @@ impl<'a> Lines<'a> {
                 number: self.number,
                 text,
             },
-            value: token,
+            values: tokens,
         })
     }
+}
+
+/// The position after the spaces and tabs at `p`; `None` when there are
+/// none (the plain form separates its tokens).
+#[inline(always)]
+fn after_separator(bytes: &[u8], mut p: usize) -> Option<usize> {
+    let separator = p;
+    while matches!(bytes.get(p), Some(b' ' | b'\t')) {
+        p += 1;
+    }
+    (p > separator).then_some(p)
 }
 
 impl<'a> Iterator for Lines<'a> {
@@ -423,13 +461,13 @@ mod tests {
         let mut ints = [0u64; 2];
         let mut read = Vec::new();
         loop {
-            if let Some(plain) = lines.next_plain(&mut ints, true) {
+            if let Some(plain) = lines.next_plain(&mut ints, 1) {
                 let slow: Vec<&[u8]> = Tokens::new(plain.line.text).collect();
                 assert_eq!(slow.len(), 3, "{:?}", show(plain.line.text));
-                assert_eq!(slow[2], plain.value);
+                assert_eq!(slow[2], plain.values[0]);
                 assert_eq!(parse_u64(slow[0]), Ok(ints[0]));
                 assert_eq!(parse_u64(slow[1]), Ok(ints[1]));
-                read.push((plain.line.number, ints, plain.value));
+                read.push((plain.line.number, ints, plain.values[0]));
             } else if lines.next().is_none() {
                 break;
             }
@@ -446,11 +484,28 @@ mod tests {
         );
         assert_eq!(lines.next_number(), 9);
         let mut none: [u64; 0] = [];
-        let plain = Lines::new(b"2.5\n").next_plain(&mut none, true).map(|p| p.value);
-        assert_eq!(plain, Some(&b"2.5"[..]));
+        let plain = Lines::new(b"2.5\n").next_plain(&mut none, 1).map(|p| p.values);
+        assert_eq!(plain, Some([&b"2.5"[..], b""]));
         let mut one = [0u64; 1];
-        let long = Lines::new(b"12345678901234567890 1\n").next_plain(&mut one, true);
+        let long = Lines::new(b"12345678901234567890 1\n").next_plain(&mut one, 1);
         assert!(long.is_none(), "twenty digits take the slow path");
+    }
+
+    #[test]
+    fn plain_lines_read_two_value_tokens_for_complex_values() {
+        let mut ints = [0u64; 2];
+        let mut lines = Lines::new(b"1 2 0.5 -1e3\r\n3 4 7\n5 6 1 2 3\n");
+        let plain = lines.next_plain(&mut ints, 2).unwrap();
+        assert_eq!((ints, plain.values), ([1, 2], [&b"0.5"[..], b"-1e3"]));
+        assert!(lines.next_plain(&mut ints, 2).is_none(), "one value token");
+        assert!(lines.next().is_some());
+        assert!(lines.next_plain(&mut ints, 2).is_none(), "three value tokens");
+        let mut none: [u64; 0] = [];
+        let plain = Lines::new(b"\t2 3").next_plain(&mut none, 2).map(|p| p.values);
+        assert_eq!(plain, Some([&b"2"[..], b"3"]));
+        let mut pattern = Lines::new(b"4 5\n");
+        assert!(pattern.next_plain(&mut ints, 0).is_some());
+        assert_eq!(ints, [4, 5]);
     }
 
     #[test]

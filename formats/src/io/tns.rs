@@ -3,6 +3,17 @@
 //! `f64` values, or of `i64` or `i32` values exactly: [`read_tns_as`]) and
 //! written back.
 //!
+//! FROSTT has no complex values. Here a complex value
+//! ([`Complex64`](num_complex::Complex64), `c64`) is written as two
+//! numbers at the end of its line, the real part then the imaginary part
+//! (`2 3 0.5 -1` is 0.5-1i at (2, 3)), and a file read as `Complex64` is
+//! read that way: two numbers after the coordinates of each line, or one
+//! (a real value, imaginary part 0) when the file's shape is known (from
+//! the caller or the sidecar) and its lines have one token fewer. Without a
+//! shape the order cannot tell the two apart, so each line of a file read
+//! as `Complex64` then ends in a complex value. Files of other types never
+//! hold complex values.
+//!
 //! A `.tns` file does not record its shape: the reader takes it from the
 //! caller, from a `<stem>.dims` sidecar next to the file, or else as the
 //! largest coordinate of each mode. The sidecar's first line is the size of
@@ -23,9 +34,9 @@ use std::path::{Path, PathBuf};
 
 use super::mtx::MtxField;
 use super::text::{
-    count_tokens, io_error, is_content, parse_error, parse_u64, read_file, show, IntError, Lines, Tokens,
+    count_tokens, io_error, is_content, parse_error, parse_real, parse_u64, read_file, show, IntError, Lines, Tokens,
 };
-use super::values::{refusal_text, FileValue};
+use super::values::{complex_refusal_text, parse_tokens, refusal_text, FileValue};
 use crate::coordinates::{CoordinateList, MAX_ENTRIES};
 use crate::error::{FormatError, Result};
 use crate::format::MAX_DIMENSION;
@@ -44,7 +55,8 @@ pub fn read_tns(path: impl AsRef<Path>) -> Result<CoordinateList<f64>> {
 
 /// [`read_tns`] into values of type `V`: `f64`, or `i64` or `i32` exactly
 /// (every value must then be integral and within the type's range; see
-/// [`FileValue`]).
+/// [`FileValue`]), or [`Complex64`](num_complex::Complex64), each value two
+/// numbers (see the [module](self) on complex values).
 ///
 /// Errors: those of [`read_tns`], and a [`FormatError::Parse`] with the
 /// line for a value with a fraction or beyond the type's range.
@@ -67,6 +79,36 @@ pub fn read_tns_as<V: FileValue>(path: impl AsRef<Path>) -> Result<CoordinateLis
         )),
         _ => Ok(list),
     }
+}
+
+/// Whether a FROSTT file holds complex values as written here: its
+/// `.dims` sidecar gives the order, and its first entry line has two
+/// numbers after the coordinates. Reads the sidecar and the file up to that
+/// line only. Without a sidecar nothing tells, and the answer is `false`:
+/// such a file is read as complex when asked ([`read_tns_as`]).
+///
+/// Errors: [`FormatError::Io`] when a file cannot be read; a
+/// [`FormatError::Parse`] naming a malformed sidecar.
+///
+/// ```
+/// use tessera_formats::io::{tns_is_complex, write_tns};
+/// use tessera_formats::{Complex64, Tensor};
+/// let dir = std::env::temp_dir().join(format!("tessera-doc-complex-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let z = Tensor::from_dense(&[2], vec![Complex64::new(1.0, 2.0), Complex64::new(0.0, -1.0)]).unwrap();
+/// write_tns(dir.join("z.tns"), &z).unwrap();
+/// assert!(tns_is_complex(dir.join("z.tns")).unwrap());
+/// write_tns(dir.join("x.tns"), &Tensor::from_dense(&[2], vec![1.0, 2.0]).unwrap()).unwrap();
+/// assert!(!tns_is_complex(dir.join("x.tns")).unwrap());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+pub fn tns_is_complex(path: impl AsRef<Path>) -> Result<bool> {
+    let path = path.as_ref();
+    let Some(dims) = read_dims(path)? else {
+        return Ok(false);
+    };
+    let first = super::text::first_line_where(path, |line| is_content(line, b'#'))?;
+    Ok(first.is_some_and(|line| count_tokens(&line) == dims.shape.len() + 2))
 }
 
 /// Parses the bytes of a FROSTT file, its shape the largest coordinate of
@@ -102,18 +144,27 @@ pub fn parse_tns_with_shape(bytes: &[u8], path: &Path, shape: Option<&[usize]>) 
 }
 
 /// [`parse_tns_with_shape`] into values of type `V`: `f64`, or `i64` or
-/// `i32` exactly.
+/// `i32` exactly, or [`Complex64`](num_complex::Complex64) (two numbers a
+/// value, or one when `shape` says the lines hold real values).
 ///
 /// Errors: those of [`parse_tns_with_shape`], and a [`FormatError::Parse`]
 /// with the line for a value with a fraction or beyond the type's range.
 ///
 /// ```
 /// use tessera_formats::io::parse_tns_as;
+/// use tessera_formats::Complex64;
 /// let text = b"1 1 -9223372036854775808\n2 3 4.0\n";
 /// let list = parse_tns_as::<i64>(text, "t.tns".as_ref(), None).unwrap();
 /// assert_eq!(list.values(), &[i64::MIN, 4]);
 /// let err = parse_tns_as::<i32>(text, "t.tns".as_ref(), None).unwrap_err().to_string();
 /// assert!(err.starts_with("t.tns:1: the value `-9223372036854775808` is beyond the range of i32"), "{err}");
+///
+/// // Complex: the real and imaginary parts after the coordinates.
+/// let list = parse_tns_as::<Complex64>(b"1 2 0.5 -1\n", "z.tns".as_ref(), None).unwrap();
+/// assert_eq!((list.shape(), list.values()), (&[1, 2][..], &[Complex64::new(0.5, -1.0)][..]));
+/// // A real file of known shape, as complex values.
+/// let list = parse_tns_as::<Complex64>(text, "t.tns".as_ref(), Some(&[2, 3])).unwrap();
+/// assert_eq!(list.values()[1], Complex64::new(4.0, 0.0));
 /// ```
 pub fn parse_tns_as<V: FileValue>(bytes: &[u8], path: &Path, shape: Option<&[usize]>) -> Result<CoordinateList<V>> {
     parse(bytes, path, shape, 0)
@@ -140,23 +191,17 @@ fn parse<V: FileValue>(
         };
     };
     let tokens = count_tokens(first.text);
-    // A content line holds a token.
-    let order = tokens - 1;
+    let values = value_tokens::<V>(tokens, shape);
+    // A content line holds a token; a complex one, two.
+    let order = tokens - values;
     let layout = EntryLayout {
         tokens,
+        values,
         first_line: first.number,
     };
     if let Some(shape) = shape {
         if shape.len() != order {
-            return Err(parse_error(
-                path,
-                first.number,
-                format!(
-                    "expected {} tokens ({} coordinates, as the shape {shape:?} has, and a value), found {tokens}",
-                    shape.len() + 1,
-                    shape.len()
-                ),
-            ));
+            return Err(parse_error(path, first.number, wrong_order::<V>(shape, tokens)));
         }
     }
     // The largest coordinate each mode may have, 1-based.
@@ -175,10 +220,10 @@ fn parse<V: FileValue>(
     loop {
         let line = match pending.take() {
             Some(line) => line,
-            None => match lines.next_plain(&mut entry, true) {
+            None => match lines.next_plain(&mut entry, values) {
                 Some(plain) => {
                     let in_range = entry.iter().zip(&limits).all(|(&c, &l)| c >= 1 && c <= l);
-                    if let (true, Ok(value)) = (in_range, V::parse(plain.value, MtxField::Real)) {
+                    if let (true, Ok(value)) = (in_range, parse_tokens::<V>(plain.values, layout.field())) {
                         entry.iter_mut().for_each(|c| *c -= 1);
                         entries.push(&entry, value, path, plain.line.number)?;
                         continue;
@@ -236,19 +281,68 @@ impl<V> Entries<V> {
     }
 }
 
+/// Value tokens on each line of a file whose first entry line holds
+/// `tokens`: one, but for complex values two (one when `shape` says the
+/// lines hold one value token, a real file read as complex).
+fn value_tokens<V: FileValue>(tokens: usize, shape: Option<&[usize]>) -> usize {
+    match shape {
+        _ if !V::COMPLEX || tokens < 2 => 1,
+        Some(shape) if tokens == shape.len() + 1 => 1,
+        _ => 2,
+    }
+}
+
+/// Why a first entry line of `tokens` does not fit `shape`.
+#[cold]
+fn wrong_order<V: FileValue>(shape: &[usize], tokens: usize) -> String {
+    let (expected, value) = if V::COMPLEX {
+        (
+            format!("{} or {}", shape.len() + 2, shape.len() + 1),
+            "a complex value (two numbers) or a real one",
+        )
+    } else {
+        (format!("{}", shape.len() + 1), "a value")
+    };
+    let complex = if !V::COMPLEX && tokens == shape.len() + 2 {
+        " (two numbers after the coordinates are a complex value, read as c64)"
+    } else {
+        ""
+    };
+    format!(
+        "expected {expected} tokens ({} coordinates, as the shape {shape:?} has, and {value}), found {tokens}{complex}",
+        shape.len()
+    )
+}
+
 /// What the first entry line fixed.
 struct EntryLayout {
-    /// Coordinates and the value.
+    /// Coordinates and the value tokens.
     tokens: usize,
+    /// Value tokens: 1, or 2 for a complex value.
+    values: usize,
     first_line: usize,
 }
 
 impl EntryLayout {
+    /// The field the value tokens are read as.
+    fn field(&self) -> MtxField {
+        if self.values == 2 {
+            MtxField::Complex
+        } else {
+            MtxField::Real
+        }
+    }
+
     fn wrong_count(&self, found: usize) -> String {
+        let value = if self.values == 2 {
+            "a complex value, two numbers"
+        } else {
+            "a value"
+        };
         format!(
-            "expected {} tokens ({} coordinates and a value, as on line {}), found {found}",
+            "expected {} tokens ({} coordinates and {value}, as on line {}), found {found}",
             self.tokens,
-            self.tokens - 1,
+            self.tokens - self.values,
             self.first_line
         )
     }
@@ -268,14 +362,26 @@ fn parse_entry<V: FileValue>(
     }
     // As many tokens as asked for, counted above.
     let mut tokens = Tokens::new(text);
+    let mut next = || tokens.next().unwrap_or_default();
+    let last = entry.len().wrapping_sub(1);
     for (mode, (c, &limit)) in entry.iter_mut().zip(limits).enumerate() {
-        *c = parse_coordinate(tokens.next().unwrap_or_default(), mode, limit)?;
+        let token = next();
+        *c = parse_coordinate(token, mode, limit).map_err(|reason| {
+            // A real part where the last coordinate was expected: the
+            // line may end in a complex value.
+            if mode == last && !V::COMPLEX && parse_real(token).is_some() {
+                format!("{reason} (a line ending in a complex value, two numbers, is read as c64)")
+            } else {
+                reason
+            }
+        })?;
     }
-    let token = tokens.next().unwrap_or_default();
-    V::parse(token, MtxField::Real).map_err(|refusal| {
-        refusal_text::<V>(refusal, token, || {
-            format!("expected a real value after the coordinates, found {}", show(token))
-        })
+    let values = [next(), next()];
+    parse_tokens::<V>(values, layout.field()).map_err(|refusal| match layout.field() {
+        MtxField::Complex => complex_refusal_text(values),
+        _ => refusal_text::<V>(refusal, values[0], || {
+            format!("expected a real value after the coordinates, found {}", show(values[0]))
+        }),
     })
 }
 
@@ -362,7 +468,9 @@ fn read_dims(tns: &Path) -> Result<Option<Dims>> {
 /// beside it (the sizes, then the number of entry lines).
 ///
 /// Values are written so that they read back the same: `f64` values in the
-/// shortest form that does, `i64` and `i32` values as integers.
+/// shortest form that does, `i64` and `i32` values as integers, complex
+/// values as two numbers, the real and the imaginary part (see the
+/// [module](self)).
 ///
 /// Errors: [`FormatError::Io`] when writing fails, or when `path` ends in
 /// `.dims` (the sidecar's name).
@@ -391,6 +499,12 @@ pub fn write_tns<V: FileValue>(path: impl AsRef<Path>, tensor: &Tensor<V>) -> Re
 /// let mut written = Vec::new();
 /// write_tns_to(&mut written, &x).unwrap();
 /// assert_eq!(written, b"1 -9223372036854775808\n3 5\n");
+///
+/// use tessera_formats::Complex64;
+/// let z = Tensor::from_dense(&[2], vec![Complex64::new(0.0, 0.0), Complex64::new(1.5, -2.0)]).unwrap();
+/// let mut written = Vec::new();
+/// write_tns_to(&mut written, &z).unwrap();
+/// assert_eq!(written, b"2 1.5 -2\n");
 /// ```
 pub fn write_tns_to<W: Write + ?Sized, V: FileValue>(writer: &mut W, tensor: &Tensor<V>) -> Result<()> {
     Written::of(tensor)?

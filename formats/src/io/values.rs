@@ -1,6 +1,7 @@
 //! The value types Matrix Market and FROSTT files are read into and written
 //! from without rounding: `f64` (any real), `i64` and `i32` (integers,
-//! exactly, also beyond the 2^53 up to which an `f64` holds every one).
+//! exactly, also beyond the 2^53 up to which an `f64` holds every one), and
+//! [`Complex64`] (`c64`: a real and an imaginary part, two value tokens).
 //!
 //! [`FileValue`] is what the readers ([`read_mtx_as`](super::read_mtx_as),
 //! [`read_tns_as`](super::read_tns_as)) and the writers are generic over;
@@ -9,17 +10,21 @@
 
 use std::io::{self, Write};
 
+use num_complex::Complex64;
+
 use super::mtx::MtxField;
 use super::text::{parse_i64, parse_integer_value, parse_real, show, write_real, IntError};
 use crate::Value;
 
-/// A value type the text readers and writers hold exactly: `f64`, `i64`
-/// or `i32`.
+/// A value type the text readers and writers hold exactly: `f64`, `i64`,
+/// `i32` or [`Complex64`].
 ///
 /// An integer type reads an `integer` or `pattern` Matrix Market file
 /// value for value, and a `real` one (or a FROSTT file) when every value
 /// is integral (`2`, `-7`, `2.0`, `1e3`); a fraction, or a value beyond the
-/// type's range, is an error naming the file and line.
+/// type's range, is an error naming the file and line. `Complex64` alone
+/// reads the `complex` field (a real and an imaginary part per value), and
+/// reads the other fields with imaginary parts 0.
 ///
 /// ```
 /// use tessera_formats::io::parse_mtx_as;
@@ -63,6 +68,12 @@ impl FileValue for i32 {
     }
 }
 
+impl FileValue for Complex64 {
+    fn from_real(v: f64) -> Option<Complex64> {
+        Some(Complex64::new(v, 0.0))
+    }
+}
+
 pub(crate) use sealed::{Refusal, Text};
 
 /// What the readers and writers need of a value type, out of reach of
@@ -86,12 +97,25 @@ mod sealed {
         const NAME: &'static str;
         /// The smallest and largest values, in messages.
         const RANGE: &'static str;
-        /// A value token of a Matrix Market file of `field` (FROSTT files
-        /// read as `real`).
+        /// Whether values are complex: read from the `complex` field (two
+        /// value tokens) and written as two numbers.
+        const COMPLEX: bool = false;
+        /// A value token of a Matrix Market file of `field` other than
+        /// `complex` (FROSTT files read as `real`).
         fn parse(token: &[u8], field: MtxField) -> Result<Self, Refusal>;
+        /// The two value tokens (real, imaginary) of a `complex` file;
+        /// only types that are [`COMPLEX`](Self::COMPLEX) read them.
+        fn parse_complex(_re: &[u8], _im: &[u8]) -> Result<Self, Refusal> {
+            Err(Refusal::NotANumber)
+        }
         /// `-self`, when the type holds it: the mirror image of an entry of
         /// a skew-symmetric matrix.
         fn negated(self) -> Option<Self>;
+        /// The complex conjugate: the mirror image of an entry of a
+        /// hermitian matrix (a real value is its own).
+        fn conjugate(self) -> Self {
+            self
+        }
         /// Whether an `integer` Matrix Market file holds the value and
         /// reads it back as the same.
         fn fits_integer_field(self) -> bool;
@@ -174,6 +198,74 @@ impl Text for i32 {
     fn write_integer<W: Write + ?Sized>(self, w: &mut W) -> io::Result<()> {
         write!(w, "{self}")
     }
+}
+
+impl Text for Complex64 {
+    const NAME: &'static str = "c64";
+    const RANGE: &'static str = "any complex number";
+    const COMPLEX: bool = true;
+    /// A `real`, `integer` (or FROSTT) value: the real part, the imaginary
+    /// part 0.
+    #[inline(always)]
+    fn parse(token: &[u8], field: MtxField) -> Result<Complex64, Refusal> {
+        match field {
+            // Two tokens, read by `parse_complex`.
+            MtxField::Complex => Err(Refusal::NotANumber),
+            field => f64::parse(token, field).map(Complex64::from),
+        }
+    }
+    #[inline(always)]
+    fn parse_complex(re: &[u8], im: &[u8]) -> Result<Complex64, Refusal> {
+        match (parse_real(re), parse_real(im)) {
+            (Some(re), Some(im)) => Ok(Complex64::new(re, im)),
+            _ => Err(Refusal::NotANumber),
+        }
+    }
+    fn negated(self) -> Option<Complex64> {
+        Some(-self)
+    }
+    fn conjugate(self) -> Complex64 {
+        self.conj()
+    }
+    fn fits_integer_field(self) -> bool {
+        // Written in the `complex` field only.
+        false
+    }
+    /// The real part, a space and the imaginary part, each as an `f64` is
+    /// written: two value tokens.
+    fn write_text<W: Write + ?Sized>(self, w: &mut W) -> io::Result<()> {
+        write_real(w, self.re)?;
+        w.write_all(b" ")?;
+        write_real(w, self.im)
+    }
+    fn write_integer<W: Write + ?Sized>(self, w: &mut W) -> io::Result<()> {
+        debug_assert!(false, "c64 values are never written as integers");
+        self.write_text(w)
+    }
+}
+
+/// The value of an entry line's value tokens: the first alone, or both
+/// (real and imaginary parts) in a `complex` file.
+#[inline(always)]
+pub(crate) fn parse_tokens<V: Text>(tokens: [&[u8]; 2], field: MtxField) -> Result<V, Refusal> {
+    match field {
+        MtxField::Complex => V::parse_complex(tokens[0], tokens[1]),
+        field => V::parse(tokens[0], field),
+    }
+}
+
+/// Why the value tokens of a `complex` entry (real, imaginary) are not a
+/// complex value, for an error message: the first that is not a number.
+#[cold]
+pub(crate) fn complex_refusal_text(tokens: [&[u8]; 2]) -> String {
+    let (part, token) = match parse_real(tokens[0]) {
+        None => ("real", tokens[0]),
+        Some(_) => ("imaginary", tokens[1]),
+    };
+    format!(
+        "expected the {part} part of a complex value, a number, found {}",
+        show(token)
+    )
 }
 
 /// An integer value token, exactly: digits with an optional sign, or, in
@@ -265,6 +357,33 @@ mod tests {
         assert!(!((1u64 << 53) as f64 * 2.0).fits_integer_field());
         assert_eq!(i32::MIN.negated(), None);
         assert_eq!(i64::MIN.negated(), None);
+    }
+
+    #[test]
+    fn complex_values_read_two_tokens_and_write_two_numbers() {
+        let z = Complex64::new(1.5, -2.0);
+        assert_eq!(Complex64::parse_complex(b"1.5", b"-2"), Ok(z));
+        assert_eq!(Complex64::parse_complex(b"1.5", b"i"), Err(Refusal::NotANumber));
+        assert_eq!(Complex64::parse(b"3", MtxField::Integer), Ok(Complex64::new(3.0, 0.0)));
+        assert_eq!(Complex64::parse(b"3.5", MtxField::Integer), Err(Refusal::NotANumber));
+        assert_eq!(
+            parse_tokens::<Complex64>([b"0", b"1e-300"], MtxField::Complex),
+            Ok(Complex64::new(0.0, 1e-300))
+        );
+        assert_eq!(
+            parse_tokens::<f64>([b"2", b""], MtxField::Complex),
+            Err(Refusal::NotANumber)
+        );
+        assert_eq!(z.conjugate(), Complex64::new(1.5, 2.0));
+        assert_eq!(2.5f64.conjugate(), 2.5);
+        let mut out = Vec::new();
+        z.write_text(&mut out).unwrap();
+        assert_eq!(out, b"1.5 -2");
+        assert!(!z.fits_integer_field());
+        assert_eq!(
+            complex_refusal_text([b"1", b"2j"]),
+            "expected the imaginary part of a complex value, a number, found `2j`"
+        );
     }
 
     #[test]

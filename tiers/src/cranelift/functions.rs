@@ -114,7 +114,8 @@ pub(super) fn inline(clif: &mut Clif<'_>, func: Func, x: Value, y: Value) -> Opt
                 };
                 truth(clif, flag)
             }
-            Func::Cast(ValueType::F64) => x,
+            Func::Cast(ValueType::F64 | ValueType::C64) | Func::Real | Func::Conj => x,
+            Func::Imag => clif.fb.ins().f64const(0.0),
             Func::Cast(ValueType::F32) => {
                 let narrow = clif.fb.ins().fdemote(types::F32, x);
                 clif.fb.ins().fpromote(types::F64, narrow)
@@ -188,7 +189,7 @@ fn integer(clif: &mut Clif<'_>, op: IntOp, ty: ValueType, x: Value, y: Value) ->
             let flag = clif.fb.ins().icmp(cc, a, b);
             return truth(clif, flag);
         }
-        IntOp::Cast(ValueType::F64) => return clif.fb.ins().fcvt_from_sint(types::F64, a),
+        IntOp::Cast(ValueType::F64 | ValueType::C64) => return clif.fb.ins().fcvt_from_sint(types::F64, a),
         IntOp::Cast(ValueType::F32) => {
             let narrow = clif.fb.ins().fcvt_from_sint(types::F32, a);
             return clif.fb.ins().fpromote(types::F64, narrow);
@@ -263,7 +264,9 @@ fn shim(func: Func) -> Shim {
                     call
                 })*
                 Func::$user(_) => unreachable!("user-defined operators call call_user"),
-                Func::Cast(_) | Func::Int(..) => unreachable!("casts and integer operations are inline"),
+                Func::Cast(_) | Func::Int(..) | Func::Real | Func::Imag | Func::Conj => {
+                    unreachable!("casts, parts and integer operations are inline")
+                }
             }
         };
     }

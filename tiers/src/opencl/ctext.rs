@@ -110,6 +110,7 @@ impl CText {
             ValueType::I64 => "long",
             ValueType::I32 => "int",
             ValueType::Bool => "uchar",
+            ValueType::C64 => unreachable!("complex tensors reach kernels as their real and imaginary parts"),
         }
     }
 

@@ -289,6 +289,9 @@ impl OpenClKernel {
                         ValueSlice::F32(v) => Box::new(move || Ok(Upload::F32(upload(queue, v, read)?))),
                         ValueSlice::I64(v) => Box::new(move || Ok(Upload::I64(upload(queue, v, read)?))),
                         ValueSlice::I32(v) => Box::new(move || Ok(Upload::I32(upload(queue, v, read)?))),
+                        ValueSlice::C64(_) => {
+                            unreachable!("complex tensors reach kernels as their real and imaginary parts")
+                        }
                         ValueSlice::Bool(v) => {
                             // SAFETY: a bool is one byte holding 0 or 1.
                             let bytes: &[u8] = unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), v.len()) };

@@ -307,7 +307,8 @@ fn call(func: Func, a: &str, b: &str) -> String {
         Xor => format!("t_truth(({a} != 0.0) != ({b} != 0.0))"),
         // `unmapped` refuses programs that call one.
         User(_) => "NAN".into(),
-        Cast(ValueType::F64) => a.to_string(),
+        Cast(ValueType::F64 | ValueType::C64) | Real | Conj => a.to_string(),
+        Imag => "0.0".into(),
         Cast(ValueType::F32) => format!("(double)(float)({a})"),
         Cast(ValueType::Bool) => format!("t_truth({a} != 0.0)"),
         Cast(ValueType::I64) => format!("as_double(convert_long_sat({a}))"),
@@ -347,7 +348,7 @@ fn integer(op: IntOp, ty: ValueType, a: &str, b: &str) -> String {
             };
             return format!("t_truth({x} {op} {y})");
         }
-        IntOp::Cast(ValueType::F64) => return format!("(double){x}"),
+        IntOp::Cast(ValueType::F64 | ValueType::C64) => return format!("(double){x}"),
         IntOp::Cast(ValueType::F32) => return format!("(double)(float){x}"),
         IntOp::Cast(ValueType::Bool) => return format!("t_truth({x} != 0)"),
         IntOp::Cast(ValueType::I64) => x,
