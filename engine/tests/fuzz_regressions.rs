@@ -127,3 +127,28 @@ fn a_merge_under_a_quotient_reads_every_iterator_at_the_coordinate() {
     let statement = "A(i,j,k) = (B(k,j,i) / C(i,k,j) * (D * E(j)) + D) * B(k,j,i)";
     check_statement(&Engine::new(), statement, &inputs, Some(&Format::coo(3)), &[]).unwrap();
 }
+
+/// `differential` (decoder seed 29744, a complex statement): its parts
+/// hold products of two sums over the same variable,
+/// `sum(k, B.re(k)) * sum(k, B.re(k))`, which lowering (one loop per
+/// variable) read as `sum(k, B.re(k) * B.re(k))`. Sums are now renamed
+/// apart (`k'`) before lowering.
+#[test]
+fn sibling_sums_over_one_variable_stay_two_sums() {
+    let engine = Engine::new();
+    let mut rng = Rng::new(29744);
+    for format in [Format::dense(2), Format::csr(), Format::coo(2)] {
+        for kind in [EntryKind::Random, EntryKind::Duplicates, EntryKind::Empty] {
+            let b = random_tensor(&mut rng, &[4, 5], kind, &format).unwrap();
+            let c = random_tensor(&mut rng, &[4, 5], EntryKind::Random, &Format::csr()).unwrap();
+            for statement in [
+                "a = sum(k, sum(i, B(i,k))) * sum(k, sum(i, B(i,k)))",
+                "y(i) = sum(k, B(i,k)) * sum(k, C(i,k)) - sum(k, B(i,k) * C(i,k))",
+                "y(k) = sum(i, B(i,k)) * sum(i, C(i,k))",
+            ] {
+                check_statement(&engine, statement, &[("B", &b), ("C", &c)], None, &[])
+                    .unwrap_or_else(|e| panic!("{statement}, B in {format}: {e}"));
+            }
+        }
+    }
+}
