@@ -5,59 +5,19 @@
 //! message naming c64, malformed values named by file, line and part, and
 //! round trips that keep every bit; FROSTT files with two numbers a value.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod common;
+
+use common::*;
+use std::path::Path;
 
 use tessera_formats::io::{
     mtx_field, parse_mtx, parse_mtx_as, parse_tns_as, read_mtx_as, read_tns, read_tns_as, tns_is_complex, write_mtx,
     write_mtx_to_with, write_mtx_with, write_tns, MtxField, MtxHeader, MtxLayout, MtxSymmetry,
 };
-use tessera_formats::{Complex64, CoordinateList, Format, FormatError, Result, Tensor};
-
-/// A file in the temporary directory, removed (with its `.dims` sidecar)
-/// when dropped.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(name: &str) -> TempFile {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let file = format!("tessera-c64-{}-{n}-{name}", std::process::id());
-        TempFile(std::env::temp_dir().join(file))
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-        let _ = std::fs::remove_file(tessera_formats::io::without_gzip(&self.0).with_extension("dims"));
-    }
-}
-
-/// Asserts a parse error at `file:line:` whose message contains `needle`.
-#[track_caller]
-fn assert_parse_error<T: std::fmt::Debug>(result: Result<T>, file: &str, line: usize, needle: &str) {
-    match result {
-        Err(e @ FormatError::Parse { line: at, .. }) => {
-            let message = e.to_string();
-            assert_eq!(at, line, "wrong line in: {message}");
-            assert!(message.starts_with(&format!("{file}:{line}: ")), "{message}");
-            assert!(message.contains(needle), "`{needle}` is not in: {message}");
-        }
-        other => panic!("expected a parse error at line {line}, got {other:?}"),
-    }
-}
+use tessera_formats::{Complex64, CoordinateList, Format, Result, Tensor};
 
 fn z(re: f64, im: f64) -> Complex64 {
     Complex64::new(re, im)
-}
-
-/// Entries as `(row, column, value)`, 0-based, in list order.
-fn triples(list: &CoordinateList<Complex64>) -> Vec<(u64, u64, Complex64)> {
-    list.iter().map(|(c, v)| (c[0], c[1], v)).collect()
 }
 
 fn parse(text: &str) -> Result<tessera_formats::io::MtxFile<Complex64>> {

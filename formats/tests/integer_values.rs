@@ -4,56 +4,16 @@
 //! values beyond the type's range refused with the file and line, and
 //! round trips through files that keep every bit.
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod common;
+
+use common::*;
+use std::path::Path;
 
 use tessera_formats::io::{
     parse_mtx_as, parse_tns_as, read_mtx, read_mtx_as, read_tns_as, write_mtx, write_mtx_to_with, write_mtx_with,
     write_tns, write_tns_to, MtxField, MtxHeader, MtxSymmetry,
 };
-use tessera_formats::{CoordinateList, Format, FormatError, Result, Tensor, Value};
-
-/// A file in the temporary directory, removed (with its `.dims` sidecar)
-/// when dropped.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(name: &str) -> TempFile {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let file = format!("tessera-int-{}-{n}-{name}", std::process::id());
-        TempFile(std::env::temp_dir().join(file))
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-        let _ = std::fs::remove_file(self.0.with_extension("dims"));
-    }
-}
-
-/// Asserts a parse error at `file:line:` whose message contains `needle`.
-#[track_caller]
-fn assert_parse_error<T: std::fmt::Debug>(result: Result<T>, file: &str, line: usize, needle: &str) {
-    match result {
-        Err(e @ FormatError::Parse { line: at, .. }) => {
-            let message = e.to_string();
-            assert_eq!(at, line, "wrong line in: {message}");
-            assert!(message.starts_with(&format!("{file}:{line}: ")), "{message}");
-            assert!(message.contains(needle), "`{needle}` is not in: {message}");
-        }
-        other => panic!("expected a parse error at line {line}, got {other:?}"),
-    }
-}
-
-/// Entries as `(row, column, value)`, 0-based, in list order.
-fn triples<V: Value>(list: &CoordinateList<V>) -> Vec<(u64, u64, V)> {
-    list.iter().map(|(c, v)| (c[0], c[1], v)).collect()
-}
+use tessera_formats::{CoordinateList, Format, Tensor};
 
 /// Values an `f64` cannot hold: beyond 2^53, and the extremes.
 const BIG: [i64; 6] = [i64::MAX, i64::MIN, (1 << 53) + 1, -(1 << 60) - 3, -1, 7];

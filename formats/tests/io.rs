@@ -4,10 +4,12 @@
 //! refusal of absurd headers without allocating, garbage that must not
 //! panic, and the real files in `../shared/data`.
 
+mod common;
+
+use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
@@ -62,29 +64,6 @@ fn largest_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (out, LARGEST.with(Cell::get))
 }
 
-/// A file in the temporary directory, removed (with its `.dims` sidecar)
-/// when dropped.
-struct TempFile(PathBuf);
-
-impl TempFile {
-    fn new(name: &str) -> TempFile {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let file = format!("tessera-io-{}-{n}-{name}", std::process::id());
-        TempFile(std::env::temp_dir().join(file))
-    }
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-        let _ = std::fs::remove_file(self.0.with_extension("dims"));
-    }
-}
-
 fn mtx(text: &str) -> Result<MtxFile> {
     parse_mtx(text.as_bytes(), Path::new("test.mtx"))
 }
@@ -103,24 +82,6 @@ fn entries(list: &CoordinateList<f64>) -> Vec<(Vec<u64>, f64)> {
 /// Hand-written expected entries, 1-based.
 fn expect(entries: &[(&[u64], f64)]) -> Vec<(Vec<u64>, f64)> {
     entries.iter().map(|(c, v)| (c.to_vec(), *v)).collect()
-}
-
-/// Asserts a [`FormatError::Parse`] at `line` of `file` whose message
-/// starts with `file:line:` and contains `needle`.
-#[track_caller]
-fn assert_parse_error<T: std::fmt::Debug>(result: Result<T>, file: &str, line: usize, needle: &str) {
-    match result {
-        Err(e @ FormatError::Parse { line: at, .. }) => {
-            let message = e.to_string();
-            assert_eq!(at, line, "wrong line in: {message}");
-            assert!(
-                message.starts_with(&format!("{file}:{line}: ")),
-                "the message does not name {file}:{line}: {message}"
-            );
-            assert!(message.contains(needle), "`{needle}` is not in: {message}");
-        }
-        other => panic!("expected a parse error at line {line}, got {other:?}"),
-    }
 }
 
 #[track_caller]
