@@ -151,4 +151,15 @@ fn sibling_sums_over_one_variable_stay_two_sums() {
             }
         }
     }
+    // A sum renamed apart runs over the size given for its variable
+    // (decoder seed 23440: `A = sum(i, B) * B` split into parts).
+    let s = Tensor::from_dense(&[], vec![-2.0]).unwrap();
+    check_statement(
+        &engine,
+        "a = sum(i, s) * sum(i, s) + s",
+        &[("s", &s)],
+        None,
+        &[("i", 4)],
+    )
+    .unwrap();
 }

@@ -124,7 +124,9 @@ pub fn check(
         sizes.fix_access(a, shape)?;
     }
     for v in &vars {
-        if let Some(n) = given_sizes(&v.0) {
+        // A sum renamed apart (`i'`, [`distinct_reductions`]) runs over the
+        // variable it was written with.
+        if let Some(n) = given_sizes(&v.0).or_else(|| given_sizes(v.0.trim_end_matches('\''))) {
             sizes.fix(v, n, || "the given sizes".to_owned())?;
         }
     }
