@@ -15,7 +15,7 @@
 use tessera_formats::ValueType;
 
 use super::func::{Func, Reduction};
-use super::ir::{Access, AssignOp, BinaryOp, Expr, Statement};
+use super::ir::{Access, AssignOp, BinaryOp, Expr, IndexVar, Statement};
 use crate::error::{EngineError, Result};
 
 /// Which part of a complex tensor.
@@ -62,8 +62,8 @@ pub struct Split {
 ///
 /// let stmt = parse_statement("y(i) = A(i,j) * x(j)").unwrap();
 /// let split = split(&stmt, &|_| Some(ValueType::C64)).unwrap().unwrap();
-/// assert_eq!(split.re.to_string(), "y(i) = sum(j, A.re(i,j) * x.re(j) - A.im(i,j) * x.im(j))");
-/// assert_eq!(split.im.unwrap().to_string(), "y(i) = sum(j, A.re(i,j) * x.im(j) + A.im(i,j) * x.re(j))");
+/// assert_eq!(split.re.to_string(), "y(i) = sum(j, A.re(i,j) * x.re(j)) - sum(j, A.im(i,j) * x.im(j))");
+/// assert_eq!(split.im.unwrap().to_string(), "y(i) = sum(j, A.re(i,j) * x.im(j)) + sum(j, A.im(i,j) * x.re(j))");
 /// ```
 pub fn split(stmt: &Statement, type_of: &dyn Fn(&str) -> Option<ValueType>) -> Result<Option<Split>> {
     let is_complex = |name: &str| type_of(name) == Some(ValueType::C64);
@@ -190,7 +190,8 @@ impl Splitter<'_> {
                 if *op != Reduction::Sum {
                     return Err(refused(column, &format!("{op}(...)")));
                 }
-                Ok(Parts::complex(reduce(body.re), body.im.map(reduce)))
+                let sum = |b: Expr| summed(var, b);
+                Ok(Parts::complex(sum(body.re), body.im.map(sum)))
             }
         }
     }
@@ -275,6 +276,26 @@ impl Splitter<'_> {
             }
             other => Err(refused(column, other.name())),
         }
+    }
+}
+
+/// `sum(var, e)` with the sum taken of each term of `e` apart:
+/// `sum(j, a*b - c*d)` is `sum(j, a*b) - sum(j, c*d)`, so that each sum
+/// iterates one sparse operand (a part) instead of merging the real and
+/// imaginary parts of one tensor, which share their positions.
+fn summed(var: &IndexVar, e: Expr) -> Expr {
+    match e {
+        Expr::Binary {
+            op: op @ (BinaryOp::Add | BinaryOp::Sub),
+            lhs,
+            rhs,
+        } => Expr::binary(op, summed(var, *lhs), summed(var, *rhs)),
+        Expr::Neg(x) => -summed(var, *x),
+        body => Expr::Reduce {
+            op: Reduction::Sum,
+            var: var.clone(),
+            body: Box::new(body),
+        },
     }
 }
 
