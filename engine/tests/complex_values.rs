@@ -35,6 +35,8 @@ const CASES: &[(&str, &[(&str, &str)])] = &[
     ),
     ("y(i) += A(i,j) * z(j)", &[("A", "ij"), ("z", "j"), ("y", "i")]),
     ("C(i,j) = square(A(i,j)) * c64(x(j))", &[("A", "ij"), ("x", "j")]),
+    // A term that does not read the summed variable stays in its sum.
+    ("s = sum(i, z(i) - 2 + A(i,j))", &[("z", "i"), ("A", "ij")]),
 ];
 
 /// The table's engine; the compiled tiers' suites give their own.

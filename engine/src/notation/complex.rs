@@ -283,14 +283,17 @@ impl Splitter<'_> {
 /// `sum(j, a*b - c*d)` is `sum(j, a*b) - sum(j, c*d)`, so that each sum
 /// iterates one sparse operand (a part) instead of merging the real and
 /// imaginary parts of one tensor, which share their positions.
+/// A term that does not read `var` stays in the sum of its neighbours: a
+/// sum alone over it would have no access to size its variable.
 fn summed(var: &IndexVar, e: Expr) -> Expr {
+    let reads = |e: &Expr| e.accesses().iter().any(|a| a.indices.contains(var));
     match e {
         Expr::Binary {
             op: op @ (BinaryOp::Add | BinaryOp::Sub),
             lhs,
             rhs,
-        } => Expr::binary(op, summed(var, *lhs), summed(var, *rhs)),
-        Expr::Neg(x) => -summed(var, *x),
+        } if reads(&lhs) && reads(&rhs) => Expr::binary(op, summed(var, *lhs), summed(var, *rhs)),
+        Expr::Neg(x) if reads(&x) => -summed(var, *x),
         body => Expr::Reduce {
             op: Reduction::Sum,
             var: var.clone(),
