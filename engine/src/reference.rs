@@ -190,10 +190,13 @@ pub fn evaluate_complex(
     let parts: Vec<(String, Tensor<f64>)> = inputs
         .iter()
         .flat_map(|&(name, t)| match t {
-            TensorRef::C64(z) => vec![
-                (complex::part_name(name, Part::Re), z.map_values(|v| v.re)),
-                (complex::part_name(name, Part::Im), z.map_values(|v| v.im)),
-            ],
+            TensorRef::C64(z) => {
+                let (re, im) = tessera_formats::typed::complex_parts(z);
+                vec![
+                    (complex::part_name(name, Part::Re), re),
+                    (complex::part_name(name, Part::Im), im),
+                ]
+            }
             _ => Vec::new(),
         })
         .collect();

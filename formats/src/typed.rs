@@ -350,6 +350,20 @@ impl AnyTensor {
     }
 }
 
+/// A complex tensor's real and imaginary parts: two `f64` tensors stored
+/// as it is (the same levels), which is how the engine computes with it.
+///
+/// ```
+/// use tessera_formats::typed::{complex_parts, Complex64};
+/// use tessera_formats::Tensor;
+/// let z = Tensor::from_dense(&[2], vec![Complex64::new(1.0, -2.0), Complex64::new(0.5, 0.0)]).unwrap();
+/// let (re, im) = complex_parts(&z);
+/// assert_eq!((re.values(), im.values()), (&[1.0, 0.5][..], &[-2.0, 0.0][..]));
+/// ```
+pub fn complex_parts(z: &Tensor<Complex64>) -> (Tensor<f64>, Tensor<f64>) {
+    (z.map_values(|v| v.re), z.map_values(|v| v.im))
+}
+
 /// A tensor of any value type, borrowed.
 #[derive(Clone, Copy, Debug)]
 pub enum TensorRef<'a> {

@@ -179,7 +179,10 @@ pub fn check_case(case: &Case) -> Result<(), String> {
 /// the result itself.
 fn parts(result: AnyTensor) -> Vec<Tensor<f64>> {
     match result {
-        AnyTensor::C64(z) => vec![z.map_values(|v| v.re), z.map_values(|v| v.im)],
+        AnyTensor::C64(z) => {
+            let (re, im) = tessera::formats::typed::complex_parts(&z);
+            vec![re, im]
+        }
         other => vec![other.into_f64()],
     }
 }

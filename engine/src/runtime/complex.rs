@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use tessera_formats::typed::complex_parts;
 use tessera_formats::{AnyTensor, Complex64, CoordinateList, Format, Tensor, TensorRef, ValueType, Version};
 
 use super::{indent, InputSpecs, Inputs, Kernel, TierSet};
@@ -167,7 +168,7 @@ impl ComplexParts {
                         return Ok(parts.clone());
                     }
                 }
-                let parts = Arc::new((tensor.map_values(|z| z.re), tensor.map_values(|z| z.im)));
+                let parts = Arc::new(complex_parts(tensor));
                 cache[k] = Some((tensor.version(), parts.clone()));
                 Ok(parts)
             })

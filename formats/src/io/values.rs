@@ -158,47 +158,35 @@ impl Text for f64 {
     }
 }
 
-impl Text for i64 {
-    const NAME: &'static str = "i64";
-    const RANGE: &'static str = "-9223372036854775808 to 9223372036854775807";
-    #[inline(always)]
-    fn parse(token: &[u8], field: MtxField) -> Result<i64, Refusal> {
-        parse_integral(token, field)
-    }
-    fn negated(self) -> Option<i64> {
-        self.checked_neg()
-    }
-    fn fits_integer_field(self) -> bool {
-        true
-    }
-    fn write_text<W: Write + ?Sized>(self, w: &mut W) -> io::Result<()> {
-        write!(w, "{self}")
-    }
-    fn write_integer<W: Write + ?Sized>(self, w: &mut W) -> io::Result<()> {
-        write!(w, "{self}")
-    }
+/// `Text` for an integer type: digits parsed as `i64`, then kept when
+/// the type holds them; written as digits.
+macro_rules! integer_text {
+    ($t:ty, $name:literal, $range:literal) => {
+        impl Text for $t {
+            const NAME: &'static str = $name;
+            const RANGE: &'static str = $range;
+            #[inline(always)]
+            fn parse(token: &[u8], field: MtxField) -> Result<$t, Refusal> {
+                <$t>::try_from(parse_integral(token, field)?).map_err(|_| Refusal::OutOfRange)
+            }
+            fn negated(self) -> Option<$t> {
+                self.checked_neg()
+            }
+            fn fits_integer_field(self) -> bool {
+                true
+            }
+            fn write_text<W: Write + ?Sized>(self, w: &mut W) -> io::Result<()> {
+                write!(w, "{self}")
+            }
+            fn write_integer<W: Write + ?Sized>(self, w: &mut W) -> io::Result<()> {
+                write!(w, "{self}")
+            }
+        }
+    };
 }
 
-impl Text for i32 {
-    const NAME: &'static str = "i32";
-    const RANGE: &'static str = "-2147483648 to 2147483647";
-    #[inline(always)]
-    fn parse(token: &[u8], field: MtxField) -> Result<i32, Refusal> {
-        i32::try_from(parse_integral(token, field)?).map_err(|_| Refusal::OutOfRange)
-    }
-    fn negated(self) -> Option<i32> {
-        self.checked_neg()
-    }
-    fn fits_integer_field(self) -> bool {
-        true
-    }
-    fn write_text<W: Write + ?Sized>(self, w: &mut W) -> io::Result<()> {
-        write!(w, "{self}")
-    }
-    fn write_integer<W: Write + ?Sized>(self, w: &mut W) -> io::Result<()> {
-        write!(w, "{self}")
-    }
-}
+integer_text!(i64, "i64", "-9223372036854775808 to 9223372036854775807");
+integer_text!(i32, "i32", "-2147483648 to 2147483647");
 
 impl Text for Complex64 {
     const NAME: &'static str = "c64";
