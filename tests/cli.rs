@@ -886,6 +886,36 @@ fn eval_schedule_shows_in_the_plan_and_keeps_the_result() {
 const PATHS_MTX: &str = "%%MatrixMarket matrix coordinate real general\n\
 4 4 4\n2 1 1\n3 2 2\n4 3 3\n4 1 10\n";
 
+/// `--def` defines operators the statement calls, compiled inline.
+#[test]
+fn eval_defines_operators_with_def() {
+    tessera()
+        .args([
+            "eval",
+            "y(i) = cli_absdiff(b(i), c(i))",
+            "-g",
+            "b:6:1:1",
+            "-g",
+            "c:6:1:2",
+        ])
+        .args([
+            "--def",
+            "cli_absdiff(x, y) = abs(x - y)",
+            "--print",
+            "plan",
+            "--tier",
+            "jit",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("y(i) += abs((b(i) - c(i)))"))
+        .stdout(predicate::str::contains("y: 6 vector"));
+    assert_fails(
+        tessera().args(["eval", "y(i) = f(b(i))", "-g", "b:6:1", "--def", "f(x) = x + A(i,j)"]),
+        &["--def f(x) = x + A(i,j): column 12: the body of f reads `A(i,j)`"],
+    );
+}
+
 #[test]
 fn semirings_rewrite_the_statement_and_fill_the_inputs_with_their_zero() {
     let dir = scratch("semiring");

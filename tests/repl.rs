@@ -268,3 +268,49 @@ fn in_the_repl_a_fill_makes_a_min_plus_step_run_over_the_edges() {
         .stderr(predicate::str::contains(":fill nobody: no tensor nobody"))
         .stderr(predicate::str::contains("bad fill `many`"));
 }
+
+/// `:semiring` reads later statements in a semiring (the tensors they read
+/// take its zero as fill, unless `:fill` gave theirs), shows it and ends
+/// it; `:def` defines an operator later statements call.
+#[test]
+fn in_the_repl_a_semiring_rewrites_statements_and_def_defines_operators() {
+    let dir = scratch("repl_semiring");
+    let graph = dir.join("paths.mtx");
+    // Edges j -> i stored as A(i,j): 0 -> 1 (1), 1 -> 2 (2), 0 -> 3 (10).
+    std::fs::write(
+        &graph,
+        "%%MatrixMarket matrix coordinate real general\n4 4 3\n2 1 1\n3 2 2\n4 1 10\n",
+    )
+    .unwrap();
+    let script = format!(
+        ":load A {}\n:gen d 4 0\n:format d sv\n:semiring\n:semiring min-plus\n:semiring\n\
+         :plan e(i) = A(i,j) * d(j)\n:semiring none\n:semiring\n\
+         :def repl_softplus(x) = log(1 + exp(x))\ns = sum(i, repl_softplus(d(i)))\n\
+         :semiring plus-minus\n:def repl_softplus(x) = x\n:def repl_bad(x) = A(i)\n",
+        graph.display()
+    );
+    tessera()
+        .arg("repl")
+        .write_stdin(script)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "statements are read as written\nstatements are read in min-plus\n",
+        ))
+        .stdout(predicate::str::contains("statement: e(i) = min(j, A(i,j) + d(j))"))
+        .stdout(predicate::str::contains("fill inf)"))
+        .stdout(predicate::str::contains(
+            "repl_softplus: an operator of 1 argument, compiled inline",
+        ))
+        // d holds inf where unstored now: softplus(inf) is inf.
+        .stdout(predicate::str::contains("s = inf"))
+        .stderr(predicate::str::contains(
+            "line 12: :semiring: unknown semiring `plus-minus`",
+        ))
+        .stderr(predicate::str::contains(
+            "line 13: :def: column 1: `repl_softplus` is taken by a function or operator",
+        ))
+        .stderr(predicate::str::contains(
+            "line 14: :def: column 15: the body of repl_bad reads `A(i)`",
+        ));
+}

@@ -202,6 +202,11 @@ pub struct EvalArgs {
     /// its operations, sums its reduction, and inputs without --fill get its zero as fill
     #[arg(long, value_name = "SEMIRING", value_parser = parse_semiring)]
     pub semiring: Option<Semiring>,
+
+    /// Define an operator the statement calls, in the statement language (repeatable):
+    /// --def 'softplus(x) = log(1 + exp(x))'; it is compiled inline, on every tier
+    #[arg(long = "def", value_name = "DEFINITION")]
+    pub defs: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -11,28 +11,28 @@ use super::error::{CliError, Result};
 use super::files::{self, FileKind};
 use super::listing::write_listing;
 use super::reorder::{self, Request};
+use super::repl::define_operator;
 use super::session::{from_args, parse, Front, Timing};
 use super::summary::{millis, scalar_of, write_summary, SHOWN_NONZEROS};
 use tessera_formats::{AnyTensor, ValueType};
 
 /// Runs `tessera eval`.
 pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
-    // The statement and the output file first: their mistakes are found
-    // before any file is read.
+    // The operators, the statement and the output file first: their
+    // mistakes are found before any file is read.
+    for text in &args.defs {
+        define_operator(text, &format!("--def {text}"))?;
+    }
     let statement = parse(&args.statement)?;
-    // In a semiring, the statement is run as its rewriting with the
-    // semiring's functions and reductions.
-    let text = match args.semiring {
-        Some(semiring) => semiring
-            .rewrite(&statement)
-            .map_err(|source| CliError::Statement {
-                statement: args.statement.trim().to_string(),
-                source: Box::new(source),
-                hint: String::new(),
-            })?
-            .to_string(),
-        None => args.statement.clone(),
-    };
+    // A statement the semiring cannot read is refused before any file is.
+    if let Some(semiring) = args.semiring {
+        semiring.rewrite(&statement).map_err(|source| CliError::Statement {
+            statement: args.statement.trim().to_string(),
+            source: Box::new(source),
+            hint: String::new(),
+        })?;
+    }
+    let text = args.statement.as_str();
     let lhs = statement.lhs.tensor.as_str();
     if let Some(o) = &args.output {
         let context = format!("-o {}:{}", o.name, o.value.display());
@@ -67,24 +67,11 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
         (None, None) => None,
     };
     let reordering = match request {
-        Some(request) => Some(reorder::apply_to_session(&mut session, &text, request)?),
+        Some(request) => Some(reorder::apply_to_session(&mut session, text, request)?),
         None => None,
     };
-    if let Some(semiring) = args.semiring {
-        let mut reads: Vec<&str> = statement.rhs.accesses().iter().map(|a| a.tensor.as_str()).collect();
-        if statement.op == tessera_engine::notation::AssignOp::AddAssign {
-            reads.push(lhs);
-        }
-        reads.sort_unstable();
-        reads.dedup();
-        for name in reads {
-            if session.get(name).is_some() && !args.tensors.fills.iter().any(|f| f.name == name) {
-                let context = format!("--semiring {semiring}: the fill of {name}");
-                session.set_fill(name, semiring.zero(), &context)?;
-            }
-        }
-    }
-    let prepared = session.prepare(&text)?;
+    session.set_semiring(args.semiring);
+    let prepared = session.prepare(text)?;
     if reordering.is_some() && prepared.kernel().value_type() == ValueType::C64 {
         // The result is permuted back in `f64`, which has no imaginary part.
         let asked = match (&args.reorder, &args.reorder_from) {

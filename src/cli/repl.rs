@@ -17,6 +17,7 @@ use std::process::ExitCode;
 use rustyline::error::ReadlineError;
 use rustyline::history::DefaultHistory;
 use rustyline::Editor;
+use tessera_engine::notation::{register_operator, Operator};
 use tessera_engine::schedule::Schedule;
 
 use super::args::{is_identifier, parse_count, parse_fill, PrintWhat, ReplArgs};
@@ -46,6 +47,10 @@ Commands:
                                 runs over their entries only
   :type NAME TYPE               hold NAME's values as f64, f32, i64, i32, bool or c64 (now, or when it is made;
                                 a file is read as it, i64 and i32 exactly, a complex file only as c64)
+  :semiring [NAME|none]         read later statements in a semiring (min-plus, max-plus, max-times, or-and):
+                                * and + become its operations, sums its reduction, and the tensors they read
+                                take its zero as fill unless :fill gave theirs
+  :def NAME(x, y) = EXPRESSION  an operator later statements call: :def softplus(x) = log(1 + exp(x))
   :threads [N|auto]             threads kernels may use (results are the same bits for any N)
   :schedule [COMMANDS|none]     schedule of later statements, e.g. reorder(i, k, j); parallelize(i, cpu_threads, no_races)
                                 or fuse(i, j, f); pos(f, p, A); split(p, p0, p1, 16); parallelize(p0, cpu_threads, atomics)
@@ -259,6 +264,26 @@ fn execute(session: &mut Session, line: &str, out: &mut dyn Write) -> Result<Flo
                 session.set_schedule(schedule);
             }
         },
+        "semiring" => match words[..] {
+            [] => match session.semiring() {
+                Some(semiring) => writeln!(out, "statements are read in {semiring}")?,
+                None => writeln!(out, "statements are read as written")?,
+            },
+            ["none"] => session.set_semiring(None),
+            [name] => {
+                let semiring = name.parse().map_err(|why: String| CliError::bad(&context, why))?;
+                session.set_semiring(Some(semiring));
+            }
+            _ => return Err(usage(":semiring [NAME|none]")),
+        },
+        "def" => {
+            if rest.is_empty() {
+                return Err(usage(":def NAME(x, y) = EXPRESSION"));
+            }
+            let (name, arity) = define_operator(rest, &context)?;
+            let s = if arity == 1 { "" } else { "s" };
+            writeln!(out, "{name}: an operator of {arity} argument{s}, compiled inline")?;
+        }
         "fill" => {
             let [name, value] = words[..] else {
                 return Err(usage(":fill NAME VALUE"));
@@ -361,6 +386,15 @@ fn evaluate(session: &mut Session, statement: &str, times: Option<usize>, out: &
     }
     session.insert(&name, result, format!("computed by {}", statement.trim()));
     Ok(())
+}
+
+/// Registers the operator `text` defines (`:def`, `--def`): its name and
+/// arity.
+pub fn define_operator(text: &str, context: &str) -> Result<(String, usize)> {
+    let operator = Operator::define(text).map_err(|e| CliError::bad(context, e.to_string()))?;
+    let (name, arity) = (operator.name().to_string(), operator.arity());
+    register_operator(operator).map_err(|e| CliError::bad(context, e.to_string()))?;
+    Ok((name, arity))
 }
 
 /// Checks a name typed after a command.

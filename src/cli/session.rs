@@ -6,12 +6,12 @@
 //! check shapes, choose the output format, compile) and [`Session::run`];
 //! the result can be put back as a named tensor for the next statement.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tessera_engine::notation::{check, parse_statement, AssignOp, Statement};
+use tessera_engine::notation::{check, parse_statement, AssignOp, Semiring, Statement};
 use tessera_engine::runtime::{default_output, CancelToken, Progress};
 use tessera_engine::schedule::Schedule;
 use tessera_engine::{default_output_format, Engine, EngineError, EvalOptions, Inputs, Kernel};
@@ -44,6 +44,11 @@ pub struct Session {
     cancel: CancelToken,
     /// The schedule statements are compiled with.
     schedule: Schedule,
+    /// The semiring statements are read in (`--semiring`, `:semiring`).
+    semiring: Option<Semiring>,
+    /// The tensors whose fill was given (`--fill`, `:fill`): a semiring
+    /// leaves them as they are.
+    given_fills: BTreeSet<String>,
     tensors: BTreeMap<String, Named>,
     formats: BTreeMap<String, FormatSpec>,
     /// Value types asked for (`-t`, `:type`): of inputs, or of results.
@@ -156,6 +161,8 @@ impl Session {
             threads: None,
             cancel: CancelToken::new(),
             schedule: Schedule::new(),
+            semiring: None,
+            given_fills: BTreeSet::new(),
             tensors: BTreeMap::new(),
             formats: BTreeMap::new(),
             types: BTreeMap::new(),
@@ -187,6 +194,18 @@ impl Session {
     /// The schedule statements are compiled with.
     pub fn schedule(&self) -> &Schedule {
         &self.schedule
+    }
+
+    /// Reads later statements in `semiring` (`None`: as written): `*` and
+    /// `+` become its operations and sums its reduction, and the tensors a
+    /// statement reads take its zero as fill unless theirs was given.
+    pub fn set_semiring(&mut self, semiring: Option<Semiring>) {
+        self.semiring = semiring;
+    }
+
+    /// The semiring statements are read in, if any.
+    pub fn semiring(&self) -> Option<Semiring> {
+        self.semiring
     }
 
     /// The token that interrupts the running statement when cancelled; it
@@ -372,8 +391,14 @@ impl Session {
     }
 
     /// Makes `fill` the value of the components tensor `name` does not
-    /// store.
+    /// store, as the user gave it: a semiring does not change it.
     pub fn set_fill(&mut self, name: &str, fill: f64, context: &str) -> Result<()> {
+        self.change_fill(name, fill, context)?;
+        self.given_fills.insert(name.to_string());
+        Ok(())
+    }
+
+    fn change_fill(&mut self, name: &str, fill: f64, context: &str) -> Result<()> {
         let named = self
             .tensors
             .get_mut(name)
@@ -455,8 +480,40 @@ impl Session {
         }
     }
 
-    /// Parses, checks and compiles a statement for the session's tensors.
+    /// `text` read in `semiring`, the fills of the tensors it reads set to
+    /// the semiring's zero unless given.
+    fn in_semiring(&mut self, semiring: Semiring, text: &str) -> Result<String> {
+        let statement = parse(text)?;
+        let rewritten = semiring
+            .rewrite(&statement)
+            .map_err(|e| self.statement_error(text, e))?;
+        let mut reads: Vec<&str> = statement.rhs.accesses().iter().map(|a| a.tensor.as_str()).collect();
+        if statement.op == AssignOp::AddAssign {
+            reads.push(&statement.lhs.tensor);
+        }
+        for name in reads {
+            if self.tensors.contains_key(name) && !self.given_fills.contains(name) {
+                let context = match self.front {
+                    Front::Eval => format!("--semiring {semiring}: the fill of {name}"),
+                    Front::Repl => format!(":semiring {semiring}: the fill of {name}"),
+                };
+                self.change_fill(name, semiring.zero(), &context)?;
+            }
+        }
+        Ok(rewritten.to_string())
+    }
+
+    /// Parses, checks and compiles a statement for the session's tensors
+    /// (read in the session's semiring, if one is set).
     pub fn prepare(&mut self, text: &str) -> Result<Prepared> {
+        let rewritten;
+        let text = match self.semiring {
+            Some(semiring) => {
+                rewritten = self.in_semiring(semiring, text)?;
+                rewritten.as_str()
+            }
+            None => text,
+        };
         let statement = parse(text)?;
         self.read_as_vectors(&statement)?;
         let err = |e| self.statement_error(text, e);

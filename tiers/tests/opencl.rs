@@ -122,6 +122,23 @@ fn user_operators_run_on_the_jit_tier_with_a_note() {
 }
 
 #[test]
+fn staged_operators_run_on_the_device() {
+    register_operator(Operator::define("opencl_staged_gate(x, a) = a * (x > 0)").unwrap()).unwrap();
+    let engine = Engine::new()
+        .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
+        .with_promotion(PromotionPolicy::EAGER);
+    let a = matrix();
+    let x = Tensor::from_dense(&[4], vec![1.0, -1.0, 1.0, -1.0]).unwrap();
+    let inputs = Inputs::new().with("A", &a).with("x", &x);
+    let y = engine
+        .eval_with("y(i) = sum(j, opencl_staged_gate(x(j), A(i,j)))", &inputs, &options())
+        .unwrap();
+    // Row sums of A over the columns where x is positive (0 and 2).
+    assert_eq!(y.to_dense_vec().unwrap(), vec![3.0, 0.0, 4.0]);
+    assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
+}
+
+#[test]
 fn the_kernel_text_names_its_mapping() {
     let engine = Engine::new()
         .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))

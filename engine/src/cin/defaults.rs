@@ -24,6 +24,7 @@ use tessera_formats::{Format, Level, LevelFormat, LevelKind};
 
 use super::{CinExpr, LoopVar, Operand, Provenance};
 use crate::lattice::{Absence, Fills};
+use crate::notation::Annihilators;
 
 /// A scope of the statement: an expression whose accesses are walked by
 /// the same loops, and the loops known to enclose it.
@@ -136,18 +137,19 @@ pub(super) fn is_factor(expr: &CinExpr, k: usize, operands: &[Operand]) -> bool 
         operand: &|a| operands.get(a).map_or(0.0, |op| op.fill),
         temp: &|_| None,
     };
-    let side = |annihilators: &[f64], apply: &dyn Fn(f64, f64) -> f64, lhs: &CinExpr, rhs: &CinExpr| match Absence::of(
-        annihilators,
-        apply,
-        lhs,
-        rhs,
-        &fills,
-    ) {
-        Absence::Both => is_factor(lhs, k, operands) || is_factor(rhs, k, operands),
-        Absence::Left => is_factor(lhs, k, operands),
-        Absence::Right => is_factor(rhs, k, operands),
-        Absence::Either => false,
-    };
+    let side =
+        |annihilators: Annihilators, apply: &dyn Fn(f64, f64) -> f64, lhs: &CinExpr, rhs: &CinExpr| match Absence::of(
+            annihilators,
+            apply,
+            lhs,
+            rhs,
+            &fills,
+        ) {
+            Absence::Both => is_factor(lhs, k, operands) || is_factor(rhs, k, operands),
+            Absence::Left => is_factor(lhs, k, operands),
+            Absence::Right => is_factor(rhs, k, operands),
+            Absence::Either => false,
+        };
     match expr {
         CinExpr::Access(a) => *a == k,
         CinExpr::Neg(e) => is_factor(e, k, operands),

@@ -27,6 +27,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::cin::{CinExpr, TempId};
+use crate::notation::Annihilators;
 
 /// Most points a loop's lattice may have. A union of `n` sparse iterators
 /// has `2^n - 1` points and planning a loop takes time quadratic in them, so
@@ -185,7 +186,7 @@ impl Lattice {
     /// The lattice and fill of a binary operation with `annihilators`
     /// computing `apply`, from its operands'.
     fn combine(
-        annihilators: &[f64],
+        annihilators: Annihilators,
         (l, lfill): (Lattice, Option<f64>),
         (r, rfill): (Lattice, Option<f64>),
         apply: impl Fn(f64, f64) -> f64,
@@ -259,7 +260,7 @@ impl Absence {
     /// How `lhs op rhs` is absent, for an operation with `annihilators`
     /// computing `apply`.
     pub fn of(
-        annihilators: &[f64],
+        annihilators: Annihilators,
         apply: &dyn Fn(f64, f64) -> f64,
         lhs: &CinExpr,
         rhs: &CinExpr,
@@ -274,17 +275,17 @@ impl Absence {
     /// computes it: `inf + -inf` is NaN, so a `+inf` fill does not
     /// annihilate a `-inf` one, and 0 does not annihilate a NaN fill.
     fn of_fills(
-        annihilators: &[f64],
+        annihilators: Annihilators,
         lfill: Option<f64>,
         rfill: Option<f64>,
         apply: &dyn Fn(f64, f64) -> f64,
     ) -> Absence {
         let same = |a: f64, b: f64| a == b || a.is_nan() && b.is_nan();
-        let kills = |f: Option<f64>, other: Option<f64>, at: &dyn Fn(f64, f64) -> f64| {
-            f.is_some_and(|f| annihilators.contains(&f) && other.is_none_or(|o| same(at(f, o), f)))
+        let kills = |side: &[f64], f: Option<f64>, other: Option<f64>, at: &dyn Fn(f64, f64) -> f64| {
+            f.is_some_and(|f| side.contains(&f) && other.is_none_or(|o| same(at(f, o), f)))
         };
-        let left = kills(lfill, rfill, &|l, r| apply(l, r));
-        let right = kills(rfill, lfill, &|r, l| apply(l, r));
+        let left = kills(annihilators.left, lfill, rfill, &|l, r| apply(l, r));
+        let right = kills(annihilators.right, rfill, lfill, &|r, l| apply(l, r));
         match (left, right) {
             (true, true) => Absence::Both,
             (true, false) => Absence::Left,

@@ -275,6 +275,9 @@ pub fn check_sum_bindings(stmt: &Statement) -> Result<()> {
 /// assert_eq!(place_reductions(&stmt).to_string(), "r(i) = b(i) - sum(j, A(i,j) * x(j))");
 /// ```
 pub fn place_reductions(stmt: &Statement) -> Statement {
+    // Staged operators are written out first: their bodies are part of the
+    // statement for every later stage.
+    let stmt = &*super::operator::staged::inline_statement(stmt);
     let lhs: HashSet<&IndexVar> = stmt.lhs.indices.iter().collect();
     let mut placer = Placer {
         ids: HashMap::new(),

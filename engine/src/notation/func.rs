@@ -311,7 +311,7 @@ impl Func {
             Func::And => "&&",
             Func::Or => "||",
             Func::Xor => "xor",
-            Func::User(id) => super::operator::with(id, |name, _, _, _| name),
+            Func::User(id) => super::operator::name(id),
             Func::Cast(ty) => ty.name(),
             Func::Int(op, _) => op.name(),
         }
@@ -336,7 +336,7 @@ impl Func {
         use Func::*;
         match self {
             Pow | Atan2 | Min | Max | Mod | Lt | Le | Gt | Ge | Eq | Ne | And | Or | Xor => 2,
-            User(id) => super::operator::with(id, |_, arity, _, _| arity),
+            User(id) => super::operator::arity(id),
             Int(op, _) => op.arity(),
             _ => 1,
         }
@@ -426,17 +426,47 @@ impl Func {
     /// The values `z` with `f(z, y) = f(y, z) = z` for every `y` the
     /// statement computes with: an absent operand holding one makes the
     /// call absent too, so the lattice intersects. (`+inf` for `max` and
-    /// `-inf` for `min`; 0 for `&&` and 1 for `||`.)
-    pub fn annihilators(self) -> &'static [f64] {
+    /// `-inf` for `min`; 0 for `&&` and 1 for `||`.) A user-defined
+    /// operator's may hold on one side only.
+    pub fn annihilators(self) -> Annihilators {
         match self {
-            Func::Min => &[f64::NEG_INFINITY],
-            Func::Max => &[f64::INFINITY],
-            Func::And => &[0.0],
-            Func::Or => &[1.0],
+            Func::Min => Annihilators::both(&[f64::NEG_INFINITY]),
+            Func::Max => Annihilators::both(&[f64::INFINITY]),
+            Func::And => Annihilators::both(&[0.0]),
+            Func::Or => Annihilators::both(&[1.0]),
             // The word of integer 0 is +0.0.
-            Func::Int(IntOp::Mul, _) => &[0.0],
-            Func::User(id) => super::operator::with(id, |_, _, _, annihilators| annihilators),
-            _ => &[],
+            Func::Int(IntOp::Mul, _) => Annihilators::both(&[0.0]),
+            Func::User(id) => super::operator::annihilators(id),
+            _ => Annihilators::NONE,
+        }
+    }
+}
+
+/// The values that annihilate a binary operation from each side: `z` is a
+/// left annihilator of `f` when `f(z, y) = z` for every `y`, a right one
+/// when `f(y, z) = z`. An absent operand holding one makes the result
+/// absent where it is ([`Absence`](crate::lattice::Absence)).
+///
+/// ```
+/// use tessera_engine::notation::{Annihilators, BinaryOp};
+/// assert_eq!(BinaryOp::Mul.annihilators(), Annihilators::both(&[0.0]));
+/// assert!(BinaryOp::Sub.annihilators().left.is_empty());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Annihilators {
+    pub left: &'static [f64],
+    pub right: &'static [f64],
+}
+
+impl Annihilators {
+    /// No annihilator on either side (`-`, `/`, `pow`).
+    pub const NONE: Annihilators = Annihilators { left: &[], right: &[] };
+
+    /// The same annihilators on both sides, as a commutative operation has.
+    pub const fn both(values: &'static [f64]) -> Annihilators {
+        Annihilators {
+            left: values,
+            right: values,
         }
     }
 }
@@ -603,9 +633,12 @@ mod tests {
     #[test]
     fn annihilators_annihilate() {
         for f in FUNCTIONS.into_iter().filter(|f| f.arity() == 2) {
-            for &z in f.annihilators() {
-                for y in [0.0, 1.0, -2.5, 7.0, f64::INFINITY, f64::NEG_INFINITY] {
+            let Annihilators { left, right } = f.annihilators();
+            for y in [0.0, 1.0, -2.5, 7.0, f64::INFINITY, f64::NEG_INFINITY] {
+                for &z in left {
                     assert_eq!(f.apply(&[z, y]), z, "{f}({z}, {y})");
+                }
+                for &z in right {
                     assert_eq!(f.apply(&[y, z]), z, "{f}({y}, {z})");
                 }
             }

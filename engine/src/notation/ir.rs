@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::ops;
 
-use super::func::{Func, Reduction};
+use super::func::{Annihilators, Func, Reduction};
 
 /// The most modes a tensor access may have.
 pub const MAX_ORDER: usize = 8;
@@ -136,11 +136,11 @@ impl BinaryOp {
     /// other factor stores an infinity or a NaN (where IEEE's `0 * inf` is
     /// NaN). Where absent meets absent, fills follow IEEE: a 0 fill does
     /// not annihilate an infinite one ([`Absence`](crate::lattice::Absence)).
-    pub fn annihilators(self) -> &'static [f64] {
+    pub fn annihilators(self) -> Annihilators {
         match self {
-            BinaryOp::Mul => &[0.0],
-            BinaryOp::Add => &[f64::INFINITY, f64::NEG_INFINITY],
-            BinaryOp::Sub | BinaryOp::Div => &[],
+            BinaryOp::Mul => Annihilators::both(&[0.0]),
+            BinaryOp::Add => Annihilators::both(&[f64::INFINITY, f64::NEG_INFINITY]),
+            BinaryOp::Sub | BinaryOp::Div => Annihilators::NONE,
         }
     }
 

@@ -20,8 +20,8 @@ pub mod semiring;
 pub mod types;
 
 pub use check::{check, distinct_reductions, place_reductions, IndexSizes};
-pub use func::{Func, IntOp, Reduction, FUNCTIONS, REDUCTIONS};
+pub use func::{Annihilators, Func, IntOp, Reduction, FUNCTIONS, REDUCTIONS};
 pub use ir::{Access, AssignOp, BinaryOp, Expr, IndexVar, Span, Statement, MAX_ORDER};
-pub use operator::{register_operator, Operator};
+pub use operator::{register_operator, Operator, OperatorFn, Region, MAX_STAGED_ARITY};
 pub use parse::{parse_statement, MAX_DEPTH};
 pub use semiring::{Semiring, Times, SEMIRINGS};

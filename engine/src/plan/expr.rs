@@ -5,7 +5,7 @@ use super::{Emitter, TempState};
 use crate::bytecode::{BReg, FReg, FloatOp, Op, Regs};
 use crate::cin::{CinExpr, LoopVar, OutputAssembly, Target};
 use crate::lattice::Absence;
-use crate::notation::{BinaryOp, Reduction};
+use crate::notation::{Annihilators, BinaryOp, Reduction};
 
 impl Emitter<'_> {
     pub(super) fn assign(&mut self, target: &Target, expr: &CinExpr) {
@@ -133,7 +133,7 @@ impl Emitter<'_> {
     /// [`Self::structural`] of a binary operation with `annihilators`.
     fn structural_of(
         &mut self,
-        annihilators: &[f64],
+        annihilators: Annihilators,
         apply: &dyn Fn(f64, f64) -> f64,
         lhs: &CinExpr,
         rhs: &CinExpr,
