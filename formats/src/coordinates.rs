@@ -97,10 +97,20 @@ impl<V: Value> CoordinateList<V> {
         Ok(())
     }
 
+    /// Makes room for `entries` more entries (the caller knows they come).
+    pub(crate) fn reserve(&mut self, entries: usize) {
+        self.coords.reserve(entries * self.shape.len());
+        self.values.reserve(entries);
+    }
+
     /// Appends an entry the caller has already range-checked.
     pub(crate) fn push_unchecked(&mut self, coords: &[u64], value: V) {
         debug_assert!(coords.iter().zip(&self.shape).all(|(&c, &s)| c < s as u64));
-        self.coords.extend_from_slice(coords);
+        // Element by element: a copy of a few words is not worth a call
+        // of memcpy per entry.
+        for &c in coords {
+            self.coords.push(c);
+        }
         self.values.push(value);
     }
 
@@ -145,7 +155,7 @@ impl<V: Value> CoordinateList<V> {
     /// Whether entries are sorted lexicographically by coordinates, without
     /// duplicates.
     pub fn is_canonical(&self) -> bool {
-        (1..self.len()).all(|e| self.coords(e - 1) < self.coords(e))
+        (1..self.len()).all(|e| lexicographic(self.coords(e - 1), self.coords(e)).is_lt())
     }
 
     /// Sorts the entries lexicographically by coordinates and sums
@@ -156,7 +166,7 @@ impl<V: Value> CoordinateList<V> {
         }
         let n = self.shape.len();
         let mut perm: Vec<usize> = (0..self.len()).collect();
-        if !(1..self.len()).all(|e| self.coords(e - 1) <= self.coords(e)) {
+        if !(1..self.len()).all(|e| lexicographic(self.coords(e - 1), self.coords(e)).is_le()) {
             perm = self.sorted_order();
         }
         let mut coords = Vec::with_capacity(self.coords.len());
@@ -164,7 +174,7 @@ impl<V: Value> CoordinateList<V> {
         for &e in &perm {
             let c = self.coords(e);
             let k = values.len();
-            if k > 0 && &coords[(k - 1) * n..k * n] == c {
+            if k > 0 && lexicographic(&coords[(k - 1) * n..k * n], c).is_eq() {
                 values[k - 1] = values[k - 1].accumulate(self.values[e]);
             } else {
                 coords.extend_from_slice(c);
@@ -181,16 +191,12 @@ impl<V: Value> CoordinateList<V> {
         let strides = row_major_strides(&self.shape);
         match strides {
             // Coordinates fit one 64-bit key: sort (key, index) pairs.
-            Some(strides) => {
-                let mut keyed: Vec<(u64, usize)> = (0..self.len())
-                    .map(|e| (self.coords(e).iter().zip(&strides).map(|(&c, &s)| c * s).sum(), e))
-                    .collect();
-                keyed.sort_unstable();
-                keyed.into_iter().map(|(_, e)| e).collect()
-            }
+            Some(strides) => crate::sorting::order_by_key(
+                (0..self.len()).map(|e| self.coords(e).iter().zip(&strides).map(|(&c, &s)| c * s).sum()),
+            ),
             None => {
                 let mut perm: Vec<usize> = (0..self.len()).collect();
-                perm.sort_by(|&a, &b| self.coords(a).cmp(self.coords(b)));
+                perm.sort_by(|&a, &b| lexicographic(self.coords(a), self.coords(b)));
                 perm
             }
         }
@@ -205,22 +211,27 @@ impl<V: Value> CoordinateList<V> {
     /// The canonical list without entries whose value is `fill` (the
     /// value of components not listed).
     pub fn pruned_against(&self, fill: V) -> Self {
-        let mut list = self.clone();
-        list.canonicalize();
-        let n = list.shape.len();
-        let mut coords = Vec::with_capacity(list.coords.len());
-        let mut values = Vec::with_capacity(list.len());
-        for e in 0..list.len() {
-            if list.values[e] != fill {
-                coords.extend_from_slice(&list.coords[e * n..(e + 1) * n]);
-                values.push(list.values[e]);
+        self.clone().into_pruned_against(fill)
+    }
+
+    /// [`pruned_against`](Self::pruned_against), reusing the list's own
+    /// storage.
+    pub fn into_pruned_against(mut self, fill: V) -> Self {
+        self.canonicalize();
+        let n = self.shape.len();
+        let mut kept = 0;
+        for e in 0..self.values.len() {
+            if self.values[e] != fill {
+                for m in 0..n {
+                    self.coords[kept * n + m] = self.coords[e * n + m];
+                }
+                self.values[kept] = self.values[e];
+                kept += 1;
             }
         }
-        CoordinateList {
-            shape: list.shape,
-            coords,
-            values,
-        }
+        self.coords.truncate(kept * n);
+        self.values.truncate(kept);
+        self
     }
 
     /// [`pruned`](Self::pruned) in place: canonical, without zero values,
@@ -280,4 +291,16 @@ fn row_major_strides(shape: &[usize]) -> Option<Vec<u64>> {
         total = total.checked_mul(shape[k] as u64)?;
     }
     Some(strides)
+}
+
+/// `a` against `b` lexicographically: the slices' own comparison calls
+/// `memcmp`, too slow for the few coordinates of one entry.
+#[inline]
+fn lexicographic(a: &[u64], b: &[u64]) -> std::cmp::Ordering {
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
 }

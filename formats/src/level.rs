@@ -56,8 +56,10 @@ pub struct PackInput<'a> {
 /// What a level's packer returns.
 pub struct Packed {
     pub storage: LevelStorage,
-    /// For each position of this level, the entries below it.
-    pub positions: Vec<Segment>,
+    /// For each position of this level, the entries below it; `None` when
+    /// they are the parent level's (one position per parent position, as
+    /// for singleton and offset levels), which are not copied.
+    pub positions: Option<Vec<Segment>>,
 }
 
 /// What decides a level's size, counted from a tensor's entries without

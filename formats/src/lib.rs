@@ -22,6 +22,7 @@ pub mod parts;
 pub mod properties;
 pub mod raw;
 pub mod reorder;
+mod sorting;
 pub mod spec;
 pub mod staging;
 pub mod tensor;

@@ -417,6 +417,7 @@ impl<V: Value> Tensor<V> {
     /// order, including explicit zeros and padding.
     pub fn stored_entries(&self) -> CoordinateList<V> {
         let mut list = CoordinateList::new(&self.shape);
+        list.reserve(self.values.len());
         let mut coords = vec![0u64; self.order()];
         let projections: Vec<Projection> = self.format.levels().iter().map(|l| l.projection).collect();
         self.for_each_stored(|storage, pos| {
@@ -480,7 +481,7 @@ impl<V: Value> Tensor<V> {
     /// The tensor's nonzeros, sorted by coordinates, duplicates summed:
     /// the format-independent meaning of the tensor.
     pub fn to_coordinates(&self) -> CoordinateList<V> {
-        self.stored_entries().pruned_against(self.fill)
+        self.stored_entries().into_pruned_against(self.fill)
     }
 
     /// The same tensor in another format (modes reordered as the target
@@ -746,7 +747,7 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format, fill: V) -> Resul
         canonical = c;
         &canonical
     };
-    let (columns, aux_extents) = storage_columns(list, &format)?;
+    let (columns, aux_extents) = storage_columns(list, &format);
     let n = list.len();
     let nlevels = format.levels().len();
     // Sort entries by their storage coordinates (a no-op scan when the
@@ -755,15 +756,23 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format, fill: V) -> Resul
         .map(|k| format.level_extent(k, list.shape()).unwrap_or_else(|| aux_extents[k]))
         .collect();
     crate::padding::check_padding(&format, &extents, n)?;
+    // `None`: the entries are in storage order already.
     let perm = if as_given {
-        (0..n).collect()
+        None
     } else {
         storage_order(&columns, &extents, n)
     };
-    let sorted: Vec<Vec<u64>> = columns
-        .iter()
-        .map(|col| perm.iter().map(|&e| col[e]).collect())
-        .collect();
+    let entry = |e: usize| perm.as_ref().map_or(e, |p| p[e]);
+    let sorted: Vec<Vec<u64>> = match &perm {
+        None => columns,
+        Some(perm) => {
+            use rayon::prelude::*;
+            columns
+                .par_iter()
+                .map(|col| perm.iter().map(|&e| col[e]).collect())
+                .collect()
+        }
+    };
     let mut parents = vec![Segment::new(0, n)];
     let mut levels = Vec::with_capacity(nlevels);
     for k in 0..nlevels {
@@ -775,17 +784,19 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format, fill: V) -> Resul
             next_extent: extents.get(k + 1).copied(),
         };
         let packed = format.level(k).pack(&input)?;
-        if packed.positions.len() > MAX_POSITIONS {
-            return Err(FormatError::TooLarge(format!(
-                "level {k} would have {} positions",
-                packed.positions.len()
-            )));
-        }
         levels.push(packed.storage);
-        parents = packed.positions;
+        if let Some(positions) = packed.positions {
+            if positions.len() > MAX_POSITIONS {
+                return Err(FormatError::TooLarge(format!(
+                    "level {k} would have {} positions",
+                    positions.len()
+                )));
+            }
+            parents = positions;
+        }
     }
     let values: Vec<V> = if nlevels == 0 {
-        vec![if n == 0 { fill } else { list.value(perm[0]) }]
+        vec![if n == 0 { fill } else { list.value(entry(0)) }]
     } else {
         parents
             .iter()
@@ -794,7 +805,7 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format, fill: V) -> Resul
                 if seg.is_empty() {
                     fill
                 } else {
-                    list.value(perm[seg.start])
+                    list.value(entry(seg.start))
                 }
             })
             .collect()
@@ -804,20 +815,29 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format, fill: V) -> Resul
     Ok(tensor)
 }
 
-/// Entries in lexicographic order of their storage coordinates: a scan when
-/// they already are (the format stores modes in their natural order), else
-/// a sort by one 64-bit key per entry when the extents allow one.
-fn storage_order(columns: &[Vec<u64>], extents: &[usize], n: usize) -> Vec<usize> {
-    let in_order = (1..n).all(|e| {
-        for col in columns {
-            if col[e - 1] != col[e] {
-                return col[e - 1] < col[e];
-            }
+/// Entries in lexicographic order of their storage coordinates (`None`:
+/// they are): a scan when they already are (the format stores modes in
+/// their natural order); a counting sort by the first level's coordinate
+/// when the others are in order (DIA, ELL or CSC from row-major entries);
+/// a sort of each run of the first level by the second when that puts them
+/// in order (BCSR); else a radix sort by one 64-bit key per entry when the
+/// extents allow one.
+fn storage_order(columns: &[Vec<u64>], extents: &[usize], n: usize) -> Option<Vec<usize>> {
+    let all: Vec<&[u64]> = columns.iter().map(Vec::as_slice).collect();
+    if crate::sorting::in_order(&all, n) {
+        return None;
+    }
+    // The count array is at most about the entries' size.
+    if extents[0] <= 2 * n + 4096 && crate::sorting::in_order(&all[1..], n) {
+        return Some(crate::sorting::order_by_column(&columns[0], extents[0]));
+    }
+    // In order of the first level, and in order within its runs once
+    // grouped by the second (BCSR from row-major entries).
+    if all.len() > 2 && crate::sorting::in_order(&all[..1], n) {
+        let order = crate::sorting::order_within_runs(&columns[0], &columns[1]);
+        if crate::sorting::in_order_by(&all, n, |e| order[e]) {
+            return Some(order);
         }
-        true
-    });
-    if in_order {
-        return (0..n).collect();
     }
     let mut strides = vec![0u64; columns.len()];
     let mut total: Option<u64> = Some(1);
@@ -826,11 +846,9 @@ fn storage_order(columns: &[Vec<u64>], extents: &[usize], n: usize) -> Vec<usize
         total = total.and_then(|t| t.checked_mul(extents[k].max(1) as u64));
     }
     if total.is_some() {
-        let mut keyed: Vec<(u64, usize)> = (0..n)
-            .map(|e| (columns.iter().zip(&strides).map(|(col, &s)| col[e] * s).sum(), e))
-            .collect();
-        keyed.sort_unstable();
-        return keyed.into_iter().map(|(_, e)| e).collect();
+        return Some(crate::sorting::order_by_key(
+            (0..n).map(|e| columns.iter().zip(&strides).map(|(col, &s)| col[e] * s).sum()),
+        ));
     }
     let mut perm: Vec<usize> = (0..n).collect();
     perm.sort_by(|&a, &b| {
@@ -842,55 +860,96 @@ fn storage_order(columns: &[Vec<u64>], extents: &[usize], n: usize) -> Vec<usize
         }
         std::cmp::Ordering::Equal
     });
-    perm
+    Some(perm)
 }
 
 /// Storage coordinates of each entry, one column per level, and the extents
-/// of auxiliary levels (0 for the others).
-fn storage_columns<V: Value>(list: &CoordinateList<V>, format: &Format) -> Result<(Vec<Vec<u64>>, Vec<usize>)> {
+/// of auxiliary levels (0 for the others). The columns are computed side by
+/// side on the rayon pool.
+fn storage_columns<V: Value>(list: &CoordinateList<V>, format: &Format) -> (Vec<Vec<u64>>, Vec<usize>) {
+    use rayon::prelude::*;
+    let projections: Vec<Projection> = format.levels().iter().map(|l| l.projection).collect();
+    projections.par_iter().map(|&p| storage_column(list, p)).unzip()
+}
+
+/// The storage coordinate of each entry at a level of `projection`, and
+/// the level's extent if it is auxiliary (0 otherwise).
+fn storage_column<V: Value>(list: &CoordinateList<V>, projection: Projection) -> (Vec<u64>, usize) {
     let n = list.len();
-    let mut columns = Vec::with_capacity(format.levels().len());
-    let mut aux = Vec::with_capacity(format.levels().len());
-    for level in format.levels() {
-        let (col, extent): (Vec<u64>, usize) = match level.projection {
-            Projection::Mode { mode, split } => {
-                let col = (0..n)
-                    .map(|e| {
-                        let c = list.coords(e)[mode];
-                        match split {
-                            Split::Whole => c,
-                            Split::Outer(b) => c / b as u64,
-                            Split::Inner(b) => c % b as u64,
-                        }
-                    })
+    match projection {
+        Projection::Mode { mode, split } => {
+            let col = (0..n)
+                .map(|e| {
+                    let c = list.coords(e)[mode];
+                    match split {
+                        Split::Whole => c,
+                        Split::Outer(b) => c / b as u64,
+                        Split::Inner(b) => c % b as u64,
+                    }
+                })
+                .collect();
+            (col, 0)
+        }
+        Projection::Diagonal { row, col } => {
+            let offsets: Vec<i64> = (0..n)
+                .map(|e| list.coords(e)[col] as i64 - list.coords(e)[row] as i64)
+                .collect();
+            // Offsets run from -(rows - 1) to cols - 1: numbered through
+            // a table of that range when it is about the entries' size.
+            let (rows, cols) = (list.shape()[row], list.shape()[col]);
+            let (col, diagonals) = if rows + cols <= 2 * n + 4096 {
+                let mut number = vec![u64::MAX; rows + cols];
+                let slot = |o: i64| (o + rows as i64 - 1) as usize;
+                offsets.iter().for_each(|&o| number[slot(o)] = 0);
+                let mut diagonals = 0;
+                for d in number.iter_mut().filter(|d| **d == 0) {
+                    *d = diagonals;
+                    diagonals += 1;
+                }
+                (offsets.iter().map(|&o| number[slot(o)]).collect(), diagonals as usize)
+            } else {
+                let mut distinct: Vec<i64> = offsets
+                    .iter()
+                    .copied()
+                    .collect::<hashbrown::HashSet<i64>>()
+                    .into_iter()
                     .collect();
-                (col, 0)
-            }
-            Projection::Diagonal { row, col } => {
-                let offset = |e: usize| list.coords(e)[col] as i64 - list.coords(e)[row] as i64;
-                let mut offsets: Vec<i64> = (0..n).map(offset).collect();
-                offsets.sort_unstable();
-                offsets.dedup();
-                let col = (0..n)
-                    .map(|e| offsets.binary_search(&offset(e)).map_or(0, |d| d as u64))
-                    .collect();
-                (col, offsets.len())
-            }
-            Projection::Slot { row } => {
-                // Counts per row that has entries: the row mode may be huge.
-                let mut counts = std::collections::HashMap::<u64, u64>::new();
-                let col: Vec<u64> = (0..n)
+                distinct.sort_unstable();
+                let number: hashbrown::HashMap<i64, u64> =
+                    distinct.iter().enumerate().map(|(d, &o)| (o, d as u64)).collect();
+                (offsets.iter().map(|o| number[o]).collect(), distinct.len())
+            };
+            (col, diagonals)
+        }
+        Projection::Slot { row } => {
+            // An entry's slot is its rank in its row. Rows counted in a
+            // table of their range when it is about the entries' size,
+            // else in a map of the rows that have entries.
+            let rows = list.shape()[row];
+            let row_of = |e: usize| list.coords(e)[row];
+            let mut longest = 0;
+            let col: Vec<u64> = if rows <= 2 * n + 4096 {
+                let mut counts = vec![0u64; rows];
+                (0..n)
                     .map(|e| {
-                        let r = counts.entry(list.coords(e)[row]).or_insert(0);
+                        let r = &mut counts[row_of(e) as usize];
                         *r += 1;
+                        longest = longest.max(*r);
                         *r - 1
                     })
-                    .collect();
-                (col, counts.values().copied().max().unwrap_or(0) as usize)
-            }
-        };
-        columns.push(col);
-        aux.push(extent);
+                    .collect()
+            } else {
+                let mut counts = hashbrown::HashMap::<u64, u64>::new();
+                (0..n)
+                    .map(|e| {
+                        let r = counts.entry(row_of(e)).or_insert(0);
+                        *r += 1;
+                        longest = longest.max(*r);
+                        *r - 1
+                    })
+                    .collect()
+            };
+            (col, longest as usize)
+        }
     }
-    Ok((columns, aux))
 }

@@ -226,7 +226,10 @@ impl Level for Compressed {
         storage
             .arrays
             .push(IndexArray::from_u64_with_bound(idx, input.extent as u64));
-        Ok(Packed { storage, positions })
+        Ok(Packed {
+            storage,
+            positions: Some(positions),
+        })
     }
 
     fn validate(

@@ -111,7 +111,7 @@ impl Level for Dense {
         }
         Ok(Packed {
             storage: LevelStorage::new(n),
-            positions,
+            positions: Some(positions),
         })
     }
 

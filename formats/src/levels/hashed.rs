@@ -208,7 +208,10 @@ impl Level for Hashed {
         storage.arrays.push(IndexArray::from_u64_with_bound(idx, n as u64));
         storage.params.push(width as i64);
         storage.params.push(i64::from(shift));
-        Ok(Packed { storage, positions })
+        Ok(Packed {
+            storage,
+            positions: Some(positions),
+        })
     }
 
     fn validate(

@@ -68,7 +68,7 @@ impl Level for Offset {
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {
         Ok(Packed {
             storage: LevelStorage::new(input.extent),
-            positions: input.parents.to_vec(),
+            positions: None,
         })
     }
 

@@ -115,7 +115,10 @@ impl Level for Range {
         }
         let mut storage = LevelStorage::new(n);
         storage.arrays.push(IndexArray::I64(offsets));
-        Ok(Packed { storage, positions })
+        Ok(Packed {
+            storage,
+            positions: Some(positions),
+        })
     }
 
     fn validate(

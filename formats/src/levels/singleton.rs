@@ -3,7 +3,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::index::IndexArray;
-use crate::level::{index_bytes, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
+use crate::level::{index_bytes, Footprint, Level, LevelCounts, PackInput, Packed};
 use crate::properties::{Assembly, Capabilities, CoordinateRelation, Iteration, Properties};
 use crate::staging::{Builder, LevelRef};
 use crate::tensor::LevelStorage;
@@ -106,8 +106,10 @@ impl Level for Singleton {
         storage
             .arrays
             .push(IndexArray::from_u64_with_bound(idx, input.extent as u64));
-        let positions: Vec<Segment> = input.parents.to_vec();
-        Ok(Packed { storage, positions })
+        Ok(Packed {
+            storage,
+            positions: None,
+        })
     }
 
     // One position per parent position.
