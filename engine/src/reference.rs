@@ -206,9 +206,18 @@ pub fn evaluate_complex(
         .copied()
         .collect();
     part_inputs.extend(parts.iter().map(|(n, t)| (n.as_str(), TensorRef::from(t))));
-    let re = evaluate_typed(&split.re, &part_inputs, sizes)?;
+    // A part may read none of the tensors that fix a variable's size: the
+    // parts take the sizes the whole statement fixes.
+    let given = given_sizes(sizes)?;
+    let whole = check(
+        stmt,
+        &|name| inputs.iter().find(|(n, _)| *n == name).map(|(_, t)| t.shape().to_vec()),
+        &|var| given.iter().find(|(v, _)| *v == var).map(|&(_, n)| n),
+    )?;
+    let sizes: Vec<(&str, usize)> = whole.iter().map(|(v, n)| (v.as_str(), n)).collect();
+    let re = evaluate_typed(&split.re, &part_inputs, &sizes)?;
     let im = match &split.im {
-        Some(im) => evaluate_typed(im, &part_inputs, sizes)?.values,
+        Some(im) => evaluate_typed(im, &part_inputs, &sizes)?.values,
         None => vec![0.0; re.values.len()],
     };
     let values = re.values.iter().zip(&im).map(|(&a, &b)| Complex64::new(a, b)).collect();

@@ -37,6 +37,9 @@ const CASES: &[(&str, &[(&str, &str)])] = &[
     ("C(i,j) = square(A(i,j)) * c64(x(j))", &[("A", "ij"), ("x", "j")]),
     // A term that does not read the summed variable stays in its sum.
     ("s = sum(i, z(i) - 2 + A(i,j))", &[("z", "i"), ("A", "ij")]),
+    // The imaginary part reads no A: the sizes come from the whole
+    // statement (fuzz decoder seed 10361).
+    ("C(j,i) = c64(abs(A(i,j))) + B(i,k)", &[("A", "ij"), ("B", "ik")]),
 ];
 
 /// The table's engine; the compiled tiers' suites give their own.

@@ -3,8 +3,8 @@
 //! A [`Case`] is a statement with 0–6 index variables (each of size 1–6,
 //! their product at most [`MAX_WORK`]), 1–4 tensors of orders 0–4 read
 //! through accesses that share, permute and sum index variables, the
-//! operators `+ - * /`, unary minus, literals, the functions, comparisons
-//! and logical operators that are exact on exact arguments, explicit
+//! operators `+ - * /`, unary minus, literals, the functions, comparisons,
+//! logical and user-defined operators that are exact on exact arguments, explicit
 //! `sum(...)` (also over a variable the body does not use) and the other
 //! reductions, broadcasts and `+=`, now and then read in a semiring with
 //! every tensor filled with its zero; a format
@@ -30,8 +30,8 @@
 use tessera::engine::notation::complex::split;
 use tessera::engine::notation::{parse_statement, AssignOp, BinaryOp, Expr, IndexVar, Reduction, Statement, SEMIRINGS};
 use tessera::engine::testing::{
-    cast_where_numbers_are_needed, named_formats, output_formats, random_entries, EntryKind, Rng, Tolerance,
-    EXACT_FUNCTIONS,
+    cast_where_numbers_are_needed, named_formats, output_formats, random_entries, random_operators, EntryKind, Rng,
+    Tolerance, EXACT_FUNCTIONS,
 };
 use tessera::formats::{AnyTensor, Complex64, CoordinateList, Format, LevelFormat, Tensor, TensorRef, ValueType};
 
@@ -172,7 +172,10 @@ impl Builder<'_, '_> {
         match self.src.below(9) {
             0 => -self.expr(depth + 1),
             8 => {
-                let func = *self.src.pick(&EXACT_FUNCTIONS);
+                let func = match self.src.percent(15) {
+                    true => *self.src.pick(random_operators()),
+                    false => *self.src.pick(&EXACT_FUNCTIONS),
+                };
                 let args = (0..func.arity()).map(|_| self.expr(depth + 1)).collect();
                 Expr::call(func, args)
             }

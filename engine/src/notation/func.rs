@@ -325,6 +325,19 @@ impl Func {
             .or_else(|| super::operator::find(name))
     }
 
+    /// Whether the function is a staged user-defined operator, written out
+    /// into the statements calling it ([`Operator::staged`](super::Operator::staged)).
+    ///
+    /// ```
+    /// use tessera_engine::notation::{register_operator, Func, Operator};
+    /// let f = register_operator(Operator::define("is_staged_doc(x) = x * x").unwrap()).unwrap();
+    /// assert!(f.is_staged());
+    /// assert!(!Func::Abs.is_staged());
+    /// ```
+    pub fn is_staged(self) -> bool {
+        matches!(self, Func::User(id) if super::operator::staged_body(id).is_some())
+    }
+
     /// Whether the function is written as a call, `name(args)`, rather than
     /// as an operator.
     pub fn is_called(self) -> bool {

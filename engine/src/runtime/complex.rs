@@ -123,6 +123,20 @@ impl ComplexParts {
             parts.insert(&part_name(name, Part::Re), &split.0);
             parts.insert(&part_name(name, Part::Im), &split.1);
         }
+        // A part may read none of the tensors that fix a variable's size
+        // (the imaginary part of `c64(abs(C(l,i) - C(l,i))) + D(l,k)`
+        // reads no C): the parts run with the sizes the whole statement
+        // fixes.
+        let shape_of = |name: &str| inputs.get(name).map(|t| t.shape().to_vec());
+        let size_of = |var: &str| options.sizes.iter().find(|(v, _)| v == var).map(|(_, s)| *s);
+        let sizes = crate::notation::check(&self.statement, &shape_of, &size_of)?;
+        let mut options = options.clone();
+        for (var, size) in sizes.iter() {
+            if !options.sizes.iter().any(|(v, _)| v == var.as_str()) {
+                options.sizes.push((var.as_str().to_string(), size));
+            }
+        }
+        let options = &options;
         let re = real.run_parts(&parts, options)?;
         if !self.gives_complex {
             return Ok(re);

@@ -22,6 +22,7 @@
 //! ```
 
 mod formats;
+mod operators;
 mod rng;
 mod statements;
 mod tensors;
@@ -29,6 +30,7 @@ mod tensors;
 pub use formats::{
     is_all_dense, mode_orders, named_formats, output_formats, random_composition, random_format, random_mode_order,
 };
+pub use operators::random_operators;
 pub use rng::Rng;
 pub use statements::{
     cast_where_numbers_are_needed, random_statement, RandomStatement, StatementConfig, TensorSpec, EXACT_FUNCTIONS,

@@ -245,7 +245,11 @@ impl Generator<'_> {
             return -self.expr(depth + 1);
         }
         if self.rng.percent(self.config.call_percent) {
-            let func = *self.rng.pick(&SAFE_FUNCTIONS);
+            // A user-defined operator now and then.
+            let func = match self.rng.percent(15) {
+                true => *self.rng.pick(super::random_operators()),
+                false => *self.rng.pick(&SAFE_FUNCTIONS),
+            };
             let args = (0..func.arity()).map(|_| self.expr(depth + 1)).collect();
             return Expr::call(func, args);
         }
@@ -385,6 +389,27 @@ fn typed_expr(e: Expr, types: (Gives, ValueType)) -> (Expr, Gives) {
                 Func::Cast(_) => (plain(args), Gives::Number),
                 Func::Abs | Func::Square | Func::Cube | Func::Heaviside | Func::Mod if integers => {
                     (Expr::call(func, args.into_iter().map(number).collect()), Gives::Number)
+                }
+                // A staged body gives what its operations give (`x * (y
+                // == 0)` a truth value when `x` is a literal): a number of
+                // the statement's type once cast. The random ones take
+                // integers.
+                _ if func.is_staged() => {
+                    let call = Expr::call(func, args.into_iter().map(number).collect());
+                    (Expr::call(Func::Cast(number_type), vec![call]), Gives::Number)
+                }
+                // A callback computes in f64, and a sum placed in its
+                // argument would too, which an integer statement refuses: a
+                // staged operator of its arity stands in for it.
+                Func::User(_) if integers => {
+                    let arity = args.len();
+                    let staged = super::random_operators()
+                        .iter()
+                        .find(|f| f.is_staged() && f.arity() == arity)
+                        .copied()
+                        .unwrap_or(Func::Abs);
+                    let call = Expr::call(staged, args.into_iter().map(number).collect());
+                    (Expr::call(Func::Cast(number_type), vec![call]), Gives::Number)
                 }
                 _ if integers => {
                     let as_float = |a: (Expr, Gives)| Expr::call(Func::Cast(ValueType::F64), vec![a.0]);
