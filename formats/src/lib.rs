@@ -26,6 +26,7 @@ mod sorting;
 pub mod spec;
 pub mod staging;
 pub mod tensor;
+mod transpose;
 pub mod typed;
 pub mod value;
 pub mod walk;

@@ -490,6 +490,9 @@ impl<V: Value> Tensor<V> {
         if *format == self.format {
             return Ok(self.clone());
         }
+        if let Some(swapped) = crate::transpose::swapped(self, format) {
+            return swapped;
+        }
         self.check_listing("converting")?;
         pack(&self.to_coordinates(), format.clone(), self.fill)
     }
