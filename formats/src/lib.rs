@@ -7,6 +7,7 @@
 //! the one [`Level`] trait. Level functions are staged over a [`Builder`] so
 //! that the interpreter and the compiled tiers share them.
 
+mod banded;
 pub mod budget;
 pub mod census;
 pub mod coordinates;

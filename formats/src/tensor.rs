@@ -240,6 +240,20 @@ impl<V: Value> Tensor<V> {
         Ok(self)
     }
 
+    /// [`from_parts`](Self::from_parts) of storage whose padding and
+    /// unstored components hold `fill` already (a converter's output).
+    pub(crate) fn from_parts_with_fill(
+        shape: &[usize],
+        format: Format,
+        levels: Vec<LevelStorage>,
+        values: Vec<V>,
+        fill: V,
+    ) -> Result<Self> {
+        let mut tensor = Self::from_parts(shape, format, levels, values)?;
+        tensor.fill = fill;
+        Ok(tensor)
+    }
+
     /// A tensor of `shape` in `format` with no entries.
     pub fn empty(shape: &[usize], format: Format) -> Result<Self> {
         Self::pack(&CoordinateList::new(shape), format)
@@ -490,8 +504,9 @@ impl<V: Value> Tensor<V> {
         if *format == self.format {
             return Ok(self.clone());
         }
-        if let Some(swapped) = crate::transpose::swapped(self, format) {
-            return swapped;
+        if let Some(direct) = crate::transpose::swapped(self, format).or_else(|| crate::banded::from_csr(self, format))
+        {
+            return direct;
         }
         self.check_listing("converting")?;
         pack(&self.to_coordinates(), format.clone(), self.fill)

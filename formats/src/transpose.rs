@@ -37,8 +37,7 @@ pub(crate) fn swapped<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option<R
     let mut entries = LevelStorage::new(outer);
     entries.arrays.push(IndexArray::from_u64_with_bound(pos, nnz));
     entries.arrays.push(IndexArray::from_u64_with_bound(idx, outer as u64));
-    let result =
-        Tensor::from_parts(tensor.shape(), target.clone(), vec![rows, entries], values).and_then(|t| t.with_fill(fill));
+    let result = Tensor::from_parts_with_fill(tensor.shape(), target.clone(), vec![rows, entries], values, fill);
     Some(result)
 }
 
