@@ -122,12 +122,15 @@ impl<V: Value> Csr<'_, V> {
 mod tests {
     use crate::{CoordinateList, Format, Tensor};
 
+    /// A shape and its entries (row, column, value).
+    type Case<'a> = (&'a [usize; 2], &'a [(u64, u64, f64)]);
+
     /// The direct conversions give exactly the packer's storage, on
     /// matrices with empty rows, explicit zeros, a diagonal partly outside
     /// a rectangular shape, one row, and none.
     #[test]
     fn direct_conversions_store_what_the_packer_stores() {
-        let cases: [(&[usize; 2], &[(u64, u64, f64)]); 5] = [
+        let cases: [Case<'_>; 5] = [
             (
                 &[4, 6],
                 &[(0, 0, 1.0), (0, 5, 2.0), (2, 1, 3.0), (3, 3, 0.0), (3, 5, -4.0)],
