@@ -7,12 +7,12 @@
 //! the one [`Level`] trait. Level functions are staged over a [`Builder`] so
 //! that the interpreter and the compiled tiers share them.
 
-mod banded;
 pub mod budget;
 pub mod census;
 pub mod coordinates;
 pub mod error;
 pub mod format;
+mod from_csr;
 pub mod index;
 pub mod interop;
 pub mod io;

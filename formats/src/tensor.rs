@@ -504,7 +504,8 @@ impl<V: Value> Tensor<V> {
         if *format == self.format {
             return Ok(self.clone());
         }
-        if let Some(direct) = crate::transpose::swapped(self, format).or_else(|| crate::banded::from_csr(self, format))
+        if let Some(direct) =
+            crate::transpose::swapped(self, format).or_else(|| crate::from_csr::converted(self, format))
         {
             return direct;
         }

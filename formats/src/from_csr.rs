@@ -1,12 +1,13 @@
-//! CSR to DIA and to ELL in two passes over CSR's arrays: which diagonals
-//! (or how many slots) there are, then each entry placed at its position.
-//! The generic packer lists, sorts and packs the entries instead, ten times
-//! slower; this gives the same storage (a test compares them), so
-//! [`Tensor::convert`] takes it whenever it applies: entries holding the
-//! fill are left out, diagonals are numbered in increasing offset, slots
-//! fill in column order, padding holds the fill (and column 0 in ELL).
+//! CSR to DIA, ELL and BCSR in two passes over CSR's arrays: which
+//! diagonals (how many slots, which blocks) there are, then each entry
+//! placed at its position. The generic packer lists, sorts and packs the
+//! entries instead, ten times slower; this gives the same storage (a test
+//! compares them), so [`Tensor::convert`] takes it whenever it applies:
+//! entries holding the fill are left out, diagonals are numbered in
+//! increasing offset, slots fill in column order, blocks are sorted in
+//! their block row, padding holds the fill (and column 0 in ELL).
 
-use crate::format::Format;
+use crate::format::{Format, Projection, Split};
 use crate::index::IndexArray;
 use crate::levels::compressed::Compressed;
 use crate::padding::check_padding;
@@ -14,15 +15,23 @@ use crate::tensor::{LevelStorage, Tensor};
 use crate::value::Value;
 use crate::Result;
 
-/// `tensor` (CSR) in `target` when that is DIA or ELL; `None` otherwise.
-pub(crate) fn from_csr<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option<Result<Tensor<V>>> {
+/// `tensor` (CSR) in `target` when that is DIA, ELL or BCSR; `None`
+/// otherwise.
+pub(crate) fn converted<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option<Result<Tensor<V>>> {
     if tensor.format().levels() != Format::csr().levels() {
         return None;
     }
-    let dia = target.levels() == Format::dia().levels();
-    if !dia && target.levels() != Format::ell().levels() {
-        return None;
-    }
+    let into = if target.levels() == Format::dia().levels() {
+        Into::Dia
+    } else if target.levels() == Format::ell().levels() {
+        Into::Ell
+    } else {
+        let block = block_of(target)?;
+        if let Err(e) = target.check_shape(tensor.shape()) {
+            return Some(Err(e));
+        }
+        Into::Bcsr(block)
+    };
     let (pos, idx) = Compressed::arrays(tensor.level(1))?;
     let csr = Csr {
         pos: pos.to_u64_vec(),
@@ -31,10 +40,35 @@ pub(crate) fn from_csr<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option<
         fill: tensor.fill(),
         cols: tensor.level(1).extent,
     };
-    let built = if dia { csr.to_dia(target) } else { csr.to_ell(target) };
+    let built = match into {
+        Into::Dia => csr.to_dia(target),
+        Into::Ell => csr.to_ell(target),
+        Into::Bcsr(block) => csr.to_bcsr(target, block),
+    };
     Some(built.and_then(|(levels, values)| {
         Tensor::from_parts_with_fill(tensor.shape(), target.clone(), levels, values, csr.fill)
     }))
+}
+
+/// The formats converted to.
+enum Into {
+    Dia,
+    Ell,
+    /// BCSR of blocks of (rows, columns).
+    Bcsr((usize, usize)),
+}
+
+/// The block of `format` if it is BCSR.
+fn block_of(format: &Format) -> Option<(usize, usize)> {
+    let outer = |k: usize| match format.levels().get(k)?.projection {
+        Projection::Mode {
+            split: Split::Outer(b), ..
+        } => Some(b),
+        _ => None,
+    };
+    let block = (outer(0)?, outer(1)?);
+    let bcsr = Format::bcsr(block.0, block.1).ok()?;
+    (format.levels() == bcsr.levels()).then_some(block)
 }
 
 /// A CSR matrix's arrays.
@@ -116,6 +150,57 @@ impl<V: Value> Csr<'_, V> {
             values,
         ))
     }
+
+    fn to_bcsr(&self, format: &Format, (r, c): (usize, usize)) -> Result<(Vec<LevelStorage>, Vec<V>)> {
+        let (block_rows, block_cols) = (self.rows() / r, self.cols / c);
+        // The blocks of each block row, sorted; `seen[jb]` is 1 + the last
+        // block row that had block column jb.
+        let mut seen = vec![0usize; block_cols];
+        let mut pos = Vec::with_capacity(block_rows + 1);
+        let mut idx: Vec<u64> = Vec::new();
+        pos.push(0u64);
+        for ib in 0..block_rows {
+            let start = idx.len();
+            for i in ib * r..(ib + 1) * r {
+                for (j, _) in self.row(i) {
+                    let jb = j as usize / c;
+                    if seen[jb] != ib + 1 {
+                        seen[jb] = ib + 1;
+                        idx.push(jb as u64);
+                    }
+                }
+            }
+            idx[start..].sort_unstable();
+            pos.push(idx.len() as u64);
+        }
+        check_padding(format, &[block_rows, block_cols, r, c], self.entries())?;
+        let mut values = vec![self.fill; idx.len() * r * c];
+        let mut block_at = vec![0usize; block_cols];
+        for ib in 0..block_rows {
+            for p in pos[ib] as usize..pos[ib + 1] as usize {
+                block_at[idx[p] as usize] = p;
+            }
+            for i in ib * r..(ib + 1) * r {
+                for (j, v) in self.row(i) {
+                    let (jb, jj) = (j as usize / c, j as usize % c);
+                    values[(block_at[jb] * r + i % r) * c + jj] = v;
+                }
+            }
+        }
+        let blocks = idx.len() as u64;
+        let mut compressed = LevelStorage::new(block_cols);
+        compressed.arrays.push(IndexArray::from_u64_with_bound(pos, blocks));
+        compressed
+            .arrays
+            .push(IndexArray::from_u64_with_bound(idx, block_cols as u64));
+        let levels = vec![
+            LevelStorage::new(block_rows),
+            compressed,
+            LevelStorage::new(r),
+            LevelStorage::new(c),
+        ];
+        Ok((levels, values))
+    }
 }
 
 #[cfg(test)]
@@ -147,8 +232,14 @@ mod tests {
             }
             for fill in [0.0, 3.0] {
                 let csr = Tensor::pack_with_fill(&list, Format::csr(), fill).unwrap();
-                for target in [Format::dia(), Format::ell()] {
-                    let direct = super::from_csr(&csr, &target).unwrap().unwrap();
+                let mut targets = vec![Format::dia(), Format::ell()];
+                for (r, c) in [(1, 1), (2, 3), (3, 2), (2, 2)] {
+                    if shape[0] % r == 0 && shape[1] % c == 0 {
+                        targets.push(Format::bcsr(r, c).unwrap());
+                    }
+                }
+                for target in targets {
+                    let direct = super::converted(&csr, &target).unwrap().unwrap();
                     let packed = Tensor::pack_with_fill(&csr.to_coordinates(), target.clone(), fill).unwrap();
                     assert_eq!(direct.levels(), packed.levels(), "{target} of {shape:?}, fill {fill}");
                     assert_eq!(direct.values(), packed.values(), "{target} of {shape:?}, fill {fill}");
