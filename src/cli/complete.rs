@@ -18,8 +18,8 @@ use rustyline::{Context, Helper};
 
 /// The REPL's commands, as `:help` lists them.
 pub const COMMANDS: &[&str] = &[
-    "load", "gen", "format", "fill", "type", "size", "threads", "schedule", "print", "list", "save", "drop", "plan",
-    "lattice", "bytecode", "time", "help", "quit",
+    "load", "gen", "format", "fill", "type", "size", "semiring", "def", "threads", "schedule", "print", "list", "save",
+    "drop", "plan", "lattice", "bytecode", "time", "help", "quit",
 ];
 
 /// Commands whose first argument is a tensor of the session.
