@@ -167,6 +167,9 @@ impl<V: Value> CoordinateList<V> {
         let n = self.shape.len();
         let mut perm: Vec<usize> = (0..self.len()).collect();
         if !(1..self.len()).all(|e| lexicographic(self.coords(e - 1), self.coords(e)).is_le()) {
+            if n == 2 && self.shape[0] <= 2 * self.len() + 4096 {
+                return self.canonicalize_matrix();
+            }
             perm = self.sorted_order();
         }
         let mut coords = Vec::with_capacity(self.coords.len());
@@ -177,7 +180,9 @@ impl<V: Value> CoordinateList<V> {
             if k > 0 && lexicographic(&coords[(k - 1) * n..k * n], c).is_eq() {
                 values[k - 1] = values[k - 1].accumulate(self.values[e]);
             } else {
-                coords.extend_from_slice(c);
+                for &x in c {
+                    coords.push(x);
+                }
                 values.push(self.values[e]);
             }
         }
@@ -200,6 +205,49 @@ impl<V: Value> CoordinateList<V> {
                 perm
             }
         }
+    }
+
+    /// [`canonicalize`](Self::canonicalize) of a matrix, as scipy puts COO
+    /// in CSR order: entries counted by row, placed row by row with their
+    /// column, each row sorted by column (the entry's index breaking ties,
+    /// so duplicates sum in input order), then listed.
+    fn canonicalize_matrix(&mut self) {
+        let (rows, n) = (self.shape[0], self.len());
+        let mut starts = vec![0usize; rows + 1];
+        for e in 0..n {
+            starts[self.coords[2 * e] as usize + 1] += 1;
+        }
+        for r in 1..starts.len() {
+            starts[r] += starts[r - 1];
+        }
+        let mut next = starts.clone();
+        let mut placed = vec![(0u64, 0usize); n];
+        for e in 0..n {
+            let slot = &mut next[self.coords[2 * e] as usize];
+            placed[*slot] = (self.coords[2 * e + 1], e);
+            *slot += 1;
+        }
+        let mut coords = Vec::with_capacity(2 * n);
+        let mut values: Vec<V> = Vec::with_capacity(n);
+        for r in 0..rows {
+            let row = &mut placed[starts[r]..starts[r + 1]];
+            row.sort_unstable();
+            let mut last = None;
+            for &(col, e) in row.iter() {
+                let v = self.values[e];
+                if last == Some(col) {
+                    let k = values.len() - 1;
+                    values[k] = values[k].accumulate(v);
+                } else {
+                    coords.push(r as u64);
+                    coords.push(col);
+                    values.push(v);
+                    last = Some(col);
+                }
+            }
+        }
+        self.coords = coords;
+        self.values = values;
     }
 
     /// The canonical list without entries whose value is zero: two tensors

@@ -10,9 +10,9 @@
 pub mod budget;
 pub mod census;
 pub mod coordinates;
+mod direct;
 pub mod error;
 pub mod format;
-mod from_csr;
 pub mod index;
 pub mod interop;
 pub mod io;

@@ -504,8 +504,7 @@ impl<V: Value> Tensor<V> {
         if *format == self.format {
             return Ok(self.clone());
         }
-        if let Some(direct) =
-            crate::transpose::swapped(self, format).or_else(|| crate::from_csr::converted(self, format))
+        if let Some(direct) = crate::transpose::swapped(self, format).or_else(|| crate::direct::converted(self, format))
         {
             return direct;
         }
@@ -766,6 +765,9 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format, fill: V) -> Resul
         canonical = c;
         &canonical
     };
+    if let Some(csr) = crate::direct::csr(list, &format, fill) {
+        return csr;
+    }
     let (columns, aux_extents) = storage_columns(list, &format);
     let n = list.len();
     let nlevels = format.levels().len();

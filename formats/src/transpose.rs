@@ -25,6 +25,11 @@ pub(crate) fn swapped<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option<R
     let fill = tensor.fill();
     let outer = tensor.level(0).extent;
     let inner = tensor.level(1).extent;
+    // The count table is at most about the entries' size: a matrix of
+    // absurd shape goes to the packer, which checks its sizes first.
+    if inner > 2 * tensor.stored() + 4096 {
+        return None;
+    }
     let (pos, idx, values) = match (pos, idx) {
         (IndexArray::U32(p), IndexArray::U32(i)) => place(p.as_slice(), i.as_slice(), tensor.values(), inner, fill),
         (IndexArray::U64(p), IndexArray::U32(i)) => place(p.as_slice(), i.as_slice(), tensor.values(), inner, fill),

@@ -1,4 +1,7 @@
-//! CSR to DIA, ELL and BCSR in two passes over CSR's arrays: which
+//! Packing without the generic packer, where a format's arrays can be
+//! written at once: a sorted list into CSR (counts per row, then the
+//! columns as they come), and CSR to DIA, ELL and BCSR in two passes over
+//! CSR's arrays: which
 //! diagonals (how many slots, which blocks) there are, then each entry
 //! placed at its position. The generic packer lists, sorts and packs the
 //! entries instead, ten times slower; this gives the same storage (a test
@@ -7,6 +10,7 @@
 //! increasing offset, slots fill in column order, blocks are sorted in
 //! their block row, padding holds the fill (and column 0 in ELL).
 
+use crate::coordinates::CoordinateList;
 use crate::format::{Format, Projection, Split};
 use crate::index::IndexArray;
 use crate::levels::compressed::Compressed;
@@ -15,18 +19,64 @@ use crate::tensor::{LevelStorage, Tensor};
 use crate::value::Value;
 use crate::Result;
 
+/// `list` in `format` when that is CSR and `list` is canonical (sorted,
+/// without duplicates); `None` otherwise.
+pub(crate) fn csr<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) -> Option<Result<Tensor<V>>> {
+    if format.levels() != Format::csr().levels() || !list.is_canonical() {
+        return None;
+    }
+    let &[rows, cols] = list.shape() else {
+        return None;
+    };
+    let n = list.len();
+    // Tables are at most about the entries' size: a matrix of absurd
+    // shape goes to the packer, which checks its sizes first.
+    if rows > 2 * n + 4096 {
+        return None;
+    }
+    let mut pos = vec![0u64; rows + 1];
+    let mut idx = Vec::with_capacity(n);
+    for (coords, _) in list.iter() {
+        pos[coords[0] as usize + 1] += 1;
+        idx.push(coords[1]);
+    }
+    for r in 1..pos.len() {
+        pos[r] += pos[r - 1];
+    }
+    let mut compressed = LevelStorage::new(cols);
+    compressed.arrays.push(IndexArray::from_u64_with_bound(pos, n as u64));
+    compressed
+        .arrays
+        .push(IndexArray::from_u64_with_bound(idx, cols as u64));
+    let values = list.iter().map(|(_, v)| v).collect();
+    let levels = vec![LevelStorage::new(rows), compressed];
+    Some(Tensor::from_parts_with_fill(
+        list.shape(),
+        format.clone(),
+        levels,
+        values,
+        fill,
+    ))
+}
+
 /// `tensor` (CSR) in `target` when that is DIA, ELL or BCSR; `None`
 /// otherwise.
 pub(crate) fn converted<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option<Result<Tensor<V>>> {
     if tensor.format().levels() != Format::csr().levels() {
         return None;
     }
-    let into = if target.levels() == Format::dia().levels() {
+    // Tables are at most about the entries' size: a matrix of absurd
+    // shape goes to the packer, which checks its sizes first.
+    let small = |table: usize| table <= 2 * tensor.stored() + 4096;
+    let [rows, cols] = tensor.shape() else {
+        return None;
+    };
+    let into = if target.levels() == Format::dia().levels() && small(rows + cols) {
         Into::Dia
     } else if target.levels() == Format::ell().levels() {
         Into::Ell
     } else {
-        let block = block_of(target)?;
+        let block = block_of(target).filter(|&(_, c)| small(cols / c))?;
         if let Err(e) = target.check_shape(tensor.shape()) {
             return Some(Err(e));
         }
