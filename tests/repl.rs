@@ -237,18 +237,24 @@ fn in_a_terminal_tab_completes_commands_names_and_paths() {
     assert!(status.success(), "{}", terminal.seen);
 }
 
-/// `:fill` sets what a tensor's unstored components hold: a shortest-path
-/// step over a path graph, with `+inf` where there is no edge.
-#[test]
-fn in_the_repl_a_fill_makes_a_min_plus_step_run_over_the_edges() {
-    let dir = scratch("repl_fill");
+/// A path graph in `dir`: edges j -> i stored as A(i,j), 0 -> 1 (1),
+/// 1 -> 2 (2), 0 -> 3 (10).
+fn path_graph(dir: &std::path::Path) -> std::path::PathBuf {
     let graph = dir.join("paths.mtx");
-    // Edges j -> i stored as A(i,j): 0 -> 1 (1), 1 -> 2 (2), 0 -> 3 (10).
     std::fs::write(
         &graph,
         "%%MatrixMarket matrix coordinate real general\n4 4 3\n2 1 1\n3 2 2\n4 1 10\n",
     )
     .unwrap();
+    graph
+}
+
+/// `:fill` sets what a tensor's unstored components hold: a shortest-path
+/// step over a path graph, with `+inf` where there is no edge.
+#[test]
+fn in_the_repl_a_fill_makes_a_min_plus_step_run_over_the_edges() {
+    let dir = scratch("repl_fill");
+    let graph = path_graph(&dir);
     let script = format!(
         ":load A {}\n:fill A inf\n:gen d 4 0\n:format d sv\n:fill d inf\n:format e dense\n:plan e(i) = min(j, A(i,j) + d(j))\n:fill nobody 1\n:fill A many\n",
         graph.display()
@@ -275,13 +281,7 @@ fn in_the_repl_a_fill_makes_a_min_plus_step_run_over_the_edges() {
 #[test]
 fn in_the_repl_a_semiring_rewrites_statements_and_def_defines_operators() {
     let dir = scratch("repl_semiring");
-    let graph = dir.join("paths.mtx");
-    // Edges j -> i stored as A(i,j): 0 -> 1 (1), 1 -> 2 (2), 0 -> 3 (10).
-    std::fs::write(
-        &graph,
-        "%%MatrixMarket matrix coordinate real general\n4 4 3\n2 1 1\n3 2 2\n4 1 10\n",
-    )
-    .unwrap();
+    let graph = path_graph(&dir);
     let script = format!(
         ":load A {}\n:gen d 4 0\n:format d sv\n:semiring\n:semiring min-plus\n:semiring\n\
          :plan e(i) = A(i,j) * d(j)\n:semiring none\n:semiring\n\

@@ -97,10 +97,9 @@ fn later_runs_reuse_the_kernel_and_its_clean_workspaces() {
     assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
 }
 
-#[test]
-fn user_operators_run_on_the_jit_tier_with_a_note() {
-    register_operator(Operator::binary("opencl_gate", |a, b| if a > 0.0 { b } else { 0.0 }).annihilated_by(0.0))
-        .unwrap();
+/// Checks `y(i) = sum(j, gate(x(j), A(i,j)))` for an operator `gate`
+/// that passes A's entries where x is positive; the engine it ran on.
+fn gated_row_sums(gate: &str) -> Engine {
     let engine = Engine::new()
         .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
         .with_promotion(PromotionPolicy::EAGER);
@@ -108,10 +107,18 @@ fn user_operators_run_on_the_jit_tier_with_a_note() {
     let x = Tensor::from_dense(&[4], vec![1.0, -1.0, 1.0, -1.0]).unwrap();
     let inputs = Inputs::new().with("A", &a).with("x", &x);
     let y = engine
-        .eval_with("y(i) = sum(j, opencl_gate(x(j), A(i,j)))", &inputs, &options())
+        .eval_with(&format!("y(i) = sum(j, {gate}(x(j), A(i,j)))"), &inputs, &options())
         .unwrap();
     // Row sums of A over the columns where x is positive (0 and 2).
     assert_eq!(y.to_dense_vec().unwrap(), vec![3.0, 0.0, 4.0]);
+    engine
+}
+
+#[test]
+fn user_operators_run_on_the_jit_tier_with_a_note() {
+    register_operator(Operator::binary("opencl_gate", |a, b| if a > 0.0 { b } else { 0.0 }).annihilated_by(0.0))
+        .unwrap();
+    let engine = gated_row_sums("opencl_gate");
     let notes: Vec<String> = engine.diagnostics().iter().map(|d| d.to_string()).collect();
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
@@ -124,17 +131,7 @@ fn user_operators_run_on_the_jit_tier_with_a_note() {
 #[test]
 fn staged_operators_run_on_the_device() {
     register_operator(Operator::define("opencl_staged_gate(x, a) = a * (x > 0)").unwrap()).unwrap();
-    let engine = Engine::new()
-        .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
-        .with_promotion(PromotionPolicy::EAGER);
-    let a = matrix();
-    let x = Tensor::from_dense(&[4], vec![1.0, -1.0, 1.0, -1.0]).unwrap();
-    let inputs = Inputs::new().with("A", &a).with("x", &x);
-    let y = engine
-        .eval_with("y(i) = sum(j, opencl_staged_gate(x(j), A(i,j)))", &inputs, &options())
-        .unwrap();
-    // Row sums of A over the columns where x is positive (0 and 2).
-    assert_eq!(y.to_dense_vec().unwrap(), vec![3.0, 0.0, 4.0]);
+    let engine = gated_row_sums("opencl_staged_gate");
     assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
 }
 
