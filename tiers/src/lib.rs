@@ -34,6 +34,23 @@ pub mod cranelift;
 #[cfg(feature = "opencl")]
 pub mod opencl;
 
+/// How a device tier's refusal of a kernel begins when the kernel calls a
+/// callback operator (a Rust function the device cannot run): a documented
+/// limit, the kernel runs on the jit tier instead. Outside the `opencl`
+/// feature, so that checks can name it in any build.
+pub const CALLBACK_REFUSAL: &str = "it calls the user-defined operator";
+
+/// Whether `message` (a refusal, or a diagnostic quoting one) is the
+/// documented refusal of [`CALLBACK_REFUSAL`].
+///
+/// ```
+/// assert!(tessera_tiers::is_callback_refusal("it calls the user-defined operator `f`"));
+/// assert!(!tessera_tiers::is_callback_refusal("the jit tier reads f32 values"));
+/// ```
+pub fn is_callback_refusal(message: &str) -> bool {
+    message.contains(CALLBACK_REFUSAL)
+}
+
 pub use cranelift::CraneliftTier;
 #[cfg(feature = "opencl")]
 pub use opencl::OpenClTier;

@@ -92,7 +92,8 @@ pub(crate) fn unmapped(program: &Program) -> Option<String> {
             func: func @ Func::User(_),
             ..
         } => Some(format!(
-            "it calls the user-defined operator `{func}`, a Rust function the device cannot run"
+            "{} `{func}`, a Rust function the device cannot run",
+            crate::CALLBACK_REFUSAL
         )),
         _ => None,
     })
