@@ -213,13 +213,7 @@ impl<V: Value> CoordinateList<V> {
     /// so duplicates sum in input order), then listed.
     fn canonicalize_matrix(&mut self) {
         let (rows, n) = (self.shape[0], self.len());
-        let mut starts = vec![0usize; rows + 1];
-        for e in 0..n {
-            starts[self.coords[2 * e] as usize + 1] += 1;
-        }
-        for r in 1..starts.len() {
-            starts[r] += starts[r - 1];
-        }
+        let starts = crate::sorting::bucket_starts((0..n).map(|e| self.coords[2 * e] as usize), rows);
         let mut next = starts.clone();
         let mut placed = vec![(0u64, 0usize); n];
         for e in 0..n {

@@ -34,15 +34,9 @@ pub(crate) fn csr<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) 
     if rows > 2 * n + 4096 {
         return None;
     }
-    let mut pos = vec![0u64; rows + 1];
-    let mut idx = Vec::with_capacity(n);
-    for (coords, _) in list.iter() {
-        pos[coords[0] as usize + 1] += 1;
-        idx.push(coords[1]);
-    }
-    for r in 1..pos.len() {
-        pos[r] += pos[r - 1];
-    }
+    let starts = crate::sorting::bucket_starts(list.iter().map(|(coords, _)| coords[0] as usize), rows);
+    let pos: Vec<u64> = starts.into_iter().map(|s| s as u64).collect();
+    let idx: Vec<u64> = list.iter().map(|(coords, _)| coords[1]).collect();
     let mut compressed = LevelStorage::new(cols);
     compressed.arrays.push(IndexArray::from_u64_with_bound(pos, n as u64));
     compressed
@@ -72,15 +66,15 @@ pub(crate) fn converted<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option
         return None;
     };
     let into = if target.levels() == Format::dia().levels() && small(rows + cols) {
-        Into::Dia
+        Target::Dia
     } else if target.levels() == Format::ell().levels() {
-        Into::Ell
+        Target::Ell
     } else {
         let block = block_of(target).filter(|&(_, c)| small(cols / c))?;
         if let Err(e) = target.check_shape(tensor.shape()) {
             return Some(Err(e));
         }
-        Into::Bcsr(block)
+        Target::Bcsr(block)
     };
     let (pos, idx) = Compressed::arrays(tensor.level(1))?;
     let csr = Csr {
@@ -91,9 +85,9 @@ pub(crate) fn converted<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option
         cols: tensor.level(1).extent,
     };
     let built = match into {
-        Into::Dia => csr.to_dia(target),
-        Into::Ell => csr.to_ell(target),
-        Into::Bcsr(block) => csr.to_bcsr(target, block),
+        Target::Dia => csr.to_dia(target),
+        Target::Ell => csr.to_ell(target),
+        Target::Bcsr(block) => csr.to_bcsr(target, block),
     };
     Some(built.and_then(|(levels, values)| {
         Tensor::from_parts_with_fill(tensor.shape(), target.clone(), levels, values, csr.fill)
@@ -101,7 +95,7 @@ pub(crate) fn converted<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option
 }
 
 /// The formats converted to.
-enum Into {
+enum Target {
     Dia,
     Ell,
     /// BCSR of blocks of (rows, columns).

@@ -13,13 +13,7 @@ pub(crate) fn order_by_key(keys: impl ExactSizeIterator<Item = u64>) -> Vec<usiz
 /// values are below `extent`, equal values in index order: a counting
 /// sort, one pass to count and one to place.
 pub(crate) fn order_by_column(column: &[u64], extent: usize) -> Vec<usize> {
-    let mut starts = vec![0usize; extent + 1];
-    for &c in column {
-        starts[c as usize + 1] += 1;
-    }
-    for k in 1..starts.len() {
-        starts[k] += starts[k - 1];
-    }
+    let mut starts = bucket_starts(column.iter().map(|&c| c as usize), extent);
     let mut order = vec![0usize; column.len()];
     for (e, &c) in column.iter().enumerate() {
         let slot = &mut starts[c as usize];
@@ -27,6 +21,20 @@ pub(crate) fn order_by_column(column: &[u64], extent: usize) -> Vec<usize> {
         *slot += 1;
     }
     order
+}
+
+/// Where each of `buckets` buckets starts once the keys are counted into
+/// them (`starts[b]..starts[b + 1]` holds bucket `b`): the first pass of a
+/// counting sort, and a compressed level's positions.
+pub(crate) fn bucket_starts(keys: impl Iterator<Item = usize>, buckets: usize) -> Vec<usize> {
+    let mut starts = vec![0usize; buckets + 1];
+    for k in keys {
+        starts[k + 1] += 1;
+    }
+    for b in 1..starts.len() {
+        starts[b] += starts[b - 1];
+    }
+    starts
 }
 
 /// Whether the entries, one column per key part, are in lexicographic

@@ -55,16 +55,9 @@ where
     V: Value,
 {
     let kept = |p: usize| values[p] != fill;
-    let mut starts = vec![0u64; inner + 1];
-    for (p, &c) in idx.iter().enumerate() {
-        if kept(p) {
-            starts[c.into() as usize + 1] += 1;
-        }
-    }
-    for c in 1..starts.len() {
-        starts[c] += starts[c - 1];
-    }
-    let nnz = starts[inner] as usize;
+    let columns = idx.iter().enumerate().filter(|&(p, _)| kept(p));
+    let starts = crate::sorting::bucket_starts(columns.map(|(_, &c)| c.into() as usize), inner);
+    let nnz = starts[inner];
     let mut next = starts.clone();
     let mut outer_coords = vec![0u64; nnz];
     let mut placed = vec![fill; nnz];
@@ -73,11 +66,11 @@ where
         for p in begin..end {
             if kept(p) {
                 let slot = &mut next[idx[p].into() as usize];
-                outer_coords[*slot as usize] = r as u64;
-                placed[*slot as usize] = values[p];
+                outer_coords[*slot] = r as u64;
+                placed[*slot] = values[p];
                 *slot += 1;
             }
         }
     }
-    (starts, outer_coords, placed)
+    (starts.into_iter().map(|s| s as u64).collect(), outer_coords, placed)
 }
