@@ -182,3 +182,81 @@ fn the_kernel_text_names_its_mapping() {
         "{gram}"
     );
 }
+
+/// Row dots (SpMV, with two factors, in the min-plus semiring) on every
+/// mapping of their rows: each gives the reference's answer on awkward
+/// matrices (empty, 1 x 1, empty rows, duplicates, unsorted, skewed, one
+/// row far longer than the rest, which a split cuts into many pieces) and
+/// the same bits for 1, 2 and 7 threads, and runs the kernel it names.
+#[test]
+fn row_dots_give_the_reference_on_every_mapping() {
+    use tessera_engine::testing::{check_statement, random_entries, EntryKind, Rng};
+    use tessera_tiers::opencl::RowMapping;
+    let mut rng = Rng::new(11);
+    let mut matrices = Vec::new();
+    for shape in [[0, 4], [1, 1], [6, 9], [37, 23]] {
+        for kind in EntryKind::ALL {
+            matrices.push(Tensor::pack(&random_entries(&mut rng, &shape, kind), Format::csr()).unwrap());
+        }
+    }
+    let mut long_row = CoordinateList::new(&[9, 400]);
+    for j in 0..400 {
+        long_row.push(&[2, j], (j % 7) as f64 - 2.5).unwrap();
+    }
+    for j in [3, 50, 399] {
+        long_row.push(&[7, j], 0.25 * j as f64).unwrap();
+    }
+    matrices.push(Tensor::pack(&long_row, Format::csr()).unwrap());
+    let statements = [
+        "y(i) = A(i,j) * x(j)",
+        "y(i) = A(i,j) * x(j) * z(j)",
+        "y(i) = min(j, A(i,j) + x(j))",
+    ];
+    let mappings = [
+        (RowMapping::ItemPerRow, "tessera_kernel"),
+        (RowMapping::Lanes(1), "tessera_rows_lanes"),
+        (RowMapping::Lanes(4), "tessera_rows_lanes"),
+        (RowMapping::Lanes(64), "tessera_rows_lanes"),
+        (RowMapping::Split { piece: 1 }, "tessera_rows_split"),
+        (RowMapping::Split { piece: 7 }, "tessera_rows_split"),
+        (RowMapping::Split { piece: 64 }, "tessera_rows_split"),
+    ];
+    for (mapping, kernel) in mappings {
+        let tier = Arc::new(
+            OpenClTier::new()
+                .expect("an OpenCL device")
+                .without_fallback()
+                .with_row_mapping(mapping)
+                .unwrap(),
+        );
+        let engine = Engine::new()
+            .with_tier(tier.clone())
+            .with_promotion(PromotionPolicy::EAGER);
+        for a in &matrices {
+            let n = a.shape()[1];
+            let x = Tensor::from_dense(&[n], (0..n).map(|j| 1.0 + (j % 5) as f64 / 3.0).collect()).unwrap();
+            let z = Tensor::from_dense(&[n], (0..n).map(|j| 0.5 - (j % 3) as f64).collect()).unwrap();
+            for statement in statements {
+                let inputs = [("A", a), ("x", &x), ("z", &z)];
+                let inputs = if statement.contains("z(") {
+                    &inputs[..]
+                } else {
+                    &inputs[..2]
+                };
+                if let Err(e) = check_statement(&engine, statement, inputs, None, &[]) {
+                    panic!("{mapping:?}: {e}");
+                }
+            }
+        }
+        assert!(tier.launches(kernel) > 0, "{mapping:?} never launched {kernel}");
+        assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
+    }
+    assert!(OpenClTier::new()
+        .unwrap()
+        .with_row_mapping(RowMapping::Lanes(3))
+        .is_err());
+    assert!(OpenClTier::new()
+        .unwrap()
+        .with_row_mapping(RowMapping::Split { piece: 0 })
+        .is_err());
+}

@@ -20,7 +20,9 @@ use super::ctext::{Args, Pointer, Scalar};
 use tessera_engine::words::Adder;
 
 use super::resident::{Part, Resident, Upload};
+use super::rows::{RowMapping, RowsKernel, RowsShape, LANES_KERNEL, SPLIT_KERNEL};
 use super::source::{Entries, Mapping, KERNEL_NAME};
+use tessera_formats::Version;
 
 /// A kernel built for an OpenCL device.
 pub(crate) struct OpenClKernel {
@@ -43,10 +45,19 @@ pub(crate) struct OpenClKernel {
     pub resident: Arc<Resident>,
     /// Why the device failed, once it has: later runs go to `jit` at once.
     pub failed: Mutex<Option<String>>,
-    /// The kernel object, made at the first launch and given new
-    /// arguments at each (an OpenCL kernel's arguments are its state, so
-    /// one launch at a time sets and enqueues it).
-    pub kernel: Mutex<Option<ocl::Kernel>>,
+    /// The kernel objects by function name, each made at its first launch
+    /// and given new arguments at each (an OpenCL kernel's arguments are
+    /// its state, so one launch at a time sets and enqueues it).
+    pub kernels: Mutex<Vec<(&'static str, ocl::Kernel)>>,
+    /// The row dot the program is, when the source has the row kernels.
+    pub rows: Option<RowsKernel>,
+    /// The mapping of row dots the tier was asked for.
+    pub row_mapping: RowMapping,
+    pub is_gpu: bool,
+    /// The shape of the last driver seen, by its version.
+    pub shape: Mutex<Option<(Version, RowsShape)>>,
+    /// The tier's count of launches by kernel function.
+    pub launches: Arc<Mutex<Vec<(&'static str, u64)>>>,
     /// Workspaces of finished runs, clean (a flush clears what it drains),
     /// for later runs to take instead of zeroing new ones.
     pub workspace_pool: Mutex<Vec<Workspaces>>,
@@ -96,7 +107,7 @@ const WORK_PER_PARTIAL_VALUE: usize = 16;
 /// Work-items per work-group. Always the same, so that a device that
 /// compiles a kernel per work-group size (PoCL does) compiles it once; the
 /// items past the last unit find no work.
-const WORK_GROUP: usize = 64;
+pub(crate) const WORK_GROUP: usize = 64;
 
 /// The kernel's arguments after its pointers (`source::FIXED_ARGUMENTS`).
 struct Fixed {
@@ -115,6 +126,9 @@ struct Fixed {
     tmp: Buffer<f64>,
     tmp_size: i64,
     out_base: i64,
+    split: i64,
+    carry_rows: Buffer<i64>,
+    carry_sums: Buffer<f64>,
 }
 
 /// How one run spreads over work-items.
@@ -127,6 +141,8 @@ struct Launch {
     /// Work-items and work-group size.
     items: usize,
     group: usize,
+    /// The kernel function launched.
+    kernel: &'static str,
 }
 
 fn error(e: ocl::Error) -> String {
@@ -155,12 +171,14 @@ impl OpenClKernel {
             // up to a group's.
             (Mapping::ItemPerRow, bytes) => (units.min(self.workspaces).min((WORKSPACE_BUDGET / bytes).max(1)), 1),
         };
-        let launch = Launch {
+        let mut launch = Launch {
             chunk: bind.chunk,
             units,
             items,
             group,
+            kernel: KERNEL_NAME,
         };
+        let rows = self.row_launch(bind, &mut launch);
         let queue = &self.queue;
         let (read, write) = (MemFlags::new().read_only(), MemFlags::new().read_write());
         let slots = items * ws_size;
@@ -197,12 +215,24 @@ impl OpenClKernel {
             tmp: upload(queue, &vec![0f64; items * tmp_size], write).map_err(error)?,
             tmp_size: tmp_size as i64,
             out_base: out_base as i64,
+            split: rows.map_or(0, |(split, _)| split),
+            carry_rows: upload(queue, &vec![0i64; 2 * rows.map_or(0, |(_, pieces)| pieces)], write).map_err(error)?,
+            carry_sums: upload(queue, &vec![0f64; 2 * rows.map_or(0, |(_, pieces)| pieces)], write).map_err(error)?,
         };
         match self.entries.width {
             None => {
                 self.enqueue(&inputs, &fixed, launch, 1).map_err(error)?;
-                if let Some((_, values)) = dense {
+                if let Some((base, values)) = dense {
                     read_dense(&fixed.out, values, partials.then_some(units), self.adder)?;
+                    if let (Some(kernel), Some((_, pieces))) =
+                        (&self.rows, rows.filter(|_| launch.kernel == SPLIT_KERNEL))
+                    {
+                        let mut carry_rows = vec![0i64; 2 * pieces];
+                        let mut carry_sums = vec![0f64; 2 * pieces];
+                        fixed.carry_rows.read(&mut carry_rows).enq().map_err(error)?;
+                        fixed.carry_sums.read(&mut carry_sums).enq().map_err(error)?;
+                        kernel.add_carries(bind, values, base, &carry_rows, &carry_sums);
+                    }
                 }
             }
             Some(width) => {
@@ -216,6 +246,54 @@ impl OpenClKernel {
             .unwrap_or_else(|e| e.into_inner())
             .push(workspaces);
         Ok(())
+    }
+
+    /// For a row dot: the mapping of this run, set on `launch`, and the
+    /// kernel's `split` argument and pieces (carries) when it is not one
+    /// work-item per row.
+    fn row_launch(&self, bind: &Bindings<'_>, launch: &mut Launch) -> Option<(i64, usize)> {
+        let rows = self.rows.as_ref()?;
+        let shape = self.shape_of(rows, bind)?;
+        let mapping = match self.row_mapping {
+            RowMapping::Auto => shape.mapping(self.is_gpu),
+            // A split needs each row's positions after the last's.
+            RowMapping::Split { .. } if !shape.contiguous => RowMapping::ItemPerRow,
+            forced => forced,
+        };
+        match mapping {
+            RowMapping::Lanes(lanes) => {
+                let per_group = WORK_GROUP / lanes as usize;
+                launch.items = launch.units.div_ceil(per_group) * WORK_GROUP;
+                launch.group = WORK_GROUP;
+                launch.kernel = LANES_KERNEL;
+                Some((lanes as i64, 0))
+            }
+            RowMapping::Split { piece } => {
+                let pieces = rows.pieces(bind, piece as i64)?;
+                launch.items = pieces.next_multiple_of(WORK_GROUP);
+                launch.group = WORK_GROUP;
+                launch.kernel = SPLIT_KERNEL;
+                Some((piece as i64, pieces))
+            }
+            RowMapping::Auto | RowMapping::ItemPerRow => None,
+        }
+    }
+
+    /// The shape of `rows`' driver in `bind`: kept for the driver's
+    /// version, measured again when it changes.
+    fn shape_of(&self, rows: &RowsKernel, bind: &Bindings<'_>) -> Option<RowsShape> {
+        let version = bind.versions.get(rows.driver_operand()).copied();
+        let mut kept = self.shape.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(version), Some((seen, shape))) = (version, kept.as_ref()) {
+            if *seen == version {
+                return Some(*shape);
+            }
+        }
+        let shape = rows.shape(bind)?;
+        if let Some(version) = version {
+            *kept = Some((version, shape));
+        }
+        Some(shape)
     }
 
     /// Workspaces of `slots` slots in all, zeroed: a finished run's, or new.
@@ -390,21 +468,29 @@ impl OpenClKernel {
     /// kernel object is made once and given this launch's arguments.
     fn enqueue(&self, uploads: &[Upload], fixed: &Fixed, launch: Launch, fill: i32) -> ocl::Result<()> {
         let args = arguments(uploads, fixed, launch.chunk, fill);
-        let mut kept = self.kernel.lock().unwrap_or_else(|e| e.into_inner());
-        let kernel = match kept.as_mut() {
-            Some(kernel) => kernel,
+        let mut kept = self.kernels.lock().unwrap_or_else(|e| e.into_inner());
+        let at = match kept.iter().position(|(name, _)| *name == launch.kernel) {
+            Some(at) => at,
             None => {
                 let mut builder = ocl::Kernel::builder();
                 builder
                     .program(&self.program)
-                    .name(KERNEL_NAME)
+                    .name(launch.kernel)
                     .queue(self.queue.clone());
                 for arg in &args {
                     arg.declare(&mut builder);
                 }
-                kept.insert(builder.build()?)
+                kept.push((launch.kernel, builder.build()?));
+                kept.len() - 1
             }
         };
+        let kernel = &kept[at].1;
+        let mut launches = self.launches.lock().unwrap_or_else(|e| e.into_inner());
+        match launches.iter_mut().find(|(name, _)| *name == launch.kernel) {
+            Some((_, count)) => *count += 1,
+            None => launches.push((launch.kernel, 1)),
+        }
+        drop(launches);
         for (index, arg) in args.iter().enumerate() {
             arg.set(kernel, index as u32)?;
         }
@@ -468,6 +554,9 @@ fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fil
         Arg::Long(chunk.0),
         Arg::Long(chunk.1),
         Arg::Long(fixed.out_base),
+        Arg::Long(fixed.split),
+        Arg::I64(&fixed.carry_rows),
+        Arg::F64(&fixed.carry_sums),
         Arg::Int(fill),
     ]);
     args

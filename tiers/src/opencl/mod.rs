@@ -37,7 +37,10 @@ mod assembly;
 mod ctext;
 mod kernel;
 mod resident;
+mod rows;
 mod source;
+
+pub use rows::RowMapping;
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -66,6 +69,10 @@ pub struct OpenClTier {
     resident: Arc<Resident>,
     /// Work-items with a workspace of their own per launch.
     workspaces: usize,
+    /// How row dots (SpMV and its kin) spread over work-items.
+    row_mapping: RowMapping,
+    /// Launches of each kernel function, by name.
+    launches: Arc<Mutex<Vec<(&'static str, u64)>>>,
 }
 
 /// Each device of the platforms installed, with its platform. Listed once
@@ -149,7 +156,31 @@ impl OpenClTier {
                 Ok(DeviceInfoResult::MaxComputeUnits(units)) => units.max(1) as usize,
                 _ => 1,
             },
+            row_mapping: RowMapping::Auto,
+            launches: Arc::default(),
         })
+    }
+
+    /// This tier with row dots (SpMV and its kin) mapped as `mapping`
+    /// rather than chosen at each run from the rows' lengths; a split falls
+    /// back to a work-item per row where rows' positions do not follow one
+    /// another. Fails for lanes that are not a power of two up to 64, or
+    /// empty pieces.
+    ///
+    /// ```no_run
+    /// use tessera_tiers::opencl::RowMapping;
+    /// use tessera_tiers::OpenClTier;
+    /// let tier = OpenClTier::new().unwrap().with_row_mapping(RowMapping::Lanes(32)).unwrap();
+    /// assert!(OpenClTier::new().unwrap().with_row_mapping(RowMapping::Lanes(3)).is_err());
+    /// ```
+    pub fn with_row_mapping(mut self, mapping: RowMapping) -> Result<Self, String> {
+        if !mapping.is_valid() {
+            return Err(format!(
+                "{mapping:?} cannot map rows: lanes are a power of two up to 64, pieces at least one position"
+            ));
+        }
+        self.row_mapping = mapping;
+        Ok(self)
     }
 
     /// This tier without the Cranelift tier behind it: what it cannot run
@@ -170,6 +201,15 @@ impl OpenClTier {
     /// part once per version of the tensor).
     pub fn resident_bytes(&self) -> usize {
         self.resident.bytes()
+    }
+
+    /// How many times this tier's kernels have launched the kernel function
+    /// `name`: `tessera_kernel` (every program's), `tessera_rows_lanes` or
+    /// `tessera_rows_split` (row dots, [`RowMapping`]). Counts the launches
+    /// of a sparse output's two phases apart.
+    pub fn launches(&self, name: &str) -> u64 {
+        let launches = self.launches.lock().unwrap_or_else(|e| e.into_inner());
+        launches.iter().find(|(n, _)| *n == name).map_or(0, |(_, count)| *count)
     }
 
     /// Whether the device is a GPU (not a CPU implementation of OpenCL).
@@ -258,7 +298,12 @@ impl Tier for OpenClTier {
             workspaces: self.workspaces,
             temps: request.program.temps.clone(),
             failed: Mutex::new(None),
-            kernel: Mutex::new(None),
+            kernels: Mutex::new(Vec::new()),
+            rows: source.rows,
+            row_mapping: self.row_mapping,
+            is_gpu: self.is_gpu,
+            shape: Mutex::new(None),
+            launches: self.launches.clone(),
             workspace_pool: Mutex::new(Vec::new()),
             adder: tessera_engine::words::Adder::of(request.program.value_type),
         }))

@@ -21,6 +21,7 @@ use tessera_engine::runtime::StorageSignature;
 use tessera_formats::{Cmp, IndexWidth, Level, LevelFormat, LevelRef, ValueType};
 
 use super::ctext::{comparison, double_literal, int_op, long_literal, Args, CText, CVal, Pointer, Scalar};
+use super::rows::{RowsKernel, LANES_KERNEL, SPLIT_KERNEL};
 
 /// How a kernel's work is spread over work-items.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,6 +154,8 @@ pub(crate) struct Source {
     pub args: Args,
     pub mapping: Mapping,
     pub entries: Entries,
+    /// The row dot the program is, when it has the row kernels too.
+    pub rows: Option<RowsKernel>,
 }
 
 /// The name of the kernel function in the source.
@@ -177,6 +180,9 @@ const FIXED_ARGUMENTS: &str = "    __global double* restrict out_all,
     const long chunk_begin,
     const long chunk_end,
     const long out_base,
+    const long split,
+    __global long* restrict carry_rows,
+    __global double* restrict carry_sums,
     const int fill)
 ";
 
@@ -198,38 +204,82 @@ pub(crate) fn generate(
         entries,
     };
     writer.body(&mut c, mapping);
+    let mut kernels = vec![(KERNEL_NAME, std::mem::take(&mut c.code))];
+    let rows = RowsKernel::of(program).filter(|_| mapping == Mapping::ItemPerRow && entries == Entries::default());
+    let rows = rows.and_then(|rows| {
+        let [lanes, split] = rows.write(&mut writer, &mut c)?;
+        kernels.push((LANES_KERNEL, lanes));
+        kernels.push((SPLIT_KERNEL, split));
+        Some(rows)
+    });
     if let Some(error) = c.error {
         return Err(error);
     }
     let mut text = String::new();
     let _ = writeln!(text, "// {}", mapping.describe(program, entries));
-    text.push_str(include_str!("prelude.cl"));
-    text.push('\n');
-    let _ = writeln!(text, "__kernel void {KERNEL_NAME}(");
-    for (k, pointer) in c.args.pointers.iter().enumerate() {
-        let ty = match pointer {
-            Pointer::Array(_, width) => Args::c_type(*width),
-            Pointer::Values(op) => c.value_c_type(*op),
-        };
-        let name = c.args.clone().pointer(*pointer);
-        let _ = writeln!(text, "    __global const {ty}* restrict {name}, // argument {k}");
+    if rows.is_some() {
+        let _ = writeln!(
+            text,
+            "// rows of one dot: also {LANES_KERNEL} (a group of lanes per row) and {SPLIT_KERNEL} \
+             (a split over positions), chosen at each run from the rows' lengths"
+        );
     }
-    text.push_str(FIXED_ARGUMENTS);
-    text.push_str("{\n");
-    text.push_str(&c.code);
-    text.push_str("}\n");
+    text.push_str(include_str!("prelude.cl"));
+    for (name, code) in kernels {
+        text.push('\n');
+        let _ = writeln!(text, "__kernel void {name}(");
+        for (k, pointer) in c.args.pointers.iter().enumerate() {
+            let ty = match pointer {
+                Pointer::Array(_, width) => Args::c_type(*width),
+                Pointer::Values(op) => c.value_c_type(*op),
+            };
+            let name = c.args.clone().pointer(*pointer);
+            let _ = writeln!(text, "    __global const {ty}* restrict {name}, // argument {k}");
+        }
+        text.push_str(FIXED_ARGUMENTS);
+        text.push_str("{\n");
+        text.push_str(&code);
+        text.push_str("}\n");
+    }
     Ok(Source {
         text,
         args: c.args,
         mapping,
         entries,
+        rows,
     })
 }
 
 pub(super) struct Writer<'p> {
-    program: &'p Program,
+    pub program: &'p Program,
     formats: &'p [Vec<LevelFormat>],
     pub entries: Entries,
+}
+
+/// The reads of a semiring dot over a driver's segment: its values, its
+/// coordinates, and each dense factor's `(values, base)`.
+pub(super) struct RowDot {
+    pub semiring: Semiring,
+    own: String,
+    coords: String,
+    factors: Vec<(String, String)>,
+}
+
+impl RowDot {
+    /// Writes the dot over positions `from`, `from + step`, ... below `to`,
+    /// from the identity in order, and returns the local holding it.
+    pub fn sum(&self, c: &mut CText, from: &str, to: &str, step: &str) -> String {
+        let sum = c.local("double", double_literal(self.semiring.plus().identity()));
+        c.open(format!("for (long p = {from}; p < {to}; p += {step})"));
+        c.line(format!("double prod = {}[p];", self.own));
+        for (x, base) in &self.factors {
+            let term = format!("{x}[{base} + {}[p]]", self.coords);
+            c.line(format!("prod = {};", multiply(self.semiring, "prod", &term)));
+        }
+        c.line(format!("{sum} = {};", combine(self.semiring.plus(), &sum, "prod")));
+        c.close();
+        sum
+    }
 }
 
 pub(super) fn reg(r: u32) -> String {
@@ -245,7 +295,7 @@ fn breg(r: u32) -> String {
 }
 
 /// `a ⊕ b` of a reduction, in C.
-fn combine(reduction: Reduction, a: &str, b: &str) -> String {
+pub(super) fn combine(reduction: Reduction, a: &str, b: &str) -> String {
     match reduction {
         Reduction::Sum => format!("{a} + {b}"),
         Reduction::Prod => format!("{a} * {b}"),
@@ -473,15 +523,7 @@ impl Writer<'_> {
                 c.line("const long item_end = min(item_begin + block, chunk_end);");
             }
         }
-        for (kind, prefix, count, init) in [
-            ("long", "r", program.int_regs, "0L"),
-            ("double", "f", program.float_regs, "0.0"),
-            ("bool", "b", program.bool_regs, "false"),
-        ] {
-            for r in 0..count {
-                c.line(format!("{kind} {prefix}{r} = {init};"));
-            }
-        }
+        self.declare_registers(c);
         if self.entries.width.is_some() {
             c.line("long appended = 0;");
         }
@@ -514,12 +556,25 @@ impl Writer<'_> {
         c.close();
     }
 
+    /// The program's registers, as C locals.
+    pub(super) fn declare_registers(&self, c: &mut CText) {
+        for (kind, prefix, count, init) in [
+            ("long", "r", self.program.int_regs, "0L"),
+            ("double", "f", self.program.float_regs, "0.0"),
+            ("bool", "b", self.program.bool_regs, "false"),
+        ] {
+            for r in 0..count {
+                c.line(format!("{kind} {prefix}{r} = {init};"));
+            }
+        }
+    }
+
     /// The values of integer registers, for a level function.
     fn regs(c: &mut CText, regs: &[u32]) -> Vec<CVal> {
         regs.iter().map(|&r| c.val(reg(r))).collect()
     }
 
-    fn op(&mut self, c: &mut CText, op: &Op) {
+    pub(super) fn op(&mut self, c: &mut CText, op: &Op) {
         match op {
             Op::IConst { dst, value } => c.line(format!("r{dst} = {};", long_literal(*value))),
             Op::IMove { dst, src } => c.line(format!("r{dst} = r{src};")),
@@ -1050,36 +1105,66 @@ impl Writer<'_> {
         factors: &[DotFactor],
         (out, out_parent): (LevelRef, u32),
     ) {
-        let Some(format) = self.format(c, driver) else {
+        c.open("");
+        let Some(dot) = self.row_dot(c, semiring, driver, factors) else {
+            c.close();
             return;
         };
-        c.open("");
-        let own = self.values(c, driver.operand);
-        let coords = self.coordinates(c, driver);
-        let factor_rows = self.factor_rows(c, factors);
-        let rows_extent = self.extent(c, rows);
-        let out_extent = self.extent(c, out);
-        let identity = double_literal(semiring.plus().identity());
+        let out_at = self.output_row(c, out, out_parent);
         c.open(format!("for (long row = r{first}; row < r{last}; row++)"));
-        let position = c.local("long", format!("r{parent} * {rows_extent} + row"));
-        let position = c.val(position);
-        let (b, e) = format.pos_iter(c, driver, position);
-        let (b, e) = (c.text(b), c.text(e));
+        let (b, e) = self.row_positions(c, rows, parent, driver, "row");
         if !every_row {
             c.line(format!("if ({b} >= {e}) continue;"));
         }
-        c.line(format!("double sum = {identity};"));
-        c.open(format!("for (long p = {b}; p < {e}; p++)"));
-        c.line(format!("double prod = {own}[p];"));
-        for (x, base) in &factor_rows {
-            let term = format!("{x}[{base} + {coords}[p]]");
-            c.line(format!("prod = {};", multiply(semiring, "prod", &term)));
-        }
-        c.line(format!("sum = {};", combine(semiring.plus(), "sum", "prod")));
-        c.close();
-        c.line(format!("out[r{out_parent} * {out_extent} + row - out_base] += sum;"));
+        let sum = dot.sum(c, &b, &e, "1");
+        c.line(format!("out[{out_at} + row] += {sum};"));
         c.close();
         c.close();
+    }
+
+    /// What a dot of a driver's row reads, or nothing when the formats do
+    /// not have the driver.
+    pub(super) fn row_dot(
+        &self,
+        c: &mut CText,
+        semiring: Semiring,
+        driver: LevelRef,
+        factors: &[DotFactor],
+    ) -> Option<RowDot> {
+        self.format(c, driver)?;
+        Some(RowDot {
+            semiring,
+            own: self.values(c, driver.operand),
+            coords: self.coordinates(c, driver),
+            factors: self.factor_rows(c, factors),
+        })
+    }
+
+    /// The positions `(begin, end)` of the driver's segment of row `row`
+    /// (a C expression) of level `rows` below register `parent`.
+    pub(super) fn row_positions(
+        &self,
+        c: &mut CText,
+        rows: LevelRef,
+        parent: u32,
+        driver: LevelRef,
+        row: &str,
+    ) -> (String, String) {
+        let Some(format) = self.format(c, driver) else {
+            return ("0".into(), "0".into());
+        };
+        let rows_extent = self.extent(c, rows);
+        let position = c.local("long", format!("r{parent} * {rows_extent} + {row}"));
+        let position = c.val(position);
+        let (b, e) = format.pos_iter(c, driver, position);
+        (c.text(b), c.text(e))
+    }
+
+    /// Where output row 0 below register `out_parent` is in `out` (the
+    /// dense output, offset by the run's `out_base`).
+    pub(super) fn output_row(&self, c: &mut CText, out: LevelRef, out_parent: u32) -> String {
+        let out_extent = self.extent(c, out);
+        c.local("long", format!("r{out_parent} * {out_extent} - out_base"))
     }
 
     /// `out[out_parent * extent(out) + k] += scale * Π factors[k]` for every
