@@ -260,3 +260,53 @@ fn row_dots_give_the_reference_on_every_mapping() {
         .with_row_mapping(RowMapping::Split { piece: 0 })
         .is_err());
 }
+
+/// Kernels with a workspace (Gustavson's SpGEMM into CSR and DCSR, and a
+/// sum of products into a sparse vector) give the reference's answer with
+/// their workspaces in local memory, as by default where they fit, and in
+/// global memory; on awkward operands, and the same bits on any number of
+/// threads.
+#[test]
+fn workspaces_in_local_and_global_memory_give_the_reference() {
+    use tessera_engine::testing::{check_statement, random_entries, EntryKind, Rng};
+    let mut rng = Rng::new(5);
+    let mut operands = Vec::new();
+    for shape in [[1, 1], [8, 8], [21, 21]] {
+        for kind in [
+            EntryKind::Empty,
+            EntryKind::Random,
+            EntryKind::EmptySlices,
+            EntryKind::Skewed,
+        ] {
+            let a = Tensor::pack(&random_entries(&mut rng, &shape, kind), Format::csr()).unwrap();
+            let b = Tensor::pack(&random_entries(&mut rng, &shape, EntryKind::Random), Format::csr()).unwrap();
+            operands.push((a, b));
+        }
+    }
+    let statements = [
+        ("C(i,j) = A(i,k) * B(k,j)", Format::csr()),
+        ("C(i,j) = A(i,k) * B(k,j)", Format::dcsr()),
+        ("C(i,j) = A(i,k) * B(k,j) + B(i,j)", Format::csr()),
+    ];
+    for local in [true, false] {
+        let tier = Arc::new(
+            OpenClTier::new()
+                .expect("an OpenCL device")
+                .without_fallback()
+                .with_local_workspaces(local),
+        );
+        let engine = Engine::new()
+            .with_tier(tier.clone())
+            .with_promotion(PromotionPolicy::EAGER);
+        for (a, b) in &operands {
+            for (statement, format) in &statements {
+                if let Err(e) = check_statement(&engine, statement, &[("A", a), ("B", b)], Some(format), &[]) {
+                    panic!("local workspaces {local}: {e}");
+                }
+            }
+        }
+        // PoCL's local memory holds these workspaces.
+        assert_eq!(tier.launches("tessera_kernel_local") > 0, local);
+        assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
+    }
+}

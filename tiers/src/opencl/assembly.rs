@@ -211,7 +211,12 @@ impl Writer<'_> {
             return;
         };
         c.open("");
-        c.line("t_sort_keys(wst, ws_count);");
+        let sort = if self.local_workspace {
+            "t_sort_keys_local"
+        } else {
+            "t_sort_keys"
+        };
+        c.line(format!("{sort}(wst, ws_count);"));
         c.open("for (long t = 0; t < ws_count; t++)");
         c.line("const long key = wst[t];");
         let mut coords: Vec<String> = prefix.iter().map(|&r| reg(r)).collect();

@@ -21,7 +21,7 @@ use tessera_engine::words::Adder;
 
 use super::resident::{Part, Resident, Upload};
 use super::rows::{RowMapping, RowsKernel, RowsShape, LANES_KERNEL, SPLIT_KERNEL};
-use super::source::{Entries, Mapping, KERNEL_NAME};
+use super::source::{Entries, Mapping, KERNEL_NAME, LOCAL_WORKSPACE_KERNEL};
 use tessera_formats::Version;
 
 /// A kernel built for an OpenCL device.
@@ -56,6 +56,9 @@ pub(crate) struct OpenClKernel {
     pub is_gpu: bool,
     /// The shape of the last driver seen, by its version.
     pub shape: Mutex<Option<(Version, RowsShape)>>,
+    /// Bytes of local memory a work-group's workspace may take (0: every
+    /// workspace in global memory).
+    pub local_memory: usize,
     /// The tier's count of launches by kernel function.
     pub launches: Arc<Mutex<Vec<(&'static str, u64)>>>,
     /// Workspaces of finished runs, clean (a flush clears what it drains),
@@ -129,6 +132,8 @@ struct Fixed {
     split: i64,
     carry_rows: Buffer<i64>,
     carry_sums: Buffer<f64>,
+    /// Slots of the workspace in local memory (1 when it is in global).
+    local_slots: usize,
 }
 
 /// How one run spreads over work-items.
@@ -161,11 +166,16 @@ impl OpenClKernel {
         let tmp_size: usize = tessera_engine::bytecode::temp_lengths(&self.temps, &bind.dims)
             .iter()
             .sum();
-        let item_bytes = ws_size * WORKSPACE_SLOT_BYTES + tmp_size * 8;
+        // A workspace that fits the device's local memory is kept there:
+        // each work-group is one work-item with a workspace.
+        let local = ws_size > 0 && ws_size * WORKSPACE_SLOT_BYTES <= self.local_memory;
+        let global_ws_size = if local { 0 } else { ws_size };
+        let item_bytes = global_ws_size * WORKSPACE_SLOT_BYTES + tmp_size * 8;
         let (items, group) = match (self.mapping, item_bytes) {
             (Mapping::Single, _) => (1, 1),
             (Mapping::Partials, _) => (units, 1),
-            (Mapping::ItemPerRow, 0) => (units.next_multiple_of(WORK_GROUP), WORK_GROUP),
+            (Mapping::ItemPerRow, 0) if !local => (units.next_multiple_of(WORK_GROUP), WORK_GROUP),
+            (Mapping::ItemPerRow, 0) => (units.min(self.workspaces), 1),
             // Work-items with a workspace or temporaries each take one
             // work-group of their own, so that their number is not rounded
             // up to a group's.
@@ -176,12 +186,12 @@ impl OpenClKernel {
             units,
             items,
             group,
-            kernel: KERNEL_NAME,
+            kernel: if local { LOCAL_WORKSPACE_KERNEL } else { KERNEL_NAME },
         };
         let rows = self.row_launch(bind, &mut launch);
         let queue = &self.queue;
         let (read, write) = (MemFlags::new().read_only(), MemFlags::new().read_write());
-        let slots = items * ws_size;
+        let slots = items * global_ws_size;
         let partials = self.mapping == Mapping::Partials;
         let dense = out.dense_values_mut();
         let (out_base, out_values) = match &dense {
@@ -218,6 +228,7 @@ impl OpenClKernel {
             split: rows.map_or(0, |(split, _)| split),
             carry_rows: upload(queue, &vec![0i64; 2 * rows.map_or(0, |(_, pieces)| pieces)], write).map_err(error)?,
             carry_sums: upload(queue, &vec![0f64; 2 * rows.map_or(0, |(_, pieces)| pieces)], write).map_err(error)?,
+            local_slots: if local { ws_size } else { 1 },
         };
         match self.entries.width {
             None => {
@@ -519,6 +530,10 @@ enum Arg<'a> {
     I32(&'a Buffer<i32>),
     Long(i64),
     Int(i32),
+    /// Local memory of this many elements for each work-group.
+    LocalF64(usize),
+    LocalU8(usize),
+    LocalU32(usize),
 }
 
 /// A launch's arguments in the kernel's order: the pointers the program
@@ -557,6 +572,9 @@ fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fil
         Arg::Long(fixed.split),
         Arg::I64(&fixed.carry_rows),
         Arg::F64(&fixed.carry_sums),
+        Arg::LocalF64(fixed.local_slots),
+        Arg::LocalU8(fixed.local_slots),
+        Arg::LocalU32(fixed.local_slots),
         Arg::Int(fill),
     ]);
     args
@@ -576,6 +594,9 @@ impl Arg<'_> {
             Arg::I32(_) => builder.arg(None::<&Buffer<i32>>),
             Arg::Long(_) => builder.arg(0i64),
             Arg::Int(_) => builder.arg(0i32),
+            Arg::LocalF64(n) => builder.arg_local::<f64>(*n),
+            Arg::LocalU8(n) => builder.arg_local::<u8>(*n),
+            Arg::LocalU32(n) => builder.arg_local::<u32>(*n),
         };
     }
 
@@ -590,8 +611,17 @@ impl Arg<'_> {
             Arg::I32(b) => kernel.set_arg(index, b),
             Arg::Long(v) => kernel.set_arg(index, v),
             Arg::Int(v) => kernel.set_arg(index, v),
+            Arg::LocalF64(n) => set_local::<f64>(kernel, index, n),
+            Arg::LocalU8(n) => set_local::<u8>(kernel, index, n),
+            Arg::LocalU32(n) => set_local::<u32>(kernel, index, n),
         }
     }
+}
+
+/// Sets a local-memory argument to `len` elements for each work-group
+/// (`ocl`'s typed setter takes buffers and scalars only).
+fn set_local<T: OclPrm>(kernel: &ocl::Kernel, index: u32, len: usize) -> ocl::Result<()> {
+    ocl::core::set_kernel_arg(kernel.as_core(), index, ocl::core::ArgVal::local::<T>(&len)).map_err(Into::into)
 }
 
 /// Reads a dense output back: the values, or `partials` partial outputs

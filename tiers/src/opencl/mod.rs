@@ -73,6 +73,8 @@ pub struct OpenClTier {
     row_mapping: RowMapping,
     /// Launches of each kernel function, by name.
     launches: Arc<Mutex<Vec<(&'static str, u64)>>>,
+    /// Bytes of local memory a work-group's workspace may take.
+    local_memory: usize,
 }
 
 /// Each device of the platforms installed, with its platform. Listed once
@@ -158,6 +160,12 @@ impl OpenClTier {
             },
             row_mapping: RowMapping::Auto,
             launches: Arc::default(),
+            // What the device has, less room for the kernels' own local
+            // arrays (a row dot's lane sums).
+            local_memory: match device.info(DeviceInfo::LocalMemSize) {
+                Ok(DeviceInfoResult::LocalMemSize(bytes)) => (bytes as usize).saturating_sub(LOCAL_RESERVE),
+                _ => 0,
+            },
         })
     }
 
@@ -203,8 +211,22 @@ impl OpenClTier {
         self.resident.bytes()
     }
 
+    /// This tier with every workspace in global memory (`false`), or, as
+    /// by default, in local memory where it fits the device's (`true`).
+    ///
+    /// ```no_run
+    /// let tier = tessera_tiers::OpenClTier::new().unwrap().with_local_workspaces(false);
+    /// ```
+    pub fn with_local_workspaces(mut self, local: bool) -> Self {
+        if !local {
+            self.local_memory = 0;
+        }
+        self
+    }
+
     /// How many times this tier's kernels have launched the kernel function
-    /// `name`: `tessera_kernel` (every program's), `tessera_rows_lanes` or
+    /// `name`: `tessera_kernel` (every program's), `tessera_kernel_local` (its
+    /// workspace in local memory), `tessera_rows_lanes` or
     /// `tessera_rows_split` (row dots, [`RowMapping`]). Counts the launches
     /// of a sparse output's two phases apart.
     pub fn launches(&self, name: &str) -> u64 {
@@ -249,6 +271,9 @@ impl OpenClTier {
 pub fn unmapped(program: &tessera_engine::bytecode::Program) -> Option<String> {
     source::unmapped(program)
 }
+
+/// Bytes of a device's local memory left to the kernels' own arrays.
+const LOCAL_RESERVE: usize = 1024;
 
 /// Stored values a run reads from which automatic promotion prefers a GPU:
 /// about 12 MB of input, against a launch's tens of microseconds. An
@@ -304,6 +329,7 @@ impl Tier for OpenClTier {
             is_gpu: self.is_gpu,
             shape: Mutex::new(None),
             launches: self.launches.clone(),
+            local_memory: self.local_memory,
             workspace_pool: Mutex::new(Vec::new()),
             adder: tessera_engine::words::Adder::of(request.program.value_type),
         }))

@@ -20,31 +20,34 @@ double t_max(double a, double b) {
     return b;
 }
 
-// Restores the heap below `root` in keys[0..n).
-void t_sift_keys(__global uint* keys, long root, long n) {
-    for (;;) {
-        long child = 2 * root + 1;
-        if (child >= n) return;
-        if (child + 1 < n && keys[child] < keys[child + 1]) child++;
-        if (keys[root] >= keys[child]) return;
-        uint swap = keys[root];
-        keys[root] = keys[child];
-        keys[child] = swap;
-        root = child;
-    }
-}
-
 // Sorts a workspace's touched slots in place (heapsort: no recursion, no
-// extra memory, n log n however the row is shaped).
-void t_sort_keys(__global uint* keys, long n) {
-    for (long root = n / 2 - 1; root >= 0; root--) t_sift_keys(keys, root, n);
-    for (long end = n - 1; end > 0; end--) {
-        uint swap = keys[0];
-        keys[0] = keys[end];
-        keys[end] = swap;
-        t_sift_keys(keys, 0, end);
-    }
+// extra memory, n log n however the row is shaped), for workspaces in
+// global memory (t_sort_keys) and in local memory (t_sort_keys_local).
+// SIFT restores the heap below `root` in keys[0..n).
+#define T_SORT_KEYS(SORT, SIFT, SPACE) \
+void SIFT(SPACE uint* keys, long root, long n) { \
+    for (;;) { \
+        long child = 2 * root + 1; \
+        if (child >= n) return; \
+        if (child + 1 < n && keys[child] < keys[child + 1]) child++; \
+        if (keys[root] >= keys[child]) return; \
+        uint swap = keys[root]; \
+        keys[root] = keys[child]; \
+        keys[child] = swap; \
+        root = child; \
+    } \
+} \
+void SORT(SPACE uint* keys, long n) { \
+    for (long root = n / 2 - 1; root >= 0; root--) SIFT(keys, root, n); \
+    for (long end = n - 1; end > 0; end--) { \
+        uint swap = keys[0]; \
+        keys[0] = keys[end]; \
+        keys[end] = swap; \
+        SIFT(keys, 0, end); \
+    } \
 }
+T_SORT_KEYS(t_sort_keys, t_sift_keys, __global)
+T_SORT_KEYS(t_sort_keys_local, t_sift_keys_local, __local)
 
 // Integer division and remainder as the engine defines them (`IntOp`): by
 // 0 they give 0, and MIN / -1 wraps to MIN, where C's would trap.

@@ -160,6 +160,9 @@ pub(crate) struct Source {
 
 /// The name of the kernel function in the source.
 pub(crate) const KERNEL_NAME: &str = "tessera_kernel";
+/// The same program with its workspace in local memory, for workspaces
+/// that fit there.
+pub(crate) const LOCAL_WORKSPACE_KERNEL: &str = "tessera_kernel_local";
 
 /// The kernel's arguments after its pointers, in order; `kernel` sets them
 /// in the same order.
@@ -183,6 +186,9 @@ const FIXED_ARGUMENTS: &str = "    __global double* restrict out_all,
     const long split,
     __global long* restrict carry_rows,
     __global double* restrict carry_sums,
+    __local double* restrict local_ws_values,
+    __local uchar* restrict local_ws_set,
+    __local uint* restrict local_ws_touched,
     const int fill)
 ";
 
@@ -202,9 +208,16 @@ pub(crate) fn generate(
         program,
         formats,
         entries,
+        local_workspace: false,
     };
     writer.body(&mut c, mapping);
     let mut kernels = vec![(KERNEL_NAME, std::mem::take(&mut c.code))];
+    if entries.workspace.is_some() {
+        writer.local_workspace = true;
+        writer.body(&mut c, mapping);
+        writer.local_workspace = false;
+        kernels.push((LOCAL_WORKSPACE_KERNEL, std::mem::take(&mut c.code)));
+    }
     let rows = RowsKernel::of(program).filter(|_| mapping == Mapping::ItemPerRow && entries == Entries::default());
     let rows = rows.and_then(|rows| {
         let [lanes, split] = rows.write(&mut writer, &mut c)?;
@@ -222,6 +235,12 @@ pub(crate) fn generate(
             text,
             "// rows of one dot: also {LANES_KERNEL} (a group of lanes per row) and {SPLIT_KERNEL} \
              (a split over positions), chosen at each run from the rows' lengths"
+        );
+    }
+    if entries.workspace.is_some() {
+        let _ = writeln!(
+            text,
+            "// workspaces that fit the device's local memory: {LOCAL_WORKSPACE_KERNEL}, a work-item per work-group"
         );
     }
     text.push_str(include_str!("prelude.cl"));
@@ -254,6 +273,9 @@ pub(super) struct Writer<'p> {
     pub program: &'p Program,
     formats: &'p [Vec<LevelFormat>],
     pub entries: Entries,
+    /// The workspace is in local memory (the kernel
+    /// [`LOCAL_WORKSPACE_KERNEL`]), not global.
+    pub local_workspace: bool,
 }
 
 /// The reads of a semiring dot over a driver's segment: its values, its
@@ -483,7 +505,15 @@ impl Writer<'_> {
         let program = self.program;
         // A partial output per work-item, or the one output (`out_len` 0).
         c.line("__global double* restrict out = out_all + (long)get_global_id(0) * out_len;");
-        if self.entries.workspace.is_some() {
+        if self.entries.workspace.is_some() && self.local_workspace {
+            // A work-group of one work-item, its workspace in local memory,
+            // cleared as the launch begins.
+            c.line("__local double* restrict wsv = local_ws_values;");
+            c.line("__local uchar* restrict wss = local_ws_set;");
+            c.line("__local uint* restrict wst = local_ws_touched;");
+            c.line("for (long k = 0; k < ws_size; k++) { wsv[k] = 0.0; wss[k] = 0; }");
+            c.line("long ws_count = 0;");
+        } else if self.entries.workspace.is_some() {
             // Each work-item has a workspace of its own.
             c.line("const long item = (long)get_global_id(0);");
             c.line("__global double* restrict wsv = ws_values + item * ws_size;");
