@@ -371,6 +371,7 @@ fn main() {
     #[cfg(feature = "opencl")]
     if wanted("opencl") {
         opencl(rounds);
+        opencl_rows(rounds);
     }
 }
 
@@ -491,6 +492,70 @@ fn opencl(rounds: usize) {
                 ("cranelift", Box::new(|| drop(black_box(k.run_with(&inputs, &jit))))),
                 ("opencl", Box::new(|| drop(black_box(k.run_with(&inputs, &device))))),
             ],
+        );
+    }
+}
+
+/// The OpenCL tier's mappings of SpMV's rows, each forced, against the one
+/// it chooses (first): on rows of equal length and on a matrix with one
+/// row of half a million entries among rows of ten.
+#[cfg(feature = "opencl")]
+fn opencl_rows(rounds: usize) {
+    use tessera::tiers::opencl::RowMapping;
+    let mut r = rng(9);
+    let even = Csr::random(&mut r, 200_000, 200_000, 10);
+    let mut skewed = Csr::random(&mut r, 200_000, 1_000_000, 10);
+    // Row 7 takes every other column.
+    let long: Vec<u32> = (0..1_000_000).step_by(2).collect();
+    let (b, e) = (skewed.pos[7] as usize, skewed.pos[8] as usize);
+    let grown = long.len() as i64 - (e - b) as i64;
+    skewed.idx.splice(b..e, long.iter().copied());
+    skewed.vals.splice(b..e, long.iter().map(|&j| (j % 7) as f64 - 3.0));
+    for p in &mut skewed.pos[8..] {
+        *p = (*p as i64 + grown) as u32;
+    }
+    let mappings = [
+        ("chosen", RowMapping::Auto),
+        ("item per row", RowMapping::ItemPerRow),
+        ("32 lanes", RowMapping::Lanes(32)),
+        ("split", RowMapping::Split { piece: 256 }),
+    ];
+    for (name, a) in [("even rows", &even), ("one long row", &skewed)] {
+        let at = a.tensor();
+        let x = random_dense(&mut r, &[a.cols]);
+        let inputs = Inputs::new().with("A", &at).with("x", &x);
+        let options = tessera::EvalOptions {
+            tier: tessera::TierChoice::Named(tessera::OPENCL.into()),
+            threads: Some(1),
+            output_format: Some(Format::dense(1)),
+            ..tessera::EvalOptions::default()
+        };
+        let kernels: Vec<_> = mappings
+            .iter()
+            .map(|&(_, mapping)| {
+                let tier = tessera::tiers::OpenClTier::new()
+                    .expect("an OpenCL device")
+                    .with_row_mapping(mapping)
+                    .expect("a valid mapping");
+                let engine = tessera::Engine::new()
+                    .with_tier(std::sync::Arc::new(tier))
+                    .with_promotion(tessera::PromotionPolicy::EAGER);
+                let kernel = engine
+                    .kernel_for("y(i) = A(i,j) * x(j)", &inputs, &options)
+                    .expect("SpMV compiles");
+                (engine, kernel)
+            })
+            .collect();
+        report(
+            &format!("opencl spmv rows, {name}, {} nonzeros", a.nnz()),
+            rounds,
+            mappings
+                .iter()
+                .zip(&kernels)
+                .map(|(&(label, _), (_, k))| -> Contender<'_> {
+                    (label, Box::new(|| drop(black_box(k.run_with(&inputs, &options)))))
+                })
+                .collect(),
         );
     }
 }

@@ -26,7 +26,12 @@ use tessera_formats::Version;
 
 /// A kernel built for an OpenCL device.
 pub(crate) struct OpenClKernel {
-    pub program: ocl::Program,
+    /// The programs built so far, by the kernel function each holds.
+    pub programs: Mutex<Vec<(&'static str, ocl::Program)>>,
+    /// Each kernel function's program source (`source::Source::programs`).
+    pub sources: Vec<(&'static str, String)>,
+    pub context: ocl::Context,
+    pub device: ocl::Device,
     pub queue: Queue,
     pub args: Args,
     pub mapping: Mapping,
@@ -307,6 +312,27 @@ impl OpenClKernel {
         Some(shape)
     }
 
+    /// The built program holding kernel function `name`, built now if no
+    /// run has needed it before.
+    fn program(&self, name: &'static str) -> ocl::Result<ocl::Program> {
+        let mut built = self.programs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, program)) = built.iter().find(|(n, _)| *n == name) {
+            return Ok(program.clone());
+        }
+        let source = self
+            .sources
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, text)| text.as_str())
+            .ok_or_else(|| ocl::Error::from(format!("the kernel has no function {name}")))?;
+        let program = ocl::Program::builder()
+            .src(source)
+            .devices(self.device)
+            .build(&self.context)?;
+        built.push((name, program.clone()));
+        Ok(program)
+    }
+
     /// Workspaces of `slots` slots in all, zeroed: a finished run's, or new.
     fn take_workspaces(&self, slots: usize) -> ocl::Result<Workspaces> {
         let mut pool = self.workspace_pool.lock().unwrap_or_else(|e| e.into_inner());
@@ -483,11 +509,9 @@ impl OpenClKernel {
         let at = match kept.iter().position(|(name, _)| *name == launch.kernel) {
             Some(at) => at,
             None => {
+                let program = self.program(launch.kernel)?;
                 let mut builder = ocl::Kernel::builder();
-                builder
-                    .program(&self.program)
-                    .name(launch.kernel)
-                    .queue(self.queue.clone());
+                builder.program(&program).name(launch.kernel).queue(self.queue.clone());
                 for arg in &args {
                     arg.declare(&mut builder);
                 }

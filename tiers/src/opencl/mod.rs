@@ -75,6 +75,9 @@ pub struct OpenClTier {
     launches: Arc<Mutex<Vec<(&'static str, u64)>>>,
     /// Bytes of local memory a work-group's workspace may take.
     local_memory: usize,
+    /// Workspaces that fit go to local memory (by default on GPUs only: a
+    /// CPU device's local memory is its global memory).
+    local_workspaces: bool,
 }
 
 /// Each device of the platforms installed, with its platform. Listed once
@@ -166,6 +169,7 @@ impl OpenClTier {
                 Ok(DeviceInfoResult::LocalMemSize(bytes)) => (bytes as usize).saturating_sub(LOCAL_RESERVE),
                 _ => 0,
             },
+            local_workspaces: is_gpu(&device),
         })
     }
 
@@ -211,16 +215,16 @@ impl OpenClTier {
         self.resident.bytes()
     }
 
-    /// This tier with every workspace in global memory (`false`), or, as
-    /// by default, in local memory where it fits the device's (`true`).
+    /// This tier with workspaces in the device's local memory where they
+    /// fit (`true`; the default on GPUs), or always in global memory
+    /// (`false`; the default on CPU devices, whose local memory is their
+    /// global memory).
     ///
     /// ```no_run
-    /// let tier = tessera_tiers::OpenClTier::new().unwrap().with_local_workspaces(false);
+    /// let tier = tessera_tiers::OpenClTier::new().unwrap().with_local_workspaces(true);
     /// ```
     pub fn with_local_workspaces(mut self, local: bool) -> Self {
-        if !local {
-            self.local_memory = 0;
-        }
+        self.local_workspaces = local;
         self
     }
 
@@ -296,8 +300,11 @@ impl Tier for OpenClTier {
             Ok(source) => source,
             Err(reason) => return self.fall_back(request, reason),
         };
+        // The kernel every program has is built now, so that a device that
+        // cannot build it leaves the kernel to another tier at once; the
+        // other mappings' kernels are built when a run first needs them.
         let program = match ocl::Program::builder()
-            .src(source.text.as_str())
+            .src(source.programs[0].1.as_str())
             .devices(self.device)
             .build(&self.context)
         {
@@ -311,7 +318,10 @@ impl Tier for OpenClTier {
             None => None,
         };
         Ok(Arc::new(OpenClKernel {
-            program,
+            programs: Mutex::new(vec![(source.programs[0].0, program)]),
+            sources: source.programs,
+            context: self.context.clone(),
+            device: self.device,
             queue: self.queue.clone(),
             args: source.args,
             mapping: source.mapping,
@@ -329,7 +339,7 @@ impl Tier for OpenClTier {
             is_gpu: self.is_gpu,
             shape: Mutex::new(None),
             launches: self.launches.clone(),
-            local_memory: self.local_memory,
+            local_memory: if self.local_workspaces { self.local_memory } else { 0 },
             workspace_pool: Mutex::new(Vec::new()),
             adder: tessera_engine::words::Adder::of(request.program.value_type),
         }))

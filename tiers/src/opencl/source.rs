@@ -150,7 +150,11 @@ impl Entries {
 /// The OpenCL C of a program: the text, the arguments it reads, how it
 /// maps onto work-items and what entries it writes.
 pub(crate) struct Source {
+    /// Every kernel function, as `--print opencl` shows them.
     pub text: String,
+    /// Each kernel function as a program of its own (the prelude and the
+    /// function), built when a run first needs it: [`KERNEL_NAME`] first.
+    pub programs: Vec<(&'static str, String)>,
     pub args: Args,
     pub mapping: Mapping,
     pub entries: Entries,
@@ -244,24 +248,29 @@ pub(crate) fn generate(
         );
     }
     text.push_str(include_str!("prelude.cl"));
+    let mut programs = Vec::with_capacity(kernels.len());
     for (name, code) in kernels {
-        text.push('\n');
-        let _ = writeln!(text, "__kernel void {name}(");
+        let mut kernel = String::new();
+        let _ = writeln!(kernel, "__kernel void {name}(");
         for (k, pointer) in c.args.pointers.iter().enumerate() {
             let ty = match pointer {
                 Pointer::Array(_, width) => Args::c_type(*width),
                 Pointer::Values(op) => c.value_c_type(*op),
             };
             let name = c.args.clone().pointer(*pointer);
-            let _ = writeln!(text, "    __global const {ty}* restrict {name}, // argument {k}");
+            let _ = writeln!(kernel, "    __global const {ty}* restrict {name}, // argument {k}");
         }
-        text.push_str(FIXED_ARGUMENTS);
-        text.push_str("{\n");
-        text.push_str(&code);
-        text.push_str("}\n");
+        kernel.push_str(FIXED_ARGUMENTS);
+        kernel.push_str("{\n");
+        kernel.push_str(&code);
+        kernel.push_str("}\n");
+        text.push('\n');
+        text.push_str(&kernel);
+        programs.push((name, format!("{}\n{kernel}", include_str!("prelude.cl"))));
     }
     Ok(Source {
         text,
+        programs,
         args: c.args,
         mapping,
         entries,
