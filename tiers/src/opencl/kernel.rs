@@ -155,6 +155,15 @@ struct Launch {
     kernel: &'static str,
 }
 
+/// The row kernels' arguments of a run: lanes per row or positions per
+/// piece (`split`), and the pieces whose carries come back (0 but for a
+/// split).
+#[derive(Debug, Clone, Copy)]
+struct RowLaunch {
+    split: i64,
+    pieces: usize,
+}
+
 fn error(e: ocl::Error) -> String {
     e.to_string()
 }
@@ -180,11 +189,13 @@ impl OpenClKernel {
             (Mapping::Single, _) => (1, 1),
             (Mapping::Partials, _) => (units, 1),
             (Mapping::ItemPerRow, 0) if !local => (units.next_multiple_of(WORK_GROUP), WORK_GROUP),
-            (Mapping::ItemPerRow, 0) => (units.min(self.workspaces), 1),
-            // Work-items with a workspace or temporaries each take one
-            // work-group of their own, so that their number is not rounded
-            // up to a group's.
-            (Mapping::ItemPerRow, bytes) => (units.min(self.workspaces).min((WORKSPACE_BUDGET / bytes).max(1)), 1),
+            // Work-items with a workspace (in either memory) or temporaries
+            // each take one work-group of their own, so that their number
+            // is not rounded up to a group's.
+            (Mapping::ItemPerRow, bytes) => (
+                units.min(self.workspaces).min((WORKSPACE_BUDGET / bytes.max(1)).max(1)),
+                1,
+            ),
         };
         let mut launch = Launch {
             chunk: bind.chunk,
@@ -230,9 +241,9 @@ impl OpenClKernel {
             tmp: upload(queue, &vec![0f64; items * tmp_size], write).map_err(error)?,
             tmp_size: tmp_size as i64,
             out_base: out_base as i64,
-            split: rows.map_or(0, |(split, _)| split),
-            carry_rows: upload(queue, &vec![0i64; 2 * rows.map_or(0, |(_, pieces)| pieces)], write).map_err(error)?,
-            carry_sums: upload(queue, &vec![0f64; 2 * rows.map_or(0, |(_, pieces)| pieces)], write).map_err(error)?,
+            split: rows.split,
+            carry_rows: upload(queue, &vec![0i64; 2 * rows.pieces], write).map_err(error)?,
+            carry_sums: upload(queue, &vec![0f64; 2 * rows.pieces], write).map_err(error)?,
             local_slots: if local { ws_size } else { 1 },
         };
         match self.entries.width {
@@ -240,11 +251,9 @@ impl OpenClKernel {
                 self.enqueue(&inputs, &fixed, launch, 1).map_err(error)?;
                 if let Some((base, values)) = dense {
                     read_dense(&fixed.out, values, partials.then_some(units), self.adder)?;
-                    if let (Some(kernel), Some((_, pieces))) =
-                        (&self.rows, rows.filter(|_| launch.kernel == SPLIT_KERNEL))
-                    {
-                        let mut carry_rows = vec![0i64; 2 * pieces];
-                        let mut carry_sums = vec![0f64; 2 * pieces];
+                    if let Some(kernel) = self.rows.as_ref().filter(|_| rows.pieces > 0) {
+                        let mut carry_rows = vec![0i64; 2 * rows.pieces];
+                        let mut carry_sums = vec![0f64; 2 * rows.pieces];
                         fixed.carry_rows.read(&mut carry_rows).enq().map_err(error)?;
                         fixed.carry_sums.read(&mut carry_sums).enq().map_err(error)?;
                         kernel.add_carries(bind, values, base, &carry_rows, &carry_sums);
@@ -265,11 +274,15 @@ impl OpenClKernel {
     }
 
     /// For a row dot: the mapping of this run, set on `launch`, and the
-    /// kernel's `split` argument and pieces (carries) when it is not one
-    /// work-item per row.
-    fn row_launch(&self, bind: &Bindings<'_>, launch: &mut Launch) -> Option<(i64, usize)> {
-        let rows = self.rows.as_ref()?;
-        let shape = self.shape_of(rows, bind)?;
+    /// row kernels' arguments.
+    fn row_launch(&self, bind: &Bindings<'_>, launch: &mut Launch) -> RowLaunch {
+        let none = RowLaunch { split: 0, pieces: 0 };
+        let Some(rows) = self.rows.as_ref() else {
+            return none;
+        };
+        let Some(shape) = self.shape_of(rows, bind) else {
+            return none;
+        };
         let mapping = match self.row_mapping {
             RowMapping::Auto => shape.mapping(self.is_gpu),
             // A split needs each row's positions after the last's.
@@ -282,16 +295,24 @@ impl OpenClKernel {
                 launch.items = launch.units.div_ceil(per_group) * WORK_GROUP;
                 launch.group = WORK_GROUP;
                 launch.kernel = LANES_KERNEL;
-                Some((lanes as i64, 0))
+                RowLaunch {
+                    split: lanes as i64,
+                    pieces: 0,
+                }
             }
             RowMapping::Split { piece } => {
-                let pieces = rows.pieces(bind, piece as i64)?;
+                let Some(pieces) = rows.pieces(bind, piece as i64) else {
+                    return none;
+                };
                 launch.items = pieces.next_multiple_of(WORK_GROUP);
                 launch.group = WORK_GROUP;
                 launch.kernel = SPLIT_KERNEL;
-                Some((piece as i64, pieces))
+                RowLaunch {
+                    split: piece as i64,
+                    pieces,
+                }
             }
-            RowMapping::Auto | RowMapping::ItemPerRow => None,
+            RowMapping::Auto | RowMapping::ItemPerRow => none,
         }
     }
 
