@@ -497,30 +497,27 @@ fn opencl(rounds: usize) {
 }
 
 /// The OpenCL tier's mappings of SpMV's rows, each forced, against the one
-/// it chooses (first): on rows of equal length and on a matrix with one
-/// row of half a million entries among rows of ten.
+/// it chooses (first): on rows of equal length, on a matrix with one row of
+/// half a million entries among 200k rows of ten (a fifth of the work),
+/// and on one whose long row of a million is two thirds of it.
 #[cfg(feature = "opencl")]
 fn opencl_rows(rounds: usize) {
     use tessera::tiers::opencl::RowMapping;
     let mut r = rng(9);
     let even = Csr::random(&mut r, 200_000, 200_000, 10);
-    let mut skewed = Csr::random(&mut r, 200_000, 1_000_000, 10);
-    // Row 7 takes every other column.
-    let long: Vec<u32> = (0..1_000_000).step_by(2).collect();
-    let (b, e) = (skewed.pos[7] as usize, skewed.pos[8] as usize);
-    let grown = long.len() as i64 - (e - b) as i64;
-    skewed.idx.splice(b..e, long.iter().copied());
-    skewed.vals.splice(b..e, long.iter().map(|&j| (j % 7) as f64 - 3.0));
-    for p in &mut skewed.pos[8..] {
-        *p = (*p as i64 + grown) as u32;
-    }
+    let skewed = with_long_row(Csr::random(&mut r, 200_000, 1_000_000, 10), 2);
+    let dominant = with_long_row(Csr::random(&mut r, 50_000, 1_000_000, 10), 1);
     let mappings = [
         ("chosen", RowMapping::Auto),
         ("item per row", RowMapping::ItemPerRow),
         ("32 lanes", RowMapping::Lanes(32)),
         ("split", RowMapping::Split { piece: 256 }),
     ];
-    for (name, a) in [("even rows", &even), ("one long row", &skewed)] {
+    for (name, a) in [
+        ("even rows", &even),
+        ("a long row", &skewed),
+        ("a dominant row", &dominant),
+    ] {
         let at = a.tensor();
         let x = random_dense(&mut r, &[a.cols]);
         let inputs = Inputs::new().with("A", &at).with("x", &x);
@@ -558,4 +555,18 @@ fn opencl_rows(rounds: usize) {
                 .collect(),
         );
     }
+}
+
+/// `a` with row 7 holding every `step`-th column.
+#[cfg(feature = "opencl")]
+fn with_long_row(mut a: Csr, step: usize) -> Csr {
+    let long: Vec<u32> = (0..a.cols as u32).step_by(step).collect();
+    let (b, e) = (a.pos[7] as usize, a.pos[8] as usize);
+    let grown = long.len() as i64 - (e - b) as i64;
+    a.idx.splice(b..e, long.iter().copied());
+    a.vals.splice(b..e, long.iter().map(|&j| (j % 7) as f64 - 3.0));
+    for p in &mut a.pos[8..] {
+        *p = (*p as i64 + grown) as u32;
+    }
+    a
 }
