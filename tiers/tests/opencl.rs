@@ -159,6 +159,9 @@ fn the_kernel_text_names_its_mapping() {
     let spmv = text("y(i) = A(i,j) * x(j)", None);
     assert!(spmv.starts_with("// one work-item per coordinate of i\n"), "{spmv}");
     assert!(spmv.contains("__kernel void tessera_kernel("), "{spmv}");
+    // A row dot has the lanes and split kernels too.
+    assert!(spmv.contains("__kernel void tessera_rows_lanes("), "{spmv}");
+    assert!(spmv.contains("__kernel void tessera_rows_split("), "{spmv}");
     let total = text("s = A(i,j) * x(j)", None);
     assert!(
         total.starts_with("// each work-item sums a block of coordinates of i into a partial output\n"),
@@ -181,22 +184,36 @@ fn the_kernel_text_names_its_mapping() {
         gram.starts_with("// work-items with a workspace each take coordinates of i in turn;"),
         "{gram}"
     );
+    assert!(gram.contains("__kernel void tessera_kernel_local("), "{gram}");
+    assert!(!gram.contains("tessera_rows_lanes"), "{gram}");
+    assert!(!total.contains("tessera_rows_lanes"), "{total}");
 }
 
 /// Row dots (SpMV, with two factors, in the min-plus semiring) on every
 /// mapping of their rows: each gives the reference's answer on awkward
 /// matrices (empty, 1 x 1, empty rows, duplicates, unsorted, skewed, one
-/// row far longer than the rest, which a split cuts into many pieces) and
-/// the same bits for 1, 2 and 7 threads, and runs the kernel it names.
+/// row far longer than the rest, which a split cuts into many pieces; in
+/// CSR, and some in every named format) and the same bits for 1, 2 and 7
+/// threads, and runs the kernel it names.
 #[test]
 fn row_dots_give_the_reference_on_every_mapping() {
+    use tessera_engine::testing::named_formats;
     use tessera_engine::testing::{check_statement, random_entries, EntryKind, Rng};
     use tessera_tiers::opencl::RowMapping;
     let mut rng = Rng::new(11);
     let mut matrices = Vec::new();
     for shape in [[0, 4], [1, 1], [6, 9], [37, 23]] {
         for kind in EntryKind::ALL {
-            matrices.push(Tensor::pack(&random_entries(&mut rng, &shape, kind), Format::csr()).unwrap());
+            let entries = random_entries(&mut rng, &shape, kind);
+            // Every format for some contents: the row kernels walk any
+            // level with positions, and a split needs them contiguous.
+            let formats = match (shape, kind) {
+                ([6, 9], EntryKind::EmptySlices | EntryKind::Skewed) => named_formats(&shape),
+                _ => vec![Format::csr()],
+            };
+            for format in formats {
+                matrices.push(Tensor::pack(&entries, format).unwrap());
+            }
         }
     }
     let mut long_row = CoordinateList::new(&[9, 400]);
@@ -206,7 +223,9 @@ fn row_dots_give_the_reference_on_every_mapping() {
     for j in [3, 50, 399] {
         long_row.push(&[7, j], 0.25 * j as f64).unwrap();
     }
-    matrices.push(Tensor::pack(&long_row, Format::csr()).unwrap());
+    for format in [Format::csr(), Format::ell(), Format::dcsr()] {
+        matrices.push(Tensor::pack(&long_row, format).unwrap());
+    }
     let statements = [
         "y(i) = A(i,j) * x(j)",
         "y(i) = A(i,j) * x(j) * z(j)",

@@ -5,9 +5,13 @@
 //! functions inlined through their staged implementation instantiated with
 //! C expressions (`ctext`) — no per-format code here — and builds it for
 //! its device. Work maps onto work-items by rows of the outer loop
-//! (`source::Mapping`); sparse outputs are assembled in two phases
-//! (`assembly`); inputs stay on the device while their tensors are
-//! unchanged (`resident`); each run reads back only the results (`kernel`).
+//! (`source::Mapping`), and row dots such as SpMV also by lanes per row or
+//! a split over positions, chosen at each run from the rows' lengths
+//! (`rows`, [`RowMapping`]); sparse outputs are assembled in two phases
+//! (`assembly`), with workspaces in local memory where they fit; inputs
+//! stay on the device while their tensors are unchanged (`resident`); each
+//! run reads back only the results (`kernel`). Each mapping's kernel is a
+//! program of its own, built when a run first needs it.
 //!
 //! What it cannot run on a device — user-defined operators, which are
 //! Rust functions — it hands to the Cranelift tier, which the engine
