@@ -280,6 +280,11 @@ impl OpenClKernel {
         let Some(rows) = self.rows.as_ref() else {
             return none;
         };
+        // A CPU device keeps one work-item per row whatever the shape: no
+        // need to measure it.
+        if self.row_mapping == RowMapping::Auto && !self.is_gpu {
+            return none;
+        }
         let Some(shape) = self.shape_of(rows, bind) else {
             return none;
         };

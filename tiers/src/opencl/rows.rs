@@ -162,8 +162,9 @@ impl RowsKernel {
         self.driver.operand as usize
     }
 
-    /// Writes the lanes and split kernels' bodies, each into its own text,
-    /// or nothing when an input is not held in `f64`.
+    /// Writes the lanes and split kernels' bodies, each into its own text
+    /// (taken from `c`, which the caller has emptied), or nothing when an
+    /// input is not held in `f64`.
     pub fn write(&self, writer: &mut Writer<'_>, c: &mut CText) -> Option<[String; 2]> {
         let program = writer.program;
         if self
@@ -173,12 +174,10 @@ impl RowsKernel {
         {
             return None;
         }
-        let code = std::mem::take(&mut c.code);
         self.lanes(writer, c);
-        let lanes = std::mem::replace(&mut c.code, code);
-        let code = std::mem::take(&mut c.code);
+        let lanes = std::mem::take(&mut c.code);
         self.split(writer, c);
-        let split = std::mem::replace(&mut c.code, code);
+        let split = std::mem::take(&mut c.code);
         Some([lanes, split])
     }
 
