@@ -964,6 +964,50 @@ fn structured_inputs_are_iterated_natively_and_match_reference() {
     assert_eq!(checks, formats.len() * statements.len() * 5 * EntryKind::ALL.len());
 }
 
+/// Sums, differences and products of two BCSR tensors of the same blocks
+/// into BCSR: assembled natively, block row by block row (each stored
+/// block of either merged with the other's), with no conversion, over
+/// block sizes 1x1, 2x3 and 4x4, rectangular, one-block-row, empty
+/// (0 x n) and square shapes and every kind of contents.
+#[test]
+fn bcsr_sums_into_bcsr_merge_blocks_natively_and_match_reference() {
+    let engine = suite_engine();
+    let mut rng = Rng::new(0xb5c);
+    let mut checks = 0;
+    let blocks = [(1, 1), (2, 3), (4, 4)];
+    let statements = [
+        "C(i,j) = A(i,j) + B(i,j)",
+        "C(i,j) = A(i,j) - B(i,j)",
+        "C(i,j) = A(i,j) * B(i,j)",
+    ];
+    for (r, c) in blocks {
+        let format = Format::bcsr(r, c).unwrap();
+        for statement in statements {
+            let kernel = engine
+                .compile(statement, &[("A", format.clone()), ("B", format.clone())], &format)
+                .unwrap_or_else(|e| panic!("{statement} in {format}: {e}"));
+            let plan = kernel.plan();
+            assert!(!plan.contains("convert"), "{statement} in {format} converts:\n{plan}");
+            if !statement.contains('*') {
+                assert!(
+                    plan.contains(&format!("the two stored rows of {r}x{c} blocks merged block by block")),
+                    "{statement} in {format}: not merged block by block:\n{plan}"
+                );
+            }
+            for shape in [[12, 24], [24, 12], [4, 12], [0, 12], [12, 12]] {
+                for (t, kind) in EntryKind::ALL.iter().enumerate() {
+                    let a = random_tensor(&mut rng, &shape, *kind, &format).unwrap();
+                    let b = random_tensor(&mut rng, &shape, EntryKind::ALL[(t + 3) % 10], &format).unwrap();
+                    check_statement(&engine, statement, &[("A", &a), ("B", &b)], Some(&format), &[])
+                        .unwrap_or_else(|e| panic!("{statement}, {format} {shape:?} {kind:?}: {e}"));
+                    checks += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checks, blocks.len() * statements.len() * 5 * EntryKind::ALL.len());
+}
+
 /// Where a structured operand cannot be iterated as it is, the plan
 /// converts it and says why: a sparse output (its padding would become
 /// entries), a term without it, a tensor walking its modes beside it.

@@ -509,7 +509,10 @@ pub enum Op {
     /// of level `b` (compact, ordered, unique last levels) with `op`, and
     /// appends the merged row below the output coordinates `prefix`: the
     /// inner loop of a sparse sum, difference or product of two matrices
-    /// (see [`crate::runtime::rows`]).
+    /// (see [`crate::runtime::rows`]). With a `block` (the sizes of dense
+    /// levels below both rows and the output's, BCSR's blocks), each
+    /// coordinate holds a block of values, combined value by value and
+    /// appended below the coordinate in the block's order.
     MergeRows {
         a: LevelRef,
         a_begin: IReg,
@@ -519,6 +522,7 @@ pub enum Op {
         b_end: IReg,
         op: RowOp,
         prefix: Regs,
+        block: Vec<u32>,
     },
     /// Every row of a dense level at once: for each coordinate `row` in
     /// `first..last`, the [`Op::MergeRows`] of the compact, ordered,
@@ -1073,13 +1077,23 @@ impl fmt::Display for Op {
                 b_end,
                 op,
                 prefix,
-            } => write!(
-                f,
-                "append below {}: merge {op:?} {} r{a_begin}..r{a_end}, {} r{b_begin}..r{b_end}",
-                regs(prefix),
-                lv(a),
-                lv(b)
-            ),
+                block,
+            } => {
+                write!(
+                    f,
+                    "append below {}: merge {op:?} {} r{a_begin}..r{a_end}, {} r{b_begin}..r{b_end}",
+                    regs(prefix),
+                    lv(a),
+                    lv(b)
+                )?;
+                match block.as_slice() {
+                    [] => Ok(()),
+                    sizes => {
+                        let sizes: Vec<String> = sizes.iter().map(u32::to_string).collect();
+                        write!(f, ", blocks of {}", sizes.join("x"))
+                    }
+                }
+            }
             Op::RowsMerge {
                 a_rows,
                 a_parent,

@@ -354,7 +354,7 @@ fn lower_into(
             continue;
         }
         let top = provenance.expand_all(&top_loops);
-        let appended = streamable(output_format) && !output_format.is_dense();
+        let appended = appendable(&output, &order) && !output_format.is_dense();
         let user_ordered = !lowerer.reorder.0.is_empty();
         let order = match output_lead(&output, &provenance, appended && !user_ordered, &top, &order) {
             Some(lead) => lowerer.led_order(&priority, &output, &provenance, &lead, order, &mut notes)?,
@@ -441,7 +441,7 @@ fn lower_into(
             lhs.tensor, lowerer.operands[operand].name, lowerer.operands[operand].name
         ));
         OutputAssembly::OnPattern { operand }
-    } else if streamable(output_format) {
+    } else if appendable(&output, &order) {
         OutputAssembly::Append
     } else {
         OutputAssembly::Packed
@@ -619,8 +619,19 @@ impl Lowered {
 
 /// Output formats the streaming assembler can append to: one whole mode per
 /// level, each level dense, compressed or singleton.
+/// Whether `output` can be appended to in the loops of `order`: a
+/// streamable format whose levels' variables are all loops (an output
+/// split into blocks is, beside an operand split alike).
+fn appendable(output: &Operand, order: &[LoopVar]) -> bool {
+    streamable(&output.format) && (output.format.is_per_mode() || output.level_vars().iter().all(|v| order.contains(v)))
+}
+
 fn streamable(format: &Format) -> bool {
-    format.is_per_mode()
+    let modes_or_blocks = format
+        .levels()
+        .iter()
+        .all(|l| matches!(l.projection, tessera_formats::Projection::Mode { .. }));
+    modes_or_blocks
         && format.levels().iter().all(|l| {
             matches!(
                 l.level.kind,
@@ -1171,7 +1182,10 @@ fn structured_problem(
         // blocks it does not store.
         return Some("the statement adds terms that do not read it".into());
     }
-    if !output.is_dense() && !takes_pattern(k, operands, (output, output_vars), root, false) {
+    // An output split into the same blocks is assembled block by block
+    // beside it: its padding zeros fill blocks the output stores anyway.
+    let output_alike = !has_own && output.levels() == op.format.levels() && output_vars == op.vars.as_slice();
+    if !output.is_dense() && !output_alike && !takes_pattern(k, operands, (output, output_vars), root, false) {
         return Some(format!(
             "the output is sparse, and the zeros {} stores as padding would become stored entries of it",
             op.format

@@ -640,21 +640,22 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 b_end,
                 op,
                 prefix,
+                block,
             } => {
+                let width = block.iter().map(|&b| b as usize).product::<usize>();
                 let row = |level: &LevelRef, begin: &u32, end: &u32| {
                     let storage = &bind.levels[level.operand as usize][level.level as usize];
                     let coords = format_of(bind, *level)
                         .coordinate_view(storage)
                         .expect("the planner only merges rows of levels with a coordinate view");
                     let range = ir[*begin as usize] as usize..ir[*end as usize] as usize;
-                    Row::of(coords, values[level.operand as usize], range)
+                    Row::of_blocks(coords, values[level.operand as usize], range, width)
                 };
-                out.append_merged(
-                    &gather(&ir, prefix),
-                    row(a, a_begin, a_end),
-                    row(b, b_begin, b_end),
-                    *op,
-                );
+                let rows = (row(a, a_begin, a_end), row(b, b_begin, b_end));
+                match block.is_empty() {
+                    true => out.append_merged(&gather(&ir, prefix), rows.0, rows.1, *op),
+                    false => out.append_merged_blocks(&gather(&ir, prefix), rows, *op, block),
+                }
             }
             Op::RowsMerge {
                 a_rows,

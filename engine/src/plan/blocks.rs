@@ -2,7 +2,7 @@
 //! product per row, a dense row update) emitted as one bytecode op.
 
 use smallvec::SmallVec;
-use tessera_formats::{Cmp, Iteration, Level, LevelKind, LevelRef};
+use tessera_formats::{Cmp, Iteration, Level, LevelKind, LevelRef, Projection, Split};
 
 use super::state::OperandState;
 use super::{Emitter, LoopShape};
@@ -131,7 +131,17 @@ impl Emitter<'_> {
         {
             return false;
         }
-        let Some((a, b, op)) = merged_pair(body) else {
+        // Rows of single values, or of blocks: the output's levels below
+        // the loop's are dense block levels, looped over inside it.
+        let out_vars = self.lowered.output.level_vars();
+        let Some(at) = out_vars.iter().position(|v| v == var) else {
+            return false;
+        };
+        let inner = &out_vars[at + 1..];
+        let Some(block) = self.output_block(at + 1) else {
+            return false;
+        };
+        let Some((a, b, op)) = within_loops(body, inner).and_then(merged_pair) else {
             return false;
         };
         let row = |operand: usize| {
@@ -140,7 +150,7 @@ impl Emitter<'_> {
                 .iter()
                 .find(|it| {
                     it.operand == operand
-                        && self.mergeable_row(operand, it.level)
+                        && self.mergeable_row_of_blocks(operand, it.level, inner)
                         && self.states[operand].parent_run_end().is_none()
                 })
                 .cloned()
@@ -148,11 +158,7 @@ impl Emitter<'_> {
         let (Some(row_a), Some(row_b)) = (row(a), row(b)) else {
             return false;
         };
-        let out_vars = self.lowered.output.level_vars();
-        if out_vars.last() != Some(var) {
-            return false;
-        }
-        let Some(prefix) = out_vars[..out_vars.len() - 1]
+        let Some(prefix) = out_vars[..at]
             .iter()
             .map(|v| self.var_regs.get(v).copied())
             .collect::<Option<Regs>>()
@@ -170,8 +176,25 @@ impl Emitter<'_> {
             b_end,
             op,
             prefix,
+            block,
         });
         true
+    }
+
+    /// The sizes of the output's levels from `from` on, when each is a
+    /// dense level of a block (`Split::Inner`): BCSR's blocks below its
+    /// block columns. Empty when there are none.
+    fn output_block(&self, from: usize) -> Option<Vec<u32>> {
+        self.lowered.output.format.levels()[from..]
+            .iter()
+            .map(|l| match l.projection {
+                Projection::Mode {
+                    split: Split::Inner(size),
+                    ..
+                } if l.level.kind == LevelKind::Dense => u32::try_from(size).ok(),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Every row of [`Self::try_merge_rows`] at once: a loop over every
@@ -243,6 +266,12 @@ impl Emitter<'_> {
     /// Whether level `level` of operand `operand` is a row the merges
     /// read: compressed, compact, ordered and unique, and the operand's last.
     fn mergeable_row(&self, operand: usize, level: usize) -> bool {
+        self.mergeable_row_of_blocks(operand, level, &[])
+    }
+
+    /// [`Self::mergeable_row`] with dense levels over `block` below it
+    /// (BCSR's block row, its blocks' values consecutive per position).
+    fn mergeable_row_of_blocks(&self, operand: usize, level: usize, block: &[LoopVar]) -> bool {
         let st = &self.states[operand];
         let format = st.formats[level];
         let props = format.properties();
@@ -250,7 +279,8 @@ impl Emitter<'_> {
             && props.compact
             && props.ordered
             && props.unique
-            && level + 1 == st.level_vars.len()
+            && st.level_vars[level + 1..] == *block
+            && st.formats[level + 1..].iter().all(|f| f.kind == LevelKind::Dense)
     }
 
     /// The Gustavson row of SpGEMM: a loop driven by one compact last level
@@ -768,6 +798,15 @@ fn collect_chain(expr: &CinExpr, times: Times, out: &mut Vec<usize>) -> bool {
         (CinExpr::Call { func: Func::And, args }, Times::And) => args.iter().all(|a| collect_chain(a, times, out)),
         _ => false,
     }
+}
+
+/// The body of the loops over `vars`, nested in that order, when `body`
+/// is exactly those loops.
+fn within_loops<'c>(body: &'c Cin, vars: &[LoopVar]) -> Option<&'c Cin> {
+    vars.iter().try_fold(body, |body, v| match body {
+        Cin::Forall { var, body } if var == v => Some(body.as_ref()),
+        _ => None,
+    })
 }
 
 /// `out = a op b` of two different operands' accesses, `op` one a row

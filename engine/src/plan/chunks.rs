@@ -145,8 +145,11 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         OutputAssembly::Packed => return Err(format!("the output {} is packed from a workspace", out.name)),
     };
     let index = lowered.order.iter().position(|v| v == var).expect("ordered") as u32;
+    // The output's rows are the chunked variable's coordinates, unless the
+    // variable is a block of the output's first mode (a split of it).
+    let rows_are_blocks = first.as_ref() != Some(var);
     let rows = match var.relation() {
-        Some(Relation::Blocks { of, block }) => ChunkRows {
+        Some(Relation::Blocks { of, block }) if rows_are_blocks => ChunkRows {
             block: match block {
                 Blocking::Size(b) => *b as u32,
                 Blocking::Parts(_) => 0,

@@ -853,10 +853,17 @@ impl<'a> Emitter<'a> {
                 "{pad}  (runs as one block op: a dense row update per stored coordinate)"
             );
         } else if block_ops && self.try_merge_rows(var, body, &shape) {
-            let _ = writeln!(
-                self.plan,
-                "{pad}  (runs as one block op: the two stored rows merged into an output row)"
-            );
+            let merged = match self.ops.last() {
+                Some(Op::MergeRows { block, .. }) if !block.is_empty() => {
+                    let sizes: Vec<String> = block.iter().map(u32::to_string).collect();
+                    format!(
+                        "the two stored rows of {} blocks merged block by block into an output row",
+                        sizes.join("x")
+                    )
+                }
+                _ => "the two stored rows merged into an output row".to_string(),
+            };
+            let _ = writeln!(self.plan, "{pad}  (runs as one block op: {merged})");
         } else if block_ops && self.try_workspace_axpy(var, body, &shape) {
             let _ = writeln!(
                 self.plan,

@@ -6,7 +6,7 @@
 use hashbrown::HashMap;
 use tessera_formats::{
     reserve_moving_elements, Assembly, CoordRun, CoordinateList, CoordinateRelation, Format, Immediate, IndexArray,
-    Level, LevelFormat, LevelKind, LevelRef, LevelStorage, StorageResolver, Tensor, MAX_POSITIONS,
+    Level, LevelFormat, LevelKind, LevelRef, LevelStorage, Projection, Split, StorageResolver, Tensor, MAX_POSITIONS,
 };
 
 use super::rows::{Row, RowOp, RowsBelow};
@@ -194,6 +194,16 @@ impl OutputState {
     pub fn append_merged(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp) {
         match self {
             OutputState::Append { assembler, .. } => assembler.append_merged(prefix, a, b, op),
+            _ => unreachable!("append targets an appended output"),
+        }
+    }
+
+    /// Appends the block rows `a` and `b` merged by `op` below `prefix`,
+    /// each coordinate's block of `block` sizes below it
+    /// ([`Assembler::append_merged_blocks`]).
+    pub fn append_merged_blocks(&mut self, prefix: &[i64], (a, b): (Row<'_>, Row<'_>), op: RowOp, block: &[u32]) {
+        match self {
+            OutputState::Append { assembler, .. } => assembler.append_merged_blocks(prefix, a, b, op, block),
             _ => unreachable!("append targets an appended output"),
         }
     }
@@ -546,11 +556,23 @@ impl Assembler {
             .levels()
             .first()
             .is_some_and(|l| l.level.kind == LevelKind::Dense);
-        let mode = format.mode_order().and_then(|order| order.first().copied());
+        // The first level's mode, and how many of its coordinates one of
+        // the level's holds (a block of them, for BCSR's block rows).
+        let mode = format.levels().first().and_then(|l| match l.projection {
+            Projection::Mode {
+                mode,
+                split: Split::Whole,
+            } => Some((mode, 1)),
+            Projection::Mode {
+                mode,
+                split: Split::Outer(block),
+            } => Some((mode, block)),
+            _ => None,
+        });
         match (dense_first, mode) {
-            (true, Some(mode)) => {
+            (true, Some((mode, block))) => {
                 let mut part_shape = shape.to_vec();
-                part_shape[mode] = rows.len();
+                part_shape[mode] = (rows.end * block).min(shape[mode]).saturating_sub(rows.start * block);
                 let mut assembler = Assembler::new(format, &part_shape);
                 assembler.origin = rows.start as i64;
                 assembler.adder = adder;
@@ -822,6 +844,54 @@ impl Assembler {
             CoordRun::Narrow(rest),
             rest.iter().map(|&k| std::mem::take(&mut values[k as usize])),
         );
+    }
+
+    /// Appends the block rows `a op b` below `prefix`
+    /// ([`super::rows::merge_blocks`]): below each merged coordinate, the
+    /// dense levels of sizes `block` hold its block's values in order.
+    pub fn append_merged_blocks(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp, block: &[u32]) {
+        let width = block.iter().map(|&b| b as usize).product::<usize>().max(1);
+        let (mut coords, mut values) = (
+            std::mem::take(&mut self.run_coords),
+            std::mem::take(&mut self.row_values),
+        );
+        super::rows::merge_blocks(a, b, op, width, &mut coords, &mut values);
+        let mut entry: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
+        entry.push(0);
+        entry.extend(block.iter().map(|_| 0));
+        for (&c, block_values) in coords.iter().zip(values.chunks_exact(width)) {
+            entry[prefix.len()] = c as i64;
+            self.append_block(&entry, block, block_values);
+        }
+        self.run_coords = coords;
+        self.row_values = values;
+    }
+
+    /// Appends a dense block below the coordinates `first` less its last
+    /// `block.len()` (which are 0, the block's first entry): the first
+    /// entry as [`Assembler::append`] does, the others at the positions
+    /// that follow in the dense levels below, leaving the state the
+    /// block's last entry would.
+    fn append_block(&mut self, first: &[i64], block: &[u32], values: &[f64]) {
+        let Some((&first_value, rest)) = values.split_first() else {
+            return;
+        };
+        self.append(first, first_value);
+        if rest.is_empty() {
+            return;
+        }
+        let n = first.len();
+        debug_assert_eq!(
+            self.values.len(),
+            self.positions[n - 1] as usize + 1,
+            "a block is appended once"
+        );
+        self.values.extend_from_slice(rest);
+        for (k, &size) in (n - block.len()..n).zip(block) {
+            let last = i64::from(size) - 1;
+            self.current[k] = last;
+            self.positions[k] = self.positions[k - 1] * i64::from(size) + last;
+        }
     }
 
     /// Appends the row `a op b` below `prefix` ([`super::rows::merge`]):

@@ -62,6 +62,59 @@ impl<'a> Row<'a> {
     }
 }
 
+impl Row<'_> {
+    /// How many coordinates the row holds.
+    pub fn len(&self) -> usize {
+        match self {
+            Row::U32(c, _) => c.len(),
+            Row::U64(c, _) => c.len(),
+            Row::I64(c, _) => c.len(),
+        }
+    }
+
+    /// Whether the row holds no coordinate.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its `k`-th coordinate.
+    fn coord(&self, k: usize) -> u64 {
+        match self {
+            Row::U32(c, _) => u64::from(c[k]),
+            Row::U64(c, _) => c[k],
+            // Signed coordinates are below 2^63 (validated).
+            Row::I64(c, _) => c[k] as u64,
+        }
+    }
+}
+
+impl<'a> Row<'a> {
+    fn values(&self) -> &'a [f64] {
+        match *self {
+            Row::U32(_, v) | Row::U64(_, v) | Row::I64(_, v) => v,
+        }
+    }
+}
+
+impl<'a> Row<'a> {
+    /// Positions `range` of a level's coordinate array, each holding a
+    /// block of `width` values (`values[p * width..(p + 1) * width]` for
+    /// position `p`): a block row of BCSR.
+    pub fn of_blocks(
+        coords: &'a IndexArray,
+        values: &'a [f64],
+        range: std::ops::Range<usize>,
+        width: usize,
+    ) -> Row<'a> {
+        let values = &values[range.start * width..range.end * width];
+        match coords {
+            IndexArray::U32(c) => Row::U32(&c[range], values),
+            IndexArray::U64(c) => Row::U64(&c[range], values),
+            IndexArray::I64(c) => Row::I64(&c[range], values),
+        }
+    }
+}
+
 /// The rows below a dense level of a stored operand: row `r` is the
 /// segment `positions[base + r]..positions[base + r + 1]` of the compact,
 /// ordered, unique level below, whose coordinates are `coords`.
@@ -138,6 +191,95 @@ pub fn merge(a: Row<'_>, b: Row<'_>, op: RowOp, coords: &mut Vec<u64>, values: &
     coords.clear();
     values.clear();
     merge_after(a, b, op, coords, values);
+}
+
+/// Merges rows whose coordinates each hold a block of `width` values
+/// ([`Row::of_blocks`]) with `op` into `coords` and `values` (cleared
+/// first): a block in both rows gets `a op b` value by value, a block in
+/// one row of a sum or difference its values combined with `0.0`, as the
+/// loop over the blocks' entries computes them.
+///
+/// ```
+/// use tessera_engine::runtime::rows::{merge_blocks, RowOp, Row};
+/// // Blocks of two values at coordinates [1, 4] and [4].
+/// let a = Row::U32(&[1, 4], &[1.0, 2.0, 3.0, 4.0]);
+/// let b = Row::U64(&[4], &[10.0, 20.0]);
+/// let (mut coords, mut values) = (vec![], vec![]);
+/// merge_blocks(a, b, RowOp::Sub, 2, &mut coords, &mut values);
+/// assert_eq!(coords, [1, 4]);
+/// assert_eq!(values, [1.0, 2.0, -7.0, -16.0]);
+/// ```
+pub fn merge_blocks(a: Row<'_>, b: Row<'_>, op: RowOp, width: usize, coords: &mut Vec<u64>, values: &mut Vec<f64>) {
+    coords.clear();
+    values.clear();
+    assert!(
+        a.values().len() == a.len() * width && b.values().len() == b.len() * width,
+        "a block row holds a block of values per coordinate"
+    );
+    // The op is fixed for the row: one loop per op, each inlined.
+    match op {
+        RowOp::Add => merge_blocks_with(a, b, width, false, |x, y| x + y, coords, values),
+        RowOp::Sub => merge_blocks_with(a, b, width, false, |x, y| x - y, coords, values),
+        RowOp::Mul => merge_blocks_with(a, b, width, true, |x, y| x * y, coords, values),
+    }
+}
+
+/// [`merge_blocks`] with `f`, over the intersection of the rows when
+/// `both`, else over their union.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn merge_blocks_with(
+    a: Row<'_>,
+    b: Row<'_>,
+    width: usize,
+    both: bool,
+    f: impl Fn(f64, f64) -> f64,
+    coords: &mut Vec<u64>,
+    values: &mut Vec<f64>,
+) {
+    let (a_values, b_values) = (a.values().chunks_exact(width), b.values().chunks_exact(width));
+    let (mut a_blocks, mut b_blocks) = (a_values.enumerate().peekable(), b_values.enumerate().peekable());
+    loop {
+        let (x, y) = (
+            a_blocks.peek().map(|&(p, _)| a.coord(p)),
+            b_blocks.peek().map(|&(q, _)| b.coord(q)),
+        );
+        // A block in one row only: kept, combined with zeros, in a union.
+        macro_rules! one_side {
+            ($blocks:ident, $c:expr, $combine:expr) => {{
+                let (_, block) = $blocks.next().expect("peeked");
+                if both {
+                    break;
+                }
+                coords.push($c);
+                values.extend(block.iter().map($combine));
+            }};
+        }
+        match (x, y) {
+            (Some(x), Some(y)) if x == y => {
+                let ((_, u), (_, v)) = (a_blocks.next().expect("peeked"), b_blocks.next().expect("peeked"));
+                coords.push(x);
+                values.extend(u.iter().zip(v).map(|(&u, &v)| f(u, v)));
+            }
+            (Some(x), Some(y)) if x < y => {
+                let (_, u) = a_blocks.next().expect("peeked");
+                if !both {
+                    coords.push(x);
+                    values.extend(u.iter().map(|&u| f(u, 0.0)));
+                }
+            }
+            (Some(_), Some(y)) => {
+                let (_, v) = b_blocks.next().expect("peeked");
+                if !both {
+                    coords.push(y);
+                    values.extend(v.iter().map(|&v| f(0.0, v)));
+                }
+            }
+            (Some(x), None) => one_side!(a_blocks, x, |&u| f(u, 0.0)),
+            (None, Some(y)) => one_side!(b_blocks, y, |&v| f(0.0, v)),
+            (None, None) => break,
+        }
+    }
 }
 
 /// Merges row `r` of `a` and of `b` with `op` for each `r` in `rows`,

@@ -200,20 +200,25 @@ pub(crate) unsafe extern "C" fn append_batch(ctx: *mut c_void, entries: *const u
 /// `Op::WorkspaceFlush`: hands the workspace's entries to the output.
 /// `Op::MergeRows`: `args` holds, for each of the two rows, its coordinate
 /// array, its values, and its position range; then a code word (the
-/// `RowOp` code, and each row's `IndexWidth` in the next bytes); then the
-/// `n` prefix coordinates.
+/// `RowOp` code, each row's `IndexWidth` in the next bytes, and the number
+/// of block sizes in the fourth); then the `n` prefix coordinates, then the
+/// block sizes (each coordinate's block of values, `Op::MergeRows`).
 pub(crate) unsafe extern "C" fn merge_rows(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and the words
     // above, whose arrays are the rows' levels of valid input tensors and
     // whose ranges are positions of those levels.
-    let words = unsafe { std::slice::from_raw_parts(args, 9 + n) };
-    let code = words[8] as u64;
+    let code = unsafe { *args.add(8) } as u64;
+    let sizes = ((code >> 24) & 0xff) as usize;
+    let words = unsafe { std::slice::from_raw_parts(args, 9 + n + sizes) };
+    let block: smallvec::SmallVec<[u32; 4]> = words[9 + n..].iter().map(|&s| s as u32).collect();
+    let width = block.iter().map(|&s| s as usize).product::<usize>();
     let row = |k: usize| {
         let [coords, values, begin, end] = [words[4 * k], words[4 * k + 1], words[4 * k + 2], words[4 * k + 3]];
         let (begin, len) = (begin as usize, (end - begin) as usize);
-        // SAFETY: see above; `begin..end` lies within both arrays.
+        // SAFETY: see above; `begin..end` lies within the coordinates, and
+        // its blocks of `width` values within the values.
         unsafe {
-            let values = std::slice::from_raw_parts((values as *const f64).add(begin), len);
+            let values = std::slice::from_raw_parts((values as *const f64).add(begin * width), len * width);
             match (code >> (8 * (k + 1))) & 0xff {
                 0 => Row::U32(
                     std::slice::from_raw_parts((coords as *const u32).add(begin), len),
@@ -233,7 +238,12 @@ pub(crate) unsafe extern "C" fn merge_rows(ctx: *mut c_void, args: *const i64, n
     let (a, b) = (row(0), row(1));
     let op = RowOp::from_code(code & 0xff).expect("the translator writes a row op's code");
     // SAFETY: `ctx` is the kernel's context; the prefix follows the code.
-    unsafe { output_call(ctx, args.add(9), n, |out, prefix| out.append_merged(prefix, a, b, op)) }
+    unsafe {
+        output_call(ctx, args.add(9), n, |out, prefix| match block.is_empty() {
+            true => out.append_merged(prefix, a, b, op),
+            false => out.append_merged_blocks(prefix, (a, b), op, &block),
+        })
+    }
 }
 
 /// A level named in one word of a runtime call: `operand << 32 | level`.

@@ -692,7 +692,14 @@ impl Translator<'_> {
                 b_end,
                 op,
                 prefix,
-            } => self.merge_rows(clif, [(*a, *a_begin, *a_end), (*b, *b_begin, *b_end)], *op, prefix),
+                block,
+            } => self.merge_rows(
+                clif,
+                [(*a, *a_begin, *a_end), (*b, *b_begin, *b_end)],
+                *op,
+                prefix,
+                block,
+            ),
             Op::RowsMerge {
                 a_rows,
                 a_parent,
@@ -769,10 +776,18 @@ impl Translator<'_> {
     }
 
     /// `Op::MergeRows`: calls `kernel::merge_rows` once per row with the
-    /// two rows' arrays, ranges and widths and the output prefix.
-    fn merge_rows(&mut self, clif: &mut Clif<'_>, rows: [(LevelRef, u32, u32); 2], op: RowOp, prefix: &Regs) {
-        let mut words: Vec<Value> = Vec::with_capacity(9 + prefix.len());
-        let mut code = op.code();
+    /// two rows' arrays, ranges and widths, the output prefix and the
+    /// block sizes.
+    fn merge_rows(
+        &mut self,
+        clif: &mut Clif<'_>,
+        rows: [(LevelRef, u32, u32); 2],
+        op: RowOp,
+        prefix: &Regs,
+        block: &[u32],
+    ) {
+        let mut words: Vec<Value> = Vec::with_capacity(9 + prefix.len() + block.len());
+        let mut code = op.code() | ((block.len() as u64) << 24);
         for (k, (level, begin, end)) in rows.into_iter().enumerate() {
             let Some(coords) = self.coordinates(clif, level) else {
                 return;
@@ -801,6 +816,9 @@ impl Translator<'_> {
         words.push(clif.int(code as i64));
         for &r in prefix {
             words.push(self.iget(clif, r));
+        }
+        for &size in block {
+            words.push(clif.int(i64::from(size)));
         }
         self.call_with_words(clif, kernel::merge_rows as *const () as usize, &words, prefix.len());
     }

@@ -42,9 +42,20 @@ impl Writer<'_> {
     /// Merges two ordered rows with `op` and appends the result below
     /// `prefix`, with the values `runtime::rows::merge` computes: an entry
     /// in one row only is combined with `0.0`, so zeros keep their signs.
-    pub(super) fn merge_rows(&self, c: &mut CText, rows: [(LevelRef, u32, u32); 2], op: RowOp, prefix: &[u32]) {
+    pub(super) fn merge_rows(
+        &self,
+        c: &mut CText,
+        rows: [(LevelRef, u32, u32); 2],
+        op: RowOp,
+        prefix: &[u32],
+        block: &[u32],
+    ) {
         let [(a, a_begin, a_end), (b, b_begin, b_end)] = rows;
         let prefix: Vec<String> = prefix.iter().map(|&r| reg(r)).collect();
+        if !block.is_empty() {
+            let rows = [(a, reg(a_begin), reg(a_end)), (b, reg(b_begin), reg(b_end))];
+            return self.merge_blocks(c, rows, op, &prefix, block);
+        }
         self.merge(
             c,
             [(a, reg(a_begin), reg(a_end)), (b, reg(b_begin), reg(b_end))],
@@ -152,6 +163,63 @@ impl Writer<'_> {
             );
             c.close();
         }
+        c.close();
+    }
+
+    /// [`Writer::merge_rows`] of rows whose coordinates each hold a dense
+    /// block of `block` sizes (BCSR's block rows): each merged block's
+    /// entries appended in the block's order, with the values
+    /// `runtime::rows::merge_blocks` computes.
+    fn merge_blocks(
+        &self,
+        c: &mut CText,
+        rows: [(LevelRef, String, String); 2],
+        op: RowOp,
+        prefix: &[String],
+        block: &[u32],
+    ) {
+        c.open("");
+        let [(a, a_begin, a_end), (b, b_begin, b_end)] = rows;
+        let (ac, av) = (self.coordinates(c, a), self.values(c, a.operand));
+        let (bc, bv) = (self.coordinates(c, b), self.values(c, b.operand));
+        let width: u64 = block.iter().map(|&s| u64::from(s)).product();
+        c.line(format!("long p = {a_begin}, q = {b_begin};"));
+        c.line(format!("const long p_end = {a_end}, q_end = {b_end};"));
+        c.open(match op {
+            RowOp::Mul => "while (p < p_end && q < q_end)",
+            RowOp::Add | RowOp::Sub => "while (p < p_end || q < q_end)",
+        });
+        c.line("const int in_a = p < p_end, in_b = q < q_end;");
+        c.line(format!(
+            "const long x = in_a ? (long){ac}[p] : 0, y = in_b ? (long){bc}[q] : 0;"
+        ));
+        c.line("const int take_a = in_a && (!in_b || x <= y), take_b = in_b && (!in_a || y <= x);");
+        c.line("const long merged = take_a ? x : y;");
+        c.open(match op {
+            RowOp::Mul => "if (take_a && take_b)",
+            RowOp::Add | RowOp::Sub => "",
+        });
+        c.open(format!("for (long t = 0; t < {width}; t++)"));
+        c.line(format!("const double u = take_a ? {av}[p * {width} + t] : 0.0;"));
+        c.line(format!("const double v = take_b ? {bv}[q * {width} + t] : 0.0;"));
+        let mut entry: Vec<String> = prefix.to_vec();
+        entry.push("merged".into());
+        let mut stride: u64 = width;
+        for &size in block {
+            stride /= u64::from(size);
+            entry.push(format!("(t / {stride}) % {size}"));
+        }
+        let value = match op {
+            RowOp::Add => "u + v",
+            RowOp::Sub => "u - v",
+            RowOp::Mul => "u * v",
+        };
+        self.append(c, &entry, value);
+        c.close();
+        c.close();
+        c.line("p += take_a;");
+        c.line("q += take_b;");
+        c.close();
         c.close();
     }
 

@@ -128,7 +128,7 @@ impl Entries {
         for op in &program.ops {
             let entry = match op {
                 Op::Append { coords, .. } => coords.len(),
-                Op::MergeRows { prefix, .. } => prefix.len() + 1,
+                Op::MergeRows { prefix, block, .. } => prefix.len() + 1 + block.len(),
                 Op::RowsMerge { prefix, .. } => prefix.len() + 2,
                 Op::WorkspaceFlush { prefix } => match workspace {
                     Some(dims) => prefix.len() + dims,
@@ -852,7 +852,8 @@ impl Writer<'_> {
                 b_end,
                 op,
                 prefix,
-            } => self.merge_rows(c, [(*a, *a_begin, *a_end), (*b, *b_begin, *b_end)], *op, prefix),
+                block,
+            } => self.merge_rows(c, [(*a, *a_begin, *a_end), (*b, *b_begin, *b_end)], *op, prefix, block),
             Op::RowsMerge {
                 a_rows,
                 a_parent,
