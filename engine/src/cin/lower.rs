@@ -1056,15 +1056,26 @@ impl Lowerer<'_> {
                     }
                 })
                 .collect();
-            // A structured output is packed at the end: its order binds no loop.
+            // A structured output is packed at the end: its order binds no
+            // loop. A dense output is written anywhere at no cost: the
+            // operands that walk levels come first, so that its order
+            // (`i/4, i%4` before `j/4` for blocks) cannot make one walk a
+            // level again for each coordinate of a loop outside it.
+            let dense_output = output.format.is_dense();
+            let walks = |op: &Operand| op.format.levels().iter().any(|l| !l.level.capabilities().locate);
+            let edges_of = |op: &Operand| provenance.expand_edges(&consecutive_edges(op));
             let mut soft = Vec::new();
+            if dense_output {
+                soft.extend(self.operands.iter().filter(|op| walks(op)).map(edges_of));
+            }
             if output.format.is_per_mode() {
-                soft.push(provenance.expand_edges(&consecutive_edges(output)));
+                soft.push(edges_of(output));
             }
             soft.extend(
                 self.operands
                     .iter()
-                    .map(|op| provenance.expand_edges(&consecutive_edges(op))),
+                    .filter(|op| !(dense_output && walks(op)))
+                    .map(edges_of),
             );
             match choose_order(priority, &fixed, &hard, &soft) {
                 Ok(order) => {
