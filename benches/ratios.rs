@@ -341,6 +341,53 @@ fn main() {
             );
         }
     }
+    if wanted("structured sum") {
+        // A + B on a matrix of dense 4 x 4 blocks: two BCSR tensors into
+        // BCSR (block rows merged block by block), against CSR + CSR into
+        // CSR on the same tier and the hand-written merge of block rows.
+        let entries = block_matrix(&mut rng(7), 100_000, 4, 0.0002);
+        let bcsr = Format::bcsr(4, 4).unwrap();
+        let (a_csr, a_bcsr) = (
+            Tensor::pack(&entries, Format::csr()).expect("packs"),
+            Tensor::pack(&entries, bcsr.clone()).expect("packs"),
+        );
+        let csr_in = Inputs::new().with("A", &a_csr).with("B", &a_csr);
+        let bcsr_in = Inputs::new().with("A", &a_bcsr).with("B", &a_bcsr);
+        let statement = "C(i,j) = A(i,j) + B(i,j)";
+        let (csr_kernel, csr_jit, _) = kernel(statement, &csr_in, Format::csr());
+        let (bcsr_kernel, bcsr_jit, bcsr_interp) = kernel(statement, &bcsr_in, bcsr);
+        let array = |k: usize| -> Vec<usize> {
+            let a = &a_bcsr.level(1).arrays[k];
+            (0..a.len()).map(|p| a.get(p) as usize).collect()
+        };
+        let (pos, crd) = (array(0), array(1));
+        let by_hand = || common::bsr_add_loop((&pos, &crd, a_bcsr.values()), (&pos, &crd, a_bcsr.values()), 16);
+        let sum = bcsr_kernel.run_with(&bcsr_in, &bcsr_jit).expect("the kernel runs");
+        assert_eq!(
+            sum.values(),
+            by_hand().vals.as_slice(),
+            "the hand-written loop disagrees"
+        );
+        report(
+            &format!("structured sum (blocks), {} nonzeros", entries.len()),
+            rounds,
+            vec![
+                (
+                    "bcsr jit",
+                    Box::new(|| drop(black_box(bcsr_kernel.run_with(&bcsr_in, &bcsr_jit)))),
+                ),
+                (
+                    "bcsr interp",
+                    Box::new(|| drop(black_box(bcsr_kernel.run_with(&bcsr_in, &bcsr_interp)))),
+                ),
+                (
+                    "csr jit",
+                    Box::new(|| drop(black_box(csr_kernel.run_with(&csr_in, &csr_jit)))),
+                ),
+                ("bcsr by hand", Box::new(|| drop(black_box(by_hand())))),
+            ],
+        );
+    }
     if wanted("spgemm") {
         let mut r = rng(4);
         let a = Csr::random(&mut r, 20_000, 20_000, 10);

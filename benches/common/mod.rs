@@ -181,6 +181,54 @@ pub fn add_loop(a: &Csr, b: &Csr) -> Csr {
     }
 }
 
+/// The sum of two block-sparse matrices of the same `width`-value blocks
+/// (scipy's `bsr + bsr` before its conversion, TACO's merge of block rows):
+/// each block row's stored blocks merged, blocks in both added value by
+/// value. Returns the block columns' positions and coordinates and the
+/// values.
+pub fn bsr_add_loop(a: (&[usize], &[usize], &[f64]), b: (&[usize], &[usize], &[f64]), width: usize) -> Csr {
+    let ((ap, ac, av), (bp, bc, bv)) = (a, b);
+    let block_rows = ap.len() - 1;
+    let mut pos = Vec::with_capacity(block_rows + 1);
+    let mut idx = Vec::with_capacity(ac.len() + bc.len());
+    let mut vals = Vec::with_capacity(av.len() + bv.len());
+    pos.push(0u32);
+    for r in 0..block_rows {
+        let (mut p, pe) = (ap[r], ap[r + 1]);
+        let (mut q, qe) = (bp[r], bp[r + 1]);
+        while p < pe || q < qe {
+            let ca = if p < pe { ac[p] } else { usize::MAX };
+            let cb = if q < qe { bc[q] } else { usize::MAX };
+            let c = ca.min(cb);
+            let start = vals.len();
+            vals.resize(start + width, 0.0);
+            if ca == c {
+                vals[start..]
+                    .iter_mut()
+                    .zip(&av[p * width..(p + 1) * width])
+                    .for_each(|(o, v)| *o += v);
+                p += 1;
+            }
+            if cb == c {
+                vals[start..]
+                    .iter_mut()
+                    .zip(&bv[q * width..(q + 1) * width])
+                    .for_each(|(o, v)| *o += v);
+                q += 1;
+            }
+            idx.push(c as u32);
+        }
+        pos.push(idx.len() as u32);
+    }
+    Csr {
+        rows: block_rows,
+        cols: 0,
+        pos,
+        idx,
+        vals,
+    }
+}
+
 /// Gustavson's SpGEMM with a dense accumulator; rows of the result sorted.
 pub fn spgemm_loop(a: &Csr, b: &Csr) -> Csr {
     let mut acc = vec![0.0; b.cols];

@@ -914,7 +914,7 @@ fn structured_inputs_are_iterated_natively_and_match_reference() {
         Format::bcsr(4, 4).unwrap(),
         blocked_dcsr(2, 2),
     ];
-    let engine = suite_engine();
+    let engine = crate::suite_engine();
     let mut rng = Rng::new(0x57c);
     let mut checks = 0;
     for format in &formats {
@@ -967,21 +967,26 @@ fn structured_inputs_are_iterated_natively_and_match_reference() {
 /// Sums, differences and products of two BCSR tensors of the same blocks
 /// into BCSR: assembled natively, block row by block row (each stored
 /// block of either merged with the other's), with no conversion, over
-/// block sizes 1x1, 2x3 and 4x4, rectangular, one-block-row, empty
-/// (0 x n) and square shapes and every kind of contents.
+/// block sizes 1x1, 2x3 and 4x4 and a blocked DCSR, rectangular,
+/// one-block-row, empty (0 x n) and square shapes and every kind of
+/// contents.
 #[test]
 fn bcsr_sums_into_bcsr_merge_blocks_natively_and_match_reference() {
-    let engine = suite_engine();
+    let engine = crate::suite_engine();
     let mut rng = Rng::new(0xb5c);
     let mut checks = 0;
-    let blocks = [(1, 1), (2, 3), (4, 4)];
+    let blocks = [(1, 1), (2, 3), (4, 4), (2, 2)];
     let statements = [
         "C(i,j) = A(i,j) + B(i,j)",
         "C(i,j) = A(i,j) - B(i,j)",
         "C(i,j) = A(i,j) * B(i,j)",
     ];
-    for (r, c) in blocks {
-        let format = Format::bcsr(r, c).unwrap();
+    for (k, (r, c)) in blocks.into_iter().enumerate() {
+        // The last: blocks stored as DCSR, whose block rows are compressed.
+        let format = match k {
+            3 => blocked_dcsr(r, c),
+            _ => Format::bcsr(r, c).unwrap(),
+        };
         for statement in statements {
             let kernel = engine
                 .compile(statement, &[("A", format.clone()), ("B", format.clone())], &format)
@@ -1013,7 +1018,7 @@ fn bcsr_sums_into_bcsr_merge_blocks_natively_and_match_reference() {
 /// entries), a term without it, a tensor walking its modes beside it.
 #[test]
 fn structured_inputs_the_statement_cannot_follow_are_converted_with_a_reason() {
-    let engine = suite_engine();
+    let engine = crate::suite_engine();
     let cases = [
         (
             "C(i,j) = 2 * A(i,j)",
@@ -1066,7 +1071,7 @@ fn unordered_coo_is_walked_as_given_where_no_loop_needs_order() {
         ("C(i,j) = 2 * A(i,j) * B(i,j)", 2),
     ];
     let format = Format::coo_unordered(2);
-    let engine = suite_engine();
+    let engine = crate::suite_engine();
     let mut rng = Rng::new(0xc00);
     for (statement, order) in native {
         let output = Format::dense(order);

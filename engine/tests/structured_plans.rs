@@ -213,3 +213,59 @@ fn bcsr_plus_bcsr_merges_their_blocks() {
         "{plan}"
     );
 }
+
+/// Two BCSR tensors of the same blocks into BCSR: no conversion, and no
+/// workspace; the block rows' stored blocks merged by one op per block
+/// row, each output block appended with its values.
+#[test]
+fn bcsr_plus_bcsr_into_bcsr_merges_block_rows_in_one_op() {
+    let expected = r#"
+loop order: i/4, j/4, i%4, j%4
+derived: i/4 = i / 4, the block of i (i = i/4·4 + i%4)
+derived: j/4 = j / 4, the block of j (j = j/4·4 + j%4)
+derived: i%4 = i % 4, the place of i in its block
+derived: j%4 = j % 4, the place of j in its block
+output C (bcsr:4x4): assembled by append in order
+parallel: the loop over i/4 splits into chunks of about the same work (stored entries below each coordinate); each assembles its own part of the output, and the parts are joined in order; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+forall i/4: every coordinate, locate A.dense, B.dense; lattice {A.dense, B.dense} > {A.dense} > {B.dense}
+  forall j/4: merge A.compressed, B.compressed; lattice {A.compressed, B.compressed} > {A.compressed} > {B.compressed}
+    (runs as one block op: the two stored rows of 4x4 blocks merged block by block into an output row)
+concrete index notation:
+  forall i/4
+    forall j/4
+      forall i%4
+        forall j%4
+          C(i,j) += (A(i,j) + B(i,j))
+"#;
+    let bcsr = Format::bcsr(4, 4).unwrap();
+    let plan = Engine::new()
+        .compile(
+            "C(i,j) = A(i,j) + B(i,j)",
+            &[("A", bcsr.clone()), ("B", bcsr.clone())],
+            &bcsr,
+        )
+        .unwrap()
+        .plan()
+        .to_string();
+    assert_eq!(plan, pinned(expected));
+}
+
+/// Two BCSR tensors into a dense matrix: the loops follow the blocks
+/// (block rows, block columns, then the places in a block), so each block
+/// row's stored blocks are walked once, not once per row of the block as
+/// the output's row-major order alone would have them.
+#[test]
+fn bcsr_times_bcsr_into_dense_walks_each_block_row_once() {
+    let bcsr = Format::bcsr(4, 4).unwrap();
+    let plan = Engine::new()
+        .compile(
+            "C(i,j) = A(i,j) * B(i,j)",
+            &[("A", bcsr.clone()), ("B", bcsr)],
+            &Format::dense(2),
+        )
+        .unwrap()
+        .plan()
+        .to_string();
+    assert!(plan.starts_with("loop order: i/4, j/4, i%4, j%4\n"), "{plan}");
+    assert!(!plan.contains("convert"), "{plan}");
+}

@@ -856,15 +856,42 @@ impl Assembler {
             std::mem::take(&mut self.row_values),
         );
         super::rows::merge_blocks(a, b, op, width, &mut coords, &mut values);
-        let mut entry: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
-        entry.push(0);
-        entry.extend(block.iter().map(|_| 0));
-        for (&c, block_values) in coords.iter().zip(values.chunks_exact(width)) {
-            entry[prefix.len()] = c as i64;
-            self.append_block(&entry, block, block_values);
+        if let Some((&first, rest)) = coords.split_first() {
+            let level = prefix.len();
+            let mut entry: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
+            entry.push(first as i64);
+            entry.extend(block.iter().map(|_| 0));
+            self.append_block(&entry, block, &values[..width]);
+            if let Some(&last) = rest.last() {
+                self.extend_blocks(level, CoordRun::Wide(rest), block, &values[width..]);
+                self.current[level] = last as i64;
+            }
         }
         self.run_coords = coords;
         self.row_values = values;
+    }
+
+    /// Appends blocks at increasing coordinates `coords` of level `level`
+    /// in its open segment, after the block just appended there: the
+    /// coordinates copied at once, their blocks' `values` after the
+    /// others', leaving the state the last block's last entry would. The
+    /// levels below `level` are the dense levels of sizes `block`.
+    fn extend_blocks(&mut self, level: usize, coords: CoordRun<'_>, block: &[u32], values: &[f64]) {
+        let n = coords.len();
+        self.in_order &= self.inside(level, coords.get(n - 1) as i64);
+        let start = self.sizes[level] as usize;
+        self.format
+            .level(level)
+            .append_coords(&mut self.levels[level], start, coords);
+        self.sizes[level] += n as i64;
+        self.positions[level] = self.sizes[level] - 1;
+        self.values.extend_from_slice(values);
+        for (k, &size) in (level + 1..).zip(block) {
+            let last = i64::from(size) - 1;
+            self.current[k] = last;
+            self.positions[k] = self.positions[k - 1] * i64::from(size) + last;
+        }
+        debug_assert_eq!(self.values.len() as i64, self.positions[self.levels.len() - 1] + 1);
     }
 
     /// Appends a dense block below the coordinates `first` less its last

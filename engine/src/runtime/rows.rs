@@ -76,16 +76,6 @@ impl Row<'_> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    /// Its `k`-th coordinate.
-    fn coord(&self, k: usize) -> u64 {
-        match self {
-            Row::U32(c, _) => u64::from(c[k]),
-            Row::U64(c, _) => c[k],
-            // Signed coordinates are below 2^63 (validated).
-            Row::I64(c, _) => c[k] as u64,
-        }
-    }
 }
 
 impl<'a> Row<'a> {
@@ -216,69 +206,95 @@ pub fn merge_blocks(a: Row<'_>, b: Row<'_>, op: RowOp, width: usize, coords: &mu
         a.values().len() == a.len() * width && b.values().len() == b.len() * width,
         "a block row holds a block of values per coordinate"
     );
-    // The op is fixed for the row: one loop per op, each inlined.
+    let most = if op == RowOp::Mul {
+        a.len().min(b.len())
+    } else {
+        a.len() + b.len()
+    };
+    coords.reserve(most);
+    values.reserve(most * width);
+    // Signed coordinates are below 2^63 (validated), so they convert.
+    let wide = |c: &[i64]| -> Vec<u64> { c.iter().map(|&x| x as u64).collect() };
+    match (a, b) {
+        (Row::U32(ac, av), Row::U32(bc, bv)) => merge_blocks_typed((ac, av), (bc, bv), op, width, coords, values),
+        (Row::U32(ac, av), Row::U64(bc, bv)) => merge_blocks_typed((ac, av), (bc, bv), op, width, coords, values),
+        (Row::U64(ac, av), Row::U32(bc, bv)) => merge_blocks_typed((ac, av), (bc, bv), op, width, coords, values),
+        (Row::U64(ac, av), Row::U64(bc, bv)) => merge_blocks_typed((ac, av), (bc, bv), op, width, coords, values),
+        (Row::I64(ac, av), other) => merge_blocks(Row::U64(&wide(ac), av), other, op, width, coords, values),
+        (other, Row::I64(bc, bv)) => merge_blocks(other, Row::U64(&wide(bc), bv), op, width, coords, values),
+    }
+}
+
+/// [`merge_blocks`] for one width of each row's coordinates; the op is
+/// fixed for the row: one loop per op, each inlined.
+fn merge_blocks_typed<A: Coord, B: Coord>(
+    a: (&[A], &[f64]),
+    b: (&[B], &[f64]),
+    op: RowOp,
+    width: usize,
+    coords: &mut Vec<u64>,
+    values: &mut Vec<f64>,
+) {
     match op {
-        RowOp::Add => merge_blocks_with(a, b, width, false, |x, y| x + y, coords, values),
-        RowOp::Sub => merge_blocks_with(a, b, width, false, |x, y| x - y, coords, values),
-        RowOp::Mul => merge_blocks_with(a, b, width, true, |x, y| x * y, coords, values),
+        RowOp::Add => merge_blocks_with(a, b, width, false, |x, y| x + y, (coords, values)),
+        RowOp::Sub => merge_blocks_with(a, b, width, false, |x, y| x - y, (coords, values)),
+        RowOp::Mul => merge_blocks_with(a, b, width, true, |x, y| x * y, (coords, values)),
     }
 }
 
 /// [`merge_blocks`] with `f`, over the intersection of the rows when
 /// `both`, else over their union.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn merge_blocks_with(
-    a: Row<'_>,
-    b: Row<'_>,
+fn merge_blocks_with<A: Coord, B: Coord>(
+    (ac, av): (&[A], &[f64]),
+    (bc, bv): (&[B], &[f64]),
     width: usize,
     both: bool,
     f: impl Fn(f64, f64) -> f64,
-    coords: &mut Vec<u64>,
-    values: &mut Vec<f64>,
+    (coords, values): (&mut Vec<u64>, &mut Vec<f64>),
 ) {
-    let (a_values, b_values) = (a.values().chunks_exact(width), b.values().chunks_exact(width));
-    let (mut a_blocks, mut b_blocks) = (a_values.enumerate().peekable(), b_values.enumerate().peekable());
-    loop {
-        let (x, y) = (
-            a_blocks.peek().map(|&(p, _)| a.coord(p)),
-            b_blocks.peek().map(|&(q, _)| b.coord(q)),
-        );
-        // A block in one row only: kept, combined with zeros, in a union.
-        macro_rules! one_side {
-            ($blocks:ident, $c:expr, $combine:expr) => {{
-                let (_, block) = $blocks.next().expect("peeked");
-                if both {
-                    break;
-                }
-                coords.push($c);
-                values.extend(block.iter().map($combine));
-            }};
-        }
-        match (x, y) {
-            (Some(x), Some(y)) if x == y => {
-                let ((_, u), (_, v)) = (a_blocks.next().expect("peeked"), b_blocks.next().expect("peeked"));
+    let block = |values: &[f64], k: usize| -> std::ops::Range<usize> {
+        debug_assert!(values.len() >= (k + 1) * width);
+        k * width..(k + 1) * width
+    };
+    let (mut p, mut q) = (0, 0);
+    while p < ac.len() && q < bc.len() {
+        let (x, y) = (ac[p].wide(), bc[q].wide());
+        match x.cmp(&y) {
+            Ordering::Equal => {
                 coords.push(x);
+                let (u, v) = (&av[block(av, p)], &bv[block(bv, q)]);
                 values.extend(u.iter().zip(v).map(|(&u, &v)| f(u, v)));
+                p += 1;
+                q += 1;
             }
-            (Some(x), Some(y)) if x < y => {
-                let (_, u) = a_blocks.next().expect("peeked");
+            Ordering::Less => {
                 if !both {
                     coords.push(x);
-                    values.extend(u.iter().map(|&u| f(u, 0.0)));
+                    values.extend(av[block(av, p)].iter().map(|&u| f(u, 0.0)));
                 }
+                p += 1;
             }
-            (Some(_), Some(y)) => {
-                let (_, v) = b_blocks.next().expect("peeked");
+            Ordering::Greater => {
                 if !both {
                     coords.push(y);
-                    values.extend(v.iter().map(|&v| f(0.0, v)));
+                    values.extend(bv[block(bv, q)].iter().map(|&v| f(0.0, v)));
                 }
+                q += 1;
             }
-            (Some(x), None) => one_side!(a_blocks, x, |&u| f(u, 0.0)),
-            (None, Some(y)) => one_side!(b_blocks, y, |&v| f(0.0, v)),
-            (None, None) => break,
         }
+    }
+    if both {
+        return;
+    }
+    // A block in one row only: kept, combined with zeros.
+    for (k, c) in ac.iter().enumerate().skip(p) {
+        coords.push(c.wide());
+        values.extend(av[block(av, k)].iter().map(|&u| f(u, 0.0)));
+    }
+    for (k, c) in bc.iter().enumerate().skip(q) {
+        coords.push(c.wide());
+        values.extend(bv[block(bv, k)].iter().map(|&v| f(0.0, v)));
     }
 }
 
