@@ -216,7 +216,8 @@ fn bcsr_plus_bcsr_merges_their_blocks() {
 
 /// Two BCSR tensors of the same blocks into BCSR: no conversion, and no
 /// workspace; the block rows' stored blocks merged by one op per block
-/// row, each output block appended with its values.
+/// row, each output block appended with its values; one thread by
+/// default, as for other merges (joining parts would copy it all again).
 #[test]
 fn bcsr_plus_bcsr_into_bcsr_merges_block_rows_in_one_op() {
     let expected = r#"
@@ -226,7 +227,7 @@ derived: j/4 = j / 4, the block of j (j = j/4·4 + j%4)
 derived: i%4 = i % 4, the place of i in its block
 derived: j%4 = j % 4, the place of j in its block
 output C (bcsr:4x4): assembled by append in order
-parallel: the loop over i/4 splits into chunks of about the same work (stored entries below each coordinate); each assembles its own part of the output, and the parts are joined in order; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+parallel: the loop over i/4 splits into chunks of about the same work (stored entries below each coordinate); each assembles its own part of the output, and the parts are joined in order; results are the same bits for any number of threads; by default one thread: the rows' merge writes about as much as it reads, and joining the parts copies it all again (--threads sets more)
 forall i/4: every coordinate, locate A.dense, B.dense; lattice {A.dense, B.dense} > {A.dense} > {B.dense}
   forall j/4: merge A.compressed, B.compressed; lattice {A.compressed, B.compressed} > {A.compressed} > {B.compressed}
     (runs as one block op: the two stored rows of 4x4 blocks merged block by block into an output row)

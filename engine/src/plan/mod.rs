@@ -100,7 +100,11 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
     let mut chunking = chunking;
     if let Ok((_, c)) = &mut chunking {
         c.join_bound = c.output == crate::bytecode::ChunkOutput::SparseParts
-            && e.ops.iter().any(|op| matches!(op, Op::RowsMerge { .. }));
+            && e.ops.iter().any(|op| match op {
+                Op::RowsMerge { .. } => true,
+                Op::MergeRows { block, .. } => !block.is_empty(),
+                _ => false,
+            });
     }
     let program = Program {
         ops: e.ops,
