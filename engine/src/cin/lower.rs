@@ -1381,8 +1381,18 @@ fn takes_pattern(
         && op.vars == output_vars
         && is_factor(root, k, operands)
         && crate::lattice::fill(root, &fills) == Some(0.0);
-    if !shared || !op.format.is_per_mode() {
-        return shared;
+    if !shared {
+        return false;
+    }
+    if !op.format.is_per_mode() {
+        // Another tensor split alike is merged with it level by level: the
+        // result is their intersection, appended as merged, rather than
+        // every block of `k` stored with zeros where the other has none.
+        let level_vars = op.level_vars();
+        return !operands
+            .iter()
+            .enumerate()
+            .any(|(j, other)| j != k && other.level_vars() == level_vars);
     }
     let others_locate = operands.iter().enumerate().all(|(j, other)| {
         j == k
