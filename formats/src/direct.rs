@@ -1,6 +1,7 @@
 //! Packing without the generic packer, where a format's arrays can be
 //! written at once: a sorted list into CSR (counts per row, then the
-//! columns as they come), and CSR to DIA, ELL and BCSR in two passes over
+//! columns as they come), a list in storage order into COO (its columns
+//! copied), and CSR to DIA, ELL and BCSR in two passes over
 //! CSR's arrays: which
 //! diagonals (how many slots, which blocks) there are, then each entry
 //! placed at its position. The generic packer lists, sorts and packs the
@@ -44,6 +45,47 @@ pub(crate) fn csr<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) 
         .push(IndexArray::from_u64_with_bound(idx, cols as u64));
     let values = list.iter().map(|(_, v)| v).collect();
     let levels = vec![LevelStorage::new(rows), compressed];
+    Some(Tensor::from_parts_with_fill(
+        list.shape(),
+        format.clone(),
+        levels,
+        values,
+        fill,
+    ))
+}
+
+/// `list` in `format` when that is COO with its modes in natural order
+/// and `list` is in its storage order: any order for unordered COO (the
+/// entries are kept as given), canonical for ordered COO. A copy of each
+/// coordinate column, with no sort and no table; `None` otherwise.
+pub(crate) fn coo<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) -> Option<Result<Tensor<V>>> {
+    let order = list.shape().len();
+    let in_storage_order = if format.stores_as_given() {
+        format.mode_order()? == (0..order).collect::<Vec<_>>()
+    } else {
+        format.levels() == Format::coo(order).levels() && list.is_canonical()
+    };
+    if order == 0 || !in_storage_order {
+        return None;
+    }
+    let n = list.len();
+    let column = |k: usize| -> IndexArray {
+        let coords: Vec<u64> = list.iter().map(|(coords, _)| coords[k]).collect();
+        IndexArray::from_u64_with_bound(coords, list.shape()[k] as u64)
+    };
+    let mut levels = Vec::with_capacity(order);
+    let mut first = LevelStorage::new(list.shape()[0]);
+    first
+        .arrays
+        .push(IndexArray::from_u64_with_bound(vec![0, n as u64], n as u64));
+    first.arrays.push(column(0));
+    levels.push(first);
+    for k in 1..order {
+        let mut singleton = LevelStorage::new(list.shape()[k]);
+        singleton.arrays.push(column(k));
+        levels.push(singleton);
+    }
+    let values = list.values().to_vec();
     Some(Tensor::from_parts_with_fill(
         list.shape(),
         format.clone(),
@@ -253,6 +295,49 @@ mod tests {
 
     /// A shape and its entries (row, column, value).
     type Case<'a> = (&'a [usize; 2], &'a [(u64, u64, f64)]);
+
+    /// A shape and its entries (coordinates, value).
+    type ListCase<'a> = (&'a [usize], &'a [(&'a [u64], f64)]);
+
+    /// Lists in COO's storage order (unordered COO: as given, with
+    /// duplicates; ordered COO: canonical) are copied into exactly the
+    /// storage the generic packer makes, for matrices, a 3rd-order tensor,
+    /// a vector, and no entries; lists out of order are left to the packer.
+    #[test]
+    fn coordinate_lists_are_copied_into_what_the_packer_stores() {
+        let cases: [ListCase<'_>; 5] = [
+            (
+                &[4, 6],
+                &[(&[3, 5], 1.0), (&[0, 1], 2.0), (&[3, 5], -1.0), (&[2, 0], 0.0)],
+            ),
+            (&[1, 1], &[(&[0, 0], 7.0)]),
+            (&[2, 3, 4], &[(&[1, 2, 3], 1.5), (&[0, 0, 0], 2.5), (&[1, 0, 3], 3.5)]),
+            (&[5], &[(&[4], 1.0), (&[1], 2.0)]),
+            (&[0, 3], &[]),
+        ];
+        for (shape, entries) in cases {
+            let mut list = CoordinateList::new(shape);
+            for &(coords, v) in entries {
+                list.push(coords, v).unwrap();
+            }
+            let mut canonical = list.clone();
+            canonical.canonicalize();
+            let order = shape.len();
+            for (format, list) in [(Format::coo_unordered(order), &list), (Format::coo(order), &canonical)] {
+                for fill in [0.0, 3.0] {
+                    let direct = super::coo(list, &format, fill).unwrap().unwrap();
+                    let packed = crate::tensor::pack_generic(list, format.clone(), fill).unwrap();
+                    assert_eq!(direct.levels(), packed.levels(), "{format} of {shape:?}");
+                    assert_eq!(direct.values(), packed.values(), "{format} of {shape:?}");
+                    assert_eq!(direct.fill(), packed.fill());
+                }
+            }
+            if list.len() > 1 && !list.is_canonical() {
+                assert!(super::coo(&list, &Format::coo(order), 0.0).is_none(), "out of order");
+            }
+            assert!(super::coo(&list, &Format::csf(order), 0.0).is_none(), "not COO");
+        }
+    }
 
     /// The direct conversions give exactly the packer's storage, on
     /// matrices with empty rows, explicit zeros, a diagonal partly outside

@@ -768,6 +768,17 @@ fn pack<V: Value>(entries: &CoordinateList<V>, format: Format, fill: V) -> Resul
     if let Some(csr) = crate::direct::csr(list, &format, fill) {
         return csr;
     }
+    if let Some(coo) = crate::direct::coo(list, &format, fill) {
+        return coo;
+    }
+    pack_generic(list, format, fill)
+}
+
+/// [`pack`] by listing, sorting and packing the entries level by level,
+/// for any format; `list` is canonical unless the format stores entries
+/// as given.
+pub(crate) fn pack_generic<V: Value>(list: &CoordinateList<V>, format: Format, fill: V) -> Result<Tensor<V>> {
+    let as_given = format.stores_as_given();
     let (columns, aux_extents) = storage_columns(list, &format);
     let n = list.len();
     let nlevels = format.levels().len();
