@@ -617,8 +617,6 @@ impl Lowered {
     }
 }
 
-/// Output formats the streaming assembler can append to: one whole mode per
-/// level, each level dense, compressed or singleton.
 /// Whether `output` can be appended to in the loops of `order`: a
 /// streamable format whose levels' variables are all loops (an output
 /// split into blocks is, beside an operand split alike).
@@ -626,6 +624,8 @@ fn appendable(output: &Operand, order: &[LoopVar]) -> bool {
     streamable(&output.format) && (output.format.is_per_mode() || output.level_vars().iter().all(|v| order.contains(v)))
 }
 
+/// Output formats the streaming assembler can append to: each level stores
+/// a mode or a block of one, and is dense, compressed or singleton.
 fn streamable(format: &Format) -> bool {
     let modes_or_blocks = format
         .levels()

@@ -2,7 +2,7 @@
 //! product per row, a dense row update) emitted as one bytecode op.
 
 use smallvec::SmallVec;
-use tessera_formats::{Cmp, Iteration, Level, LevelKind, LevelRef, Projection, Split};
+use tessera_formats::{Assembly, Cmp, Iteration, Level, LevelKind, LevelRef, Projection, Split};
 
 use super::state::OperandState;
 use super::{Emitter, LoopShape};
@@ -141,6 +141,12 @@ impl Emitter<'_> {
         let Some(block) = self.output_block(at + 1) else {
             return false;
         };
+        // Blocks after the first of a row are appended at once: the row's
+        // level must append (hold its coordinates in a run).
+        let row_level = self.lowered.output.format.level(at);
+        if !block.is_empty() && row_level.capabilities().assembly != Some(Assembly::Append) {
+            return false;
+        }
         let Some((a, b, op)) = within_loops(body, inner).and_then(merged_pair) else {
             return false;
         };
