@@ -79,14 +79,13 @@ impl Row<'_> {
 }
 
 impl<'a> Row<'a> {
+    /// Its values, a block of them per coordinate in a block row.
     fn values(&self) -> &'a [f64] {
         match *self {
             Row::U32(_, v) | Row::U64(_, v) | Row::I64(_, v) => v,
         }
     }
-}
 
-impl<'a> Row<'a> {
     /// Positions `range` of a level's coordinate array, each holding a
     /// block of `width` values (`values[p * width..(p + 1) * width]` for
     /// position `p`): a block row of BCSR.
