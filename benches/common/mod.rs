@@ -202,19 +202,16 @@ pub fn bsr_add_loop(a: (&[usize], &[usize], &[f64]), b: (&[usize], &[usize], &[f
             let c = ca.min(cb);
             let start = vals.len();
             vals.resize(start + width, 0.0);
+            let mut add = |from: &[f64], k: &mut usize| {
+                let block = &from[*k * width..(*k + 1) * width];
+                vals[start..].iter_mut().zip(block).for_each(|(o, v)| *o += v);
+                *k += 1;
+            };
             if ca == c {
-                vals[start..]
-                    .iter_mut()
-                    .zip(&av[p * width..(p + 1) * width])
-                    .for_each(|(o, v)| *o += v);
-                p += 1;
+                add(av, &mut p);
             }
             if cb == c {
-                vals[start..]
-                    .iter_mut()
-                    .zip(&bv[q * width..(q + 1) * width])
-                    .for_each(|(o, v)| *o += v);
-                q += 1;
+                add(bv, &mut q);
             }
             idx.push(c as u32);
         }

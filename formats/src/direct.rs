@@ -37,12 +37,12 @@ pub(crate) fn csr<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) 
     }
     let starts = crate::sorting::bucket_starts(list.iter().map(|(coords, _)| coords[0] as usize), rows);
     let pos: Vec<u64> = starts.into_iter().map(|s| s as u64).collect();
-    let idx: Vec<u64> = list.iter().map(|(coords, _)| coords[1]).collect();
     let mut compressed = LevelStorage::new(cols);
     compressed.arrays.push(IndexArray::from_u64_with_bound(pos, n as u64));
-    compressed
-        .arrays
-        .push(IndexArray::from_u64_with_bound(idx, cols as u64));
+    compressed.arrays.push(IndexArray::collect_with_bound(
+        list.iter().map(|(coords, _)| coords[1]),
+        cols as u64,
+    ));
     let values = list.iter().map(|(_, v)| v).collect();
     let levels = vec![LevelStorage::new(rows), compressed];
     Some(Tensor::from_parts_with_fill(
@@ -69,10 +69,8 @@ pub(crate) fn coo<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) 
         return None;
     }
     let n = list.len();
-    let column = |k: usize| -> IndexArray {
-        let coords: Vec<u64> = list.iter().map(|(coords, _)| coords[k]).collect();
-        IndexArray::from_u64_with_bound(coords, list.shape()[k] as u64)
-    };
+    let column =
+        |k: usize| IndexArray::collect_with_bound(list.iter().map(|(coords, _)| coords[k]), list.shape()[k] as u64);
     let mut levels = Vec::with_capacity(order);
     let mut first = LevelStorage::new(list.shape()[0]);
     first

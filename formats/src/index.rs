@@ -66,6 +66,22 @@ impl IndexArray {
         }
     }
 
+    /// Like [`from_u64_with_bound`](Self::from_u64_with_bound), collecting
+    /// `values` straight into the chosen width (no 64-bit copy first).
+    ///
+    /// ```
+    /// use tessera_formats::IndexArray;
+    /// let a = IndexArray::collect_with_bound([3u64, 1, 4].into_iter(), 10);
+    /// assert_eq!(a, IndexArray::U32(vec![3, 1, 4]));
+    /// ```
+    pub fn collect_with_bound(values: impl Iterator<Item = u64>, bound: u64) -> Self {
+        if bound <= u64::from(u32::MAX) {
+            IndexArray::U32(values.map(|v| v as u32).collect())
+        } else {
+            IndexArray::U64(values.collect())
+        }
+    }
+
     /// Converts `usize` values the same way as [`from_u64`](Self::from_u64).
     pub fn from_usize(values: &[usize], bound: usize) -> Self {
         if bound <= u32::MAX as usize {

@@ -653,6 +653,15 @@ pub struct Program {
     pub value_type: ValueType,
 }
 
+/// The sizes of a block, as a plan and the bytecode print them (`4x4`).
+///
+/// ```
+/// assert_eq!(tessera_engine::bytecode::block_shape(&[2, 3]), "2x3");
+/// ```
+pub fn block_shape(block: &[u32]) -> String {
+    block.iter().map(u32::to_string).collect::<Vec<_>>().join("x")
+}
+
 /// The length of each vector temporary `temps` (as [`Program::temps`]) in
 /// a run whose loop variables have sizes `dims`: what each tier allocates.
 ///
@@ -1086,12 +1095,9 @@ impl fmt::Display for Op {
                     lv(a),
                     lv(b)
                 )?;
-                match block.as_slice() {
-                    [] => Ok(()),
-                    sizes => {
-                        let sizes: Vec<String> = sizes.iter().map(u32::to_string).collect();
-                        write!(f, ", blocks of {}", sizes.join("x"))
-                    }
+                match block.is_empty() {
+                    true => Ok(()),
+                    false => write!(f, ", blocks of {}", block_shape(block)),
                 }
             }
             Op::RowsMerge {

@@ -652,10 +652,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     Row::of_blocks(coords, values[level.operand as usize], range, width)
                 };
                 let rows = (row(a, a_begin, a_end), row(b, b_begin, b_end));
-                match block.is_empty() {
-                    true => out.append_merged(&gather(&ir, prefix), rows.0, rows.1, *op),
-                    false => out.append_merged_blocks(&gather(&ir, prefix), rows, *op, block),
-                }
+                out.append_merged(&gather(&ir, prefix), rows, *op, block);
             }
             Op::RowsMerge {
                 a_rows,

@@ -858,13 +858,10 @@ impl<'a> Emitter<'a> {
             );
         } else if block_ops && self.try_merge_rows(var, body, &shape) {
             let merged = match self.ops.last() {
-                Some(Op::MergeRows { block, .. }) if !block.is_empty() => {
-                    let sizes: Vec<String> = block.iter().map(u32::to_string).collect();
-                    format!(
-                        "the two stored rows of {} blocks merged block by block into an output row",
-                        sizes.join("x")
-                    )
-                }
+                Some(Op::MergeRows { block, .. }) if !block.is_empty() => format!(
+                    "the two stored rows of {} blocks merged block by block into an output row",
+                    crate::bytecode::block_shape(block)
+                ),
                 _ => "the two stored rows merged into an output row".to_string(),
             };
             let _ = writeln!(self.plan, "{pad}  (runs as one block op: {merged})");

@@ -190,19 +190,12 @@ impl OutputState {
     }
 
     /// Appends `a` and `b` merged by `op` below the output coordinates
-    /// `prefix`, in order ([`super::rows`]).
-    pub fn append_merged(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp) {
-        match self {
-            OutputState::Append { assembler, .. } => assembler.append_merged(prefix, a, b, op),
-            _ => unreachable!("append targets an appended output"),
-        }
-    }
-
-    /// Appends the block rows `a` and `b` merged by `op` below `prefix`,
-    /// each coordinate's block of `block` sizes below it
+    /// `prefix`, in order ([`super::rows`]); with a `block`, each of their
+    /// coordinates holds a block of those sizes, appended below it
     /// ([`Assembler::append_merged_blocks`]).
-    pub fn append_merged_blocks(&mut self, prefix: &[i64], (a, b): (Row<'_>, Row<'_>), op: RowOp, block: &[u32]) {
+    pub fn append_merged(&mut self, prefix: &[i64], (a, b): (Row<'_>, Row<'_>), op: RowOp, block: &[u32]) {
         match self {
+            OutputState::Append { assembler, .. } if block.is_empty() => assembler.append_merged(prefix, a, b, op),
             OutputState::Append { assembler, .. } => assembler.append_merged_blocks(prefix, a, b, op, block),
             _ => unreachable!("append targets an appended output"),
         }
@@ -886,11 +879,7 @@ impl Assembler {
         self.sizes[level] += n as i64;
         self.positions[level] = self.sizes[level] - 1;
         self.values.extend_from_slice(values);
-        for (k, &size) in (level + 1..).zip(block) {
-            let last = i64::from(size) - 1;
-            self.current[k] = last;
-            self.positions[k] = self.positions[k - 1] * i64::from(size) + last;
-        }
+        self.at_end_of_block(level + 1, block);
         debug_assert_eq!(self.values.len() as i64, self.positions[self.levels.len() - 1] + 1);
     }
 
@@ -914,7 +903,14 @@ impl Assembler {
             "a block is appended once"
         );
         self.values.extend_from_slice(rest);
-        for (k, &size) in (n - block.len()..n).zip(block) {
+        self.at_end_of_block(n - block.len(), block);
+    }
+
+    /// Leaves the dense levels `from..` of sizes `block` at the last entry
+    /// of the block just appended (its last place in each), as appending
+    /// that entry would.
+    fn at_end_of_block(&mut self, from: usize, block: &[u32]) {
+        for (k, &size) in (from..).zip(block) {
             let last = i64::from(size) - 1;
             self.current[k] = last;
             self.positions[k] = self.positions[k - 1] * i64::from(size) + last;

@@ -239,9 +239,8 @@ pub(crate) unsafe extern "C" fn merge_rows(ctx: *mut c_void, args: *const i64, n
     let op = RowOp::from_code(code & 0xff).expect("the translator writes a row op's code");
     // SAFETY: `ctx` is the kernel's context; the prefix follows the code.
     unsafe {
-        output_call(ctx, args.add(9), n, |out, prefix| match block.is_empty() {
-            true => out.append_merged(prefix, a, b, op),
-            false => out.append_merged_blocks(prefix, (a, b), op, &block),
+        output_call(ctx, args.add(9), n, |out, prefix| {
+            out.append_merged(prefix, (a, b), op, &block)
         })
     }
 }
