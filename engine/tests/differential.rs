@@ -1011,6 +1011,80 @@ fn bcsr_sums_into_bcsr_merge_blocks_natively_and_match_reference() {
     assert_eq!(checks, blocks.len() * statements.len() * 5 * EntryKind::ALL.len());
 }
 
+/// Two DIA tensors merge their diagonals by offset (the variable `j-i`
+/// they share) into a DIA or dense output, on every tier, with nothing
+/// converted: sums, differences and products, over shapes whose diagonals
+/// lie partly outside the matrix, one row, no rows, 1x1, and every kind of
+/// entries (empty, all zeros, skewed rows, ...).
+#[test]
+fn dia_sums_merge_diagonals_natively_and_match_reference() {
+    let engine = crate::suite_engine();
+    let mut rng = Rng::new(0xd1a);
+    let mut checks = 0;
+    let statements = [
+        "C(i,j) = A(i,j) + B(i,j)",
+        "C(i,j) = A(i,j) - B(i,j)",
+        "C(i,j) = A(i,j) * B(i,j)",
+        "C(i,j) = A(i,j) + B(i,j) - 2 * A(i,j)",
+    ];
+    let shapes = [[12, 24], [24, 12], [1, 12], [0, 12], [12, 12], [1, 1]];
+    let format = Format::dia();
+    for output in [Format::dia(), Format::dense(2)] {
+        for statement in statements {
+            let kernel = engine
+                .compile(statement, &[("A", format.clone()), ("B", format.clone())], &output)
+                .unwrap_or_else(|e| panic!("{statement} into {output}: {e}"));
+            let plan = kernel.plan();
+            assert!(!plan.contains("convert"), "{statement} into {output} converts:\n{plan}");
+            assert!(plan.contains("forall j-i: merge A.compressed, B.compressed"), "{plan}");
+            // `a op b` into DIA merges each diagonal's rows as one op; the
+            // three terms run the loops over the rows.
+            let runs = plan.contains("the two computed ranges merged into an output range");
+            let two_terms = statement.matches('(').count() == 3;
+            assert_eq!(
+                runs,
+                output == Format::dia() && two_terms,
+                "{statement} into {output}:\n{plan}"
+            );
+            for shape in shapes {
+                for (t, kind) in EntryKind::ALL.iter().enumerate() {
+                    let a = random_tensor(&mut rng, &shape, *kind, &format).unwrap();
+                    let b = random_tensor(&mut rng, &shape, EntryKind::ALL[(t + 3) % 10], &format).unwrap();
+                    check_statement(&engine, statement, &[("A", &a), ("B", &b)], Some(&output), &[])
+                        .unwrap_or_else(|e| panic!("{statement} into {output}, {shape:?} {kind:?}: {e}"));
+                    checks += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checks, 2 * statements.len() * shapes.len() * EntryKind::ALL.len());
+}
+
+/// A statement that is not zero where a DIA tensor stores nothing (a
+/// constant term, `exp` of it) needs components off its diagonals: the
+/// tensor is converted, as the plan says, and the result is right.
+#[test]
+fn dia_in_a_statement_nonzero_off_its_diagonals_is_converted() {
+    let engine = crate::suite_engine();
+    let mut rng = Rng::new(0xd1b);
+    for statement in [
+        "C(i,j) = A(i,j) + 3",
+        "C(i,j) = exp(A(i,j)) - A(i,j)",
+        "C(i,j) = A(i,j) + A(i,j) - 1",
+    ] {
+        let kernel = engine
+            .compile(statement, &[("A", Format::dia())], &Format::dense(2))
+            .unwrap();
+        let plan = kernel.plan();
+        assert!(
+            plan.contains("convert A") && plan.contains("not zero where it stores nothing"),
+            "{statement}:\n{plan}"
+        );
+        let a = random_tensor(&mut rng, &[7, 5], EntryKind::Random, &Format::dia()).unwrap();
+        check_statement(&engine, statement, &[("A", &a)], Some(&Format::dense(2)), &[]).unwrap();
+    }
+}
+
 /// Where a structured operand cannot be iterated as it is, the plan
 /// converts it and says why: a sparse output (its padding would become
 /// entries), a term without it, a tensor walking its modes beside it.

@@ -20,21 +20,22 @@ fn pinned(text: &str) -> &str {
     text.strip_prefix('\n').unwrap_or(text)
 }
 
-/// DIA: a loop over the diagonals (a variable of A's own), the rows of each
-/// as a computed range, the column computed (j = i + offset) with no loop.
+/// DIA: a loop over the stored diagonals (the variable `j-i`), the rows of
+/// each as a computed range, the column computed (j = i + offset) with no
+/// loop.
 #[test]
 fn dia_spmv_loops_over_diagonals_then_a_range_of_rows() {
     let expected = r#"
-loop order: A.diagonal, i, j
-derived: A.diagonal = the coordinate of A's level 0 (dense), which stores no mode; summed
+loop order: j-i, i, j
+derived: j-i = j - i + |i| - 1, the diagonal of (i, j) its operands store; summed
 output y (dense): dense, accumulated in place
-parallel: the loops run whole (its outer loop runs over A.diagonal, a level's own variable, and chunks of those are not supported yet); the deferred strided updates then run a tile of the output per thread; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
-forall A.diagonal: every coordinate, locate A.dense; lattice {A.dense}
+parallel: the loops run whole (its outer loop runs over j-i, a level's diagonal or own variable, and chunks of those are not supported yet); the deferred strided updates then run a tile of the output per thread; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+forall j-i: iterate A.compressed; lattice {A.compressed}
   forall i: iterate A.range; lattice {A.range}
     (all rows run as one block op: a product per row, positions stepping with the row)
 the strided updates run together after the loops, a tile of the output at a time (each component gets their products in the same order)
 concrete index notation:
-  forall A.diagonal
+  forall j-i
     forall i
       where t0 =
           forall j
@@ -53,7 +54,7 @@ fn ell_spmv_loops_over_slots_then_rows() {
 loop order: A.slot, i, j
 derived: A.slot = the coordinate of A's level 0 (dense), which stores no mode; summed
 output y (dense): dense, accumulated in place
-parallel: the loops run whole (its outer loop runs over A.slot, a level's own variable, and chunks of those are not supported yet); the deferred strided updates then run a tile of the output per thread; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+parallel: the loops run whole (its outer loop runs over A.slot, a level's diagonal or own variable, and chunks of those are not supported yet); the deferred strided updates then run a tile of the output per thread; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
 forall A.slot: every coordinate, locate A.dense; lattice {A.dense}
   forall i: every coordinate, locate A.dense, y(out).dense; lattice {A.dense}
     (all rows run as one block op: a product per row, positions stepping with the row)
@@ -148,18 +149,18 @@ concrete index notation:
 #[test]
 fn dia_output_of_a_dia_factor_takes_its_pattern() {
     let expected = r#"
-loop order: A.diagonal, i, j
-derived: A.diagonal = the coordinate of A's level 0 (dense), which stores no mode; summed
+loop order: j-i, i, j
+derived: j-i = j - i + |i| - 1, the diagonal of (i, j) its operands store; summed
 note: output B takes A's pattern: its values accumulate in place at A's positions
 output B (dia): A's pattern, values accumulated in place at its positions
-parallel: runs on one thread: its outer loop runs over A.diagonal, a level's own variable, and chunks of those are not supported yet
-forall A.diagonal: every coordinate, locate A.dense; lattice {A.dense}
+parallel: runs on one thread: its outer loop runs over j-i, a level's diagonal or own variable, and chunks of those are not supported yet
+forall j-i: iterate A.compressed; lattice {A.compressed}
   forall i: iterate A.range; lattice {A.range}
     (its coordinates are a computed range)
     forall j: iterate A.offset; lattice {A.offset}
       (one child per parent position: no loop)
 concrete index notation:
-  forall A.diagonal
+  forall j-i
     forall i
       forall j
         B(i,j) += (2 * A(i,j))
@@ -170,6 +171,31 @@ concrete index notation:
         .plan()
         .to_string();
     assert_eq!(plan, pinned(expected));
+}
+
+/// Two DIA tensors share their diagonal variable `j-i`: their stored
+/// diagonals merge by offset, the rows of each diagonal are merged as one
+/// op into the DIA output's diagonal, appended for each of the union.
+/// Nothing is converted.
+#[test]
+fn dia_plus_dia_merges_their_diagonals_into_dia() {
+    let formats = [("A", Format::dia()), ("B", Format::dia())];
+    let plan = Engine::new()
+        .compile("C(i,j) = A(i,j) + B(i,j)", &formats, &Format::dia())
+        .unwrap()
+        .plan()
+        .to_string();
+    let head = r#"
+loop order: j-i, i, j
+derived: j-i = j - i + |i| - 1, the diagonal of (i, j) its operands store; summed
+output C (dia): assembled by append in order
+parallel: runs on one thread: its outer loop runs over j-i, a level's diagonal or own variable, and chunks of those are not supported yet
+forall j-i: merge A.compressed, B.compressed; lattice {A.compressed, B.compressed} > {A.compressed} > {B.compressed}
+  forall i: merge A.range, B.range; lattice {A.range, B.range} > {A.range} > {B.range}
+    (runs as one block op: the two computed ranges merged into an output range)
+"#;
+    assert!(plan.starts_with(pinned(head)), "{plan}");
+    assert!(!plan.contains("convert"), "{plan}");
 }
 
 /// The same statement into another structured format cannot take A's

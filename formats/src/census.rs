@@ -563,9 +563,9 @@ mod tests {
         assert_eq!((census.nans(), census.infinities()), (1, 1));
         // CSR: pos 5 x 4 B, idx 6 x 4 B, values 6 x 8 B.
         assert_eq!(census.footprint(&Format::csr()).unwrap().bytes, 20 + 24 + 48);
-        // DIA: 4 offsets of 8 B and 4 x 4 values of 8 B.
+        // DIA: pos 2 x 4 B, 4 diagonals of 4 B, and 4 x 4 values of 8 B.
         let dia = census.footprint(&Format::dia()).unwrap();
-        assert_eq!((dia.bytes, dia.values), (32 + 128, 16));
+        assert_eq!((dia.bytes, dia.values), (8 + 16 + 128, 16));
     }
 
     #[test]

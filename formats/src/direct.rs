@@ -7,7 +7,7 @@
 //! placed at its position. The generic packer lists, sorts and packs the
 //! entries instead, ten times slower; this gives the same storage (a test
 //! compares them), so [`Tensor::convert`] takes it whenever it applies:
-//! entries holding the fill are left out, diagonals are numbered in
+//! entries holding the fill are left out, diagonals are stored in
 //! increasing offset, slots fill in column order, blocks are sorted in
 //! their block row, padding holds the fill (and column 0 in ELL).
 
@@ -193,30 +193,43 @@ impl<V: Value> Csr<'_, V> {
                 number[slot(i, j)] = 0;
             }
         }
-        let mut offsets = Vec::new();
+        // A diagonal's coordinate is its slot `j - i + rows - 1`.
+        let mut diagonals = Vec::new();
         for (s, d) in number.iter_mut().enumerate() {
             if *d == 0 {
-                *d = offsets.len() as u64;
-                offsets.push(s as i64 + 1 - rows as i64);
+                *d = diagonals.len() as u64;
+                diagonals.push(s as u64);
             }
         }
-        check_padding(format, &[offsets.len(), rows, self.cols], self.entries())?;
-        let mut values = vec![self.fill; offsets.len() * rows];
+        let extent = (rows + self.cols).saturating_sub(1);
+        check_padding(
+            format,
+            &[extent, rows, self.cols],
+            Some(diagonals.len()),
+            self.entries(),
+        )?;
+        let mut values = vec![self.fill; diagonals.len() * rows];
         for i in 0..rows {
             for (j, v) in self.row(i) {
                 values[number[slot(i, j)] as usize * rows + i] = v;
             }
         }
-        let diagonals = LevelStorage::new(offsets.len());
-        let mut range = LevelStorage::new(rows);
-        range.arrays.push(IndexArray::I64(offsets));
-        Ok((vec![diagonals, range, LevelStorage::new(self.cols)], values))
+        let mut compressed = LevelStorage::new(extent);
+        let stored = diagonals.len() as u64;
+        compressed
+            .arrays
+            .push(IndexArray::from_u64_with_bound(vec![0, stored], stored));
+        compressed
+            .arrays
+            .push(IndexArray::from_u64_with_bound(diagonals, extent as u64));
+        let range = LevelStorage::new(rows);
+        Ok((vec![compressed, range, LevelStorage::new(self.cols)], values))
     }
 
     fn to_ell(&self, format: &Format) -> Result<(Vec<LevelStorage>, Vec<V>)> {
         let rows = self.rows();
         let slots = (0..rows).map(|i| self.row(i).count()).max().unwrap_or(0);
-        check_padding(format, &[slots, rows, self.cols], self.entries())?;
+        check_padding(format, &[slots, rows, self.cols], None, self.entries())?;
         let mut values = vec![self.fill; slots * rows];
         let mut columns = vec![0u64; slots * rows];
         for i in 0..rows {
@@ -257,7 +270,7 @@ impl<V: Value> Csr<'_, V> {
             idx[start..].sort_unstable();
             pos.push(idx.len() as u64);
         }
-        check_padding(format, &[block_rows, block_cols, r, c], self.entries())?;
+        check_padding(format, &[block_rows, block_cols, r, c], None, self.entries())?;
         let mut values = vec![self.fill; idx.len() * r * c];
         let mut block_at = vec![0usize; block_cols];
         for ib in 0..block_rows {

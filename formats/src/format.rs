@@ -288,8 +288,10 @@ pub enum Split {
 pub enum Projection {
     /// (Part of) the coordinate of `mode`.
     Mode { mode: usize, split: Split },
-    /// Not a mode: the index of an entry's diagonal `col - row` among the
-    /// diagonals stored, in increasing order (DIA).
+    /// Not a mode: an entry's diagonal, its offset `col - row` shifted by
+    /// `rows - 1` to be non-negative (DIA). Its extent is `rows + cols - 1`;
+    /// a compressed level stores the diagonals that hold entries, so two
+    /// matrices' diagonals merge by coordinate.
     Diagonal { row: usize, col: usize },
     /// Not a mode: the rank of an entry among the entries of its row (ELL).
     Slot { row: usize },
@@ -507,14 +509,21 @@ impl Format {
     pub fn hash_rows() -> Format {
         Self::per_mode(&[LevelFormat::dense(), LevelFormat::hashed()], &[0, 1], "hash")
     }
-    /// Diagonal storage: a dense list of diagonals, each a range of rows whose
-    /// columns are the rows shifted by the diagonal's offset.
+    /// Diagonal storage: the diagonals that hold entries, in increasing
+    /// offset, each a range of rows whose columns are the rows shifted by
+    /// the diagonal's offset (`compressed,range,offset`).
+    ///
+    /// ```
+    /// use tessera_formats::{Format, LevelFormat};
+    /// assert_eq!(Format::dia().levels()[0].level, LevelFormat::compressed());
+    /// assert_eq!("compressed,range,offset".parse::<Format>().unwrap(), Format::dia());
+    /// ```
     pub fn dia() -> Format {
         Format::new(
             2,
             vec![
                 FormatLevel {
-                    level: LevelFormat::dense(),
+                    level: LevelFormat::compressed(),
                     projection: Projection::Diagonal { row: 0, col: 1 },
                 },
                 FormatLevel {
@@ -642,7 +651,7 @@ impl Format {
     }
 
     /// The extent a level must have for a tensor of `shape`, when the shape
-    /// alone decides it (auxiliary levels depend on the data).
+    /// alone decides it (ELL's slots depend on the data).
     pub fn level_extent(&self, k: usize, shape: &[usize]) -> Option<usize> {
         match self.levels[k].projection {
             Projection::Mode { mode, split } => Some(match split {
@@ -650,7 +659,8 @@ impl Format {
                 Split::Outer(b) => shape[mode].div_ceil(b),
                 Split::Inner(b) => b,
             }),
-            _ => None,
+            Projection::Diagonal { row, col } => Some((shape[row] + shape[col]).saturating_sub(1)),
+            Projection::Slot { .. } => None,
         }
     }
 
@@ -732,9 +742,12 @@ impl Format {
                     }
                 }
                 Projection::Diagonal { row, col } => {
-                    if row >= self.order || col >= self.order || row == col || l.level.kind != LevelKind::Dense {
+                    let kind_fits = matches!(l.level.kind, LevelKind::Dense | LevelKind::Compressed)
+                        && l.level.ordered
+                        && l.level.unique;
+                    if row >= self.order || col >= self.order || row == col || !kind_fits {
                         return Err(format!(
-                            "level {k}: a diagonal level must be dense and name two distinct modes"
+                            "level {k}: a diagonal level must be dense or ordered unique compressed, and name two distinct modes"
                         ));
                     }
                 }
@@ -780,10 +793,11 @@ impl Format {
             }
             LevelKind::Range => match (parent.map(|p| p.projection), child) {
                 (Some(Projection::Diagonal { row, col }), Some(c)) if c.level.kind == LevelKind::Offset => {
-                    // Range levels index their offsets by the diagonal
-                    // coordinate, which is the parent position only at the
-                    // top; diagonals are numbered by `col - row` of the modes
-                    // the range and offset levels store.
+                    // A range level reads its offset from the diagonal's
+                    // coordinate and numbers its positions by the diagonal's
+                    // position, so the diagonal is the top level; the offset
+                    // is `col - row` of the modes the range and offset levels
+                    // store.
                     if k != 1 {
                         Err(format!(
                             "level {k}: the diagonal level above a range level must be the top level"

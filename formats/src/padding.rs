@@ -61,22 +61,24 @@ pub fn padding_limit() -> (f64, &'static str) {
 }
 
 /// The values `format` stores for `entries` entries when its levels have
-/// `extents`, counted by each level's [`Level::footprint`] from the counts
-/// a packer knows before it starts; `None` when a level's size depends on
-/// the entries' distinct coordinates (compressed, hashed levels).
+/// `extents` and its top level `top_distinct` distinct coordinates (DIA's
+/// stored diagonals, when known), counted by each level's
+/// [`Level::footprint`] from the counts a packer knows before it starts;
+/// `None` when a level's size depends on the entries' distinct coordinates
+/// below the top (compressed, hashed levels).
 ///
 /// ```
 /// use tessera_formats::{padding::padded_values, Format};
 /// // 3 diagonals of a 1000 x 1000 matrix.
-/// assert_eq!(padded_values(&Format::dia(), &[3, 1000, 1000], 2998), Some(3000));
+/// assert_eq!(padded_values(&Format::dia(), &[1999, 1000, 1000], Some(3), 2998), Some(3000));
 /// ```
-pub fn padded_values(format: &Format, extents: &[usize], entries: usize) -> Option<u128> {
+pub fn padded_values(format: &Format, extents: &[usize], top_distinct: Option<usize>, entries: usize) -> Option<u128> {
     let mut positions: u128 = 1;
-    for (l, &extent) in format.levels().iter().zip(extents) {
+    for (k, (l, &extent)) in format.levels().iter().zip(extents).enumerate() {
         let counts = LevelCounts {
             parents: positions,
             extent: extent as u128,
-            distinct: None,
+            distinct: top_distinct.filter(|_| k == 0).map(|d| d as u128),
             entries: entries as u128,
             widest: None,
         };
@@ -102,21 +104,23 @@ pub fn exceeded_limit(stored: u128, entries: u128) -> Option<f64> {
     (ratio > limit).then_some(limit)
 }
 
-/// Refuses packing `entries` into `format` (level extents `extents`) when
-/// it would store more than the padding limit allows. Per-mode formats are
-/// not checked: a dense format stores every component by design.
+/// Refuses packing `entries` into `format` (level extents `extents`, and
+/// `top_distinct` as for [`padded_values`]) when it would store more than
+/// the padding limit allows. Per-mode formats are not checked: a dense
+/// format stores every component by design.
 ///
 /// ```
 /// use tessera_formats::{padding::check_padding, Format};
 /// let rows = 1 << 20;
-/// assert!(check_padding(&Format::dia(), &[1000, rows, rows], 5 * rows).is_err());
-/// assert!(check_padding(&Format::dia(), &[5, rows, rows], 5 * rows).is_ok());
+/// let extents = [2 * rows - 1, rows, rows];
+/// assert!(check_padding(&Format::dia(), &extents, Some(1000), 5 * rows).is_err());
+/// assert!(check_padding(&Format::dia(), &extents, Some(5), 5 * rows).is_ok());
 /// ```
-pub fn check_padding(format: &Format, extents: &[usize], entries: usize) -> Result<()> {
+pub fn check_padding(format: &Format, extents: &[usize], top_distinct: Option<usize>, entries: usize) -> Result<()> {
     if format.is_per_mode() {
         return Ok(());
     }
-    let Some(stored) = padded_values(format, extents, entries) else {
+    let Some(stored) = padded_values(format, extents, top_distinct, entries) else {
         return Ok(());
     };
     if exceeded_limit(stored, entries as u128).is_none() {
@@ -137,18 +141,27 @@ mod tests {
     #[test]
     fn padded_formats_count_their_positions() {
         // DIA of 3 diagonals over 1000 rows; ELL of 4 slots over 1000 rows.
-        assert_eq!(padded_values(&Format::dia(), &[3, 1000, 1000], 2000), Some(3000));
-        assert_eq!(padded_values(&Format::ell(), &[4, 1000, 1000], 2000), Some(4000));
-        assert_eq!(padded_values(&Format::csr(), &[1000, 1000], 2000), None);
+        assert_eq!(
+            padded_values(&Format::dia(), &[1999, 1000, 1000], Some(3), 2000),
+            Some(3000)
+        );
+        assert_eq!(padded_values(&Format::dia(), &[1999, 1000, 1000], None, 2000), None);
+        let all_diagonals: Format = "dense,range,offset".parse().unwrap();
+        assert_eq!(
+            padded_values(&all_diagonals, &[1999, 1000, 1000], None, 2000),
+            Some(1_999_000)
+        );
+        assert_eq!(padded_values(&Format::ell(), &[4, 1000, 1000], None, 2000), Some(4000));
+        assert_eq!(padded_values(&Format::csr(), &[1000, 1000], None, 2000), None);
     }
 
     #[test]
     fn large_padding_is_refused_with_the_ratio_and_small_tensors_pass() {
         let rows = 1 << 20;
-        let err = check_padding(&Format::dia(), &[100, rows, rows], 1000).unwrap_err();
+        let err = check_padding(&Format::dia(), &[2 * rows - 1, rows, rows], Some(100), 1000).unwrap_err();
         let text = err.to_string();
         assert!(text.contains("stored per entry") && text.contains("limit"), "{text}");
-        assert!(check_padding(&Format::dia(), &[100, rows, rows], 100 * rows).is_ok());
-        assert!(check_padding(&Format::dia(), &[100, 1000, 1000], 1).is_ok());
+        assert!(check_padding(&Format::dia(), &[2 * rows - 1, rows, rows], Some(100), 100 * rows).is_ok());
+        assert!(check_padding(&Format::dia(), &[1999, 1000, 1000], Some(100), 1).is_ok());
     }
 }

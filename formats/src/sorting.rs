@@ -37,6 +37,21 @@ pub(crate) fn bucket_starts(keys: impl Iterator<Item = usize>, buckets: usize) -
     starts
 }
 
+/// How many distinct values `column` holds, its values below `extent`: a
+/// table of `extent` flags when that is about the column's size, a hash
+/// set otherwise (an absurd extent allocates nothing).
+pub(crate) fn distinct_count(column: &[u64], extent: usize) -> usize {
+    if extent <= 2 * column.len() + 4096 {
+        let mut seen = vec![false; extent];
+        column
+            .iter()
+            .filter(|&&c| !std::mem::replace(&mut seen[c as usize], true))
+            .count()
+    } else {
+        column.iter().collect::<hashbrown::HashSet<_>>().len()
+    }
+}
+
 /// Whether the entries, one column per key part, are in lexicographic
 /// order of `columns`.
 pub(crate) fn in_order(columns: &[&[u64]], n: usize) -> bool {

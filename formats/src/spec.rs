@@ -28,7 +28,9 @@
 //! order  := mode (',' mode)*            level k stores mode order[k]
 //! ```
 //! A level list ending in `range,offset` stores a matrix by diagonals, its
-//! first level over the diagonals (`dense,range,offset` is DIA).
+//! first level over the diagonals (`compressed,range,offset` is DIA, which
+//! stores the diagonals that hold entries; `dense,range,offset` stores all
+//! `rows + cols - 1`).
 //! `dense`, `coo` and `csf` take any order (and a mode order); the matrix
 //! formats take order 2, `sv` order 1, `hash` order 1 or 2. Errors name the
 //! part of the text at fault.
@@ -488,8 +490,8 @@ mod tests {
         assert_eq!(resolve("dense", 3).unwrap(), Format::dense(3));
         assert_eq!(resolve("csf", 3).unwrap(), Format::csf(3));
         assert_eq!(resolve("coo", 2).unwrap(), Format::coo(2));
-        assert_eq!(resolve("dense,range,offset", 2).unwrap(), Format::dia());
-        assert_eq!("dense,range,offset".parse::<Format>().unwrap(), Format::dia());
+        assert_eq!(resolve("compressed,range,offset", 2).unwrap(), Format::dia());
+        assert_eq!("compressed,range,offset".parse::<Format>().unwrap(), Format::dia());
         assert_eq!(resolve("sv", 1).unwrap(), Format::sparse_vector());
         assert_eq!(resolve("hash", 1).unwrap(), Format::hash_vector());
         assert_eq!(resolve("hash", 2).unwrap(), Format::hash_rows());

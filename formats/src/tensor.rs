@@ -787,7 +787,11 @@ pub(crate) fn pack_generic<V: Value>(list: &CoordinateList<V>, format: Format, f
     let extents: Vec<usize> = (0..nlevels)
         .map(|k| format.level_extent(k, list.shape()).unwrap_or_else(|| aux_extents[k]))
         .collect();
-    crate::padding::check_padding(&format, &extents, n)?;
+    let top_distinct = match format.levels().first() {
+        Some(l) if matches!(l.projection, Projection::Diagonal { .. }) => Some(aux_extents[0]),
+        _ => None,
+    };
+    crate::padding::check_padding(&format, &extents, top_distinct, n)?;
     // `None`: the entries are in storage order already.
     let perm = if as_given {
         None
@@ -895,8 +899,8 @@ fn storage_order(columns: &[Vec<u64>], extents: &[usize], n: usize) -> Option<Ve
     Some(perm)
 }
 
-/// Storage coordinates of each entry, one column per level, and the extents
-/// of auxiliary levels (0 for the others). The columns are computed side by
+/// Storage coordinates of each entry, one column per level, and what each
+/// level's data decides ([`storage_column`]). The columns are computed side by
 /// side on the rayon pool.
 fn storage_columns<V: Value>(list: &CoordinateList<V>, format: &Format) -> (Vec<Vec<u64>>, Vec<usize>) {
     use rayon::prelude::*;
@@ -905,7 +909,9 @@ fn storage_columns<V: Value>(list: &CoordinateList<V>, format: &Format) -> (Vec<
 }
 
 /// The storage coordinate of each entry at a level of `projection`, and
-/// the level's extent if it is auxiliary (0 otherwise).
+/// what the data decides of the level: a slot level's extent (ELL), a
+/// diagonal level's distinct coordinates (DIA's stored diagonals), 0 for
+/// the others.
 fn storage_column<V: Value>(list: &CoordinateList<V>, projection: Projection) -> (Vec<u64>, usize) {
     let n = list.len();
     match projection {
@@ -923,35 +929,12 @@ fn storage_column<V: Value>(list: &CoordinateList<V>, projection: Projection) ->
             (col, 0)
         }
         Projection::Diagonal { row, col } => {
-            let offsets: Vec<i64> = (0..n)
-                .map(|e| list.coords(e)[col] as i64 - list.coords(e)[row] as i64)
-                .collect();
-            // Offsets run from -(rows - 1) to cols - 1: numbered through
-            // a table of that range when it is about the entries' size.
-            let (rows, cols) = (list.shape()[row], list.shape()[col]);
-            let (col, diagonals) = if rows + cols <= 2 * n + 4096 {
-                let mut number = vec![u64::MAX; rows + cols];
-                let slot = |o: i64| (o + rows as i64 - 1) as usize;
-                offsets.iter().for_each(|&o| number[slot(o)] = 0);
-                let mut diagonals = 0;
-                for d in number.iter_mut().filter(|d| **d == 0) {
-                    *d = diagonals;
-                    diagonals += 1;
-                }
-                (offsets.iter().map(|&o| number[slot(o)]).collect(), diagonals as usize)
-            } else {
-                let mut distinct: Vec<i64> = offsets
-                    .iter()
-                    .copied()
-                    .collect::<hashbrown::HashSet<i64>>()
-                    .into_iter()
-                    .collect();
-                distinct.sort_unstable();
-                let number: hashbrown::HashMap<i64, u64> =
-                    distinct.iter().enumerate().map(|(d, &o)| (o, d as u64)).collect();
-                (offsets.iter().map(|o| number[o]).collect(), distinct.len())
-            };
-            (col, diagonals)
+            // The offset `col - row` shifted by `rows - 1` (see `Projection`).
+            let shift = list.shape()[row] as u64;
+            let diagonal = |e: usize| list.coords(e)[col] + shift - 1 - list.coords(e)[row];
+            let column: Vec<u64> = (0..n).map(diagonal).collect();
+            let stored = crate::sorting::distinct_count(&column, list.shape()[row] + list.shape()[col]);
+            (column, stored)
         }
         Projection::Slot { row } => {
             // An entry's slot is its rank in its row. Rows counted in a

@@ -48,17 +48,19 @@ fn coo(rows: &[u32], cols: &[u32]) -> Result<Tensor> {
     Tensor::from_parts(&[4, 6], Format::coo(2), levels, vec![1.0; rows.len()])
 }
 
-/// DIA of the example matrix: diagonals -3, -1, 0, 1 over rows 0..4.
-fn dia_levels(offsets: IndexArray) -> Vec<LevelStorage> {
-    let diagonals = offsets.len();
+/// DIA of a 4 x 6 matrix with the given offsets: the diagonal level stores
+/// each offset shifted by 3 (rows - 1), below one parent.
+fn dia_levels(offsets: &[i64]) -> Vec<LevelStorage> {
+    let diagonals: Vec<u32> = offsets.iter().map(|o| (o + 3) as u32).collect();
+    let pos = u32s(&[0, diagonals.len() as u32]);
     vec![
-        storage(diagonals, vec![], &[]),
-        storage(4, vec![offsets], &[]),
+        storage(9, vec![pos, u32s(&diagonals)], &[]),
+        storage(4, vec![], &[]),
         storage(6, vec![], &[]),
     ]
 }
 
-fn dia(offsets: IndexArray) -> Result<Tensor> {
+fn dia(offsets: &[i64]) -> Result<Tensor> {
     let positions = offsets.len() * 4;
     Tensor::from_parts(&[4, 6], Format::dia(), dia_levels(offsets), vec![0.0; positions])
 }
@@ -162,7 +164,7 @@ fn split(level: LevelFormat, mode: usize, split: Split) -> FormatLevel {
 fn the_hand_built_baselines_are_accepted() {
     let a = csr(&[0, 2, 4, 4, 7], &[0, 1, 0, 1, 0, 3, 4]).unwrap();
     let b = coo(&[0, 0, 1, 1, 3, 3, 3], &[0, 1, 0, 1, 0, 3, 4]).unwrap();
-    let d = dia(i64s(&[-3, -1, 0, 1])).unwrap();
+    let d = dia(&[-3, -1, 0, 1]).unwrap();
     let h = hash_vector(&TABLE, &[8, 61]).unwrap();
     assert_eq!(a.to_coordinates().len(), 7);
     assert_eq!(b.to_coordinates().len(), 7);
@@ -464,61 +466,56 @@ fn csc_extents_follow_the_mode_order() {
 // ------------------------------------------------------------------ range
 
 #[test]
-fn range_without_its_offset_array_is_rejected() {
-    let mut levels = dia_levels(i64s(&[-3, -1, 0, 1]));
-    levels[1].arrays.clear();
+fn range_with_an_array_is_rejected() {
+    let mut levels = dia_levels(&[-3, -1, 0, 1]);
+    levels[1].arrays.push(i64s(&[-3, -1, 0, 1]));
     let r = Tensor::from_parts(&[4, 6], Format::dia(), levels, vec![0.0; 16]);
-    assert_invalid_level(r, 1, "range", &["expected one offset array"]);
+    assert_invalid_level(r, 1, "range", &["stores no arrays"]);
 }
 
 #[test]
-fn range_offsets_of_an_unsigned_width_are_rejected() {
-    let r = dia(u32s(&[0, 1, 2, 3]));
-    assert_invalid_level(r, 1, "range", &["signed 64-bit"]);
+fn diagonal_extent_not_matching_the_shape_is_rejected() {
+    let mut levels = dia_levels(&[-3, -1, 0, 1]);
+    levels[0].extent = 8;
+    let r = Tensor::from_parts(&[4, 6], Format::dia(), levels, vec![0.0; 16]);
+    assert_invalid_level(r, 0, "compressed", &["extent is 8, the tensor's shape needs 9"]);
 }
 
 #[test]
-fn range_offsets_not_one_per_diagonal_are_rejected() {
-    let mut levels = dia_levels(i64s(&[-3, -1, 0, 1]));
-    levels[0].extent = 3;
-    let r = Tensor::from_parts(&[4, 6], Format::dia(), levels, vec![0.0; 12]);
-    assert_invalid_level(r, 1, "range", &["offset has 4 entries, expected one per diagonal (3)"]);
+fn diagonals_not_increasing_are_rejected() {
+    let r = dia(&[-3, 0, -1, 1]);
+    assert_invalid_level(r, 0, "compressed", &["idx[2] = 2"]);
 }
 
 #[test]
-fn range_offsets_not_increasing_are_rejected() {
-    let r = dia(i64s(&[-3, 0, -1, 1]));
-    assert_invalid_level(r, 1, "range", &["not strictly increasing at offset[2] = -1"]);
+fn diagonals_repeated_are_rejected() {
+    let r = dia(&[-3, -1, -1, 1]);
+    assert_invalid_level(r, 0, "compressed", &["idx[2] = 2"]);
 }
 
 #[test]
-fn range_offsets_repeated_are_rejected() {
-    let r = dia(i64s(&[-3, -1, -1, 1]));
-    assert_invalid_level(r, 1, "range", &["not strictly increasing at offset[2] = -1"]);
+fn diagonal_right_of_the_matrix_is_rejected() {
+    // Offset 6 is diagonal 9 of a 4 x 6 matrix, whose diagonals are 0..9.
+    let r = dia(&[-3, -1, 0, 6]);
+    assert_invalid_level(r, 0, "compressed", &["idx[3] = 9 is outside 0..9"]);
 }
 
 #[test]
-fn range_offset_below_the_matrix_is_rejected() {
-    let r = dia(i64s(&[-4, -1, 0, 1]));
-    assert_invalid_level(r, 1, "range", &["offset[0] = -4 selects no entry of a 4 x 6 matrix"]);
-}
-
-#[test]
-fn range_offset_right_of_the_matrix_is_rejected() {
-    let r = dia(i64s(&[-3, -1, 0, 6]));
-    assert_invalid_level(r, 1, "range", &["offset[3] = 6 selects no entry of a 4 x 6 matrix"]);
+fn values_not_one_row_per_diagonal_are_rejected() {
+    let r = Tensor::from_parts(&[4, 6], Format::dia(), dia_levels(&[-3, -1, 0, 1]), vec![0.0; 12]);
+    assert!(r.is_err(), "{r:?}");
 }
 
 #[test]
 fn range_offsets_at_the_corners_are_accepted() {
     // -3 holds only (3, 0); 5 holds only (0, 5).
-    let t = dia(i64s(&[-3, 5])).unwrap();
+    let t = dia(&[-3, 5]).unwrap();
     assert_eq!(t.stored(), 8);
 }
 
 #[test]
 fn range_without_an_offset_level_below_is_rejected() {
-    let s = storage(4, vec![i64s(&[0])], &[]);
+    let s = storage(4, vec![], &[]);
     let r = Range.validate(&s, 1, 1, None);
     assert_invalid_level(r, 1, "range", &["needs an offset level below"]);
 }
@@ -546,19 +543,19 @@ fn range_without_an_offset_child_is_refused_by_the_format() {
 }
 
 #[test]
-fn diagonal_level_that_is_not_dense_is_refused_by_the_format() {
+fn diagonal_level_that_is_neither_dense_nor_compressed_is_refused_by_the_format() {
     let r = Format::new(
         2,
         vec![
             FormatLevel {
-                level: LevelFormat::compressed(),
+                level: LevelFormat::hashed(),
                 projection: Projection::Diagonal { row: 0, col: 1 },
             },
             mode(LevelFormat::range(), 0),
             mode(LevelFormat::offset(), 1),
         ],
     );
-    assert_bad_format(r, &["diagonal level must be dense"]);
+    assert_bad_format(r, &["diagonal level must be dense or ordered unique compressed"]);
 }
 
 #[test]
@@ -599,8 +596,8 @@ fn diagonal_whose_modes_differ_from_the_range_and_offset_modes_is_refused() {
 
 #[test]
 fn diagonal_level_below_another_level_is_refused() {
-    // Range levels index their offsets by the diagonal coordinate, which is
-    // the parent position only when the diagonal level is the top level.
+    // Range levels number their positions by the diagonal's position, which
+    // is the diagonal's index only when the diagonal level is the top level.
     let r = Format::new(
         3,
         vec![
@@ -620,7 +617,7 @@ fn diagonal_level_below_another_level_is_refused() {
 
 #[test]
 fn offset_level_with_an_array_is_rejected() {
-    let mut levels = dia_levels(i64s(&[-3, -1, 0, 1]));
+    let mut levels = dia_levels(&[-3, -1, 0, 1]);
     levels[2].arrays.push(i64s(&[0]));
     let r = Tensor::from_parts(&[4, 6], Format::dia(), levels, vec![0.0; 16]);
     assert_invalid_level(r, 2, "offset", &["stores no arrays"]);

@@ -285,9 +285,11 @@ fn iterating_coo_with_the_papers_templates_yields_the_matrix() {
 #[test]
 fn dia_stores_the_papers_offsets_and_padded_diagonals() {
     let t = paper(Format::dia());
-    assert_eq!(t.level(0).extent, 4, "four diagonals");
-    assert_eq!(t.level(1).arrays[0], IndexArray::I64(vec![-3, -1, 0, 1]));
-    assert!(t.level(2).arrays.is_empty());
+    // Diagonals are numbered by offset + rows - 1, nine of a 4 x 6 matrix;
+    // four hold entries.
+    assert_eq!(t.level(0).extent, 9);
+    assert_eq!(t.level(0).arrays[1].to_u64_vec(), [0, 2, 3, 4], "offsets -3, -1, 0, 1");
+    assert!(t.level(1).arrays.is_empty() && t.level(2).arrays.is_empty());
     #[rustfmt::skip]
     let values = [
         0.0, 0.0, 0.0, 8.0, // offset -3: (3,0)
@@ -302,24 +304,27 @@ fn dia_stores_the_papers_offsets_and_padded_diagonals() {
 fn range_coord_iter_is_max_zero_minus_offset_to_min_rows_columns_minus_offset() {
     let t = paper(Format::dia());
     let mut b = interp(&t);
-    let bounds: Vec<(i64, i64)> = (0..4).map(|d| Range.coord_iter(&mut b, lv(1), &[d])).collect();
-    // N = 4, M = 6: the paper's example is diagonal 1 (offset -1): 1..4.
+    let bounds: Vec<(i64, i64)> = [0, 2, 3, 4]
+        .iter()
+        .map(|&k| Range.coord_iter(&mut b, lv(1), &[k]))
+        .collect();
+    // N = 4, M = 6: the paper's example is offset -1 (diagonal 2): 1..4.
     assert_eq!(bounds, [(3, 4), (1, 4), (0, 4), (0, 4)]);
 }
 
 #[test]
 fn range_coord_iter_is_cut_by_the_columns_on_a_tall_matrix() {
-    // N = 6 rows, M = 4 columns, diagonals -1 and 2:
+    // N = 6 rows, M = 4 columns, offsets -1 and 2 (diagonals 4 and 7):
     // -1: rows max(0, 1) = 1 .. min(6, 4 + 1) = 5; 2: rows 0 .. min(6, 2) = 2.
     let levels = vec![
-        storage(2, vec![], &[]),
-        storage(6, vec![IndexArray::I64(vec![-1, 2])], &[]),
+        storage(9, vec![IndexArray::U32(vec![0, 2]), IndexArray::U32(vec![4, 7])], &[]),
+        storage(6, vec![], &[]),
         storage(4, vec![], &[]),
     ];
     let t = Tensor::<f64>::from_parts(&[6, 4], Format::dia(), levels, vec![1.0; 12]).unwrap();
     let mut b = interp(&t);
-    assert_eq!(Range.coord_iter(&mut b, lv(1), &[0]), (1, 5));
-    assert_eq!(Range.coord_iter(&mut b, lv(1), &[1]), (0, 2));
+    assert_eq!(Range.coord_iter(&mut b, lv(1), &[4]), (1, 5));
+    assert_eq!(Range.coord_iter(&mut b, lv(1), &[7]), (0, 2));
     let entries: Vec<Vec<u64>> = t.to_coordinates().iter().map(|(c, _)| c.to_vec()).collect();
     assert_eq!(
         entries,
@@ -330,15 +335,16 @@ fn range_coord_iter_is_cut_by_the_columns_on_a_tall_matrix() {
 
 #[test]
 fn range_coord_iter_of_an_offset_selecting_no_row_is_empty_not_reversed() {
-    // Not a valid tensor (validation refuses the offset); the level function
-    // itself still must not produce end < begin.
+    // Not a valid tensor (validation refuses diagonal -1, offset -4 of a
+    // 4 x 6 matrix); the level function itself still must not produce
+    // end < begin.
     let levels = [
-        storage(1, vec![], &[]),
-        storage(4, vec![IndexArray::I64(vec![-5])], &[]),
+        storage(9, vec![IndexArray::U32(vec![0, 1]), IndexArray::I64(vec![-1])], &[]),
+        storage(4, vec![], &[]),
         storage(6, vec![], &[]),
     ];
     let mut b = Immediate::new(TensorLevels(&levels));
-    assert_eq!(Range.coord_iter(&mut b, lv(1), &[0]), (5, 5));
+    assert_eq!(Range.coord_iter(&mut b, lv(1), &[-1]), (4, 4));
 }
 
 #[test]
@@ -350,16 +356,33 @@ fn range_coord_access_is_diagonal_times_rows_plus_row() {
     assert_eq!(t.values()[3], 8.0);
 }
 
+/// For assembly: a row is found only inside its diagonal's range, and a
+/// column only where the row's diagonal puts it.
+#[test]
+fn range_and_offset_locate_inside_the_diagonal_only() {
+    let t = paper(Format::dia());
+    let mut b = interp(&t);
+    // Offset -1 (diagonal 2, position 1) holds rows 1..4.
+    assert_eq!(Range.locate(&mut b, lv(1), 1, &[2], 0), (4, false));
+    assert_eq!(Range.locate(&mut b, lv(1), 1, &[2], 1), (5, true));
+    assert_eq!(Range.locate(&mut b, lv(1), 1, &[2], 3), (7, true));
+    assert_eq!(Range.size(&mut b, lv(1), 4), 16);
+    // Row 3 of offset -1 is column 2, at the row's position.
+    assert_eq!(Offset.locate(&mut b, lv(2), 7, &[2, 3], 2), (7, true));
+    assert_eq!(Offset.locate(&mut b, lv(2), 7, &[2, 3], 3), (7, false));
+    assert_eq!(Offset.size(&mut b, lv(2), 16), 16);
+}
+
 #[test]
 fn offset_pos_access_shifts_the_row_by_the_diagonals_offset() {
     let t = paper(Format::dia());
     let mut b = interp(&t);
     // "Given a parent coordinate 3 and offset index 1, the level encodes the
-    // coordinate 3 + offset[1] = 2."
+    // coordinate 3 + offset[1] = 2": the offset -1 is diagonal 2 here.
     assert_eq!(Offset.pos_iter(&mut b, lv(2), 7), (7, 8));
-    assert_eq!(Offset.pos_access(&mut b, lv(2), 7, &[1, 3]), (2, true));
+    assert_eq!(Offset.pos_access(&mut b, lv(2), 7, &[2, 3]), (2, true));
     assert_eq!(Offset.pos_access(&mut b, lv(2), 3, &[0, 3]), (0, true));
-    assert_eq!(Offset.pos_access(&mut b, lv(2), 15, &[3, 3]), (4, true));
+    assert_eq!(Offset.pos_access(&mut b, lv(2), 15, &[4, 3]), (4, true));
     assert_eq!(t.values()[15], 9.0);
 }
 
@@ -373,12 +396,12 @@ fn iterating_dia_visits_every_in_range_position_of_each_diagonal() {
         nonzeros(walked),
         [
             (vec![0, 3, 0], 8.0),
-            (vec![1, 1, 0], 7.0),
-            (vec![2, 0, 0], 5.0),
-            (vec![2, 1, 1], 3.0),
-            (vec![2, 3, 3], 4.0),
-            (vec![3, 0, 1], 1.0),
-            (vec![3, 3, 4], 9.0),
+            (vec![2, 1, 0], 7.0),
+            (vec![3, 0, 0], 5.0),
+            (vec![3, 1, 1], 3.0),
+            (vec![3, 3, 3], 4.0),
+            (vec![4, 0, 1], 1.0),
+            (vec![4, 3, 4], 9.0),
         ]
     );
 }
@@ -789,12 +812,14 @@ fn dense_capabilities_and_properties_match_table_1() {
 
 #[test]
 fn range_capabilities_and_properties_match_table_1() {
+    // Table 1 gives range levels no assembly; tessera inserts at the
+    // positions the rows' coordinates give, so a DIA output is assembled.
     assert_row(
         &Range,
         Row {
             iteration: V,
             locate: false,
-            assembly: None,
+            assembly: Some(Assembly::Insert),
             properties: (false, true, true, false, false),
         },
     );
@@ -834,12 +859,13 @@ fn singleton_capabilities_and_properties_match_table_1_in_every_configuration() 
 
 #[test]
 fn offset_capabilities_and_properties_match_table_1() {
+    // As for range levels, insertion is tessera's addition to Table 1.
     assert_row(
         &Offset,
         Row {
             iteration: P,
             locate: false,
-            assembly: None,
+            assembly: Some(Assembly::Insert),
             properties: (false, true, true, true, false),
         },
     );

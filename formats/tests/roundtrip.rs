@@ -570,14 +570,14 @@ fn small_extents_are_stored_in_32_bit_arrays() {
     let mut list = CoordinateList::new(&[4, 6]);
     list.push(&[3, 4], 9.0).unwrap();
     list.push(&[0, 1], 1.0).unwrap();
-    use IndexWidth::{I64, U32};
+    use IndexWidth::U32;
     for (f, expect) in [
         (Format::csr(), vec![vec![], vec![U32, U32]]),
         (Format::dcsr(), vec![vec![U32, U32], vec![U32, U32]]),
         (Format::coo(2), vec![vec![U32, U32], vec![U32]]),
         (Format::hash_rows(), vec![vec![], vec![U32]]),
         (Format::ell(), vec![vec![], vec![], vec![U32]]),
-        (Format::dia(), vec![vec![], vec![I64], vec![]]),
+        (Format::dia(), vec![vec![U32, U32], vec![], vec![]]),
     ] {
         let t = Tensor::pack(&list, f.clone()).unwrap();
         assert_eq!(widths(&t), expect, "{f}");

@@ -69,6 +69,26 @@ impl fmt::Display for StridedRun {
     }
 }
 
+/// A run of [`Op::MergeRuns`]: the values at coordinates `begin..end` of
+/// a level whose consecutive coordinates sit at consecutive positions, the
+/// first at `values.start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoordinateRun {
+    pub values: ValueRun,
+    pub begin: IReg,
+    pub end: IReg,
+}
+
+impl fmt::Display for CoordinateRun {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "t{} r{}..r{} from position r{}",
+            self.values.operand, self.begin, self.end, self.values.start
+        )
+    }
+}
+
 /// A run of [`Op::BlockRowsDot`]: in block row `b`, for the driver's
 /// position `p` and coordinate `c`, row `r` starts at `start + b *
 /// block_step + p * pos_step + c * coord_step + r * row_step`.
@@ -524,6 +544,19 @@ pub enum Op {
         prefix: Regs,
         block: Vec<u32>,
     },
+    /// Merges two runs of consecutive coordinates with `op` (the union for
+    /// a sum or difference, the intersection for a product) and appends
+    /// the result below the output coordinates `prefix`, at a level whose
+    /// consecutive coordinates sit at consecutive positions; each output
+    /// level below it holds one child whose coordinate is the run's plus
+    /// its register of `shifts` (see [`crate::runtime::rows::merge_runs`]):
+    /// the rows of two DIA tensors' diagonal added into a DIA output.
+    MergeRuns {
+        runs: [CoordinateRun; 2],
+        op: RowOp,
+        prefix: Regs,
+        shifts: Regs,
+    },
     /// Every row of a dense level at once: for each coordinate `row` in
     /// `first..last`, the [`Op::MergeRows`] of the compact, ordered,
     /// unique levels below `a_rows` and `b_rows` (dense levels, at
@@ -719,6 +752,7 @@ impl Op {
             | Op::RowAxpy { .. }
             | Op::WorkspaceAxpy { .. }
             | Op::MergeRows { .. }
+            | Op::MergeRuns { .. }
             | Op::RowsMerge { .. }
             | Op::PositionLoop { .. } => true,
             Op::IConst { .. }
@@ -1100,6 +1134,17 @@ impl fmt::Display for Op {
                     false => write!(f, ", blocks of {}", block_shape(block)),
                 }
             }
+            Op::MergeRuns {
+                runs: [a, b],
+                op,
+                prefix,
+                shifts,
+            } => write!(
+                f,
+                "append below {}: merge {op:?} {a}, {b}, levels below shifted by {}",
+                regs(prefix),
+                regs(shifts)
+            ),
             Op::RowsMerge {
                 a_rows,
                 a_parent,

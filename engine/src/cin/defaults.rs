@@ -181,6 +181,10 @@ pub(super) fn output_lead(
     }
     // A split first variable leads by its blocks.
     let lead = provenance.expand(&level_vars[0]).swap_remove(0);
+    if order.first() == Some(&lead) {
+        // A diagonal the output's first level stores leads already.
+        return None;
+    }
     let first = order.iter().find(|v| top.contains(v))?;
     (*first != lead).then_some(lead)
 }

@@ -1,9 +1,11 @@
 //! Derived index variables: loop variables that are not a mode of the
 //! statement, and how the statement's variables are recovered from them.
 //!
-//! Structured formats iterate such variables: a level that stores no mode
-//! has a variable of its own (DIA's diagonal, ELL's slot), and a block split
-//! stores `i / b` and `i % b` (BCSR). Each derived variable names its
+//! Structured formats iterate such variables: a diagonal level iterates
+//! the diagonal `j - i` of the modes it joins (DIA), shared by every
+//! operand that stores the same diagonals so that their diagonals merge; a
+//! slot level has a variable of its own (ELL); and a block split stores
+//! `i / b` and `i % b` (BCSR). Each derived variable names its
 //! [`Relation`] to the variables it comes from; [`Provenance`] is the graph
 //! of those relations for one statement, which the planner reads to recover
 //! a statement variable (`i = (i/b)·b + i%b`) where an access needs it, and
@@ -19,9 +21,15 @@ use super::{LoopVar, Operand};
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Relation {
     /// The coordinate of level `level` of operand `operand`, a level that
-    /// stores no mode (a DIA diagonal, an ELL slot). It runs over the
-    /// level's extent, and loops over it sum: each stored entry has one.
+    /// stores no mode (an ELL slot). It runs over the level's extent, and
+    /// loops over it sum: each stored entry has one.
     Own { operand: usize, level: usize },
+    /// The diagonal of an entry at `(row, col)`: `col - row + |row| - 1`,
+    /// the offset shifted to be non-negative (a DIA level's coordinate).
+    /// Operands that store the diagonals of the same pair of variables
+    /// share it, so their diagonals merge like any level's coordinates;
+    /// loops over it sum, each entry lying on one diagonal.
+    Diagonal { row: Box<LoopVar>, col: Box<LoopVar> },
     /// `of / block`: the block holding `of`'s coordinate.
     Blocks { of: Box<LoopVar>, block: Blocking },
     /// `of % block`: the place of `of`'s coordinate in its block.
@@ -131,8 +139,13 @@ pub(super) fn level_var(op: &Operand, level: usize, projection: Projection) -> L
                 Split::Inner(block) => derived(format!("{of}%{block}"), within(of, Blocking::Size(block))),
             }
         }
-        Projection::Diagonal { .. } => {
-            derived(format!("{}.diagonal", op.name), Relation::Own { operand: op.id, level })
+        Projection::Diagonal { row, col } => {
+            let (row, col) = (&op.vars[row], &op.vars[col]);
+            let relation = Relation::Diagonal {
+                row: Box::new(row.clone()),
+                col: Box::new(col.clone()),
+            };
+            derived(format!("{col}-{row}"), relation)
         }
         Projection::Slot { .. } => derived(format!("{}.slot", op.name), Relation::Own { operand: op.id, level }),
     }
@@ -180,7 +193,8 @@ pub struct Provenance {
     /// The names a schedule's `split` gives a variable's blocks and its
     /// place in them (levels' splits are named `i/b` and `i%b`).
     named: BTreeMap<LoopVar, (String, String)>,
-    /// Variables of levels that store no mode, in operand order.
+    /// Variables of levels that store no mode, in operand order, each once
+    /// (operands share a diagonal).
     own: Vec<LoopVar>,
     /// Variables over an operand's positions (`pos`).
     positions: Vec<PositionSpace>,
@@ -208,7 +222,9 @@ impl Provenance {
                             p.split.insert(of.as_ref().clone(), *block);
                         }
                     },
-                    Some(Relation::Own { .. }) => p.own.push(v.clone()),
+                    Some(Relation::Own { .. } | Relation::Diagonal { .. }) if !p.own.contains(&v) => {
+                        p.own.push(v.clone())
+                    }
                     _ => {}
                 }
             }
@@ -390,12 +406,16 @@ impl Provenance {
     }
 
     /// The number of coordinates a loop over `v` runs through: a statement
-    /// variable's size, the blocks that cover it, a block's size, or the
-    /// extent of the level that owns the variable.
+    /// variable's size, the blocks that cover it, a block's size, the
+    /// diagonals of two variables, or the extent of the level that owns the
+    /// variable.
     pub fn extent(v: &LoopVar, sizes: &Sizes<'_>) -> usize {
         match v.relation() {
             None => (sizes.of_var)(v.name()),
             Some(Relation::Own { operand, level }) => (sizes.level_extent)(*operand, *level),
+            Some(Relation::Diagonal { row, col }) => {
+                (Provenance::extent(row, sizes) + Provenance::extent(col, sizes)).saturating_sub(1)
+            }
             Some(Relation::Positions { operand, level }) => (sizes.level_positions)(*operand, *level),
             Some(Relation::Blocks { of, block }) => {
                 let n = Provenance::extent(of, sizes);
@@ -467,18 +487,26 @@ mod tests {
     }
 
     #[test]
-    fn diagonals_and_slots_are_variables_of_their_operand() {
+    fn diagonals_are_shared_and_slots_are_variables_of_their_operand() {
         let a = op("A", 0, &["i", "j"], Format::dia());
         let b = op("B", 1, &["i", "j"], Format::ell());
-        let p = Provenance::of(&[a.clone(), b]).unwrap();
+        let c = op("C", 2, &["i", "j"], Format::dia());
+        let t = op("T", 3, &["j", "i"], Format::dia());
+        let p = Provenance::of(&[a.clone(), b, c, t]).unwrap();
         let names: Vec<&str> = p.own().iter().map(LoopVar::name).collect();
-        assert_eq!(names, ["A.diagonal", "B.slot"]);
+        assert_eq!(
+            names,
+            ["j-i", "B.slot", "i-j"],
+            "A and C share their diagonals, T's run the other way"
+        );
         let level = |operand: usize, level: usize| 10 * operand + level + 7;
+        let var_size = |name: &str| if name == "i" { 4 } else { 6 };
         let sizes = Sizes {
-            of_var: &|_| 0,
+            of_var: &var_size,
             level_extent: &level,
             level_positions: &|_, _| unreachable!(),
         };
+        assert_eq!(Provenance::extent(&p.own()[0], &sizes), 9, "4 + 6 - 1 diagonals");
         assert_eq!(Provenance::extent(&p.own()[1], &sizes), 17);
         assert_eq!(a.level_vars()[1].name(), "i");
     }

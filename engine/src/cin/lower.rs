@@ -625,19 +625,18 @@ fn appendable(output: &Operand, order: &[LoopVar]) -> bool {
 }
 
 /// Output formats the streaming assembler can append to: each level stores
-/// a mode or a block of one, and is dense, compressed or singleton.
+/// a mode or a block of one and is dense, compressed or singleton, or
+/// stores diagonals over range and offset levels (DIA).
 fn streamable(format: &Format) -> bool {
-    let modes_or_blocks = format
-        .levels()
-        .iter()
-        .all(|l| matches!(l.projection, tessera_formats::Projection::Mode { .. }));
-    modes_or_blocks
-        && format.levels().iter().all(|l| {
-            matches!(
-                l.level.kind,
-                LevelKind::Dense | LevelKind::Compressed | LevelKind::Singleton
-            ) && l.level.ordered
-        })
+    use tessera_formats::Projection;
+    format.levels().iter().all(|l| {
+        let kind_fits = match l.level.kind {
+            LevelKind::Dense | LevelKind::Compressed | LevelKind::Singleton => l.level.ordered,
+            LevelKind::Range | LevelKind::Offset => true,
+            LevelKind::Hashed => false,
+        };
+        kind_fits && matches!(l.projection, Projection::Mode { .. } | Projection::Diagonal { .. })
+    })
 }
 
 /// Every variable of a statement, in order of first appearance.
@@ -1187,6 +1186,30 @@ fn structured_problem(
             .iter()
             .enumerate()
             .all(|(j, o)| j == k || merged_alike(o) || is_factor(root, j, operands));
+    // Loops over diagonals visit only the stored ones, and below each only
+    // its rows: every term must read a tensor stored on those diagonals,
+    // and the statement be zero where they store nothing (no constant
+    // term, no `exp` of them).
+    let on_diagonals = level_vars
+        .iter()
+        .any(|v| matches!(v.relation(), Some(Relation::Diagonal { .. })));
+    if on_diagonals {
+        let fills = crate::lattice::Fills {
+            operand: &|a| operands.get(a).map_or(0.0, |o| o.fill),
+            temp: &|_| None,
+        };
+        let on_them = |a: usize| (a == k || merged_alike(&operands[a])).then_some(a);
+        let terms_read_them = crate::lattice::Lattice::build(root, &on_them, &fills).is_some_and(|l| !l.has_universe());
+        if !terms_read_them {
+            return Some("the statement adds terms that do not read it".into());
+        }
+        if crate::lattice::fill(root, &fills) != Some(0.0) {
+            return Some(
+                "the statement is not zero where it stores nothing, and loops over its diagonals visit only what it stores"
+                    .into(),
+            );
+        }
+    }
     if !is_factor(root, k, operands) && !partners_merge {
         // Loops over its derived variables visit its entries only: a term
         // without it would be summed once per diagonal, or skipped in
@@ -1222,11 +1245,17 @@ fn structured_problem(
     if distinct.len() != op.vars.len() {
         return Some("one variable indexes two of its modes".into());
     }
+    // Loops over a diagonal or an own variable run outside the statement
+    // variables' loops: another tensor walking one of those would be walked
+    // again for every diagonal or slot.
+    let outside_modes = level_vars
+        .iter()
+        .any(|v| matches!(v.relation(), Some(Relation::Own { .. } | Relation::Diagonal { .. })));
     let derived: Vec<&LoopVar> = op
         .vars
         .iter()
         .filter(|v| {
-            has_own
+            outside_modes
                 || level_vars
                     .iter()
                     .any(|lv| matches!(lv.relation(), Some(Relation::Blocks { of, .. }) if of.as_ref() == *v))

@@ -11,10 +11,10 @@ use tessera_formats::staging::{eval_cmp, eval_int_op};
 use tessera_formats::typed::ValueSlice;
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage, StorageResolver};
 
-use crate::bytecode::{BlockRows, FloatOp, IReg, Op, Program, Regs, Strided};
+use crate::bytecode::{BlockRows, CoordinateRun, FloatOp, IReg, Op, Program, Regs, Strided};
 use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
-use crate::runtime::rows::Row;
+use crate::runtime::rows::{Row, Run};
 use crate::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate};
 
 mod position_loop;
@@ -79,6 +79,21 @@ impl StorageResolver for Resolver<'_, '_> {
 #[inline(always)]
 fn gather(ir: &[i64], regs: &Regs) -> SmallVec<[i64; 4]> {
     regs.iter().map(|&r| ir[r as usize]).collect()
+}
+
+/// The values of a run of consecutive coordinates: none when the run is
+/// empty (its start is then no position).
+fn run_of<'v>(ir: &[i64], values: &[&'v [f64]], run: CoordinateRun) -> Run<'v> {
+    let (begin, end) = (ir[run.begin as usize], ir[run.end as usize]);
+    let len = (end - begin).max(0) as usize;
+    let values = match len {
+        0 => &[][..],
+        _ => {
+            let start = ir[run.values.start as usize] as usize;
+            &values[run.values.operand as usize][start..start + len]
+        }
+    };
+    Run { begin, values }
 }
 
 /// Runs `program` on `bind`, writing results into `out`.
@@ -630,6 +645,15 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     &values[row * n..(row + 1) * n]
                 };
                 row_updates(dst, (coords, begin..end), own, scale, factors.len(), row);
+            }
+            Op::MergeRuns {
+                runs,
+                op,
+                prefix,
+                shifts,
+            } => {
+                let [a, b] = runs.map(|r| run_of(&ir, &values, r));
+                out.append_merged_runs(&gather(&ir, prefix), (a, b), *op, &gather(&ir, shifts));
             }
             Op::MergeRows {
                 a,

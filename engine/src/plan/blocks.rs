@@ -808,7 +808,7 @@ fn collect_chain(expr: &CinExpr, times: Times, out: &mut Vec<usize>) -> bool {
 
 /// The body of the loops over `vars`, nested in that order, when `body`
 /// is exactly those loops.
-fn within_loops<'c>(body: &'c Cin, vars: &[LoopVar]) -> Option<&'c Cin> {
+pub(super) fn within_loops<'c>(body: &'c Cin, vars: &[LoopVar]) -> Option<&'c Cin> {
     vars.iter().try_fold(body, |body, v| match body {
         Cin::Forall { var, body } if var == v => Some(body.as_ref()),
         _ => None,
@@ -817,7 +817,7 @@ fn within_loops<'c>(body: &'c Cin, vars: &[LoopVar]) -> Option<&'c Cin> {
 
 /// `out = a op b` of two different operands' accesses, `op` one a row
 /// merge computes: the body of [`Emitter::try_merge_rows`].
-fn merged_pair(body: &Cin) -> Option<(usize, usize, RowOp)> {
+pub(super) fn merged_pair(body: &Cin) -> Option<(usize, usize, RowOp)> {
     let Cin::Assign {
         target: Target::Output,
         expr: CinExpr::Binary { op, lhs, rhs },

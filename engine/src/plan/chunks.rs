@@ -50,14 +50,14 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         _ => return Err("the statement has no outer loop".into()),
     };
     // A chunk of blocks is a chunk of the rows they hold; a chunk of a
-    // fused pair is a range of its pairs; a level's own variable (a
-    // diagonal, a slot) is not split yet.
+    // fused pair is a range of its pairs; a diagonal or a level's own
+    // variable (a slot) is not split yet.
     let rows_of_blocks = match var.relation() {
         None | Some(Relation::Fused { .. }) => None,
         Some(Relation::Blocks { of, .. }) => Some(of.as_ref()),
         Some(_) => {
             return Err(format!(
-                "its outer loop runs over {var}, a level's own variable, and chunks of those are not supported yet"
+                "its outer loop runs over {var}, a level's diagonal or own variable, and chunks of those are not supported yet"
             ))
         }
     };

@@ -229,6 +229,9 @@ fn describe(relation: &Relation, lowered: &Lowered) -> String {
                 op.format.level(*level).name()
             )
         }
+        Relation::Diagonal { row, col } => {
+            format!("{col} - {row} + |{row}| - 1, the diagonal of ({row}, {col}) its operands store; summed")
+        }
         Relation::Blocks { of, block } => {
             let (outer, inner, _) = lowered.provenance.recovery(of).expect("a split variable");
             let cut = if lowered.provenance.is_scheduled(of) {
@@ -816,12 +819,19 @@ impl<'a> Emitter<'a> {
             // The plan line above says what the blocks' loop does.
         } else if whole_rows && block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {strided}");
+        } else if whole_rows && block_ops && self.try_merge_runs(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (runs as one block op: the two computed ranges merged into an output range)"
+            );
         } else if let Some(how) = self.structured_driver(&shape).filter(|_| whole_rows) {
             let _ = writeln!(
                 self.plan,
                 "{pad}  ({})",
                 match how {
                     structured::StructuredDriver::CoordinateRange => "its coordinates are a computed range",
+                    structured::StructuredDriver::CoordinateRanges =>
+                        "its coordinates are the union of computed ranges, each located in the ranges that hold it",
                     structured::StructuredDriver::OneChild => "one child per parent position: no loop",
                 }
             );

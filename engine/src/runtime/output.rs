@@ -9,7 +9,7 @@ use tessera_formats::{
     Level, LevelFormat, LevelKind, LevelRef, LevelStorage, Projection, Split, StorageResolver, Tensor, MAX_POSITIONS,
 };
 
-use super::rows::{Row, RowOp, RowsBelow};
+use super::rows::{Row, RowOp, RowsBelow, Run};
 use crate::error::{EngineError, Result};
 use crate::words::Adder;
 
@@ -199,6 +199,32 @@ impl OutputState {
             OutputState::Append { assembler, .. } => assembler.append_merged_blocks(prefix, a, b, op, block),
             _ => unreachable!("append targets an appended output"),
         }
+    }
+
+    /// Appends `a` and `b` merged by `op` ([`super::rows::merge_runs`]):
+    /// runs of consecutive coordinates of the output's level below
+    /// `prefix`, each level below that holding one child whose coordinate
+    /// is the run's plus its `shifts` entry ([`Assembler::append_run`]).
+    /// Runs over the same coordinates (two diagonals of a matrix) are
+    /// combined straight into the output's values.
+    pub fn append_merged_runs(&mut self, prefix: &[i64], (a, b): (Run<'_>, Run<'_>), op: RowOp, shifts: &[i64]) {
+        let OutputState::Append { assembler, .. } = self else {
+            unreachable!("append targets an appended output")
+        };
+        if a.begin == b.begin && a.values.len() == b.values.len() {
+            let pairs = a.values.iter().zip(b.values);
+            match op {
+                RowOp::Add => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(x, y)| x + y)),
+                RowOp::Sub => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(x, y)| x - y)),
+                RowOp::Mul => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(x, y)| x * y)),
+            }
+            return;
+        }
+        let mut scratch = std::mem::take(&mut assembler.row_values);
+        super::rows::merge_runs(a, b, op, &mut scratch, |first, values| {
+            assembler.append_run(prefix, first, shifts, values.iter().copied())
+        });
+        assembler.row_values = scratch;
     }
 
     /// [`OutputState::append_merged`] for each row `r` in `rows`, below
@@ -914,6 +940,46 @@ impl Assembler {
             let last = i64::from(size) - 1;
             self.current[k] = last;
             self.positions[k] = self.positions[k - 1] * i64::from(size) + last;
+        }
+    }
+
+    /// Appends entries at consecutive coordinates `first..` of level
+    /// `prefix.len()` below `prefix`, with `values`: a level whose
+    /// consecutive coordinates sit at consecutive positions (DIA's rows),
+    /// each level below it holding one child at its parent's position
+    /// whose coordinate is the run's plus its entry of `shifts` (DIA's
+    /// columns). The first entry as [`Assembler::append`] does, the others'
+    /// values at the positions that follow, leaving the state the last
+    /// entry would. The run's coordinates follow every entry so far.
+    pub fn append_run(
+        &mut self,
+        prefix: &[i64],
+        first: i64,
+        shifts: &[i64],
+        mut values: impl ExactSizeIterator<Item = f64>,
+    ) {
+        let rest = values.len().saturating_sub(1);
+        let Some(first_value) = values.next() else {
+            return;
+        };
+        let level = prefix.len();
+        let mut entry: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
+        entry.push(first);
+        entry.extend(shifts.iter().map(|s| first + s));
+        self.append(&entry, first_value);
+        if rest == 0 {
+            return;
+        }
+        // The first entry is new and the last value: the others follow it.
+        debug_assert_eq!(self.values.len() as i64, self.positions[level] + 1);
+        self.values.extend(values);
+        let last = first + rest as i64;
+        self.in_order &= self.inside(level, last);
+        self.current[level] = last;
+        self.positions[level] += rest as i64;
+        for (k, shift) in (level + 1..).zip(shifts) {
+            self.current[k] = last + shift;
+            self.positions[k] = self.positions[level];
         }
     }
 

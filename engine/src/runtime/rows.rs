@@ -1,6 +1,8 @@
 //! Two stored rows merged into one output row at once: the inner loop of
 //! `A(i,j) + B(i,j)`, `A(i,j) - B(j,i)` and `A(i,j) * B(i,j)` over compact,
-//! ordered, unique last levels, run by [`Op::MergeRows`] on every tier.
+//! ordered, unique last levels, run by [`Op::MergeRows`] on every tier; and
+//! two runs of consecutive coordinates merged (two DIA diagonals' rows,
+//! [`Op::MergeRuns`]).
 //!
 //! The values are exactly those the loop of single entries computes: a
 //! coordinate in both rows gets `a op b`; one in a single row of a sum or
@@ -9,6 +11,7 @@
 //! the coordinates in both.
 //!
 //! [`Op::MergeRows`]: crate::bytecode::Op::MergeRows
+//! [`Op::MergeRuns`]: crate::bytecode::Op::MergeRuns
 
 use std::cmp::Ordering;
 
@@ -101,6 +104,90 @@ impl<'a> Row<'a> {
             IndexArray::U64(c) => Row::U64(&c[range], values),
             IndexArray::I64(c) => Row::I64(&c[range], values),
         }
+    }
+}
+
+/// Values at consecutive coordinates `begin..begin + values.len()`: the
+/// stored rows of one DIA diagonal, whose positions follow their rows.
+#[derive(Debug, Clone, Copy)]
+pub struct Run<'a> {
+    pub begin: i64,
+    pub values: &'a [f64],
+}
+
+impl Run<'_> {
+    fn end(&self) -> i64 {
+        self.begin + self.values.len() as i64
+    }
+
+    fn at(&self, coord: i64) -> Option<f64> {
+        let k = coord - self.begin;
+        (0..self.values.len() as i64)
+            .contains(&k)
+            .then(|| self.values[k as usize])
+    }
+}
+
+/// Merges two runs with `op`, handing each stretch of consecutive merged
+/// coordinates to `emit` (its first coordinate and values, in order):
+/// the union for a sum or difference, an entry in one run combined with
+/// `0.0` as the loop of single entries computes it; the intersection for
+/// a product. Runs over the same coordinates (two diagonals of a matrix)
+/// combine value by value.
+///
+/// ```
+/// use tessera_engine::runtime::rows::{merge_runs, RowOp, Run};
+/// let a = Run { begin: 1, values: &[1.0, 2.0] };
+/// let b = Run { begin: 2, values: &[10.0, 20.0] };
+/// let mut out = vec![];
+/// merge_runs(a, b, RowOp::Sub, &mut vec![], |first, v| out.push((first, v.to_vec())));
+/// assert_eq!(out, [(1, vec![1.0, -8.0, -20.0])]);
+/// ```
+pub fn merge_runs(a: Run<'_>, b: Run<'_>, op: RowOp, scratch: &mut Vec<f64>, mut emit: impl FnMut(i64, &[f64])) {
+    let combine = |x: f64, y: f64| match op {
+        RowOp::Add => x + y,
+        RowOp::Sub => x - y,
+        RowOp::Mul => x * y,
+    };
+    if a.begin == b.begin && a.values.len() == b.values.len() {
+        scratch.clear();
+        scratch.extend(a.values.iter().zip(b.values).map(|(&x, &y)| combine(x, y)));
+        if !scratch.is_empty() {
+            emit(a.begin, scratch);
+        }
+        return;
+    }
+    let (from, to) = match op {
+        RowOp::Mul => (a.begin.max(b.begin), a.end().min(b.end())),
+        RowOp::Add | RowOp::Sub => {
+            let runs = [a, b].into_iter().filter(|r| !r.values.is_empty());
+            let from = runs.clone().map(|r| r.begin).min().unwrap_or(0);
+            (from, runs.map(|r| r.end()).max().unwrap_or(0))
+        }
+    };
+    scratch.clear();
+    let mut first = from;
+    for c in from..to {
+        let value = match (a.at(c), b.at(c)) {
+            (Some(x), Some(y)) => Some(combine(x, y)),
+            (Some(x), None) if op != RowOp::Mul => Some(combine(x, 0.0)),
+            (None, Some(y)) if op != RowOp::Mul => Some(combine(0.0, y)),
+            _ => None,
+        };
+        match value {
+            Some(v) => scratch.push(v),
+            // A gap between the runs: the stretch before it ends.
+            None => {
+                if !scratch.is_empty() {
+                    emit(first, scratch);
+                    scratch.clear();
+                }
+                first = c + 1;
+            }
+        }
+    }
+    if !scratch.is_empty() {
+        emit(first, scratch);
     }
 }
 
@@ -579,5 +666,28 @@ mod tests {
         merge(rows().0, rows().1, RowOp::Mul, &mut c, &mut v);
         assert_eq!((c.as_slice(), v.as_slice()), ([4u64].as_slice(), [-0.0].as_slice()));
         assert!(v[0].is_sign_negative());
+    }
+
+    #[test]
+    fn merged_runs_are_stretches_of_the_values_the_entry_loop_computes() {
+        let runs = |a: &[f64], b: &[f64], (ab, bb): (i64, i64), op| {
+            let mut out = Vec::new();
+            let (a, b) = (Run { begin: ab, values: a }, Run { begin: bb, values: b });
+            merge_runs(a, b, op, &mut Vec::new(), |first, v| out.push((first, v.to_vec())));
+            out
+        };
+        // Apart: two stretches, the gap between them not written.
+        let apart = runs(&[1.0, 2.0], &[5.0], (0, 3), RowOp::Sub);
+        assert_eq!(apart, [(0, vec![1.0, 2.0]), (3, vec![-5.0])]);
+        // Overlapping: one stretch; a product keeps the overlap only.
+        let (a, b) = ([1.0, 2.0, 3.0], [10.0, 20.0]);
+        assert_eq!(runs(&a, &b, (0, 1), RowOp::Add), [(0, vec![1.0, 12.0, 23.0])]);
+        assert_eq!(runs(&a, &b, (0, 1), RowOp::Mul), [(1, vec![20.0, 60.0])]);
+        assert_eq!(runs(&a, &b, (0, 5), RowOp::Mul), []);
+        // One run empty: the other combined with 0.0, signs as the loop's.
+        let one = runs(&[], &[-0.0, 4.0], (9, 2), RowOp::Sub);
+        assert_eq!(one, [(2, vec![0.0, -4.0])]);
+        assert!(one[0].1[0].is_sign_positive(), "0.0 - -0.0 is 0.0");
+        assert_eq!(runs(&[], &[], (0, 0), RowOp::Add), []);
     }
 }

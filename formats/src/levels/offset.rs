@@ -1,13 +1,14 @@
 //! Offset level: the columns of DIA. Each position has one child at the same
 //! position, whose coordinate is the row (parent coordinate) shifted by the
-//! diagonal's offset: `i + offset[d]`. It stores nothing: the offset array is
-//! the range level's, one level up.
+//! diagonal's offset: `i + offset`, the offset being the coordinate of the
+//! diagonal two levels up less `N - 1` ([`range`](super::range)). It stores
+//! nothing.
 
 use crate::error::{FormatError, Result};
 use crate::level::{Footprint, Level, LevelCounts, PackInput, Packed};
-use crate::levels::range::OFFSET;
-use crate::properties::{Capabilities, CoordinateRelation, Iteration, Properties};
-use crate::staging::{Builder, LevelRef};
+use crate::levels::range::diagonal_shift;
+use crate::properties::{Assembly, Capabilities, CoordinateRelation, Iteration, Properties};
+use crate::staging::{Builder, Cmp, LevelRef};
 use crate::tensor::LevelStorage;
 
 /// The offset level format.
@@ -21,8 +22,11 @@ impl Level for Offset {
     fn capabilities(&self) -> Capabilities {
         Capabilities {
             iteration: Iteration::CoordinatePosition,
+            // `locate` exists, for assembly (the parent's position, found
+            // when the column is the row's on the diagonal); inputs are
+            // iterated, their one child read with no search.
             locate: false,
-            assembly: None,
+            assembly: Some(Assembly::Insert),
         }
     }
     fn properties(&self) -> Properties {
@@ -47,11 +51,33 @@ impl Level for Offset {
             operand: lv.operand,
             level: lv.level - 1,
         };
-        let offset = b.load(range.array(OFFSET), *diagonal);
+        let shift = diagonal_shift(b, range);
+        let offset = b.sub(*diagonal, shift);
         let coord = b.add(*row, offset);
         let found = b.bool_const(true);
         (coord, found)
     }
+
+    fn locate<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent: B::Int,
+        ancestors: &[B::Int],
+        coord: B::Int,
+    ) -> (B::Int, B::Bool) {
+        let (column, _) = self.pos_access(b, lv, parent, ancestors);
+        let found = b.compare(Cmp::Eq, column, coord);
+        (parent, found)
+    }
+
+    fn size<B: Builder>(&self, _b: &mut B, _lv: LevelRef, parent_size: B::Int) -> B::Int {
+        parent_size
+    }
+    // One child per parent, at the parent's position: nothing to write.
+    fn insert_init<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
+    fn insert_coord<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _pos: B::Int, _coord: B::Int) {}
+    fn insert_finalize<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
 
     fn coordinate_relation(&self) -> CoordinateRelation {
         // The row above, shifted by its diagonal's offset.
@@ -83,7 +109,7 @@ impl Level for Offset {
             return Err(FormatError::level(
                 level,
                 "offset",
-                "an offset level stores no arrays (it reads the range level's offsets)",
+                "an offset level stores no arrays (its diagonal's coordinate is the offset)",
             ));
         }
         Ok(parent_size)

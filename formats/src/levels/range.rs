@@ -1,34 +1,45 @@
-//! Range level: the rows of DIA. Below diagonal `d` (the parent coordinate,
-//! an index into the `offset` array) it holds every row `i` with
-//! `max(0, -offset[d]) <= i < min(N, M - offset[d])`, at position `d*N + i`.
-//! Positions outside those bounds exist but hold no coordinate (not compact).
+//! Range level: the rows of DIA. Below the diagonal above it, whose
+//! coordinate `k` is the offset shifted to be non-negative (`k = j - i +
+//! N - 1`, so `offset = k - (N - 1)`), it holds every row `i` with
+//! `max(0, -offset) <= i < min(N, M - offset)`, at position `d*N + i` (`d`
+//! the diagonal's position). Positions outside those bounds exist but hold
+//! no coordinate (not compact).
 //!
-//! Arrays: `offset` (signed). `N` is the level's extent (rows) and `M` the
-//! extent of the offset level below (columns).
+//! Stores no arrays: `N` is the level's extent (rows) and `M` the extent of
+//! the offset level below (columns). Because the offset is the diagonal's
+//! coordinate, two matrices' diagonals are merged by coordinate like any
+//! other level's.
 
 use crate::error::{FormatError, Result};
-use crate::index::IndexArray;
 use crate::level::{checked_positions, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
-use crate::properties::{Capabilities, CoordinateRelation, Iteration, Properties};
-use crate::staging::{Builder, LevelRef, Param};
+use crate::properties::{Assembly, Capabilities, CoordinateRelation, Iteration, Properties};
+use crate::staging::{Builder, Cmp, LevelRef, Param};
 use crate::tensor::LevelStorage;
-
-/// Slot of the offset array, which the offset level below also reads.
-pub const OFFSET: u8 = 0;
 
 /// The range level format.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Range;
+
+/// `N - 1`, where `N` is the extent of `range` (a DIA's rows): the shift
+/// between a diagonal's coordinate and its offset.
+pub(crate) fn diagonal_shift<B: Builder>(b: &mut B, range: LevelRef) -> B::Int {
+    let n = b.param(range, Param::Extent);
+    b.add_const(n, -1)
+}
 
 impl Level for Range {
     fn name(&self) -> &'static str {
         "range"
     }
     fn capabilities(&self) -> Capabilities {
+        // `locate` exists, for assembly: a row outside the diagonal's range
+        // is not found. Inputs are not located: a loop over every row would
+        // visit the rows where the offset level's column lies outside the
+        // matrix.
         Capabilities {
             iteration: Iteration::CoordinateValue,
             locate: false,
-            assembly: None,
+            assembly: Some(Assembly::Insert),
         }
     }
     fn properties(&self) -> Properties {
@@ -43,7 +54,8 @@ impl Level for Range {
 
     fn coord_iter<B: Builder>(&self, b: &mut B, lv: LevelRef, ancestors: &[B::Int]) -> (B::Int, B::Int) {
         let diagonal = *ancestors.last().expect("a range level always has a diagonal parent");
-        let offset = b.load(lv.array(OFFSET), diagonal);
+        let shift = diagonal_shift(b, lv);
+        let offset = b.sub(diagonal, shift);
         let zero = b.int(0);
         let minus = b.sub(zero, offset);
         let begin = b.max(zero, minus);
@@ -74,49 +86,59 @@ impl Level for Range {
         (pos, found)
     }
 
+    fn locate<B: Builder>(
+        &self,
+        b: &mut B,
+        lv: LevelRef,
+        parent: B::Int,
+        ancestors: &[B::Int],
+        coord: B::Int,
+    ) -> (B::Int, B::Bool) {
+        let (begin, end) = self.coord_iter(b, lv, ancestors);
+        let (pos, _) = self.coord_access(b, lv, parent, ancestors, coord);
+        let from = b.compare(Cmp::Le, begin, coord);
+        let before = b.compare(Cmp::Lt, coord, end);
+        let found = b.and(from, before);
+        (pos, found)
+    }
+
+    fn size<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int) -> B::Int {
+        let n = b.param(lv, Param::Extent);
+        b.mul(parent_size, n)
+    }
+    // Positions are implied by coordinates, as a dense level's: nothing to
+    // write; the values of rows outside a diagonal's range stay zero.
+    fn insert_init<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
+    fn insert_coord<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _pos: B::Int, _coord: B::Int) {}
+    fn insert_finalize<B: Builder>(&self, _b: &mut B, _lv: LevelRef, _parent_size: B::Int, _size: B::Int) {}
+
     fn coordinate_relation(&self) -> CoordinateRelation {
         // `coord_access` is `parent · N + coord`.
         CoordinateRelation::Positional
     }
 
     fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {
-        // One signed offset per parent, and every coordinate below it.
+        // Every coordinate below every diagonal, and no arrays.
         Some(Footprint {
             positions: counts.parents * counts.extent,
-            bytes: counts.parents * 8,
+            bytes: 0,
         })
     }
 
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {
         let n = input.extent;
         let rows = &input.coords[input.level];
-        let cols = &input.coords[input.level + 1];
         // Refused before `positions` is allocated, not after.
         let what = || format!("range level of {} x {n} positions", input.parents.len());
         let size = checked_positions(what, input.parents.len(), n)?;
-        let mut offsets = Vec::with_capacity(input.parents.len());
         let mut positions = vec![Segment::default(); size];
         for (d, seg) in input.parents.iter().enumerate() {
-            let offset = if seg.is_empty() {
-                0
-            } else {
-                cols[seg.start] as i64 - rows[seg.start] as i64
-            };
             for e in seg.start..seg.end {
-                if cols[e] as i64 - rows[e] as i64 != offset {
-                    return Err(FormatError::BadFormat {
-                        format: "range".into(),
-                        reason: format!("entries of diagonal {d} do not share one offset"),
-                    });
-                }
                 positions[d * n + rows[e] as usize] = Segment::new(e, e + 1);
             }
-            offsets.push(offset);
         }
-        let mut storage = LevelStorage::new(n);
-        storage.arrays.push(IndexArray::I64(offsets));
         Ok(Packed {
-            storage,
+            storage: LevelStorage::new(n),
             positions: Some(positions),
         })
     }
@@ -128,36 +150,20 @@ impl Level for Range {
         level: usize,
         next_extent: Option<usize>,
     ) -> Result<usize> {
-        let err = |reason: String| FormatError::level(level, "range", reason);
-        if storage.arrays.len() != 1 {
-            return Err(err("expected one offset array".into()));
+        let err = |reason: &str| FormatError::level(level, "range", reason);
+        if !storage.arrays.is_empty() {
+            return Err(err(
+                "a range level stores no arrays (its diagonal's coordinate is the offset)",
+            ));
         }
-        let offsets = &storage.arrays[OFFSET as usize];
-        if offsets.width() != crate::index::IndexWidth::I64 {
-            return Err(err("the offset array must be signed 64-bit".into()));
+        if next_extent.is_none() {
+            return Err(err("a range level needs an offset level below it"));
         }
-        if offsets.len() != parent_size {
-            return Err(err(format!(
-                "offset has {} entries, expected one per diagonal ({parent_size})",
-                offsets.len()
-            )));
-        }
-        let n = storage.extent as i64;
-        let Some(m) = next_extent else {
-            return Err(err("a range level needs an offset level below it".into()));
-        };
-        let m = m as i64;
-        for d in 0..offsets.len() {
-            let o = offsets.get(d);
-            if o <= -n || o >= m {
-                return Err(err(format!("offset[{d}] = {o} selects no entry of a {n} x {m} matrix")));
-            }
-            if d > 0 && offsets.get(d - 1) >= o {
-                return Err(err(format!("offsets are not strictly increasing at offset[{d}] = {o}")));
-            }
-        }
-        parent_size
-            .checked_mul(storage.extent)
-            .ok_or_else(|| FormatError::TooLarge(format!("range level {level} of {parent_size} x {n} positions")))
+        parent_size.checked_mul(storage.extent).ok_or_else(|| {
+            FormatError::TooLarge(format!(
+                "range level {level} of {parent_size} x {} positions",
+                storage.extent
+            ))
+        })
     }
 }

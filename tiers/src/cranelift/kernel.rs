@@ -18,7 +18,7 @@ use smallvec::SmallVec;
 use tessera_engine::bytecode::temp_lengths;
 use tessera_engine::interp::Bindings;
 use tessera_engine::runtime::output::{DenseWorkspaceParts, OutputState};
-use tessera_engine::runtime::rows::{run_rows_merge, Row, RowOp};
+use tessera_engine::runtime::rows::{run_rows_merge, Row, RowOp, Run};
 use tessera_engine::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate};
 use tessera_engine::runtime::{CompiledKernel, StorageSignature};
 use tessera_formats::{Level, LevelRef};
@@ -241,6 +241,38 @@ pub(crate) unsafe extern "C" fn merge_rows(ctx: *mut c_void, args: *const i64, n
     unsafe {
         output_call(ctx, args.add(9), n, |out, prefix| {
             out.append_merged(prefix, (a, b), op, &block)
+        })
+    }
+}
+
+/// `Op::MergeRuns`: `args` holds, for each of the two runs, its values,
+/// the position of its first coordinate and its coordinates' bounds; then
+/// the `RowOp` code (the number of shifts in bits 24..32), the `n` prefix
+/// coordinates and the shifts.
+pub(crate) unsafe extern "C" fn merge_runs(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
+    // SAFETY: called only by kernels, with their context and the words
+    // above, whose values are valid inputs' and whose non-empty runs lie
+    // within them.
+    let code = unsafe { *args.add(8) } as u64;
+    let shifts = ((code >> 24) & 0xff) as usize;
+    let words = unsafe { std::slice::from_raw_parts(args, 9 + n + shifts) };
+    let run = |k: usize| {
+        let [values, start, begin, end] = [words[4 * k], words[4 * k + 1], words[4 * k + 2], words[4 * k + 3]];
+        let len = (end - begin).max(0) as usize;
+        // SAFETY: see above; an empty run reads nothing.
+        let values = match len {
+            0 => &[][..],
+            _ => unsafe { std::slice::from_raw_parts((values as *const f64).add(start as usize), len) },
+        };
+        Run { begin, values }
+    };
+    let (a, b) = (run(0), run(1));
+    let op = RowOp::from_code(code & 0xff).expect("the translator writes a row op's code");
+    let shifts = &words[9 + n..];
+    // SAFETY: `ctx` is the kernel's context; the prefix follows the code.
+    unsafe {
+        output_call(ctx, args.add(9), n, |out, prefix| {
+            out.append_merged_runs(prefix, (a, b), op, shifts)
         })
     }
 }

@@ -20,8 +20,8 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::bytecode::{
-    AxpyFactor, BlockRows, BlockRun, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, Strided, StridedRun,
-    ValueRun,
+    AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, Strided,
+    StridedRun, ValueRun,
 };
 use tessera_engine::notation::{Func, IntOp, Semiring, Times};
 use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param, ValueType};
@@ -683,6 +683,12 @@ impl Translator<'_> {
                 out,
                 out_parent,
             } => self.row_axpy(clif, *driver, (*begin, *end), *scale, factors, *out, *out_parent),
+            Op::MergeRuns {
+                runs,
+                op,
+                prefix,
+                shifts,
+            } => self.merge_runs(clif, runs, *op, prefix, shifts),
             Op::MergeRows {
                 a,
                 a_begin,
@@ -821,6 +827,27 @@ impl Translator<'_> {
             words.push(clif.int(i64::from(size)));
         }
         self.call_with_words(clif, kernel::merge_rows as *const () as usize, &words, prefix.len());
+    }
+
+    /// `Op::MergeRuns`: calls `kernel::merge_runs` once per run pair with
+    /// each run's values, first position and coordinates, the op, the
+    /// output prefix and the shifts of the levels below.
+    fn merge_runs(&mut self, clif: &mut Clif<'_>, runs: &[CoordinateRun; 2], op: RowOp, prefix: &Regs, shifts: &Regs) {
+        let mut words: Vec<Value> = Vec::with_capacity(9 + prefix.len() + shifts.len());
+        for run in runs {
+            let Some(values) = self.values(clif, run.values.operand) else {
+                return;
+            };
+            words.push(values);
+            for r in [run.values.start, run.begin, run.end] {
+                words.push(self.iget(clif, r));
+            }
+        }
+        words.push(clif.int((op.code() | ((shifts.len() as u64) << 24)) as i64));
+        for &r in prefix.iter().chain(shifts) {
+            words.push(self.iget(clif, r));
+        }
+        self.call_with_words(clif, kernel::merge_runs as *const () as usize, &words, prefix.len());
     }
 
     /// `Op::RowsMerge`: calls `kernel::rows_merge` once for the block of

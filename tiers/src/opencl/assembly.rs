@@ -11,6 +11,7 @@
 //! A workspace is dense and per work-item: its values, a flag per slot and
 //! the list of slots touched, which a flush sorts and drains.
 
+use tessera_engine::bytecode::CoordinateRun;
 use tessera_engine::runtime::rows::RowOp;
 use tessera_formats::{Level, LevelRef};
 
@@ -62,6 +63,66 @@ impl Writer<'_> {
             op,
             &prefix,
         );
+    }
+
+    /// Merges two runs of consecutive coordinates with `op` (the union for a
+    /// sum or difference, the intersection for a product) and appends each
+    /// merged coordinate below `prefix`, the levels below it at the
+    /// coordinate plus `shifts`, with the values `runtime::rows::merge_runs`
+    /// computes: an entry in one run only is combined with `0.0`.
+    pub(super) fn merge_runs(
+        &self,
+        c: &mut CText,
+        runs: &[CoordinateRun; 2],
+        op: RowOp,
+        prefix: &[u32],
+        shifts: &[u32],
+    ) {
+        c.open("");
+        let [a, b] = runs;
+        let (av, bv) = (self.values(c, a.values.operand), self.values(c, b.values.operand));
+        c.line(format!(
+            "const long a_begin = {}, a_end = {}, a_start = {};",
+            reg(a.begin),
+            reg(a.end),
+            reg(a.values.start)
+        ));
+        c.line(format!(
+            "const long b_begin = {}, b_end = {}, b_start = {};",
+            reg(b.begin),
+            reg(b.end),
+            reg(b.values.start)
+        ));
+        c.line("const int a_rows = a_begin < a_end, b_rows = b_begin < b_end;");
+        match op {
+            RowOp::Mul => {
+                c.line("const long from = max(a_begin, b_begin), to = min(a_end, b_end);");
+            }
+            RowOp::Add | RowOp::Sub => {
+                c.line("const long from = a_rows && b_rows ? min(a_begin, b_begin) : (a_rows ? a_begin : b_begin);");
+                c.line("const long to = a_rows && b_rows ? max(a_end, b_end) : (a_rows ? a_end : b_end);");
+            }
+        }
+        c.open("for (long x = from; x < to; x++)");
+        c.line("const int in_a = a_begin <= x && x < a_end, in_b = b_begin <= x && x < b_end;");
+        c.open("if (in_a || in_b)");
+        let x = format!("(in_a ? {av}[a_start + x - a_begin] : 0.0)");
+        let y = format!("(in_b ? {bv}[b_start + x - b_begin] : 0.0)");
+        let value = match op {
+            RowOp::Add => format!("{x} + {y}"),
+            RowOp::Sub => format!("{x} - {y}"),
+            RowOp::Mul => format!("{x} * {y}"),
+        };
+        let entry: Vec<String> = prefix
+            .iter()
+            .map(|&r| reg(r))
+            .chain(std::iter::once("x".to_string()))
+            .chain(shifts.iter().map(|&r| format!("x + {}", reg(r))))
+            .collect();
+        self.append(c, &entry, &value);
+        c.close();
+        c.close();
+        c.close();
     }
 
     /// Every row `row` in `first..last` of [`Writer::merge_rows`]: the rows

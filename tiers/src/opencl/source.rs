@@ -129,6 +129,7 @@ impl Entries {
             let entry = match op {
                 Op::Append { coords, .. } => coords.len(),
                 Op::MergeRows { prefix, block, .. } => prefix.len() + 1 + block.len(),
+                Op::MergeRuns { prefix, shifts, .. } => prefix.len() + 1 + shifts.len(),
                 Op::RowsMerge { prefix, .. } => prefix.len() + 2,
                 Op::WorkspaceFlush { prefix } => match workspace {
                     Some(dims) => prefix.len() + dims,
@@ -843,6 +844,12 @@ impl Writer<'_> {
                 let coords: Vec<String> = coords.iter().map(|&r| reg(r)).collect();
                 self.append(c, &coords, &freg(*value));
             }
+            Op::MergeRuns {
+                runs,
+                op,
+                prefix,
+                shifts,
+            } => self.merge_runs(c, runs, *op, prefix, shifts),
             Op::MergeRows {
                 a,
                 a_begin,
