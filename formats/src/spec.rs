@@ -398,7 +398,7 @@ fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
 
 /// Whether a level list stores a matrix by diagonals: a level over the
 /// diagonals, then a range of rows and their offset columns (DIA is
-/// `dense,range,offset`). Its first level stores no mode.
+/// `compressed,range,offset`). Its first level stores no mode.
 fn by_diagonals(levels: &[LevelFormat]) -> bool {
     matches!(levels, [_, r, o] if r.kind == LevelKind::Range && o.kind == LevelKind::Offset)
 }
