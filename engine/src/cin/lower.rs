@@ -1198,7 +1198,7 @@ fn structured_problem(
             operand: &|a| operands.get(a).map_or(0.0, |o| o.fill),
             temp: &|_| None,
         };
-        let on_them = |a: usize| (a == k || merged_alike(&operands[a])).then_some(a);
+        let on_them = |a: usize| (a == k || operands.get(a).is_some_and(merged_alike)).then_some(a);
         let terms_read_them = crate::lattice::Lattice::build(root, &on_them, &fills).is_some_and(|l| !l.has_universe());
         if !terms_read_them {
             return Some("the statement adds terms that do not read it".into());

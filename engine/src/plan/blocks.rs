@@ -164,11 +164,7 @@ impl Emitter<'_> {
         let (Some(row_a), Some(row_b)) = (row(a), row(b)) else {
             return false;
         };
-        let Some(prefix) = out_vars[..at]
-            .iter()
-            .map(|v| self.var_regs.get(v).copied())
-            .collect::<Option<Regs>>()
-        else {
+        let Some(prefix) = self.bound_registers(&out_vars[..at]) else {
             return false;
         };
         let (a_begin, a_end) = self.bounds(&row_a);

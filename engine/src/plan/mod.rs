@@ -414,14 +414,18 @@ impl<'a> Emitter<'a> {
     /// A jump, patched later, taken unless `a < b`: the exit of a loop
     /// that runs while `a < b`. Returns its index.
     fn exit_unless_lt(&mut self, a: IReg, b: IReg) -> usize {
-        let more = self.breg();
-        self.ops.push(Op::ICmp {
-            op: tessera_formats::Cmp::Lt,
-            dst: more,
-            a,
-            b,
-        });
+        let more = self.compare(tessera_formats::Cmp::Lt, a, b);
         self.jump_unless(more)
+    }
+    /// `a op b` into a new flag.
+    fn compare(&mut self, op: tessera_formats::Cmp, a: IReg, b: IReg) -> BReg {
+        let dst = self.breg();
+        self.ops.push(Op::ICmp { op, dst, a, b });
+        dst
+    }
+    /// The registers of `vars`' coordinates, when loops outside bind each.
+    fn bound_registers(&self, vars: &[LoopVar]) -> Option<Regs> {
+        vars.iter().map(|v| self.var_regs.get(v).copied()).collect()
     }
     /// `a && b`, folding flags known to hold.
     fn and_flags(&mut self, a: BReg, b: BReg) -> BReg {

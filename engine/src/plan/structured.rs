@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use tessera_formats::{Assembly, Cmp, CoordinateRelation, IntOp, Iteration, Level, LevelFormat, LevelRef};
 
 use super::{Emitter, IterInfo, LoopShape};
-use crate::bytecode::{CoordinateRun, IReg, Op, Regs, ValueRun};
+use crate::bytecode::{CoordinateRun, IReg, Op, ValueRun};
 use crate::cin::{Cin, LoopVar, OutputAssembly};
 
 impl Emitter<'_> {
@@ -89,29 +89,19 @@ impl Emitter<'_> {
                 && below.clone().all(|k| one_child(st.formats[k]));
             fits.then(|| it.clone())
         };
-        let (Some(run_a), Some(run_b)) = (run_of(a), run_of(b)) else {
+        let (Some(a_range), Some(b_range)) = (run_of(a), run_of(b)) else {
             return false;
         };
-        let Some(prefix) = out_vars[..at]
-            .iter()
-            .map(|v| self.var_regs.get(v).copied())
-            .collect::<Option<Regs>>()
-        else {
+        let Some(prefix) = self.bound_registers(&out_vars[..at]) else {
             return false;
         };
-        let (first, shifts_a) = self.coordinate_run(&run_a, inner.len());
-        let (second, shifts_b) = self.coordinate_run(&run_b, inner.len());
+        let (a_run, a_shifts) = self.coordinate_run(&a_range, inner.len());
+        let (b_run, b_shifts) = self.coordinate_run(&b_range, inner.len());
         // The levels below take their shifts from a run that holds rows.
-        let a_rows = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: a_rows,
-            a: first.begin,
-            b: first.end,
-        });
-        let shifts = shifts_a
+        let a_rows = self.compare(Cmp::Lt, a_run.begin, a_run.end);
+        let shifts = a_shifts
             .iter()
-            .zip(&shifts_b)
+            .zip(&b_shifts)
             .map(|(&x, &y)| {
                 let dst = self.ireg();
                 self.ops.push(Op::ISelect {
@@ -124,7 +114,7 @@ impl Emitter<'_> {
             })
             .collect();
         self.ops.push(Op::MergeRuns {
-            runs: [first, second],
+            runs: [a_run, b_run],
             op,
             prefix,
             shifts,
@@ -138,25 +128,11 @@ impl Emitter<'_> {
     fn coordinate_run(&mut self, it: &IterInfo, below: usize) -> (CoordinateRun, Vec<IReg>) {
         let st = self.states[it.operand].clone();
         let level = LevelRef::new(it.operand, it.level);
-        let (begin, end) = (self.zero_unless(st.present), self.zero_unless(st.present));
-        let skip = self.jump_unless(st.present);
+        let (begin, end) = self.range_bounds(it);
         let mut ancestors = self.ancestors(it.operand, it.level);
-        self.ops.push(Op::CoordIter {
-            level,
-            ancestors: ancestors.clone(),
-            begin,
-            end,
-        });
-        self.patch(skip);
         let start = self.iconst(0);
         let shifts: Vec<IReg> = (0..below).map(|_| self.iconst(0)).collect();
-        let rows = self.breg();
-        self.ops.push(Op::ICmp {
-            op: Cmp::Lt,
-            dst: rows,
-            a: begin,
-            b: end,
-        });
+        let rows = self.compare(Cmp::Lt, begin, end);
         let empty = self.jump_unless(rows);
         let found = self.breg();
         self.ops.push(Op::CoordAccess {
@@ -192,6 +168,23 @@ impl Emitter<'_> {
         (run, shifts)
     }
 
+    /// The bounds of `it`'s computed range below its bound ancestors;
+    /// empty when the operand is absent.
+    fn range_bounds(&mut self, it: &IterInfo) -> (IReg, IReg) {
+        let present = self.states[it.operand].present;
+        let (begin, end) = (self.zero_unless(present), self.zero_unless(present));
+        let skip = self.jump_unless(present);
+        let ancestors = self.ancestors(it.operand, it.level);
+        self.ops.push(Op::CoordIter {
+            level: LevelRef::new(it.operand, it.level),
+            ancestors,
+            begin,
+            end,
+        });
+        self.patch(skip);
+        (begin, end)
+    }
+
     /// Emits a loop that [`Self::structured_driver`] accepted.
     pub(super) fn emit_structured_loop(
         &mut self,
@@ -224,17 +217,7 @@ impl Emitter<'_> {
     ) {
         let level = LevelRef::new(it.operand, it.level);
         let st = self.states[it.operand].clone();
-        // An absent operand has an empty range.
-        let (begin, end) = (self.zero_unless(st.present), self.zero_unless(st.present));
-        let skip = self.jump_unless(st.present);
-        let ancestors = self.ancestors(it.operand, it.level);
-        self.ops.push(Op::CoordIter {
-            level,
-            ancestors,
-            begin,
-            end,
-        });
-        self.patch(skip);
+        let (begin, end) = self.range_bounds(it);
         self.ops.push(Op::IMove { dst: coord, src: begin });
         let one = self.iconst(1);
         let top = self.label();
@@ -276,25 +259,8 @@ impl Emitter<'_> {
         let (first, last) = (self.iconst(i64::MAX), self.iconst(0));
         let mut ranges = Vec::new();
         for it in &its {
-            let st = self.states[it.operand].clone();
-            // An absent operand has an empty range.
-            let (begin, end) = (self.zero_unless(st.present), self.zero_unless(st.present));
-            let skip = self.jump_unless(st.present);
-            let ancestors = self.ancestors(it.operand, it.level);
-            self.ops.push(Op::CoordIter {
-                level: LevelRef::new(it.operand, it.level),
-                ancestors,
-                begin,
-                end,
-            });
-            self.patch(skip);
-            let (nonempty, start) = (self.breg(), self.ireg());
-            self.ops.push(Op::ICmp {
-                op: Cmp::Lt,
-                dst: nonempty,
-                a: begin,
-                b: end,
-            });
+            let (begin, end) = self.range_bounds(it);
+            let (nonempty, start) = (self.compare(Cmp::Lt, begin, end), self.ireg());
             self.ops.push(Op::ISelect {
                 dst: start,
                 cond: nonempty,
@@ -311,19 +277,7 @@ impl Emitter<'_> {
         let exit = self.exit_unless_lt(coord, last);
         let mut inside = Vec::new();
         for &(begin, end) in &ranges {
-            let (from, before) = (self.breg(), self.breg());
-            self.ops.push(Op::ICmp {
-                op: Cmp::Le,
-                dst: from,
-                a: begin,
-                b: coord,
-            });
-            self.ops.push(Op::ICmp {
-                op: Cmp::Lt,
-                dst: before,
-                a: coord,
-                b: end,
-            });
+            let (from, before) = (self.compare(Cmp::Le, begin, coord), self.compare(Cmp::Lt, coord, end));
             inside.push(self.and_flags(from, before));
         }
         let mut holds = self.false_reg;
