@@ -322,6 +322,41 @@ pub fn block_matrix(rng: &mut SmallRng, n: usize, b: usize, density: f64) -> tes
     entries
 }
 
+/// The offsets of a DIA tensor's stored diagonals: its diagonal level's
+/// coordinates less `rows - 1`.
+pub fn dia_offsets(t: &Tensor<f64>) -> Vec<i64> {
+    let diagonals = &t.level(0).arrays[1];
+    let shift = t.shape()[0] as i64 - 1;
+    (0..diagonals.len()).map(|d| diagonals.get(d) - shift).collect()
+}
+
+/// The hand-written sum of two DIA matrices of `rows` rows (offsets and
+/// `rows` values per diagonal): the union of their offsets, each diagonal
+/// the sum of the two aligned diagonals (a copy where one has none), as
+/// scipy's DIA + DIA computes it.
+pub fn dia_add_loop(a: (&[i64], &[f64]), b: (&[i64], &[f64]), rows: usize) -> (Vec<i64>, Vec<f64>) {
+    let ((ao, av), (bo, bv)) = (a, b);
+    let (mut offsets, mut values) = (Vec::new(), Vec::with_capacity(av.len().max(bv.len())));
+    let (mut p, mut q) = (0, 0);
+    while p < ao.len() || q < bo.len() {
+        let (x, y) = (
+            ao.get(p).copied().unwrap_or(i64::MAX),
+            bo.get(q).copied().unwrap_or(i64::MAX),
+        );
+        let offset = x.min(y);
+        let (a_rows, b_rows) = (p * rows..(p + 1) * rows, q * rows..(q + 1) * rows);
+        match (x == offset, y == offset) {
+            (true, true) => values.extend(av[a_rows].iter().zip(&bv[b_rows]).map(|(s, t)| s + t)),
+            (true, false) => values.extend(av[a_rows].iter().map(|s| s + 0.0)),
+            _ => values.extend(bv[b_rows].iter().map(|t| 0.0 + t)),
+        }
+        p += usize::from(x == offset);
+        q += usize::from(y == offset);
+        offsets.push(offset);
+    }
+    (offsets, values)
+}
+
 /// The hand-written DIA product: for each diagonal, the rows it covers,
 /// `y[i] += values[d * rows + i] * x[i + offset]` (DIA's layout in tessera:
 /// one row-long run of values per diagonal).
