@@ -37,6 +37,16 @@ impl RowOp {
         self as u64
     }
 
+    /// `x op y`.
+    #[inline]
+    pub fn apply(self, x: f64, y: f64) -> f64 {
+        match self {
+            RowOp::Add => x + y,
+            RowOp::Sub => x - y,
+            RowOp::Mul => x * y,
+        }
+    }
+
     /// The op of a code made by [`RowOp::code`].
     pub fn from_code(code: u64) -> Option<RowOp> {
         [RowOp::Add, RowOp::Sub, RowOp::Mul]
@@ -132,8 +142,9 @@ impl Run<'_> {
 /// coordinates to `emit` (its first coordinate and values, in order):
 /// the union for a sum or difference, an entry in one run combined with
 /// `0.0` as the loop of single entries computes it; the intersection for
-/// a product. Runs over the same coordinates (two diagonals of a matrix)
-/// combine value by value.
+/// a product. (The output combines runs over the same coordinates, two
+/// diagonals of one matrix, value by value without this:
+/// [`OutputState::append_merged_runs`].)
 ///
 /// ```
 /// use tessera_engine::runtime::rows::{merge_runs, RowOp, Run};
@@ -144,19 +155,6 @@ impl Run<'_> {
 /// assert_eq!(out, [(1, vec![1.0, -8.0, -20.0])]);
 /// ```
 pub fn merge_runs(a: Run<'_>, b: Run<'_>, op: RowOp, scratch: &mut Vec<f64>, mut emit: impl FnMut(i64, &[f64])) {
-    let combine = |x: f64, y: f64| match op {
-        RowOp::Add => x + y,
-        RowOp::Sub => x - y,
-        RowOp::Mul => x * y,
-    };
-    if a.begin == b.begin && a.values.len() == b.values.len() {
-        scratch.clear();
-        scratch.extend(a.values.iter().zip(b.values).map(|(&x, &y)| combine(x, y)));
-        if !scratch.is_empty() {
-            emit(a.begin, scratch);
-        }
-        return;
-    }
     let (from, to) = match op {
         RowOp::Mul => (a.begin.max(b.begin), a.end().min(b.end())),
         RowOp::Add | RowOp::Sub => {
@@ -169,9 +167,9 @@ pub fn merge_runs(a: Run<'_>, b: Run<'_>, op: RowOp, scratch: &mut Vec<f64>, mut
     let mut first = from;
     for c in from..to {
         let value = match (a.at(c), b.at(c)) {
-            (Some(x), Some(y)) => Some(combine(x, y)),
-            (Some(x), None) if op != RowOp::Mul => Some(combine(x, 0.0)),
-            (None, Some(y)) if op != RowOp::Mul => Some(combine(0.0, y)),
+            (Some(x), Some(y)) => Some(op.apply(x, y)),
+            (Some(x), None) if op != RowOp::Mul => Some(op.apply(x, 0.0)),
+            (None, Some(y)) if op != RowOp::Mul => Some(op.apply(0.0, y)),
             _ => None,
         };
         match value {

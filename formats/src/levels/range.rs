@@ -12,6 +12,7 @@
 
 use crate::error::{FormatError, Result};
 use crate::level::{checked_positions, Footprint, Level, LevelCounts, PackInput, Packed, Segment};
+use crate::levels::dense::Dense;
 use crate::properties::{Assembly, Capabilities, CoordinateRelation, Iteration, Properties};
 use crate::staging::{Builder, Cmp, LevelRef, Param};
 use crate::tensor::LevelStorage;
@@ -76,14 +77,11 @@ impl Level for Range {
         b: &mut B,
         lv: LevelRef,
         parent: B::Int,
-        _ancestors: &[B::Int],
+        ancestors: &[B::Int],
         coord: B::Int,
     ) -> (B::Int, B::Bool) {
-        let n = b.param(lv, Param::Extent);
-        let base = b.mul(parent, n);
-        let pos = b.add(base, coord);
-        let found = b.bool_const(true);
-        (pos, found)
+        // Positioned as a dense level's coordinates are.
+        Dense.locate(b, lv, parent, ancestors, coord)
     }
 
     fn locate<B: Builder>(
@@ -103,8 +101,7 @@ impl Level for Range {
     }
 
     fn size<B: Builder>(&self, b: &mut B, lv: LevelRef, parent_size: B::Int) -> B::Int {
-        let n = b.param(lv, Param::Extent);
-        b.mul(parent_size, n)
+        Dense.size(b, lv, parent_size)
     }
     // Positions are implied by coordinates, as a dense level's: nothing to
     // write; the values of rows outside a diagonal's range stay zero.
@@ -119,10 +116,7 @@ impl Level for Range {
 
     fn footprint(&self, counts: &LevelCounts) -> Option<Footprint> {
         // Every coordinate below every diagonal, and no arrays.
-        Some(Footprint {
-            positions: counts.parents * counts.extent,
-            bytes: 0,
-        })
+        Dense.footprint(counts)
     }
 
     fn pack(&self, input: &PackInput<'_>) -> Result<Packed> {

@@ -108,11 +108,7 @@ impl Writer<'_> {
         c.open("if (in_a || in_b)");
         let x = format!("(in_a ? {av}[a_start + x - a_begin] : 0.0)");
         let y = format!("(in_b ? {bv}[b_start + x - b_begin] : 0.0)");
-        let value = match op {
-            RowOp::Add => format!("{x} + {y}"),
-            RowOp::Sub => format!("{x} - {y}"),
-            RowOp::Mul => format!("{x} * {y}"),
-        };
+        let value = combined(op, &x, &y);
         let entry: Vec<String> = prefix
             .iter()
             .map(|&r| reg(r))
@@ -173,11 +169,6 @@ impl Writer<'_> {
                 .chain(std::iter::once(coord.to_string()))
                 .collect()
         };
-        let combine = |x: &str, y: &str| match op {
-            RowOp::Add => format!("{x} + {y}"),
-            RowOp::Sub => format!("{x} - {y}"),
-            RowOp::Mul => format!("{x} * {y}"),
-        };
         c.line(format!("long p = {a_begin}, q = {b_begin};"));
         c.line(format!("const long p_end = {a_end}, q_end = {b_end};"));
         c.open("while (p < p_end && q < q_end)");
@@ -185,22 +176,22 @@ impl Writer<'_> {
         match op {
             RowOp::Mul => {
                 c.open("if (x == y)");
-                self.append(c, &entry("x"), &combine(&format!("{av}[p]"), &format!("{bv}[q]")));
+                self.append(c, &entry("x"), &combined(op, &format!("{av}[p]"), &format!("{bv}[q]")));
                 c.close();
             }
             RowOp::Add | RowOp::Sub => {
                 c.line("long merged; double value;");
                 c.line(format!(
                     "if (x == y) {{ merged = x; value = {}; }}",
-                    combine(&format!("{av}[p]"), &format!("{bv}[q]"))
+                    combined(op, &format!("{av}[p]"), &format!("{bv}[q]"))
                 ));
                 c.line(format!(
                     "else if (x < y) {{ merged = x; value = {}; }}",
-                    combine(&format!("{av}[p]"), "0.0")
+                    combined(op, &format!("{av}[p]"), "0.0")
                 ));
                 c.line(format!(
                     "else {{ merged = y; value = {}; }}",
-                    combine("0.0", &format!("{bv}[q]"))
+                    combined(op, "0.0", &format!("{bv}[q]"))
                 ));
                 self.append(c, &entry("merged"), "value");
             }
@@ -213,14 +204,14 @@ impl Writer<'_> {
             self.append(
                 c,
                 &entry(&format!("(long){ac}[p]")),
-                &combine(&format!("{av}[p]"), "0.0"),
+                &combined(op, &format!("{av}[p]"), "0.0"),
             );
             c.close();
             c.open("for (; q < q_end; q++)");
             self.append(
                 c,
                 &entry(&format!("(long){bc}[q]")),
-                &combine("0.0", &format!("{bv}[q]")),
+                &combined(op, "0.0", &format!("{bv}[q]")),
             );
             c.close();
         }
@@ -270,12 +261,7 @@ impl Writer<'_> {
             stride /= u64::from(size);
             entry.push(format!("(t / {stride}) % {size}"));
         }
-        let value = match op {
-            RowOp::Add => "u + v",
-            RowOp::Sub => "u - v",
-            RowOp::Mul => "u * v",
-        };
-        self.append(c, &entry, value);
+        self.append(c, &entry, &combined(op, "u", "v"));
         c.close();
         c.close();
         c.line("p += take_a;");
@@ -366,5 +352,14 @@ impl Writer<'_> {
         c.close();
         c.line("ws_count = 0;");
         c.close();
+    }
+}
+
+/// The C expression of `x op y`.
+fn combined(op: RowOp, x: &str, y: &str) -> String {
+    match op {
+        RowOp::Add => format!("{x} + {y}"),
+        RowOp::Sub => format!("{x} - {y}"),
+        RowOp::Mul => format!("{x} * {y}"),
     }
 }
