@@ -18,6 +18,7 @@
 //! meaning everywhere (`b(i) / c(i)` is NaN or infinite where `c(i)` is
 //! zero, stored or not), so a quotient is computed at every coordinate.
 
+pub mod block_ops;
 pub mod bytecode;
 pub mod cin;
 pub mod error;

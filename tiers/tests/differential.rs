@@ -262,3 +262,74 @@ fn dense_row_updates_of_any_width_give_the_interpreters_bits() {
         }
     }
 }
+
+/// Inner products of dense runs (`Op::DenseDot`: SDDMM's rank loop;
+/// `Op::BlockRowsDot`: a BCSR block's rows times x) are one block op
+/// written once for every tier: unrolled up to 16 values, a loop beyond,
+/// and the same bits on both tiers at every length.
+#[test]
+fn dense_dots_of_any_length_give_the_interpreters_bits() {
+    use tessera_engine::bytecode::Op;
+    use tessera_engine::runtime::TierChoice;
+    use tessera_engine::testing::same_bits;
+    use tessera_engine::{EvalOptions, Inputs};
+    let interp = Engine::new();
+    let jit = jit_engine();
+    let mut rng = Rng::new(43);
+    let eval = |engine: &Engine, statement: &str, inputs: &Inputs<'_>, output: &Format, tier| {
+        let options = EvalOptions {
+            output_format: Some(output.clone()),
+            tier,
+            ..EvalOptions::default()
+        };
+        engine.eval_with(statement, inputs, &options).unwrap()
+    };
+    let check = |statement: &str, tensors: &[(&str, &Tensor)], output: &Format, op: fn(&Op) -> bool| {
+        let inputs = tensors.iter().fold(Inputs::new(), |i, &(n, t)| i.with(n, t));
+        let formats: Vec<(&str, Format)> = tensors.iter().map(|&(n, t)| (n, t.format().clone())).collect();
+        let kernel = jit.compile(statement, &formats, output).unwrap();
+        assert!(
+            kernel.program().ops.iter().any(op),
+            "{statement}: not the expected block op:\n{}",
+            kernel.program()
+        );
+        let want = eval(&interp, statement, &inputs, output, TierChoice::Interpreter);
+        let got = eval(&jit, statement, &inputs, output, TierChoice::Auto);
+        assert!(
+            same_bits(&want, &got),
+            "{statement} on {formats:?}: the tiers' bits differ"
+        );
+        check_both_tiers(&interp, &jit, statement, tensors, Some(output), &[]).unwrap();
+    };
+    for kind in [
+        EntryKind::Random,
+        EntryKind::EmptySlices,
+        EntryKind::Skewed,
+        EntryKind::Empty,
+    ] {
+        for rank in [0, 1, 2, 15, 16, 17, 33] {
+            let a = random_tensor(&mut rng, &[7, 6], kind, &Format::csr()).unwrap();
+            let u = random_tensor(&mut rng, &[7, rank], EntryKind::Full, &Format::dense(2)).unwrap();
+            let v = random_tensor(&mut rng, &[6, rank], EntryKind::Random, &Format::dense(2)).unwrap();
+            check(
+                "C(i,j) = A(i,j) * U(i,k) * V(j,k)",
+                &[("A", &a), ("U", &u), ("V", &v)],
+                &Format::csr(),
+                |op| matches!(op, Op::DenseDot { .. }),
+            );
+        }
+        // Blocks of 16 values or fewer per row are unrolled, longer rows
+        // loop; a block of more than 64 values loops over its rows too.
+        for (rows, cols) in [(1, 1), (2, 3), (4, 16), (4, 17), (8, 16)] {
+            let format = Format::bcsr(rows, cols).unwrap();
+            let a = random_tensor(&mut rng, &[2 * rows, 3 * cols], kind, &format).unwrap();
+            let x = random_tensor(&mut rng, &[3 * cols], EntryKind::Full, &Format::dense(1)).unwrap();
+            check(
+                "y(i) = A(i,j) * x(j)",
+                &[("A", &a), ("x", &x)],
+                &Format::dense(1),
+                |op| matches!(op, Op::BlockRowsDot { .. } | Op::DenseRowsDot { .. }),
+            );
+        }
+    }
+}

@@ -38,6 +38,19 @@ pub enum FloatOp {
     Div,
 }
 
+impl FloatOp {
+    /// The op on two floats: IEEE arithmetic, as every tier computes it.
+    #[inline(always)]
+    pub fn apply(self, x: f64, y: f64) -> f64 {
+        match self {
+            FloatOp::Add => x + y,
+            FloatOp::Sub => x - y,
+            FloatOp::Mul => x * y,
+            FloatOp::Div => x / y,
+        }
+    }
+}
+
 /// A dense factor of a [`Op::DotBlock`]: operand `operand`'s value at
 /// `parent * extent(level) + coord` for each coordinate of the driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,6 +201,16 @@ impl fmt::Display for Strided {
 pub enum RunLength {
     Fixed(u32),
     In(IReg),
+}
+
+impl RunLength {
+    /// The length with its register read by `reg`.
+    pub fn resolve<I>(self, reg: impl FnOnce(IReg) -> I) -> crate::block_ops::Length<I> {
+        match self {
+            RunLength::Fixed(n) => crate::block_ops::Length::Fixed(n),
+            RunLength::In(r) => crate::block_ops::Length::In(reg(r)),
+        }
+    }
 }
 
 impl fmt::Display for RunLength {

@@ -5,12 +5,15 @@
 //! here. Inner products run a block at a time ([`Op::DotBlock`]): one
 //! dispatch per row, coordinates read as a view of the level's `idx` array.
 
+use std::cell::Cell;
+
 use crate::words::Adder;
 use smallvec::SmallVec;
 use tessera_formats::staging::{eval_cmp, eval_int_op};
 use tessera_formats::typed::ValueSlice;
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage, StorageResolver};
 
+use crate::block_ops::{block_rows_dot, dense_dot, rows_of_dots, BlockOperands, KernelBuilder, Length};
 use crate::bytecode::{BlockRows, CoordinateRun, FloatOp, IReg, Op, Program, Regs, Strided};
 use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
@@ -62,11 +65,111 @@ impl<'a> Bindings<'a> {
     }
 }
 
-struct Resolver<'b, 'a> {
-    levels: &'b [&'a [LevelStorage]],
+/// What a program reads, resolved for the interpreter: each operand's
+/// levels and its values as `f64`, and the part of a dense output a block
+/// op adds into (cells, so the builder stays a shared view).
+#[derive(Clone, Copy)]
+pub struct Operands<'b, 'a> {
+    pub levels: &'b [&'a [LevelStorage]],
+    pub values: &'b [&'a [f64]],
+    pub output: DenseCells<'b>,
 }
 
-impl StorageResolver for Resolver<'_, '_> {
+/// Positions `first..first + cells.len()` of a dense output, as cells.
+#[derive(Clone, Copy, Default)]
+pub struct DenseCells<'b> {
+    pub cells: &'b [Cell<f64>],
+    pub first: i64,
+}
+
+impl<'b> DenseCells<'b> {
+    /// The values of positions `first..`, borrowed as cells.
+    pub fn new(values: &'b mut [f64], first: i64) -> Self {
+        DenseCells {
+            cells: Cell::from_mut(values).as_slice_of_cells(),
+            first,
+        }
+    }
+}
+
+impl<'b, 'a> Operands<'b, 'a> {
+    /// Operands with levels alone (level functions).
+    pub fn levels(levels: &'b [&'a [LevelStorage]]) -> Self {
+        Operands {
+            levels,
+            values: &[],
+            output: DenseCells::default(),
+        }
+    }
+
+    /// Operands with values and no levels or output (block ops that only
+    /// read values).
+    pub fn values(values: &'b [&'a [f64]]) -> Self {
+        Operands {
+            levels: &[],
+            values,
+            output: DenseCells::default(),
+        }
+    }
+}
+
+/// The interpreter's builder: level functions and block ops run as they
+/// are called, on plain integers and floats.
+pub type Eager<'b, 'a> = Immediate<Operands<'b, 'a>>;
+
+impl<'a> KernelBuilder for Eager<'_, 'a> {
+    type Float = f64;
+    /// The values and the run's first position.
+    type Run = (&'a [f64], usize);
+
+    #[inline(always)]
+    fn float(&mut self, value: f64) -> f64 {
+        value
+    }
+    #[inline(always)]
+    fn float_op(&mut self, op: FloatOp, a: f64, b: f64) -> f64 {
+        op.apply(a, b)
+    }
+    #[inline(always)]
+    fn value_run(&mut self, operand: u32, start: i64) -> (&'a [f64], usize) {
+        (self.storage.values[operand as usize], start as usize)
+    }
+    #[inline(always)]
+    fn run_at(&mut self, (values, start): (&'a [f64], usize), index: Length<i64>) -> f64 {
+        match index {
+            Length::Fixed(c) => values[start + c as usize],
+            Length::In(c) => values[start + c as usize],
+        }
+    }
+    #[inline(always)]
+    fn run_offset(&mut self, (values, start): (&'a [f64], usize), by: i64) -> (&'a [f64], usize) {
+        (values, (start as i64 + by) as usize)
+    }
+    #[inline(always)]
+    fn add_to_output(&mut self, position: i64, value: f64) {
+        let output = self.storage.output;
+        let cell = &output.cells[(position - output.first) as usize];
+        cell.set(cell.get() + value);
+    }
+    #[inline(always)]
+    fn for_range<F>(&mut self, begin: i64, end: i64, mut body: F)
+    where
+        F: FnMut(&mut Self, i64),
+    {
+        for i in begin..end {
+            body(self, i);
+        }
+    }
+    #[inline(always)]
+    fn fold_range<F>(&mut self, begin: i64, end: i64, init: f64, mut body: F) -> f64
+    where
+        F: FnMut(&mut Self, i64, f64) -> f64,
+    {
+        (begin..end).fold(init, |acc, i| body(self, i, acc))
+    }
+}
+
+impl StorageResolver for Operands<'_, '_> {
     #[inline(always)]
     fn level(&self, level: LevelRef) -> &LevelStorage {
         &self.levels[level.operand as usize][level.level as usize]
@@ -114,7 +217,11 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
     let batched = program.ops.iter().all(|op| op.only_appends() || !op.touches_output());
     let mut appends = AppendBatch::default();
     let adder = Adder::of(program.value_type);
-    let mut b = Immediate::new(Resolver { levels: &bind.levels });
+    let mut b = Immediate::new(Operands {
+        levels: &bind.levels,
+        values: &values,
+        output: DenseCells::default(),
+    });
     let ops = &program.ops;
     let mut pc = 0usize;
     loop {
@@ -224,13 +331,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::FConst { dst, value } => fr[*dst as usize] = *value,
             Op::FMove { dst, src } => fr[*dst as usize] = fr[*src as usize],
             Op::FBin { op, dst, a, b } => {
-                let (x, y) = (fr[*a as usize], fr[*b as usize]);
-                fr[*dst as usize] = match op {
-                    FloatOp::Add => x + y,
-                    FloatOp::Sub => x - y,
-                    FloatOp::Mul => x * y,
-                    FloatOp::Div => x / y,
-                };
+                fr[*dst as usize] = op.apply(fr[*a as usize], fr[*b as usize]);
             }
             Op::FNeg { dst, a } => fr[*dst as usize] = -fr[*a as usize],
             Op::FCall { func, dst, a, b } => fr[*dst as usize] = func.apply(&[fr[*a as usize], fr[*b as usize]]),
@@ -300,18 +401,12 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 len,
                 acc,
             } => {
-                let scale = fr[*scale as usize];
-                let n = run_length(&ir, len);
-                let run = |f: &crate::bytecode::ValueRun| {
-                    let start = ir[f.start as usize] as usize;
-                    &values[f.operand as usize][start..start + n]
-                };
-                // Two rows (SDDMM's rank loop) without collecting them.
-                let dot = match factors.as_slice() {
-                    [a, b] => dot_of_runs(&[run(a), run(b)], n),
-                    many => dot_of_runs(&many.iter().map(run).collect::<SmallVec<[&[f64]; 3]>>(), n),
-                };
-                fr[*acc as usize] += scale * dot;
+                let runs: SmallVec<[_; 3]> = factors
+                    .iter()
+                    .map(|f| b.value_run(f.operand, ir[f.start as usize]))
+                    .collect();
+                let len = len.resolve(|r| ir[r as usize]);
+                fr[*acc as usize] += dense_dot(&mut b, fr[*scale as usize], &runs, len);
             }
             Op::StridedAxpy {
                 rows,
@@ -377,52 +472,56 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 }
                 let reg = |r: IReg| ir[r as usize];
                 let format = format_of(bind, *driver);
+                let ([f], [x]) = (factors.as_slice(), shared.as_slice()) else {
+                    let coords = format
+                        .coordinate_array()
+                        .map(|slot| driver.array(slot))
+                        .expect("the planner only walks blocks of levels with a coordinate array");
+                    let operands = BlockOperands {
+                        driver: (*driver, *format),
+                        coords,
+                        factors,
+                        shared,
+                        out: *out_run,
+                        out_block_step: *out_block_step,
+                    };
+                    let (first, values_out) = out.dense_values_mut().expect("block dots add into a dense output");
+                    let mut k = Immediate::new(Operands {
+                        levels: &bind.levels,
+                        values: &values,
+                        output: DenseCells::new(values_out, first as i64),
+                    });
+                    // Eagerly, the loop over rows costs less than unrolling.
+                    let shape = (Length::In(rows as i64), Length::In(n as i64));
+                    block_rows_dot(&mut k, operands, *blocks, shape, fr[*scale as usize], &mut |_, r| {
+                        reg(r)
+                    });
+                    pc += 1;
+                    continue;
+                };
+                // A block times its piece of x, the common shape: loops of
+                // constant length for small blocks, the sums in
+                // [`block_rows_dot`]'s order.
                 let storage = &bind.levels[driver.operand as usize][driver.level as usize];
                 let Some(coords) = format.coordinate_view(storage) else {
                     unreachable!("the planner only walks blocks of levels with a coordinate array")
                 };
                 let out_step = reg(out_run.step) as usize;
                 let span = rows_span(rows, out_step, 1);
-                let block = RowsDot {
-                    rows,
-                    n,
-                    scale: fr[*scale as usize],
+                let scale = fr[*scale as usize];
+                let at = |run: &crate::bytecode::BlockRun, b: i64| BlockStarts {
+                    first: reg(run.start) + b * reg(run.block_step),
+                    pos_step: reg(run.pos_step),
+                    coord_step: reg(run.coord_step),
                 };
-                let from = |run: &crate::bytecode::BlockRun, b: i64, p: i64, c: i64| {
-                    let start =
-                        reg(run.start) + b * reg(run.block_step) + p * reg(run.pos_step) + c * reg(run.coord_step);
-                    (
-                        &values[run.operand as usize][start as usize..],
-                        reg(run.row_step) as usize,
-                    )
-                };
+                let (blocks_values, xs) = (values[f.operand as usize], values[x.operand as usize]);
+                let row_step = reg(f.row_step) as usize;
                 // The stored blocks at positions `begin..end`, in block row `b`.
                 let block_row = |b: i64, (begin, end): (i64, i64), out: &mut OutputState| {
                     let dst = out.dense_range_mut((reg(out_run.start) + b * reg(*out_block_step)) as usize, span);
-                    if let ([f], [x]) = (factors.as_slice(), shared.as_slice()) {
-                        // A block times its piece of x, the common shape.
-                        let at = |run: &crate::bytecode::BlockRun| BlockStarts {
-                            first: reg(run.start) + b * reg(run.block_step),
-                            pos_step: reg(run.pos_step),
-                            coord_step: reg(run.coord_step),
-                        };
-                        let (blocks, xs) = (&values[f.operand as usize], &values[x.operand as usize]);
-                        let (row_step, rows) = (reg(f.row_step) as usize, (block.rows, block.n));
-                        let scaled = (block.scale, dst, out_step);
-                        blocks_times_x(coords, begin..end, (blocks, at(f), row_step), (xs, at(x)), rows, scaled);
-                        return;
-                    }
-                    for p in begin..end {
-                        let c = coords.get(p as usize);
-                        if let ([f], [x]) = (factors.as_slice(), shared.as_slice()) {
-                            // The common shape, without collecting its runs.
-                            block.add_into(dst, out_step, &[from(f, b, p, c)], &[from(x, b, p, c).0]);
-                            continue;
-                        }
-                        let runs: SmallVec<[(&[f64], usize); 2]> = factors.iter().map(|f| from(f, b, p, c)).collect();
-                        let shared: SmallVec<[&[f64]; 1]> = shared.iter().map(|s| from(s, b, p, c).0).collect();
-                        block.add_into(dst, out_step, &runs, &shared);
-                    }
+                    let scaled = (scale, dst, out_step);
+                    let block = (blocks_values, at(f, b), row_step);
+                    blocks_times_x(coords, begin..end, block, (xs, at(x, b)), (rows, n), scaled);
                 };
                 match *blocks {
                     BlockRows::One { begin, end } => block_row(0, (reg(begin), reg(end)), out),
@@ -711,7 +810,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
 pub fn positions_below(bind: &Bindings<'_>, level: LevelRef, parent: i64) -> Option<(i64, i64)> {
     let format = format_of(bind, level);
     if format.capabilities().iteration == tessera_formats::Iteration::CoordinatePosition {
-        let mut b = Immediate::new(Resolver { levels: &bind.levels });
+        let mut b = Immediate::new(Operands::levels(&bind.levels));
         return Some(format.pos_iter(&mut b, level, parent));
     }
     (format.kind == tessera_formats::LevelKind::Dense).then(|| {
@@ -723,7 +822,7 @@ pub fn positions_below(bind: &Bindings<'_>, level: LevelRef, parent: i64) -> Opt
 /// The coordinate stored at `pos` of a first level (its `pos_access`) in
 /// `bind`.
 pub fn first_level_coordinate(bind: &Bindings<'_>, level: LevelRef, pos: i64) -> i64 {
-    let mut b = Immediate::new(Resolver { levels: &bind.levels });
+    let mut b = Immediate::new(Operands::levels(&bind.levels));
     format_of(bind, level).pos_access(&mut b, level, pos, &[]).0
 }
 
@@ -955,16 +1054,18 @@ fn dot(coords: &IndexArray, begin: usize, own: &[f64], x: &[f64]) -> f64 {
     }
 }
 
-/// `Σ_{c < n} Π runs[c]`, summed from 0.0 in order, each product taken in
-/// the runs' order: the inner product of [`Op::DenseDot`] and
-/// [`Op::DenseRowsDot`], before their scale.
+/// `Σ_{c < n} Π runs[c]`: the block op [`dense_dot`] on runs of slices
+/// (with scale 1, which changes no bits), for the interpreter's ops that
+/// take one such dot per row ([`Op::DenseRowsDot`], a position loop's).
 fn dot_of_runs(runs: &[&[f64]], n: usize) -> f64 {
-    match runs {
-        [x, y] => x[..n].iter().zip(&y[..n]).fold(0.0, |sum, (a, b)| sum + a * b),
-        [first, rest @ ..] => (0..n).fold(0.0, |sum, c| {
-            sum + rest.iter().fold(first[c], |prod, run| prod * run[c])
-        }),
-        [] => 0.0,
+    let mut k = Immediate::new(Operands::values(&[]));
+    let len = Length::In(n as i64);
+    match *runs {
+        [x, y] => dense_dot(&mut k, 1.0, &[(x, 0), (y, 0)], len),
+        _ => {
+            let runs: SmallVec<[_; 3]> = runs.iter().map(|&run| (run, 0)).collect();
+            dense_dot(&mut k, 1.0, &runs, len)
+        }
     }
 }
 
@@ -1083,26 +1184,24 @@ struct RowsDot {
 impl RowsDot {
     /// For each row `r`: `dst[r * out_step] += scale * Σ_c Π runs · Π
     /// shared`, run `(values, step)` read from `values[r * step..]` and a
-    /// shared run the same for every row.
+    /// shared run the same for every row: the block op [`rows_of_dots`].
     #[inline]
     fn add_into(&self, dst: &mut [f64], out_step: usize, runs: &[(&[f64], usize)], shared: &[&[f64]]) {
-        let n = self.n;
-        if let ([(values, step)], [x]) = (runs, shared) {
-            // The common shape: a block times its piece of x.
-            let x = &x[..n];
-            for r in 0..self.rows {
-                let row = &values[r * step..r * step + n];
-                dst[r * out_step] += self.scale * dot_of_runs(&[row, x], n);
-            }
-            return;
-        }
-        for r in 0..self.rows {
-            let rows: SmallVec<[&[f64]; 3]> = runs
-                .iter()
-                .map(|(values, step)| &values[r * step..r * step + n])
-                .chain(shared.iter().map(|x| &x[..n]))
-                .collect();
-            dst[r * out_step] += self.scale * dot_of_runs(&rows, n);
-        }
+        let values: SmallVec<[&[f64]; 4]> = runs.iter().map(|&(v, _)| v).chain(shared.iter().copied()).collect();
+        let mut k = Immediate::new(Operands {
+            levels: &[],
+            values: &values,
+            output: DenseCells::new(dst, 0),
+        });
+        let row_runs: SmallVec<[_; 3]> = runs
+            .iter()
+            .enumerate()
+            .map(|(operand, &(_, step))| (k.value_run(operand as u32, 0), step as i64))
+            .collect();
+        let shared: SmallVec<[_; 1]> = (runs.len()..values.len())
+            .map(|operand| k.value_run(operand as u32, 0))
+            .collect();
+        let shape = (Length::In(self.rows as i64), Length::In(self.n as i64));
+        rows_of_dots(&mut k, shape, self.scale, &row_runs, &shared, (0, out_step as i64));
     }
 }

@@ -11,6 +11,7 @@
 mod builder;
 mod functions;
 mod kernel;
+mod kernel_builder;
 mod translate;
 
 use std::sync::{Arc, Mutex};

@@ -19,8 +19,9 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
+use tessera_engine::block_ops::{block_rows_dot, dense_dot, rows_of_dots, BlockOperands, KernelBuilder, Length};
 use tessera_engine::bytecode::{
-    AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, FloatOp, Op, Program, Regs, RowOp, RunLength, Strided,
+    AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, Op, Program, Regs, RowOp, RunLength, Strided,
     StridedRun, ValueRun,
 };
 use tessera_engine::notation::{Func, IntOp, Semiring, Times};
@@ -29,6 +30,7 @@ use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Pa
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
 use super::functions::{self, FunctionCalls};
 use super::kernel;
+use super::kernel_builder::load_at;
 
 struct Translator<'p> {
     program: &'p Program,
@@ -492,13 +494,7 @@ impl Translator<'_> {
             }
             Op::FBin { op, dst, a, b } => {
                 let (x, y) = (self.fget(clif, *a), self.fget(clif, *b));
-                let ins = clif.fb.ins();
-                let v = match op {
-                    FloatOp::Add => ins.fadd(x, y),
-                    FloatOp::Sub => ins.fsub(x, y),
-                    FloatOp::Mul => ins.fmul(x, y),
-                    FloatOp::Div => ins.fdiv(x, y),
-                };
+                let v = clif.float_op(*op, x, y);
                 self.fset(clif, *dst, v);
             }
             Op::FCall { func, dst, a, b } => {
@@ -1184,17 +1180,17 @@ impl Translator<'_> {
     /// `acc += Σ_{c < len} scale * Π factors[c]`, summed in order from 0.0
     /// as the interpreter does.
     fn dense_dot(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[ValueRun], len: RunLength, acc: u32) {
-        let mut bases: SmallVec<[(Value, ValueType); 2]> = SmallVec::new();
+        let mut runs: SmallVec<[TypedValues; 2]> = SmallVec::new();
         for f in factors {
-            let Some((values, ty)) = self.typed_values(clif, f.operand) else {
+            if self.typed_values(clif, f.operand).is_none() {
                 return;
-            };
+            }
             let start = self.iget(clif, f.start);
-            bases.push((clif.element(values, start, ty.size() as u8), ty));
+            runs.push(clif.value_run(f.operand, start));
         }
         let scale = self.fget(clif, scale);
-        let len = self.run_length(clif, len);
-        let total = run_dot(clif, scale, &bases, len);
+        let len = len.resolve(|r| self.iget(clif, r));
+        let total = dense_dot(clif, scale, &runs, len);
         let old = self.fget(clif, acc);
         let new = clif.fb.ins().fadd(old, total);
         self.fset(clif, acc, new);
@@ -1211,28 +1207,26 @@ impl Translator<'_> {
         (factors, shared): (&[StridedRun], &[ValueRun]),
         out: StridedRun,
     ) {
-        // Per run: the address of its row 0, its type and its step in bytes.
         let mut runs: SmallVec<[(TypedValues, Value); 3]> = SmallVec::new();
         for f in factors {
-            let Some((values, ty)) = self.typed_values(clif, f.operand) else {
+            if self.typed_values(clif, f.operand).is_none() {
                 return;
-            };
+            }
             let (start, step) = (self.iget(clif, f.start), self.iget(clif, f.step));
-            let bytes = clif.fb.ins().imul_imm_s(step, ty.size() as i64);
-            runs.push(((clif.element(values, start, ty.size() as u8), ty), bytes));
+            runs.push((clif.value_run(f.operand, start), step));
         }
-        let mut shared_bases: SmallVec<[TypedValues; 1]> = SmallVec::new();
+        let mut shared_runs: SmallVec<[TypedValues; 1]> = SmallVec::new();
         for s in shared {
-            let Some((values, ty)) = self.typed_values(clif, s.operand) else {
+            if self.typed_values(clif, s.operand).is_none() {
                 return;
-            };
+            }
             let start = self.iget(clif, s.start);
-            shared_bases.push((clif.element(values, start, ty.size() as u8), ty));
+            shared_runs.push(clif.value_run(s.operand, start));
         }
-        let out = self.output_run(clif, out);
+        let out = (self.iget(clif, out.start), self.iget(clif, out.step));
         let scale = self.fget(clif, scale);
-        let (rows, len) = (self.run_length(clif, rows), self.run_length(clif, len));
-        rows_dot(clif, (rows, len), scale, (&runs, &shared_bases), out);
+        let shape = (self.length(clif, rows), self.length(clif, len));
+        rows_of_dots(clif, shape, scale, &runs, &shared_runs, out);
     }
 
     /// [`Self::dense_rows_dot`] for each stored position `p` of `driver`
@@ -1253,78 +1247,24 @@ impl Translator<'_> {
         let (Some(coords), Some(format)) = (self.coordinates(clif, driver), self.format(clif, driver)) else {
             return;
         };
-        // Per run: its values at `start`, the byte steps per position,
-        // per coordinate, per row and per block row.
-        let mut parts: SmallVec<[BlockRunBytes; 3]> = SmallVec::new();
-        for run in factors.iter().chain(shared) {
-            let Some((values, ty)) = self.typed_values(clif, run.operand) else {
-                return;
-            };
-            let start = self.iget(clif, run.start);
-            let base = clif.element(values, start, ty.size() as u8);
-            let mut steps = [base; 4];
-            for (k, r) in [run.pos_step, run.coord_step, run.row_step, run.block_step]
-                .into_iter()
-                .enumerate()
-            {
-                let step = self.iget(clif, r);
-                steps[k] = clif.fb.ins().imul_imm_s(step, ty.size() as i64);
-            }
-            parts.push(BlockRunBytes {
-                base: (base, ty),
-                steps,
-            });
+        if factors
+            .iter()
+            .chain(shared)
+            .any(|run| self.typed_values(clif, run.operand).is_none())
+        {
+            return;
         }
-        let (out_row, out_bytes) = self.output_run(clif, out);
-        let step = self.iget(clif, out_block_step);
-        let out_block_bytes = clif.fb.ins().imul_imm_s(step, 8);
-        let blocks_dot = BlocksDot {
+        let operands = BlockOperands {
+            driver: (driver, format),
             coords,
-            factor_count: factors.len(),
-            sizes: (self.run_length(clif, rows), self.run_length(clif, len)),
-            scale: self.fget(clif, scale),
-            out_bytes,
+            factors,
+            shared,
+            out,
+            out_block_step,
         };
-        match blocks {
-            BlockRows::One { begin, end } => {
-                let segment = (self.iget(clif, begin), self.iget(clif, end));
-                blocks_dot.emit(clif, &parts, out_row, segment);
-            }
-            BlockRows::Every {
-                rows: level,
-                parent,
-                first,
-                last,
-            } => {
-                let n = clif.param(level, Param::Extent);
-                let parent = self.iget(clif, parent);
-                let first_position = clif.fb.ins().imul(parent, n);
-                let (first, last) = (self.iget(clif, first), self.iget(clif, last));
-                clif.loop_with(
-                    &[first],
-                    &mut |clif, s| clif.compare(Cmp::Lt, s[0], last),
-                    &mut |clif, s| {
-                        let b = s[0];
-                        let position = clif.fb.ins().iadd(first_position, b);
-                        let segment = format.pos_iter(clif, driver, position);
-                        let moved: SmallVec<[BlockRunBytes; 3]> = parts
-                            .iter()
-                            .map(|part| {
-                                let shift = clif.fb.ins().imul(part.steps[3], b);
-                                BlockRunBytes {
-                                    base: (clif.fb.ins().iadd(part.base.0, shift), part.base.1),
-                                    steps: part.steps,
-                                }
-                            })
-                            .collect();
-                        let shift = clif.fb.ins().imul(out_block_bytes, b);
-                        let out_at = clif.fb.ins().iadd(out_row, shift);
-                        blocks_dot.emit(clif, &moved, out_at, segment);
-                        smallvec::smallvec![clif.fb.ins().iadd_imm_s(b, 1)]
-                    },
-                );
-            }
-        }
+        let shape = (self.length(clif, rows), self.length(clif, len));
+        let scale = self.fget(clif, scale);
+        block_rows_dot(clif, operands, blocks, shape, scale, &mut |clif, r| self.iget(clif, r));
     }
 
     /// `out[p] += scale * value[p] * Π factors[c]` for each position `p`
@@ -1507,13 +1447,9 @@ impl Translator<'_> {
         clif.enter(done);
     }
 
-    /// A run length as the translation uses it: the fixed length, if any,
-    /// and its value.
-    fn run_length(&mut self, clif: &mut Clif<'_>, len: RunLength) -> (Option<u32>, Value) {
-        match len {
-            RunLength::Fixed(n) => (Some(n), clif.int(i64::from(n))),
-            RunLength::In(r) => (None, self.iget(clif, r)),
-        }
+    /// A run length for the block ops: fixed, or its register's value.
+    fn length(&mut self, clif: &mut Clif<'_>, len: RunLength) -> Length<Value> {
+        len.resolve(|r| self.iget(clif, r))
     }
 
     /// `acc += Σ_{p in begin..end} values[p] * Π factors`.
@@ -1800,28 +1736,6 @@ impl Translator<'_> {
 /// An input's values (their address) and their type.
 type TypedValues = (Value, ValueType);
 
-/// The value of type `ty` at `addr + offset` (bytes) of an input, as `f64`.
-fn load_at(clif: &mut Clif<'_>, ty: ValueType, addr: Value, offset: i32) -> Value {
-    match ty {
-        ValueType::F64 => clif.fb.ins().load(types::F64, input_flags(), addr, offset),
-        ValueType::F32 => {
-            let narrow = clif.fb.ins().load(types::F32, input_flags(), addr, offset);
-            clif.fb.ins().fpromote(types::F64, narrow)
-        }
-        ValueType::Bool => {
-            let byte = clif.fb.ins().uload8(types::I32, input_flags(), addr, offset);
-            clif.fb.ins().fcvt_from_uint(types::F64, byte)
-        }
-        // Integers are held as their bits (sign-extended to 64).
-        ValueType::I64 => clif.fb.ins().load(types::F64, input_flags(), addr, offset),
-        ValueType::I32 => {
-            let int = clif.fb.ins().sload32(input_flags(), addr, offset);
-            clif.fb.ins().bitcast(types::F64, MemFlagsData::new(), int)
-        }
-        ValueType::C64 => unreachable!("complex tensors reach kernels as their real and imaginary parts"),
-    }
-}
-
 /// Value `index` of an input's `values` of type `ty`, as `f64` (every
 /// `f32` and `bool` is exact in it).
 fn load_value(clif: &mut Clif<'_>, ty: ValueType, values: Value, index: Value) -> Value {
@@ -1886,198 +1800,6 @@ impl Row {
             },
         );
     }
-}
-
-/// A run of an [`Op::BlockRowsDot`] in compiled code: its values at
-/// `start` and its byte steps per position, coordinate, row and block
-/// row.
-#[derive(Clone, Copy)]
-struct BlockRunBytes {
-    base: TypedValues,
-    steps: [Value; 4],
-}
-
-/// The stored blocks of one block row times their runs: what an
-/// [`Op::BlockRowsDot`] does per block row.
-struct BlocksDot {
-    coords: tessera_formats::staging::ArrayRef,
-    factor_count: usize,
-    sizes: ((Option<u32>, Value), (Option<u32>, Value)),
-    scale: Value,
-    out_bytes: Value,
-}
-
-impl BlocksDot {
-    /// For each position `p` in `begin..end` (its coordinate `c`): the
-    /// dense rows of the runs at `p` and `c` times each other, added to
-    /// the output rows from `out_row`.
-    fn emit(&self, clif: &mut Clif<'_>, parts: &[BlockRunBytes], out_row: Value, (begin, end): (Value, Value)) {
-        clif.loop_with(
-            &[begin],
-            &mut |clif, s| clif.compare(Cmp::Lt, s[0], end),
-            &mut |clif, s| {
-                let p = s[0];
-                let c = clif.load(self.coords, p);
-                let mut runs: SmallVec<[(TypedValues, Value); 3]> = SmallVec::new();
-                let mut shared_bases: SmallVec<[TypedValues; 1]> = SmallVec::new();
-                for (k, part) in parts.iter().enumerate() {
-                    let [pos_bytes, coord_bytes, row_bytes, _] = part.steps;
-                    let by_pos = clif.fb.ins().imul(pos_bytes, p);
-                    let by_coord = clif.fb.ins().imul(coord_bytes, c);
-                    let shift = clif.fb.ins().iadd(by_pos, by_coord);
-                    let at = (clif.fb.ins().iadd(part.base.0, shift), part.base.1);
-                    if k < self.factor_count {
-                        runs.push((at, row_bytes));
-                    } else {
-                        shared_bases.push(at);
-                    }
-                }
-                rows_dot(
-                    clif,
-                    self.sizes,
-                    self.scale,
-                    (&runs, &shared_bases),
-                    (out_row, self.out_bytes),
-                );
-                smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
-            },
-        );
-    }
-}
-
-/// `row[k] += scale * Π bases[k]` for `k` in `0..n`, the product taken
-/// left to right (the interpreter's order). Two elements at a time in
-/// `f64x2` vectors (the same IEEE operations, lane by lane), then the odd
-/// one.
-/// For each row `r`: `out[r] += scale * Σ_c Π runs(r)[c] · Π shared[c]`,
-/// a run's row `r` at its base plus `r` steps (bytes), the output's row at
-/// its base plus `r` steps; rows unrolled when the whole block is small
-/// and fixed, the shared values then loaded once.
-fn rows_dot(
-    clif: &mut Clif<'_>,
-    (rows, len): ((Option<u32>, Value), (Option<u32>, Value)),
-    scale: Value,
-    (runs, shared): (&[(TypedValues, Value)], &[TypedValues]),
-    (out_row, out_bytes): (Value, Value),
-) {
-    /// The most products a block is unrolled to (a 4 x 4 block has 16).
-    const MOST_UNROLLED: u32 = 64;
-    let add_to_row = |clif: &mut Clif<'_>, shift: Value, total: Value| {
-        let addr = clif.fb.ins().iadd(out_row, shift);
-        let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
-        let new = clif.fb.ins().fadd(old, total);
-        clif.fb.ins().store(output_flags(), new, addr, 0);
-    };
-    match (rows.0, len.0) {
-        (Some(r), Some(n)) if r * n <= MOST_UNROLLED => {
-            let load = |clif: &mut Clif<'_>, (base, ty): TypedValues, c: u32| {
-                load_at(clif, ty, base, ty.size() as i32 * c as i32)
-            };
-            let preloaded: SmallVec<[SmallVec<[Value; 16]>; 1]> = shared
-                .iter()
-                .map(|&base| (0..n).map(|c| load(clif, base, c)).collect())
-                .collect();
-            for k in 0..i64::from(r) {
-                let bases: SmallVec<[TypedValues; 3]> = runs
-                    .iter()
-                    .map(|&((base, ty), bytes)| {
-                        let shift = clif.fb.ins().imul_imm_s(bytes, k);
-                        (clif.fb.ins().iadd(base, shift), ty)
-                    })
-                    .collect();
-                let mut sum = clif.fb.ins().f64const(0.0);
-                for c in 0..n {
-                    let values: SmallVec<[Value; 3]> = bases
-                        .iter()
-                        .map(|&base| load(clif, base, c))
-                        .chain(preloaded.iter().map(|p| p[c as usize]))
-                        .collect();
-                    let mut prod: Option<Value> = None;
-                    for x in values {
-                        prod = Some(match prod {
-                            None => x,
-                            Some(p) => clif.fb.ins().fmul(p, x),
-                        });
-                    }
-                    let prod = prod.unwrap_or_else(|| clif.fb.ins().f64const(1.0));
-                    sum = clif.fb.ins().fadd(sum, prod);
-                }
-                let total = clif.fb.ins().fmul(scale, sum);
-                let shift = clif.fb.ins().imul_imm_s(out_bytes, k);
-                add_to_row(clif, shift, total);
-            }
-        }
-        _ => {
-            // Shared runs are runs that step by nothing.
-            let zero = clif.int(0);
-            let mut all: SmallVec<[(TypedValues, Value); 4]> = runs.iter().copied().collect();
-            all.extend(shared.iter().map(|&base| (base, zero)));
-            clif.loop_with(
-                &[zero],
-                &mut |clif, s| clif.compare(Cmp::Lt, s[0], rows.1),
-                &mut |clif, s| {
-                    let k = s[0];
-                    let bases: SmallVec<[TypedValues; 4]> = all
-                        .iter()
-                        .map(|&((base, ty), bytes)| {
-                            let shift = clif.fb.ins().imul(bytes, k);
-                            (clif.fb.ins().iadd(base, shift), ty)
-                        })
-                        .collect();
-                    let total = run_dot(clif, scale, &bases, len);
-                    let shift = clif.fb.ins().imul(out_bytes, k);
-                    add_to_row(clif, shift, total);
-                    smallvec::smallvec![clif.fb.ins().iadd_imm_s(k, 1)]
-                },
-            );
-        }
-    }
-}
-
-/// `scale * Σ_{c < len} Π bases[c]`, the sum from 0.0 in order and each
-/// product in the bases' order, as the interpreter computes it; unrolled
-/// when the length is fixed and at most 16 (a block's row).
-fn run_dot(clif: &mut Clif<'_>, scale: Value, bases: &[(Value, ValueType)], (fixed, n): (Option<u32>, Value)) -> Value {
-    const MOST_UNROLLED: u32 = 16;
-    // `at(base, size)`: the address of the component and an offset.
-    let product = |clif: &mut Clif<'_>, at: &dyn Fn(&mut Clif<'_>, Value, i32) -> (Value, i32)| {
-        let mut prod = None;
-        for &(base, ty) in bases {
-            let (addr, offset) = at(clif, base, ty.size() as i32);
-            let x = load_at(clif, ty, addr, offset);
-            prod = Some(match prod {
-                None => x,
-                Some(p) => clif.fb.ins().fmul(p, x),
-            });
-        }
-        prod.unwrap_or_else(|| clif.fb.ins().f64const(1.0))
-    };
-    let sum = match fixed {
-        Some(len) if len <= MOST_UNROLLED => {
-            let mut sum = clif.fb.ins().f64const(0.0);
-            for c in 0..len {
-                let prod = product(clif, &|_, base, size| (base, size * c as i32));
-                sum = clif.fb.ins().fadd(sum, prod);
-            }
-            sum
-        }
-        _ => {
-            let zero = clif.int(0);
-            let init = clif.fb.ins().f64const(0.0);
-            let state = clif.loop_with(
-                &[zero, init],
-                &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
-                &mut |clif, s| {
-                    let c = s[0];
-                    let prod = product(clif, &|clif, base, size| (clif.element(base, c, size as u8), 0));
-                    let sum = clif.fb.ins().fadd(s[1], prod);
-                    smallvec::smallvec![clif.fb.ins().iadd_imm_s(c, 1), sum]
-                },
-            );
-            state[1]
-        }
-    };
-    clif.fb.ins().fmul(scale, sum)
 }
 
 /// `row[k] += scale * Π bases[k] (* temp[k])` for `k < n`, in pairs of

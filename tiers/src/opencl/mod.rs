@@ -40,6 +40,7 @@
 mod assembly;
 mod ctext;
 mod kernel;
+mod kernel_builder;
 mod resident;
 mod rows;
 mod source;

@@ -20,6 +20,8 @@ use tessera_engine::notation::{Func, IntOp, Reduction, Semiring, Times};
 use tessera_engine::runtime::StorageSignature;
 use tessera_formats::{Cmp, IndexWidth, Level, LevelFormat, LevelRef, ValueType};
 
+use tessera_engine::block_ops::{block_rows_dot, dense_dot, rows_of_dots, BlockOperands, KernelBuilder};
+
 use super::ctext::{comparison, double_literal, int_op, long_literal, Args, CText, CVal, Pointer, Scalar};
 use super::rows::{RowsKernel, LANES_KERNEL, SPLIT_KERNEL};
 
@@ -444,13 +446,6 @@ fn integer(op: IntOp, ty: ValueType, a: &str, b: &str) -> String {
     }
 }
 
-fn run_length(len: RunLength) -> String {
-    match len {
-        RunLength::Fixed(n) => format!("{n}L"),
-        RunLength::In(r) => format!("max(r{r}, 0L)"),
-    }
-}
-
 impl Writer<'_> {
     pub(super) fn format(&self, c: &mut CText, level: LevelRef) -> Option<LevelFormat> {
         let format = self
@@ -759,15 +754,23 @@ impl Writer<'_> {
                 out,
             } => {
                 c.open("");
-                let runs: Vec<(String, String)> = factors
-                    .iter()
-                    .map(|f| (format!("{} + r{}", self.values(c, f.operand), f.start), reg(f.step)))
-                    .collect();
-                let shared: Vec<String> = shared
-                    .iter()
-                    .map(|s| format!("{} + r{}", self.values(c, s.operand), s.start))
-                    .collect();
-                self.rows_of_dots(c, (*rows, *len), *scale, &runs, &shared, (*out, &reg(out.start)));
+                let mut runs = Vec::with_capacity(factors.len());
+                for f in factors {
+                    self.values(c, f.operand);
+                    let start = c.val(reg(f.start));
+                    let run = c.value_run(f.operand, start);
+                    runs.push((run, c.val(reg(f.step))));
+                }
+                let mut shared_runs = Vec::with_capacity(shared.len());
+                for s in shared {
+                    self.values(c, s.operand);
+                    let start = c.val(reg(s.start));
+                    shared_runs.push(c.value_run(s.operand, start));
+                }
+                let shape = (rows.resolve(|r| c.val(reg(r))), len.resolve(|r| c.val(reg(r))));
+                let scale = c.val(freg(*scale));
+                let out = (c.val(reg(out.start)), c.val(reg(out.step)));
+                rows_of_dots(c, shape, scale, &runs, &shared_runs, out);
                 c.close();
             }
             Op::BlockRowsDot {
@@ -971,20 +974,19 @@ impl Writer<'_> {
     /// `acc += scale * Σ_{k < len} Π runs[k]`, the sum from 0.0 in order.
     fn dense_dot(&self, c: &mut CText, scale: u32, factors: &[ValueRun], len: RunLength, acc: u32) {
         c.open("");
-        c.line(format!("const long n = {};", run_length(len)));
-        c.line("double sum = 0.0;");
-        if let Some((first, rest)) = factors.split_first() {
-            c.open("for (long k = 0; k < n; k++)");
-            let values = self.values(c, first.operand);
-            c.line(format!("double prod = {values}[r{} + k];", first.start));
-            for f in rest {
-                let values = self.values(c, f.operand);
-                c.line(format!("prod *= {values}[r{} + k];", f.start));
-            }
-            c.line("sum += prod;");
-            c.close();
-        }
-        c.line(format!("f{acc} += f{scale} * sum;"));
+        let runs: Vec<_> = factors
+            .iter()
+            .map(|f| {
+                self.values(c, f.operand);
+                let start = c.val(format!("r{}", f.start));
+                c.value_run(f.operand, start)
+            })
+            .collect();
+        let scale = c.val(format!("f{scale}"));
+        let len = len.resolve(|r| c.val(format!("r{r}")));
+        let total = dense_dot(c, scale, &runs, len);
+        let total = c.text(total);
+        c.line(format!("f{acc} += {total};"));
         c.close();
     }
 
@@ -1023,93 +1025,37 @@ impl Writer<'_> {
     /// [`Op::BlockRowsDot`]): for each row `r`, `out[start + r * step] +=
     /// scale * Σ_k Π runs · Π shared`, run `(from, step)` read at `from + r
     /// * step + k` and a shared run at `from + k`.
-    fn rows_of_dots(
-        &self,
-        c: &mut CText,
-        (rows, len): (RunLength, RunLength),
-        scale: u32,
-        runs: &[(String, String)],
-        shared: &[String],
-        (out, out_start): (StridedRun, &str),
-    ) {
-        c.line(format!(
-            "const long rows = {}, n = {};",
-            run_length(rows),
-            run_length(len)
-        ));
-        c.open("for (long r = 0; r < rows; r++)");
-        c.line("double sum = 0.0;");
-        let mut factors: Vec<String> = runs
-            .iter()
-            .map(|(from, step)| format!("({from} + r * {step})[k]"))
-            .collect();
-        factors.extend(shared.iter().map(|from| format!("({from})[k]")));
-        if let Some((first, rest)) = factors.split_first() {
-            c.open("for (long k = 0; k < n; k++)");
-            c.line(format!("double prod = {first};"));
-            for f in rest {
-                c.line(format!("prod *= {f};"));
-            }
-            c.line("sum += prod;");
-            c.close();
-        }
-        c.line(format!(
-            "out[{out_start} + r * r{} - out_base] += f{scale} * sum;",
-            out.step
-        ));
-        c.close();
-    }
-
     fn block_rows_dot(
         &self,
         c: &mut CText,
         (driver, blocks): (LevelRef, BlockRows),
-        sizes: (RunLength, RunLength),
+        (rows, len): (RunLength, RunLength),
         scale: u32,
         (factors, shared): (&[BlockRun], &[BlockRun]),
         (out, out_block_step): (StridedRun, u32),
     ) {
-        c.open("");
-        let coords = self.coordinates(c, driver);
-        let segment = match blocks {
-            BlockRows::One { begin, end } => {
-                c.line("const long b = 0;");
-                (reg(begin), reg(end))
-            }
-            BlockRows::Every {
-                rows,
-                parent,
-                first,
-                last,
-            } => {
-                let Some(format) = self.format(c, driver) else {
-                    return;
-                };
-                let extent = self.extent(c, rows);
-                c.open(format!("for (long b = r{first}; b < r{last}; b++)"));
-                let position = c.local("long", format!("r{parent} * {extent} + b"));
-                let position = c.val(position);
-                let (begin, end) = format.pos_iter(c, driver, position);
-                (c.text(begin), c.text(end))
-            }
+        let Some(format) = self.format(c, driver) else {
+            return;
         };
-        c.open(format!("for (long p = {}; p < {}; p++)", segment.0, segment.1));
-        c.line(format!("const long c = (long){coords}[p];"));
-        let start = |c: &mut CText, run: &BlockRun| {
-            let values = self.values(c, run.operand);
-            format!(
-                "{values} + r{} + b * r{} + p * r{} + c * r{}",
-                run.start, run.block_step, run.pos_step, run.coord_step
-            )
+        let Some(coords) = format.coordinate_array().map(|slot| driver.array(slot)) else {
+            self.coordinates(c, driver);
+            return;
         };
-        let runs: Vec<(String, String)> = factors.iter().map(|f| (start(c, f), reg(f.row_step))).collect();
-        let shared: Vec<String> = shared.iter().map(|s| start(c, s)).collect();
-        let out_start = format!("r{} + b * r{out_block_step}", out.start);
-        self.rows_of_dots(c, sizes, scale, &runs, &shared, (out, &out_start));
-        c.close();
-        if matches!(blocks, BlockRows::Every { .. }) {
-            c.close();
+        for run in factors.iter().chain(shared) {
+            self.values(c, run.operand);
         }
+        c.open("");
+        let operands = BlockOperands {
+            driver: (driver, format),
+            coords,
+            factors,
+            shared,
+            out,
+            out_block_step,
+        };
+        let shape = (rows.resolve(|r| c.val(reg(r))), len.resolve(|r| c.val(reg(r))));
+        let scale = c.val(freg(scale));
+        block_rows_dot(c, operands, blocks, shape, scale, &mut |c, r| c.val(reg(r)));
         c.close();
     }
 

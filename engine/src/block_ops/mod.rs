@@ -1,0 +1,90 @@
+//! Block ops written once, for every tier.
+//!
+//! A block op (an inner product of dense runs, say) is one bytecode op
+//! that does a loop's worth of work. Written against [`KernelBuilder`], it
+//! runs on every tier the way level functions do: the interpreter's
+//! builder computes as it is called, the Cranelift builder emits IR and
+//! the OpenCL builder emits C. So the op's order of operations, which
+//! decides its rounding, is stated once and every tier's bits agree.
+//!
+//! [`KernelBuilder`] extends the formats' integer [`Builder`] with what
+//! block ops need beyond level functions: floats, the operands' values
+//! read as runs, and a reduction over a range of integers.
+
+use tessera_formats::Builder;
+
+use crate::bytecode::FloatOp;
+
+mod blocks;
+mod dot;
+
+pub use blocks::{block_rows_dot, BlockOperands};
+pub use dot::{dense_dot, rows_of_dots};
+
+/// The builder block ops are written against: the formats' staged integer
+/// [`Builder`] plus floats and the operands' values.
+///
+/// A run is an input operand's values from a position on; reading it at an
+/// index converts the stored type to `f64` (the kernels compute in `f64`).
+///
+/// ```
+/// use tessera_engine::block_ops::{KernelBuilder, Length};
+/// use tessera_engine::bytecode::FloatOp;
+///
+/// // `Σ_{c < n} run[c] * run[c]`, stated once for every tier.
+/// fn square_sum<K: KernelBuilder>(k: &mut K, run: K::Run, n: K::Int) -> K::Float {
+///     let zero = k.float(0.0);
+///     let begin = k.int(0);
+///     k.fold_range(begin, n, zero, |k, c, sum| {
+///         let x = k.run_at(run, Length::In(c));
+///         let square = k.float_op(FloatOp::Mul, x, x);
+///         k.float_op(FloatOp::Add, sum, square)
+///     })
+/// }
+/// # let _ = square_sum::<tessera_engine::interp::Eager<'_, '_>>;
+/// ```
+pub trait KernelBuilder: Builder {
+    /// A 64-bit float.
+    type Float: Copy;
+    /// A run of an input operand's values.
+    type Run: Copy;
+
+    fn float(&mut self, value: f64) -> Self::Float;
+    fn float_op(&mut self, op: FloatOp, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// Input `operand`'s values from position `start` on.
+    fn value_run(&mut self, operand: u32, start: Self::Int) -> Self::Run;
+    /// The run's value at `index` (a constant index lets compiled tiers
+    /// fold it into the address), as `f64`.
+    fn run_at(&mut self, run: Self::Run, index: Length<Self::Int>) -> Self::Float;
+    /// The run `by` values further on.
+    fn run_offset(&mut self, run: Self::Run, by: Self::Int) -> Self::Run;
+    /// `out[position] += value` in a dense `f64` output (block ops run in
+    /// float programs only).
+    fn add_to_output(&mut self, position: Self::Int, value: Self::Float);
+    /// `for i in begin..end { body(i) }`.
+    fn for_range<F>(&mut self, begin: Self::Int, end: Self::Int, body: F)
+    where
+        F: FnMut(&mut Self, Self::Int);
+    /// `acc = init; for i in begin..end { acc = body(i, acc) }; acc`.
+    fn fold_range<F>(&mut self, begin: Self::Int, end: Self::Int, init: Self::Float, body: F) -> Self::Float
+    where
+        F: FnMut(&mut Self, Self::Int, Self::Float) -> Self::Float;
+}
+
+/// A length or an index known when the kernel is built (`Fixed`) or only
+/// when it runs (`In`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Length<I> {
+    Fixed(u32),
+    In(I),
+}
+
+impl<I: Copy> Length<I> {
+    /// The length as a builder integer.
+    pub fn value<B: Builder<Int = I>>(self, b: &mut B) -> I {
+        match self {
+            Length::Fixed(n) => b.int(n.into()),
+            Length::In(n) => n,
+        }
+    }
+}
