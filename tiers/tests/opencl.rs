@@ -329,3 +329,44 @@ fn workspaces_in_local_and_global_memory_give_the_reference() {
         assert!(engine.diagnostics().is_empty(), "{:?}", engine.diagnostics());
     }
 }
+
+/// The dense-dot block ops (SDDMM's rank loop, BCSR's blocks times x) are
+/// written once for every tier: the device's sums are the interpreter's
+/// bits, unrolled or looped.
+#[test]
+fn dense_dots_give_the_interpreters_bits_on_the_device() {
+    use tessera_engine::testing::{random_tensor, same_bits, EntryKind, Rng};
+    let device = Engine::new()
+        .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
+        .with_promotion(PromotionPolicy::EAGER);
+    let interp = Engine::new();
+    let mut rng = Rng::new(47);
+    let check = |statement: &str, tensors: &[(&str, &Tensor<f64>)], output: Format| {
+        let inputs = tensors.iter().fold(Inputs::new(), |i, &(n, t)| i.with(n, t));
+        let on = |engine: &Engine, tier| {
+            let options = EvalOptions {
+                tier,
+                output_format: Some(output.clone()),
+                ..options()
+            };
+            engine.eval_with(statement, &inputs, &options).unwrap()
+        };
+        let want = on(&interp, TierChoice::Interpreter);
+        let got = on(&device, TierChoice::Named(NAME.into()));
+        assert!(same_bits(&want, &got), "{statement}: the device's bits differ");
+        assert!(device.diagnostics().is_empty(), "{:?}", device.diagnostics());
+    };
+    for rank in [3, 17] {
+        let a = random_tensor(&mut rng, &[9, 7], EntryKind::Skewed, &Format::csr()).unwrap();
+        let u = random_tensor(&mut rng, &[9, rank], EntryKind::Full, &Format::dense(2)).unwrap();
+        let v = random_tensor(&mut rng, &[7, rank], EntryKind::Random, &Format::dense(2)).unwrap();
+        let tensors = [("A", &a), ("U", &u), ("V", &v)];
+        check("C(i,j) = A(i,j) * U(i,k) * V(j,k)", &tensors, Format::csr());
+    }
+    for (rows, cols) in [(2, 3), (8, 16)] {
+        let format = Format::bcsr(rows, cols).unwrap();
+        let a = random_tensor(&mut rng, &[2 * rows, 3 * cols], EntryKind::Random, &format).unwrap();
+        let x = random_tensor(&mut rng, &[3 * cols], EntryKind::Full, &Format::dense(1)).unwrap();
+        check("y(i) = A(i,j) * x(j)", &[("A", &a), ("x", &x)], Format::dense(1));
+    }
+}

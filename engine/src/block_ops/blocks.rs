@@ -40,6 +40,28 @@ pub struct BlockOperands<'o> {
     pub out_block_step: IReg,
 }
 
+impl<'o> BlockOperands<'o> {
+    /// The operands of an [`Op::BlockRowsDot`], grouped as its tiers pass
+    /// them.
+    ///
+    /// [`Op::BlockRowsDot`]: crate::bytecode::Op::BlockRowsDot
+    pub fn new(
+        driver: (LevelRef, LevelFormat),
+        coords: ArrayRef,
+        (factors, shared): (&'o [BlockRun], &'o [BlockRun]),
+        (out, out_block_step): (StridedRun, IReg),
+    ) -> Self {
+        BlockOperands {
+            driver,
+            coords,
+            factors,
+            shared,
+            out,
+            out_block_step,
+        }
+    }
+}
+
 /// For each stored block at position `p` of `driver` (its coordinate `c`)
 /// in block row `b` of `blocks`: the block's rows times the shared runs
 /// ([`rows_of_dots`]), a run starting at `start + b * block_step + p *
@@ -69,14 +91,10 @@ pub struct BlockOperands<'o> {
 /// let block = BlockRun { operand: 0, start: 0, block_step: 0, row_step: 2, pos_step: 2, coord_step: 0 };
 /// let piece = BlockRun { operand: 1, start: 0, block_step: 0, row_step: 0, pos_step: 0, coord_step: 2 };
 /// let driver = LevelRef { operand: 0, level: 1 };
-/// let operands = BlockOperands {
-///     driver: (driver, format),
-///     coords: driver.array(format.coordinate_array().unwrap()),
-///     factors: &[block],
-///     shared: &[piece],
-///     out: StridedRun { operand: 0, start: 0, step: 1 },
-///     out_block_step: 0,
-/// };
+/// let coords = driver.array(format.coordinate_array().unwrap());
+/// let out = StridedRun { operand: 0, start: 0, step: 1 };
+/// let (factors, shared) = ([block], [piece]);
+/// let operands = BlockOperands::new((driver, format), coords, (&factors, &shared), (out, 0));
 /// let scale = k.float(1.0);
 /// let stored = BlockRows::One { begin: 0, end: 2 };
 /// let shape = (Length::Fixed(1), Length::Fixed(2));

@@ -1254,14 +1254,7 @@ impl Translator<'_> {
         {
             return;
         }
-        let operands = BlockOperands {
-            driver: (driver, format),
-            coords,
-            factors,
-            shared,
-            out,
-            out_block_step,
-        };
+        let operands = BlockOperands::new((driver, format), coords, (factors, shared), (out, out_block_step));
         let shape = (self.length(clif, rows), self.length(clif, len));
         let scale = self.fget(clif, scale);
         block_rows_dot(clif, operands, blocks, shape, scale, &mut |clif, r| self.iget(clif, r));

@@ -1045,14 +1045,7 @@ impl Writer<'_> {
             self.values(c, run.operand);
         }
         c.open("");
-        let operands = BlockOperands {
-            driver: (driver, format),
-            coords,
-            factors,
-            shared,
-            out,
-            out_block_step,
-        };
+        let operands = BlockOperands::new((driver, format), coords, (factors, shared), (out, out_block_step));
         let shape = (rows.resolve(|r| c.val(reg(r))), len.resolve(|r| c.val(reg(r))));
         let scale = c.val(freg(scale));
         block_rows_dot(c, operands, blocks, shape, scale, &mut |c, r| c.val(reg(r)));

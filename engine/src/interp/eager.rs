@@ -1,0 +1,123 @@
+//! The interpreter's builder: level functions and block ops run as they
+//! are called, on plain integers and floats ([`Eager`]).
+
+use std::cell::Cell;
+
+use tessera_formats::{Immediate, LevelRef, LevelStorage, StorageResolver};
+
+use crate::block_ops::{KernelBuilder, Length};
+use crate::bytecode::FloatOp;
+
+/// What a program reads, resolved for the interpreter: each operand's
+/// levels and its values as `f64`, and the part of a dense output a block
+/// op adds into (cells, so the builder stays a shared view).
+#[derive(Clone, Copy)]
+pub struct Operands<'b, 'a> {
+    pub levels: &'b [&'a [LevelStorage]],
+    pub values: &'b [&'a [f64]],
+    pub output: DenseCells<'b>,
+}
+
+/// Positions `first..first + cells.len()` of a dense output, as cells.
+#[derive(Clone, Copy, Default)]
+pub struct DenseCells<'b> {
+    pub cells: &'b [Cell<f64>],
+    pub first: i64,
+}
+
+impl<'b> DenseCells<'b> {
+    /// The values of positions `first..`, borrowed as cells.
+    pub fn new(values: &'b mut [f64], first: i64) -> Self {
+        DenseCells {
+            cells: Cell::from_mut(values).as_slice_of_cells(),
+            first,
+        }
+    }
+}
+
+impl<'b, 'a> Operands<'b, 'a> {
+    /// Operands with levels alone (level functions).
+    pub fn levels(levels: &'b [&'a [LevelStorage]]) -> Self {
+        Operands {
+            levels,
+            values: &[],
+            output: DenseCells::default(),
+        }
+    }
+
+    /// Operands with values and no levels or output (block ops that only
+    /// read values).
+    pub fn values(values: &'b [&'a [f64]]) -> Self {
+        Operands {
+            levels: &[],
+            values,
+            output: DenseCells::default(),
+        }
+    }
+}
+
+/// The interpreter's builder: level functions and block ops run as they
+/// are called, on plain integers and floats.
+pub type Eager<'b, 'a> = Immediate<Operands<'b, 'a>>;
+
+impl<'a> KernelBuilder for Eager<'_, 'a> {
+    type Float = f64;
+    /// The values and the run's first position.
+    type Run = (&'a [f64], usize);
+
+    #[inline(always)]
+    fn float(&mut self, value: f64) -> f64 {
+        value
+    }
+    #[inline(always)]
+    fn float_op(&mut self, op: FloatOp, a: f64, b: f64) -> f64 {
+        op.apply(a, b)
+    }
+    #[inline(always)]
+    fn value_run(&mut self, operand: u32, start: i64) -> (&'a [f64], usize) {
+        (self.storage.values[operand as usize], start as usize)
+    }
+    #[inline(always)]
+    fn run_at(&mut self, (values, start): (&'a [f64], usize), index: Length<i64>) -> f64 {
+        match index {
+            Length::Fixed(c) => values[start + c as usize],
+            Length::In(c) => values[start + c as usize],
+        }
+    }
+    #[inline(always)]
+    fn run_offset(&mut self, (values, start): (&'a [f64], usize), by: i64) -> (&'a [f64], usize) {
+        (values, (start as i64 + by) as usize)
+    }
+    #[inline(always)]
+    fn add_to_output(&mut self, position: i64, value: f64) {
+        let output = self.storage.output;
+        let cell = &output.cells[(position - output.first) as usize];
+        cell.set(cell.get() + value);
+    }
+    #[inline(always)]
+    fn for_range<F>(&mut self, begin: i64, end: i64, mut body: F)
+    where
+        F: FnMut(&mut Self, i64),
+    {
+        for i in begin..end {
+            body(self, i);
+        }
+    }
+    #[inline(always)]
+    fn fold_range<F>(&mut self, begin: i64, end: i64, init: f64, mut body: F) -> f64
+    where
+        F: FnMut(&mut Self, i64, f64) -> f64,
+    {
+        (begin..end).fold(init, |acc, i| body(self, i, acc))
+    }
+}
+
+impl StorageResolver for Operands<'_, '_> {
+    #[inline(always)]
+    fn level(&self, level: LevelRef) -> &LevelStorage {
+        &self.levels[level.operand as usize][level.level as usize]
+    }
+    fn level_mut(&mut self, _level: LevelRef) -> &mut LevelStorage {
+        unreachable!("kernels never store into input levels")
+    }
+}
