@@ -263,12 +263,12 @@ fn dense_row_updates_of_any_width_give_the_interpreters_bits() {
     }
 }
 
-/// Inner products of dense runs (`Op::DenseDot`: SDDMM's rank loop;
-/// `Op::BlockRowsDot`: a BCSR block's rows times x) are one block op
-/// written once for every tier: unrolled up to 16 values, a loop beyond,
-/// and the same bits on both tiers at every length.
+/// Inner products (`Op::DenseDot`: SDDMM's rank loop; `Op::BlockRowsDot`:
+/// a BCSR block's rows times x; `Op::DotBlock`: a DCSR row times x) are
+/// block ops written once for every tier: unrolled up to 16 values, a
+/// loop beyond, and the same bits on both tiers at every length.
 #[test]
-fn dense_dots_of_any_length_give_the_interpreters_bits() {
+fn dots_of_any_length_give_the_interpreters_bits() {
     use tessera_engine::bytecode::Op;
     use tessera_engine::runtime::TierChoice;
     use tessera_engine::testing::same_bits;
@@ -316,6 +316,17 @@ fn dense_dots_of_any_length_give_the_interpreters_bits() {
                 &[("A", &a), ("U", &u), ("V", &v)],
                 &Format::csr(),
                 |op| matches!(op, Op::DenseDot { .. }),
+            );
+        }
+        for factors in ["x(j)", "x(j) * z(j)"] {
+            let a = random_tensor(&mut rng, &[9, 40], kind, &Format::dcsr()).unwrap();
+            let x = random_tensor(&mut rng, &[40], EntryKind::Full, &Format::dense(1)).unwrap();
+            let z = random_tensor(&mut rng, &[40], EntryKind::Random, &Format::dense(1)).unwrap();
+            check(
+                &format!("y(i) = A(i,j) * {factors}"),
+                &[("A", &a), ("x", &x), ("z", &z)],
+                &Format::dense(1),
+                |op| matches!(op, Op::DotBlock { .. }),
             );
         }
         // Blocks of 16 values or fewer per row are unrolled, longer rows

@@ -330,11 +330,11 @@ fn workspaces_in_local_and_global_memory_give_the_reference() {
     }
 }
 
-/// The dense-dot block ops (SDDMM's rank loop, BCSR's blocks times x) are
-/// written once for every tier: the device's sums are the interpreter's
-/// bits, unrolled or looped.
+/// The dot block ops (SDDMM's rank loop, BCSR's blocks times x, a DCSR
+/// row times x) are written once for every tier: the device's sums are
+/// the interpreter's bits, unrolled or looped.
 #[test]
-fn dense_dots_give_the_interpreters_bits_on_the_device() {
+fn dots_give_the_interpreters_bits_on_the_device() {
     use tessera_engine::testing::{random_tensor, same_bits, EntryKind, Rng};
     let device = Engine::new()
         .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
@@ -363,6 +363,9 @@ fn dense_dots_give_the_interpreters_bits_on_the_device() {
         let tensors = [("A", &a), ("U", &u), ("V", &v)];
         check("C(i,j) = A(i,j) * U(i,k) * V(j,k)", &tensors, Format::csr());
     }
+    let a = random_tensor(&mut rng, &[9, 40], EntryKind::Skewed, &Format::dcsr()).unwrap();
+    let x = random_tensor(&mut rng, &[40], EntryKind::Full, &Format::dense(1)).unwrap();
+    check("y(i) = A(i,j) * x(j)", &[("A", &a), ("x", &x)], Format::dense(1));
     for (rows, cols) in [(2, 3), (8, 16)] {
         let format = Format::bcsr(rows, cols).unwrap();
         let a = random_tensor(&mut rng, &[2 * rows, 3 * cols], EntryKind::Random, &format).unwrap();

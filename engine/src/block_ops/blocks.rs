@@ -84,7 +84,7 @@ impl<'o> BlockOperands<'o> {
 /// let (levels, values) = ([&levels[..]], [&blocks[..], &x[..]]);
 /// let mut y = [0.0];
 /// let output = DenseCells::new(&mut y, 0);
-/// let mut k = Eager::new(Operands { levels: &levels, values: &values, output });
+/// let mut k = Eager::new(Operands { levels: &levels, output, ..Operands::values(&values) });
 /// // The registers the op reads: r0 = 0, r1 = 1, r2 = 2.
 /// let registers = [0, 1, 2];
 /// // A block's values: 2 per stored position; its piece of x: 2 per block column.

@@ -86,7 +86,7 @@ const MOST_UNROLLED_BLOCK: u32 = 64;
 /// let values = [&block[..], &x[..]];
 /// let mut y = [0.0; 2];
 /// let output = DenseCells::new(&mut y, 0);
-/// let mut k = Eager::new(Operands { levels: &[], values: &values, output });
+/// let mut k = Eager::new(Operands { output, ..Operands::values(&values) });
 /// let (rows, x) = (k.value_run(0, 0), k.value_run(1, 0));
 /// let (scale, two, zero, one) = (k.float(1.0), k.int(2), k.int(0), k.int(1));
 /// rows_of_dots(&mut k, (Length::Fixed(2), Length::Fixed(2)), scale, &[(rows, two)], &[x], (zero, one));

@@ -17,9 +17,11 @@ use crate::bytecode::FloatOp;
 
 mod blocks;
 mod dot;
+mod segments;
 
 pub use blocks::{block_rows_dot, BlockOperands};
 pub use dot::{dense_dot, rows_of_dots};
+pub use segments::segment_dot;
 
 /// The builder block ops are written against: the formats' staged integer
 /// [`Builder`] plus floats and the operands' values.
@@ -53,6 +55,9 @@ pub trait KernelBuilder: Builder {
     fn float_op(&mut self, op: FloatOp, a: Self::Float, b: Self::Float) -> Self::Float;
     /// Input `operand`'s values from position `start` on.
     fn value_run(&mut self, operand: u32, start: Self::Int) -> Self::Run;
+    /// The values of vector temporary `temp` (`f64` storage the kernel
+    /// itself writes, so no compiled tier may read it as an input).
+    fn temp_run(&mut self, temp: u32) -> Self::Run;
     /// The run's value at `index` (a constant index lets compiled tiers
     /// fold it into the address), as `f64`.
     fn run_at(&mut self, run: Self::Run, index: Length<Self::Int>) -> Self::Float;

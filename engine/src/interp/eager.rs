@@ -16,6 +16,8 @@ pub struct Operands<'b, 'a> {
     pub levels: &'b [&'a [LevelStorage]],
     pub values: &'b [&'a [f64]],
     pub output: DenseCells<'b>,
+    /// The program's vector temporaries.
+    pub temps: &'b [Vec<f64>],
 }
 
 /// Positions `first..first + cells.len()` of a dense output, as cells.
@@ -42,6 +44,7 @@ impl<'b, 'a> Operands<'b, 'a> {
             levels,
             values: &[],
             output: DenseCells::default(),
+            temps: &[],
         }
     }
 
@@ -52,6 +55,7 @@ impl<'b, 'a> Operands<'b, 'a> {
             levels: &[],
             values,
             output: DenseCells::default(),
+            temps: &[],
         }
     }
 }
@@ -60,10 +64,10 @@ impl<'b, 'a> Operands<'b, 'a> {
 /// are called, on plain integers and floats.
 pub type Eager<'b, 'a> = Immediate<Operands<'b, 'a>>;
 
-impl<'a> KernelBuilder for Eager<'_, 'a> {
+impl<'b> KernelBuilder for Eager<'b, '_> {
     type Float = f64;
     /// The values and the run's first position.
-    type Run = (&'a [f64], usize);
+    type Run = (&'b [f64], usize);
 
     #[inline(always)]
     fn float(&mut self, value: f64) -> f64 {
@@ -74,18 +78,22 @@ impl<'a> KernelBuilder for Eager<'_, 'a> {
         op.apply(a, b)
     }
     #[inline(always)]
-    fn value_run(&mut self, operand: u32, start: i64) -> (&'a [f64], usize) {
+    fn value_run(&mut self, operand: u32, start: i64) -> (&'b [f64], usize) {
         (self.storage.values[operand as usize], start as usize)
     }
     #[inline(always)]
-    fn run_at(&mut self, (values, start): (&'a [f64], usize), index: Length<i64>) -> f64 {
+    fn temp_run(&mut self, temp: u32) -> (&'b [f64], usize) {
+        (&self.storage.temps[temp as usize], 0)
+    }
+    #[inline(always)]
+    fn run_at(&mut self, (values, start): (&'b [f64], usize), index: Length<i64>) -> f64 {
         match index {
             Length::Fixed(c) => values[start + c as usize],
             Length::In(c) => values[start + c as usize],
         }
     }
     #[inline(always)]
-    fn run_offset(&mut self, (values, start): (&'a [f64], usize), by: i64) -> (&'a [f64], usize) {
+    fn run_offset(&mut self, (values, start): (&'b [f64], usize), by: i64) -> (&'b [f64], usize) {
         (values, (start as i64 + by) as usize)
     }
     #[inline(always)]

@@ -13,7 +13,7 @@ use tessera_formats::staging::{eval_cmp, eval_int_op};
 use tessera_formats::typed::ValueSlice;
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage};
 
-use crate::block_ops::{block_rows_dot, dense_dot, rows_of_dots, BlockOperands, KernelBuilder, Length};
+use crate::block_ops::{block_rows_dot, dense_dot, rows_of_dots, segment_dot, BlockOperands, KernelBuilder, Length};
 use crate::bytecode::{BlockRows, CoordinateRun, IReg, Op, Program, Regs, Strided};
 use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
@@ -108,8 +108,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
     let adder = Adder::of(program.value_type);
     let mut b = Immediate::new(Operands {
         levels: &bind.levels,
-        values: &values,
-        output: DenseCells::default(),
+        ..Operands::values(&values)
     });
     let ops = &program.ops;
     let mut pc = 0usize;
@@ -271,18 +270,20 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 temp,
                 acc,
             } => {
-                let (begin, end) = (ir[*begin as usize] as usize, ir[*end as usize] as usize);
-                let storage = &bind.levels[driver.operand as usize][driver.level as usize];
                 let coords = format_of(bind, *driver)
-                    .coordinate_view(storage)
-                    .expect("the planner only emits dot blocks over levels with a coordinate view");
-                let own = &values[driver.operand as usize][begin..end];
-                let rows: SmallVec<[&[f64]; 3]> = factors
-                    .iter()
-                    .map(|f| dense_row(bind, &ir, f))
-                    .chain(temp.map(|t| &temps[t as usize][..]))
-                    .collect();
-                fr[*acc as usize] += segment_dot(coords, begin, own, &rows);
+                    .coordinate_array()
+                    .map(|slot| driver.array(slot))
+                    .expect("the planner only emits dot blocks over levels with a coordinate array");
+                let mut k = Immediate::new(Operands {
+                    levels: &bind.levels,
+                    temps: &temps,
+                    ..Operands::values(&values)
+                });
+                let segment = (ir[*begin as usize], ir[*end as usize]);
+                let sum = segment_dot(&mut k, (*driver, coords), segment, (factors, *temp), &mut |_, r| {
+                    ir[r as usize]
+                });
+                fr[*acc as usize] += sum;
             }
             Op::DenseDot {
                 scale,
@@ -375,8 +376,8 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     let (first, values_out) = out.dense_values_mut().expect("block dots add into a dense output");
                     let mut k = Immediate::new(Operands {
                         levels: &bind.levels,
-                        values: &values,
                         output: DenseCells::new(values_out, first as i64),
+                        ..Operands::values(&values)
                     });
                     // Eagerly, the loop over rows costs less than unrolling.
                     let shape = (Length::In(rows as i64), Length::In(n as i64));
@@ -826,19 +827,29 @@ fn updates<'v, I: Copy>(
     }
 }
 
-/// `Σ own[k] · Π rows[coords[begin + k]]` over the segment's values `own`.
-fn segment_dot(coords: &IndexArray, begin: usize, own: &[f64], rows: &[&[f64]]) -> f64 {
-    match rows {
-        [] => own.iter().sum(),
-        [x] => dot(coords, begin, own, x),
-        many => {
-            let mut sum = 0.0;
-            for (k, &v) in own.iter().enumerate() {
-                let c = coords.get_usize(begin + k);
-                sum += many.iter().fold(v, |prod, row| prod * row[c]);
-            }
-            sum
+/// `Σ own[k] · Π rows[coords[begin + k]]` over the segment's values `own`,
+/// summed as [`crate::block_ops::segment_dot`] does (from `0.0` in
+/// order): a position loop's dots over slices it resolved once.
+fn segment_dot_of(coords: &IndexArray, begin: usize, own: &[f64], rows: &[&[f64]]) -> f64 {
+    fn kernel<I: Copy + Into<u64>>(idx: &[I], own: &[f64], rows: &[&[f64]]) -> f64 {
+        match rows {
+            [x] => own
+                .iter()
+                .zip(idx)
+                .fold(0.0, |sum, (v, &c)| sum + v * x[c.into() as usize]),
+            rows => own.iter().zip(idx).fold(0.0, |sum, (&v, &c)| {
+                let c = c.into() as usize;
+                sum + rows.iter().fold(v, |prod, row| prod * row[c])
+            }),
         }
+    }
+    let n = own.len();
+    match coords {
+        IndexArray::U32(v) => kernel(&v[begin..begin + n], own, rows),
+        IndexArray::U64(v) => kernel(&v[begin..begin + n], own, rows),
+        IndexArray::I64(v) => own.iter().zip(&v[begin..begin + n]).fold(0.0, |sum, (&value, &c)| {
+            sum + rows.iter().fold(value, |prod, row| prod * row[c as usize])
+        }),
     }
 }
 
@@ -908,36 +919,6 @@ fn rows_dot(pos: &IndexArray, idx: &IndexArray, first: usize, own: &[f64], x: &[
                 }
             }
         }
-    }
-}
-
-/// `Σ own[k] * x[coords[begin + k]]`, specialised per index width.
-fn dot(coords: &IndexArray, begin: usize, own: &[f64], x: &[f64]) -> f64 {
-    fn kernel<I: Copy + Into<u64>>(idx: &[I], own: &[f64], x: &[f64]) -> f64 {
-        // Four partial sums keep the loads independent.
-        let mut acc = [0.0f64; 4];
-        let mut values = own.chunks_exact(4);
-        let mut coords = idx.chunks_exact(4);
-        for (v, c) in (&mut values).zip(&mut coords) {
-            for l in 0..4 {
-                acc[l] += v[l] * x[c[l].into() as usize];
-            }
-        }
-        let mut sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-        for (v, c) in values.remainder().iter().zip(coords.remainder()) {
-            sum += v * x[(*c).into() as usize];
-        }
-        sum
-    }
-    let n = own.len();
-    match coords {
-        IndexArray::U32(v) => kernel(&v[begin..begin + n], own, x),
-        IndexArray::U64(v) => kernel(&v[begin..begin + n], own, x),
-        IndexArray::I64(v) => own
-            .iter()
-            .zip(&v[begin..begin + n])
-            .map(|(a, &c)| a * x[c as usize])
-            .sum(),
     }
 }
 
@@ -1076,9 +1057,8 @@ impl RowsDot {
     fn add_into(&self, dst: &mut [f64], out_step: usize, runs: &[(&[f64], usize)], shared: &[&[f64]]) {
         let values: SmallVec<[&[f64]; 4]> = runs.iter().map(|&(v, _)| v).chain(shared.iter().copied()).collect();
         let mut k = Immediate::new(Operands {
-            levels: &[],
-            values: &values,
             output: DenseCells::new(dst, 0),
+            ..Operands::values(&values)
         });
         let row_runs: SmallVec<[_; 3]> = runs
             .iter()

@@ -7,7 +7,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 use tessera_formats::{IndexArray, Level, LevelRef};
 
-use super::{dense_row, dot_of_runs, format_of, row_updates, segment_dot, AppendBatch, Bindings};
+use super::{dense_row, dot_of_runs, format_of, row_updates, segment_dot_of, AppendBatch, Bindings};
 use crate::bytecode::{Affine, PositionBody, Regs, ScaleFactor};
 use crate::runtime::output::OutputState;
 
@@ -381,7 +381,7 @@ impl<'p> Ready<'p> {
                         continue;
                     }
                     // As the loop's `acc = 0; acc += dot`: a -0.0 sum reads 0.0.
-                    let sum = 0.0 + segment_dot(idx, begin, &own[begin..end], rows);
+                    let sum = 0.0 + segment_dot_of(idx, begin, &own[begin..end], rows);
                     entry[slot] = self.coords.get(p);
                     match batch.as_deref_mut() {
                         Some(batch) => batch.push_entry(entry, sum, out),

@@ -9,10 +9,19 @@ use tessera_formats::{Builder, Cmp, ValueType};
 
 use super::builder::{input_flags, output_flags, Clif, Slot};
 
+/// A run of values in compiled code: the address of its first value, the
+/// values' type, and whether the kernel writes them (a vector temporary,
+/// read in program order rather than as an input).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ValuesAt {
+    pub base: Value,
+    pub ty: ValueType,
+    pub written: bool,
+}
+
 impl KernelBuilder for Clif<'_> {
     type Float = Value;
-    /// The address of the run's first value and the values' type.
-    type Run = (Value, ValueType);
+    type Run = ValuesAt;
 
     fn float(&mut self, value: f64) -> Value {
         self.fb.ins().f64const(value)
@@ -28,25 +37,42 @@ impl KernelBuilder for Clif<'_> {
         }
     }
 
-    fn value_run(&mut self, operand: u32, start: Value) -> (Value, ValueType) {
+    fn value_run(&mut self, operand: u32, start: Value) -> ValuesAt {
         let values = self.slot(Slot::Values(operand));
         let ty = self.value_type(operand);
-        (self.element(values, start, ty.size() as u8), ty)
-    }
-
-    fn run_at(&mut self, (base, ty): (Value, ValueType), index: Length<Value>) -> Value {
-        let size = ty.size() as u8;
-        match index {
-            Length::Fixed(c) => load_at(self, ty, base, i32::from(size) * c as i32),
-            Length::In(c) => {
-                let addr = self.element(base, c, size);
-                load_at(self, ty, addr, 0)
-            }
+        ValuesAt {
+            base: self.element(values, start, ty.size() as u8),
+            ty,
+            written: false,
         }
     }
 
-    fn run_offset(&mut self, (base, ty): (Value, ValueType), by: Value) -> (Value, ValueType) {
-        (self.element(base, by, ty.size() as u8), ty)
+    fn temp_run(&mut self, temp: u32) -> ValuesAt {
+        ValuesAt {
+            base: self.slot(Slot::Temp(temp)),
+            ty: ValueType::F64,
+            written: true,
+        }
+    }
+
+    fn run_at(&mut self, run: ValuesAt, index: Length<Value>) -> Value {
+        let size = run.ty.size() as u8;
+        let (addr, offset) = match index {
+            Length::Fixed(c) => (run.base, i32::from(size) * c as i32),
+            Length::In(c) => (self.element(run.base, c, size), 0),
+        };
+        if run.written {
+            self.fb.ins().load(types::F64, output_flags(), addr, offset)
+        } else {
+            load_at(self, run.ty, addr, offset)
+        }
+    }
+
+    fn run_offset(&mut self, run: ValuesAt, by: Value) -> ValuesAt {
+        ValuesAt {
+            base: self.element(run.base, by, run.ty.size() as u8),
+            ..run
+        }
     }
 
     fn add_to_output(&mut self, position: Value, value: Value) {

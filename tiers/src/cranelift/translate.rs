@@ -19,7 +19,9 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
-use tessera_engine::block_ops::{block_rows_dot, dense_dot, rows_of_dots, BlockOperands, KernelBuilder, Length};
+use tessera_engine::block_ops::{
+    block_rows_dot, dense_dot, rows_of_dots, segment_dot, BlockOperands, KernelBuilder, Length,
+};
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, Op, Program, Regs, RowOp, RunLength, Strided,
     StridedRun, ValueRun,
@@ -30,7 +32,7 @@ use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Pa
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
 use super::functions::{self, FunctionCalls};
 use super::kernel;
-use super::kernel_builder::load_at;
+use super::kernel_builder::{load_at, ValuesAt};
 
 struct Translator<'p> {
     program: &'p Program,
@@ -1180,7 +1182,7 @@ impl Translator<'_> {
     /// `acc += Σ_{c < len} scale * Π factors[c]`, summed in order from 0.0
     /// as the interpreter does.
     fn dense_dot(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[ValueRun], len: RunLength, acc: u32) {
-        let mut runs: SmallVec<[TypedValues; 2]> = SmallVec::new();
+        let mut runs: SmallVec<[ValuesAt; 2]> = SmallVec::new();
         for f in factors {
             if self.typed_values(clif, f.operand).is_none() {
                 return;
@@ -1207,7 +1209,7 @@ impl Translator<'_> {
         (factors, shared): (&[StridedRun], &[ValueRun]),
         out: StridedRun,
     ) {
-        let mut runs: SmallVec<[(TypedValues, Value); 3]> = SmallVec::new();
+        let mut runs: SmallVec<[(ValuesAt, Value); 3]> = SmallVec::new();
         for f in factors {
             if self.typed_values(clif, f.operand).is_none() {
                 return;
@@ -1215,7 +1217,7 @@ impl Translator<'_> {
             let (start, step) = (self.iget(clif, f.start), self.iget(clif, f.step));
             runs.push((clif.value_run(f.operand, start), step));
         }
-        let mut shared_runs: SmallVec<[TypedValues; 1]> = SmallVec::new();
+        let mut shared_runs: SmallVec<[ValuesAt; 1]> = SmallVec::new();
         for s in shared {
             if self.typed_values(clif, s.operand).is_none() {
                 return;
@@ -1454,26 +1456,20 @@ impl Translator<'_> {
         (factors, temp): (&[DotFactor], Option<u32>),
         acc: u32,
     ) {
-        let Some(format) = self.format(clif, driver) else {
+        let Some(coords) = self.coordinates(clif, driver) else {
             return;
         };
-        let Some(own) = self.typed_values(clif, driver.operand) else {
+        let readable = self.typed_values(clif, driver.operand).is_some()
+            && factors
+                .iter()
+                .all(|f| self.format(clif, f.level).is_some() && self.typed_values(clif, f.operand).is_some());
+        if !readable {
             return;
-        };
-        let Some(bases) = self.factor_bases(clif, factors) else {
-            return;
-        };
-        let b = self.iget(clif, begin);
-        let e = self.iget(clif, end);
-        let dot = Dot {
-            format,
-            driver,
-            own,
-            bases: &bases,
-            temp: temp.map(|t| clif.slot(Slot::Temp(t))),
-            semiring: Semiring::PlusTimes,
-        };
-        let total = dot.sum(clif, b, e);
+        }
+        let segment = (self.iget(clif, begin), self.iget(clif, end));
+        let total = segment_dot(clif, (driver, coords), segment, (factors, temp), &mut |clif, r| {
+            self.iget(clif, r)
+        });
         let old = self.fget(clif, acc);
         let new = clif.fb.ins().fadd(old, total);
         self.fset(clif, acc, new);
@@ -1918,11 +1914,10 @@ impl Dot<'_> {
     }
 
     /// `Σ_{p in begin..end} term(p)`, summed in order from 0.0: the
-    /// interpreter's order for rows of a [`Op::RowsDot`]. (Its dot blocks
-    /// keep four partial sums; the two tiers' sums may then differ in the
-    /// last bits. Four partial sums measured slower here on rows of ten
-    /// nonzeros: the remainder loop's branches cost more than the shorter
-    /// dependency chain saves.)
+    /// interpreter's order for rows of a [`Op::RowsDot`], and the order of
+    /// the dot blocks ([`segment_dot`]). (Four partial sums measured slower
+    /// here on rows of ten nonzeros: the remainder loop's branches cost
+    /// more than the shorter dependency chain saves.)
     fn sum(&self, clif: &mut Clif<'_>, begin: Value, end: Value) -> Value {
         let identity = clif.fb.ins().f64const(self.semiring.plus().identity());
         if !self.semiring.plus().is_idempotent() {

@@ -188,11 +188,6 @@ impl CText {
         name
     }
 
-    /// The width of an index array in the signature compiled for.
-    pub fn width(&self, array: ArrayRef) -> Option<IndexWidth> {
-        self.signature.width(array)
-    }
-
     /// The C name of an index array, typed by the signature.
     pub fn array(&mut self, array: ArrayRef) -> String {
         match self.signature.width(array) {

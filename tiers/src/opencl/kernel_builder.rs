@@ -32,6 +32,10 @@ impl KernelBuilder for CText {
         (self.val(values), start)
     }
 
+    fn temp_run(&mut self, temp: u32) -> (CVal, CVal) {
+        (self.val(format!("tmp{temp}")), self.val("0"))
+    }
+
     fn run_at(&mut self, (values, start): (CVal, CVal), index: Length<CVal>) -> CVal {
         let (values, start) = (self.text(values), self.text(start));
         let index = match index {

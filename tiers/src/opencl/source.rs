@@ -18,9 +18,9 @@ use tessera_engine::bytecode::{
 };
 use tessera_engine::notation::{Func, IntOp, Reduction, Semiring, Times};
 use tessera_engine::runtime::StorageSignature;
-use tessera_formats::{Cmp, IndexWidth, Level, LevelFormat, LevelRef, ValueType};
+use tessera_formats::{Cmp, Level, LevelFormat, LevelRef, ValueType};
 
-use tessera_engine::block_ops::{block_rows_dot, dense_dot, rows_of_dots, BlockOperands, KernelBuilder};
+use tessera_engine::block_ops::{block_rows_dot, dense_dot, rows_of_dots, segment_dot, BlockOperands, KernelBuilder};
 
 use super::ctext::{comparison, double_literal, int_op, long_literal, Args, CText, CVal, Pointer, Scalar};
 use super::rows::{RowsKernel, LANES_KERNEL, SPLIT_KERNEL};
@@ -920,9 +920,7 @@ impl Writer<'_> {
             .collect()
     }
 
-    /// `acc += Σ_p own[p] * Π factors[coords[p]]`, summed as the
-    /// interpreter does: one factor over 32- or 64-bit coordinates in four
-    /// partial sums, otherwise in order.
+    /// `acc += Σ_p own[p] * Π factors[coords[p]]` ([`segment_dot`]).
     fn dot_block(
         &self,
         c: &mut CText,
@@ -931,43 +929,24 @@ impl Writer<'_> {
         (factors, temp): (&[DotFactor], Option<u32>),
         acc: u32,
     ) {
-        c.open("");
-        let own = self.values(c, driver.operand);
-        let coords = self.coordinates(c, driver);
-        let mut rows = self.factor_rows(c, factors);
-        rows.extend(temp.map(|t| (format!("tmp{t}"), "0".to_string())));
-        let four_lanes = rows.len() == 1
-            && self
-                .format(c, driver)
-                .and_then(|f| f.coordinate_array())
-                .and_then(|slot| c.width(driver.array(slot)))
-                .is_some_and(|width| width != IndexWidth::I64);
-        if four_lanes {
-            let (x, base) = &rows[0];
-            c.line("double q0 = 0.0, q1 = 0.0, q2 = 0.0, q3 = 0.0;");
-            c.line(format!("long p = r{begin};"));
-            c.open(format!("for (; p + 4 <= r{end}; p += 4)"));
-            for lane in 0..4 {
-                c.line(format!(
-                    "q{lane} += {own}[p + {lane}] * {x}[{base} + {coords}[p + {lane}]];"
-                ));
-            }
-            c.close();
-            c.line("double sum = (q0 + q1) + (q2 + q3);");
-            c.line(format!(
-                "for (; p < r{end}; p++) sum += {own}[p] * {x}[{base} + {coords}[p]];"
-            ));
-        } else {
-            c.line("double sum = 0.0;");
-            c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
-            c.line(format!("double prod = {own}[p];"));
-            for (x, base) in &rows {
-                c.line(format!("prod *= {x}[{base} + {coords}[p]];"));
-            }
-            c.line("sum += prod;");
-            c.close();
+        let Some(coords) = self
+            .format(c, driver)
+            .and_then(|format| format.coordinate_array())
+            .map(|slot| driver.array(slot))
+        else {
+            self.coordinates(c, driver);
+            return;
+        };
+        self.values(c, driver.operand);
+        for f in factors {
+            self.values(c, f.operand);
+            self.format(c, f.level);
         }
-        c.line(format!("f{acc} += sum;"));
+        c.open("");
+        let segment = (c.val(reg(begin)), c.val(reg(end)));
+        let total = segment_dot(c, (driver, coords), segment, (factors, temp), &mut |c, r| c.val(reg(r)));
+        let total = c.text(total);
+        c.line(format!("f{acc} += {total};"));
         c.close();
     }
 
