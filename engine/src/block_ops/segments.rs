@@ -59,13 +59,25 @@ pub fn segment_dot<K: KernelBuilder>(
         rows.push(k.temp_run(t));
     }
     let sum = k.float(0.0);
-    k.fold_range(begin, end, sum, |k, p, sum| {
-        let c = k.load(coords, p);
-        let mut prod = k.run_at(own, Length::In(p));
-        for &row in &rows {
-            let x = k.run_at(row, Length::In(c));
-            prod = k.float_op(FloatOp::Mul, prod, x);
-        }
-        k.float_op(FloatOp::Add, sum, prod)
-    })
+    // One dense row (SpMV's x) gets a body of its own: the interpreter,
+    // which runs this as it is called, then loops over one gather instead
+    // of over the rows.
+    match *rows {
+        [x] => k.fold_range(begin, end, sum, |k, p, sum| {
+            let c = k.load(coords, p);
+            let v = k.run_at(own, Length::In(p));
+            let x = k.run_at(x, Length::In(c));
+            let prod = k.float_op(FloatOp::Mul, v, x);
+            k.float_op(FloatOp::Add, sum, prod)
+        }),
+        _ => k.fold_range(begin, end, sum, |k, p, sum| {
+            let c = k.load(coords, p);
+            let mut prod = k.run_at(own, Length::In(p));
+            for &row in &rows {
+                let x = k.run_at(row, Length::In(c));
+                prod = k.float_op(FloatOp::Mul, prod, x);
+            }
+            k.float_op(FloatOp::Add, sum, prod)
+        }),
+    }
 }
