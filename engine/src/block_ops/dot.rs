@@ -5,7 +5,79 @@
 use smallvec::SmallVec;
 
 use super::{KernelBuilder, Length};
-use crate::bytecode::FloatOp;
+use crate::bytecode::{FloatOp, IReg, StridedRun, ValueRun};
+
+/// The runs of an op's operands, their starts read through `reg`.
+///
+/// ```
+/// use tessera_engine::block_ops::{value_runs, KernelBuilder, Length};
+/// use tessera_engine::bytecode::ValueRun;
+/// use tessera_engine::interp::{Eager, Operands};
+///
+/// let x = [1.0, 2.0, 3.0];
+/// let values = [&x[..]];
+/// let mut k = Eager::new(Operands::values(&values));
+/// // Register 7 holds the run's start, 1.
+/// let runs = value_runs(&mut k, &[ValueRun { operand: 0, start: 7 }], &mut |_, r| if r == 7 { 1 } else { 0 });
+/// assert_eq!(k.run_at(runs[0], Length::Fixed(1)), 3.0);
+/// ```
+pub fn value_runs<K: KernelBuilder>(
+    k: &mut K,
+    runs: &[ValueRun],
+    reg: &mut dyn FnMut(&mut K, IReg) -> K::Int,
+) -> SmallVec<[K::Run; 4]> {
+    runs.iter()
+        .map(|run| {
+            let start = reg(k, run.start);
+            k.value_run(run.operand, start)
+        })
+        .collect()
+}
+
+/// [`Op::DenseRowsDot`] with its registers read through `reg`: the rows of
+/// `factors` (each stepping by its own register) times the `shared` runs,
+/// added to the output's run ([`rows_of_dots`]).
+///
+/// ```
+/// use tessera_engine::block_ops::{dense_rows_dot, KernelBuilder, Length};
+/// use tessera_engine::bytecode::{StridedRun, ValueRun};
+/// use tessera_engine::interp::{DenseCells, Eager, Operands};
+///
+/// // A dense 2 x 2 matrix [[1, 2], [3, 4]] times x = [10, 100], into y.
+/// let (a, x) = ([1.0, 2.0, 3.0, 4.0], [10.0, 100.0]);
+/// let values = [&a[..], &x[..]];
+/// let mut y = [0.0; 2];
+/// let output = DenseCells::new(&mut y, 0);
+/// let mut k = Eager::new(Operands { output, ..Operands::values(&values) });
+/// // Registers: r0 = 0, r1 = 1, r2 = 2 (a row of A is two values on).
+/// let rows = [StridedRun { operand: 0, start: 0, step: 2 }];
+/// let shared = [ValueRun { operand: 1, start: 0 }];
+/// let out = StridedRun { operand: 2, start: 0, step: 1 };
+/// let scale = k.float(1.0);
+/// let shape = (Length::Fixed(2), Length::Fixed(2));
+/// dense_rows_dot(&mut k, shape, scale, (&rows, &shared), out, &mut |_, r| r as i64);
+/// assert_eq!(y, [210.0, 430.0]);
+/// ```
+///
+/// [`Op::DenseRowsDot`]: crate::bytecode::Op::DenseRowsDot
+pub fn dense_rows_dot<K: KernelBuilder>(
+    k: &mut K,
+    shape: (Length<K::Int>, Length<K::Int>),
+    scale: K::Float,
+    (factors, shared): (&[StridedRun], &[ValueRun]),
+    out: StridedRun,
+    reg: &mut dyn FnMut(&mut K, IReg) -> K::Int,
+) {
+    let mut runs: SmallVec<[(K::Run, K::Int); 3]> = SmallVec::new();
+    for f in factors {
+        let start = reg(k, f.start);
+        let run = k.value_run(f.operand, start);
+        runs.push((run, reg(k, f.step)));
+    }
+    let shared = value_runs(k, shared, reg);
+    let out = (reg(k, out.start), reg(k, out.step));
+    rows_of_dots(k, shape, scale, &runs, &shared, out);
+}
 
 /// Runs of at most this many values are unrolled: a BCSR block's row
 /// times its piece of x is a few loads and multiplies with no loop.

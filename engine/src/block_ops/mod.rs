@@ -20,7 +20,7 @@ mod dot;
 mod segments;
 
 pub use blocks::{block_rows_dot, BlockOperands};
-pub use dot::{dense_dot, rows_of_dots};
+pub use dot::{dense_dot, dense_rows_dot, rows_of_dots, value_runs};
 pub use segments::segment_dot;
 
 /// The builder block ops are written against: the formats' staged integer

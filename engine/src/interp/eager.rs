@@ -87,10 +87,11 @@ impl<'b> KernelBuilder for Eager<'b, '_> {
     }
     #[inline(always)]
     fn run_at(&mut self, (values, start): (&'b [f64], usize), index: Length<i64>) -> f64 {
-        match index {
-            Length::Fixed(c) => values[start + c as usize],
-            Length::In(c) => values[start + c as usize],
-        }
+        let c = match index {
+            Length::Fixed(c) => c as usize,
+            Length::In(c) => c as usize,
+        };
+        values[start + c]
     }
     #[inline(always)]
     fn run_offset(&mut self, (values, start): (&'b [f64], usize), by: i64) -> (&'b [f64], usize) {

@@ -13,7 +13,7 @@ use tessera_formats::staging::{eval_cmp, eval_int_op};
 use tessera_formats::typed::ValueSlice;
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage};
 
-use crate::block_ops::{block_rows_dot, dense_dot, rows_of_dots, segment_dot, BlockOperands, KernelBuilder, Length};
+use crate::block_ops::{block_rows_dot, dense_dot, dense_rows_dot, segment_dot, value_runs, BlockOperands, Length};
 use crate::bytecode::{BlockRows, CoordinateRun, IReg, Op, Program, Regs, Strided};
 use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
@@ -291,10 +291,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 len,
                 acc,
             } => {
-                let runs: SmallVec<[_; 3]> = factors
-                    .iter()
-                    .map(|f| b.value_run(f.operand, ir[f.start as usize]))
-                    .collect();
+                let runs = value_runs(&mut b, factors, &mut |_, r| ir[r as usize]);
                 let len = len.resolve(|r| ir[r as usize]);
                 fr[*acc as usize] += dense_dot(&mut b, fr[*scale as usize], &runs, len);
             }
@@ -435,28 +432,20 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 shared,
                 out: out_run,
             } => {
-                let (rows, n) = (run_length(&ir, rows), run_length(&ir, len));
-                if rows == 0 {
-                    pc += 1;
-                    continue;
-                }
-                let reg = |r: IReg| ir[r as usize] as usize;
-                let runs: SmallVec<[(&[f64], usize); 2]> = factors
-                    .iter()
-                    .map(|f| (&values[f.operand as usize][reg(f.start)..], reg(f.step)))
-                    .collect();
-                let shared: SmallVec<[&[f64]; 1]> = shared
-                    .iter()
-                    .map(|s| &values[s.operand as usize][reg(s.start)..])
-                    .collect();
-                let out_step = reg(out_run.step);
-                let dst = out.dense_range_mut(reg(out_run.start), rows_span(rows, out_step, 1));
-                let block = RowsDot {
-                    rows,
-                    n,
-                    scale: fr[*scale as usize],
-                };
-                block.add_into(dst, out_step, &runs, &shared);
+                let (first, values_out) = out.dense_values_mut().expect("dense dots add into a dense output");
+                let mut k = Immediate::new(Operands {
+                    output: DenseCells::new(values_out, first as i64),
+                    ..Operands::values(&values)
+                });
+                // Eagerly, the loop over rows costs less than unrolling.
+                let shape = (
+                    Length::In(run_length(&ir, rows) as i64),
+                    Length::In(run_length(&ir, len) as i64),
+                );
+                let operands = (factors.as_slice(), shared.as_slice());
+                dense_rows_dot(&mut k, shape, fr[*scale as usize], operands, *out_run, &mut |_, r| {
+                    ir[r as usize]
+                });
             }
             Op::RowsDot {
                 semiring,
@@ -1038,37 +1027,5 @@ fn blocks_times_x(
         IndexArray::U32(c) => by_width(|p| c[p] as usize, range, blocks, (x, x_at), (rows, n), out),
         IndexArray::U64(c) => by_width(|p| c[p] as usize, range, blocks, (x, x_at), (rows, n), out),
         IndexArray::I64(c) => by_width(|p| c[p] as usize, range, blocks, (x, x_at), (rows, n), out),
-    }
-}
-
-/// Dense rows times dense runs, shared by [`Op::DenseRowsDot`] and each
-/// block of [`Op::BlockRowsDot`].
-struct RowsDot {
-    rows: usize,
-    n: usize,
-    scale: f64,
-}
-
-impl RowsDot {
-    /// For each row `r`: `dst[r * out_step] += scale * Σ_c Π runs · Π
-    /// shared`, run `(values, step)` read from `values[r * step..]` and a
-    /// shared run the same for every row: the block op [`rows_of_dots`].
-    #[inline]
-    fn add_into(&self, dst: &mut [f64], out_step: usize, runs: &[(&[f64], usize)], shared: &[&[f64]]) {
-        let values: SmallVec<[&[f64]; 4]> = runs.iter().map(|&(v, _)| v).chain(shared.iter().copied()).collect();
-        let mut k = Immediate::new(Operands {
-            output: DenseCells::new(dst, 0),
-            ..Operands::values(&values)
-        });
-        let row_runs: SmallVec<[_; 3]> = runs
-            .iter()
-            .enumerate()
-            .map(|(operand, &(_, step))| (k.value_run(operand as u32, 0), step as i64))
-            .collect();
-        let shared: SmallVec<[_; 1]> = (runs.len()..values.len())
-            .map(|operand| k.value_run(operand as u32, 0))
-            .collect();
-        let shape = (Length::In(self.rows as i64), Length::In(self.n as i64));
-        rows_of_dots(&mut k, shape, self.scale, &row_runs, &shared, (0, out_step as i64));
     }
 }

@@ -20,7 +20,7 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
-    block_rows_dot, dense_dot, rows_of_dots, segment_dot, BlockOperands, KernelBuilder, Length,
+    block_rows_dot, dense_dot, dense_rows_dot, segment_dot, value_runs, BlockOperands, KernelBuilder, Length,
 };
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, Op, Program, Regs, RowOp, RunLength, Strided,
@@ -32,7 +32,7 @@ use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Pa
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
 use super::functions::{self, FunctionCalls};
 use super::kernel;
-use super::kernel_builder::{load_at, ValuesAt};
+use super::kernel_builder::load_at;
 
 struct Translator<'p> {
     program: &'p Program,
@@ -1182,14 +1182,10 @@ impl Translator<'_> {
     /// `acc += Σ_{c < len} scale * Π factors[c]`, summed in order from 0.0
     /// as the interpreter does.
     fn dense_dot(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[ValueRun], len: RunLength, acc: u32) {
-        let mut runs: SmallVec<[ValuesAt; 2]> = SmallVec::new();
-        for f in factors {
-            if self.typed_values(clif, f.operand).is_none() {
-                return;
-            }
-            let start = self.iget(clif, f.start);
-            runs.push(clif.value_run(f.operand, start));
+        if factors.iter().any(|f| self.typed_values(clif, f.operand).is_none()) {
+            return;
         }
+        let runs = value_runs(clif, factors, &mut |clif, r| self.iget(clif, r));
         let scale = self.fget(clif, scale);
         let len = len.resolve(|r| self.iget(clif, r));
         let total = dense_dot(clif, scale, &runs, len);
@@ -1209,26 +1205,21 @@ impl Translator<'_> {
         (factors, shared): (&[StridedRun], &[ValueRun]),
         out: StridedRun,
     ) {
-        let mut runs: SmallVec<[(ValuesAt, Value); 3]> = SmallVec::new();
-        for f in factors {
-            if self.typed_values(clif, f.operand).is_none() {
-                return;
-            }
-            let (start, step) = (self.iget(clif, f.start), self.iget(clif, f.step));
-            runs.push((clif.value_run(f.operand, start), step));
+        let operands = factors
+            .iter()
+            .map(|f| f.operand)
+            .chain(shared.iter().map(|s| s.operand));
+        if operands
+            .into_iter()
+            .any(|operand| self.typed_values(clif, operand).is_none())
+        {
+            return;
         }
-        let mut shared_runs: SmallVec<[ValuesAt; 1]> = SmallVec::new();
-        for s in shared {
-            if self.typed_values(clif, s.operand).is_none() {
-                return;
-            }
-            let start = self.iget(clif, s.start);
-            shared_runs.push(clif.value_run(s.operand, start));
-        }
-        let out = (self.iget(clif, out.start), self.iget(clif, out.step));
-        let scale = self.fget(clif, scale);
         let shape = (self.length(clif, rows), self.length(clif, len));
-        rows_of_dots(clif, shape, scale, &runs, &shared_runs, out);
+        let scale = self.fget(clif, scale);
+        dense_rows_dot(clif, shape, scale, (factors, shared), out, &mut |clif, r| {
+            self.iget(clif, r)
+        });
     }
 
     /// [`Self::dense_rows_dot`] for each stored position `p` of `driver`

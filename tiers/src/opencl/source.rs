@@ -12,6 +12,7 @@
 
 use std::fmt::Write;
 
+use tessera_engine::block_ops::{block_rows_dot, dense_dot, dense_rows_dot, segment_dot, value_runs, BlockOperands};
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedRun,
     ValueRun,
@@ -19,8 +20,6 @@ use tessera_engine::bytecode::{
 use tessera_engine::notation::{Func, IntOp, Reduction, Semiring, Times};
 use tessera_engine::runtime::StorageSignature;
 use tessera_formats::{Cmp, Level, LevelFormat, LevelRef, ValueType};
-
-use tessera_engine::block_ops::{block_rows_dot, dense_dot, rows_of_dots, segment_dot, BlockOperands, KernelBuilder};
 
 use super::ctext::{comparison, double_literal, int_op, long_literal, Args, CText, CVal, Pointer, Scalar};
 use super::rows::{RowsKernel, LANES_KERNEL, SPLIT_KERNEL};
@@ -753,24 +752,17 @@ impl Writer<'_> {
                 shared,
                 out,
             } => {
+                for operand in factors
+                    .iter()
+                    .map(|f| f.operand)
+                    .chain(shared.iter().map(|s| s.operand))
+                {
+                    self.values(c, operand);
+                }
                 c.open("");
-                let mut runs = Vec::with_capacity(factors.len());
-                for f in factors {
-                    self.values(c, f.operand);
-                    let start = c.val(reg(f.start));
-                    let run = c.value_run(f.operand, start);
-                    runs.push((run, c.val(reg(f.step))));
-                }
-                let mut shared_runs = Vec::with_capacity(shared.len());
-                for s in shared {
-                    self.values(c, s.operand);
-                    let start = c.val(reg(s.start));
-                    shared_runs.push(c.value_run(s.operand, start));
-                }
                 let shape = (rows.resolve(|r| c.val(reg(r))), len.resolve(|r| c.val(reg(r))));
                 let scale = c.val(freg(*scale));
-                let out = (c.val(reg(out.start)), c.val(reg(out.step)));
-                rows_of_dots(c, shape, scale, &runs, &shared_runs, out);
+                dense_rows_dot(c, shape, scale, (factors, shared), *out, &mut |c, r| c.val(reg(r)));
                 c.close();
             }
             Op::BlockRowsDot {
@@ -952,17 +944,13 @@ impl Writer<'_> {
 
     /// `acc += scale * Σ_{k < len} Π runs[k]`, the sum from 0.0 in order.
     fn dense_dot(&self, c: &mut CText, scale: u32, factors: &[ValueRun], len: RunLength, acc: u32) {
+        for f in factors {
+            self.values(c, f.operand);
+        }
         c.open("");
-        let runs: Vec<_> = factors
-            .iter()
-            .map(|f| {
-                self.values(c, f.operand);
-                let start = c.val(format!("r{}", f.start));
-                c.value_run(f.operand, start)
-            })
-            .collect();
-        let scale = c.val(format!("f{scale}"));
-        let len = len.resolve(|r| c.val(format!("r{r}")));
+        let runs = value_runs(c, factors, &mut |c, r| c.val(reg(r)));
+        let scale = c.val(freg(scale));
+        let len = len.resolve(|r| c.val(reg(r)));
         let total = dense_dot(c, scale, &runs, len);
         let total = c.text(total);
         c.line(format!("f{acc} += {total};"));
@@ -1000,10 +988,7 @@ impl Writer<'_> {
         c.close();
     }
 
-    /// Dense rows times dense runs ([`Op::DenseRowsDot`], and each block of
-    /// [`Op::BlockRowsDot`]): for each row `r`, `out[start + r * step] +=
-    /// scale * Σ_k Π runs · Π shared`, run `(from, step)` read at `from + r
-    /// * step + k` and a shared run at `from + k`.
+    /// [`Op::BlockRowsDot`]: the stored blocks times their runs ([`block_rows_dot`]).
     fn block_rows_dot(
         &self,
         c: &mut CText,
