@@ -16,11 +16,25 @@ use tessera_formats::IndexArray;
 use super::output::{DenseWindow, OutputState};
 use super::parallel::map_in_order;
 
-/// Output positions a tile of deferred updates covers: half a megabyte of
-/// y, which stays in a core's cache while each update's run through the
-/// tile is long enough a stream for the prefetcher to follow (tiles of
-/// 4,096 took 1.5x the time on a 1M-row stencil, their runs too short).
-const TILE: usize = 65536;
+/// Output positions a tile of deferred updates covers when the hardware
+/// prefetcher can follow every update's streams at once: two kilobytes of
+/// y, which stay in the first-level cache while every update adds to
+/// them, all the updates' runs advancing together. On a 1M-row stencil
+/// (five diagonals, one thread) such tiles took 0.7x the time of running
+/// the updates one after another.
+const SHORT_TILE: usize = 256;
+/// Output positions a tile covers when the updates read more streams than
+/// the prefetcher follows: long runs of one update at a time, half a
+/// megabyte of y that stays in a core's cache. ELL's slots, each a run of
+/// values and one of columns, took 1.6x the time in short tiles; tiles of
+/// 512 to 4,096 were slower than either for both.
+const LONG_TILE: usize = 65536;
+/// Memory streams (runs of values or coordinates, y) that short tiles keep
+/// going together: a core's prefetcher follows about a dozen.
+const STREAMS_FOLLOWED: usize = 12;
+/// Output positions a thread runs in a row: the unit of parallel work,
+/// long enough that taking one costs nothing beside running it.
+const SPAN: usize = 16384;
 /// Updates deferred before they run anyway: deferring more would hold a
 /// list as long as an outer loop, for no more reuse of a tile.
 const MOST_DEFERRED: usize = 64;
@@ -56,6 +70,14 @@ impl StridedFactor<'_> {
                 start,
                 step,
             } => values[base + coords.get_usize(start + r * step)],
+        }
+    }
+
+    /// The memory streams the factor reads along its rows.
+    fn streams(&self) -> usize {
+        match self {
+            StridedFactor::Run { .. } => 1,
+            StridedFactor::Gather { .. } => 2,
         }
     }
 
@@ -166,6 +188,11 @@ impl StridedUpdate<'_> {
     /// The rows whose output positions lie in `lo..hi`.
     fn rows_within(&self, lo: usize, hi: usize) -> (usize, usize) {
         let (start, step) = (self.out_start, self.out_step);
+        if step == 1 {
+            // The common case, run once per tile: no division.
+            let end = hi.saturating_sub(start).min(self.rows);
+            return (lo.saturating_sub(start).min(end), end);
+        }
         if step == 0 {
             return if (lo..hi).contains(&start) {
                 (0, self.rows)
@@ -240,9 +267,10 @@ impl<'a> StridedBatch<'a> {
     }
 
     /// Runs the deferred updates: for each tile of output positions, each
-    /// update's rows inside it, in the updates' order. Tiles are disjoint
-    /// parts of the output, run on the batch's threads when the output is
-    /// whole: the same bits for any number.
+    /// update's rows inside it, in the updates' order. Spans of tiles are
+    /// disjoint parts of the output, run on the batch's threads when the
+    /// output is whole: the same bits for any number, since every position
+    /// gets its updates in the same order however the tiles fall.
     pub fn flush(&mut self, out: &mut OutputState) {
         let threads = self.threads;
         let (lo, hi) = self
@@ -250,29 +278,44 @@ impl<'a> StridedBatch<'a> {
             .iter()
             .map(StridedUpdate::span)
             .fold((usize::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
-        let tiles: Vec<(usize, usize)> = (lo..hi)
-            .step_by(TILE)
-            .map(|tile| (tile, tile.saturating_add(TILE).min(hi)))
-            .collect();
-        let run_tile = |out: &mut OutputState, (tile, end): (usize, usize)| {
-            for update in &self.updates {
-                let (first, last) = update.rows_within(tile, end);
-                update.run_rows(out, first, last);
+        let streams = 1 + self
+            .updates
+            .iter()
+            .flat_map(|update| &update.factors)
+            .map(StridedFactor::streams)
+            .sum::<usize>();
+        let tile_rows = if streams <= STREAMS_FOLLOWED {
+            SHORT_TILE
+        } else {
+            LONG_TILE
+        };
+        let run_span = |out: &mut OutputState, (span, end): (usize, usize)| {
+            for tile in (span..end).step_by(tile_rows) {
+                let tile_end = tile.saturating_add(tile_rows).min(end);
+                for update in &self.updates {
+                    let (first, last) = update.rows_within(tile, tile_end);
+                    update.run_rows(out, first, last);
+                }
             }
         };
+        let span = tile_rows.max(SPAN);
+        let spans: Vec<(usize, usize)> = (lo..hi)
+            .step_by(span)
+            .map(|start| (start, start.saturating_add(span).min(hi)))
+            .collect();
         match out {
-            OutputState::Dense { values, .. } if threads > 1 && tiles.len() > 1 => {
-                let cuts: Vec<usize> = tiles[1..].iter().map(|&(start, _)| start).collect();
+            OutputState::Dense { values, .. } if threads > 1 && spans.len() > 1 => {
+                let cuts: Vec<usize> = spans[1..].iter().map(|&(start, _)| start).collect();
                 let windows = DenseWindow::split(&mut values[..hi], &cuts);
                 // (The first window also holds the positions before the
-                // first tile, which no update writes.)
-                let items: Vec<_> = tiles.iter().copied().zip(windows).collect();
-                map_in_order(threads, items, (None, None), |(tile, window)| {
-                    run_tile(&mut OutputState::Window(window), tile)
+                // first span, which no update writes.)
+                let items: Vec<_> = spans.iter().copied().zip(windows).collect();
+                map_in_order(threads, items, (None, None), |(span, window)| {
+                    run_span(&mut OutputState::Window(window), span)
                 })
-                .expect("a run that cannot be cancelled runs every tile");
+                .expect("a run that cannot be cancelled runs every span");
             }
-            _ => tiles.into_iter().for_each(|tile| run_tile(out, tile)),
+            _ => spans.into_iter().for_each(|span| run_span(out, span)),
         }
         self.updates.clear();
     }
@@ -308,7 +351,7 @@ mod tests {
     fn deferred_updates_give_the_bits_of_updates_run_at_once() {
         let mut rng = Rng::new(5);
         let uniform = |rng: &mut Rng| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
-        let n = 3 * TILE + 17;
+        let n = 3 * LONG_TILE + 17;
         let data: Vec<f64> = (0..2 * n).map(|_| uniform(&mut rng)).collect();
         let coords = IndexArray::U32((0..n as u32).map(|k| (k * 7) % n as u32).collect());
         let mut updates = Vec::new();
@@ -346,24 +389,29 @@ mod tests {
                 factors,
             });
         }
-        let mut at_once = dense(n);
-        for u in &updates {
-            u.run_rows(&mut at_once, 0, u.rows);
-        }
-        let want = values(at_once);
-        for threads in [1, 2, 3] {
-            let mut deferred = dense(n);
-            let mut batch = StridedBatch::new(threads);
-            for u in &updates {
-                batch.push(u.clone(), &mut deferred);
+        // A few updates run in short tiles, many (more streams than the
+        // prefetcher follows) in long ones.
+        for count in [4, updates.len()] {
+            let updates = &updates[..count];
+            let mut at_once = dense(n);
+            for u in updates {
+                u.run_rows(&mut at_once, 0, u.rows);
             }
-            batch.flush(&mut deferred);
-            let got = values(deferred);
+            let want = values(at_once);
             assert!(want.iter().any(|&v| v != 0.0), "the updates write something");
-            assert!(
-                want.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
-                "deferred updates on {threads} threads changed bits"
-            );
+            for threads in [1, 2, 3] {
+                let mut deferred = dense(n);
+                let mut batch = StridedBatch::new(threads);
+                for u in updates {
+                    batch.push(u.clone(), &mut deferred);
+                }
+                batch.flush(&mut deferred);
+                let got = values(deferred);
+                assert!(
+                    want.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{count} deferred updates on {threads} threads changed bits"
+                );
+            }
         }
     }
 }
