@@ -247,7 +247,8 @@ fn sums_of_matrices_merge_every_row_in_one_op_and_match_the_reference() {
 }
 
 /// A banded matrix in DIA, long enough that its deferred diagonal updates
-/// run in several tiles of y (of 65,536 rows), on several threads: the
+/// run in many tiles of y and in several spans of them, on several
+/// threads (five diagonals run in short tiles, 256 rows): the
 /// bits of adding each diagonal's products in order by hand (what the
 /// updates do, each component's sum in diagonal order), on 1, 2 and 7
 /// threads. The dense reference would take the square of its size.
