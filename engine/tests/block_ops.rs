@@ -531,8 +531,9 @@ fn fibre_loops_run_as_one_interpreter_op_and_match_the_reference() {
 /// rows around it), and a row scattered into a dense result (`y(j) =
 /// A(i,j) * x(i)`) or summed into a scalar (`s = A(i,j) * A(i,j)`), with
 /// values of other operands gathered by the entry's coordinate (`y(j)` in
-/// `s = x(i) * A(i,j) * y(j)`). The results stay the
-/// reference's for awkward tensors, on one thread and on several.
+/// `s = x(i) * A(i,j) * y(j)`), and a dot per stored fibre added into a
+/// dense result (SpMV on DCSR, TTV on CSF into a dense matrix). The results
+/// stay the reference's for awkward tensors, on one thread and on several.
 #[test]
 fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
     use tessera_engine::bytecode::PositionBody;
@@ -552,6 +553,7 @@ fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
         |b| matches!(b, PositionBody::Nested { body, .. } if matches!(**body, PositionBody::RowUpdates { .. }));
     let scatter: IsBody = |b| matches!(b, PositionBody::Scatter { .. });
     let reduce: IsBody = |b| matches!(b, PositionBody::Reduce { flag: Some(_), .. });
+    let added_dots: IsBody = |b| matches!(b, PositionBody::AddedDots { .. });
     let engine = Engine::new();
     let mut rng = Rng::new(37);
     let cases = [
@@ -624,6 +626,27 @@ fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
             dense: &[("d", &[6]), ("U", &[8, RANK]), ("V", &[6, RANK])],
             output: Format::csr(),
             body: dense_dots,
+        },
+        Case {
+            statement: "y(i) = A(i,j) * x(j)",
+            sparse: ("A", Format::dcsr(), &[8, 6]),
+            dense: &[("x", &[6])],
+            output: Format::dense(1),
+            body: added_dots,
+        },
+        Case {
+            statement: "y(i) = A(i,j) * x(j) * z(j)",
+            sparse: ("A", Format::dcsr(), &[8, 6]),
+            dense: &[("x", &[6]), ("z", &[6])],
+            output: Format::dense(1),
+            body: added_dots,
+        },
+        Case {
+            statement: "A(i,j) = B(i,j,k) * c(k)",
+            sparse: ("B", Format::csf(3), &[8, 6, 4]),
+            dense: &[("c", &[4])],
+            output: Format::dense(2),
+            body: added_dots,
         },
         Case {
             statement: "C(k,j) = A(i,j) * X(i,k)",

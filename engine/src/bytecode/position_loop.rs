@@ -21,6 +21,15 @@ pub enum PositionBody {
         factors: SmallVec<[DotFactor; 2]>,
         prefix: Regs,
     },
+    /// The dot of the `child` level's segment below `p`, as in
+    /// [`PositionBody::AppendedDots`], added to the dense output at
+    /// position `at` when the segment is not empty: SpMV's loop over the
+    /// stored rows of a DCSR matrix, `y(i) = Σ_j A(i,j) * x(j)`.
+    AddedDots {
+        child: LevelRef,
+        factors: SmallVec<[DotFactor; 2]>,
+        at: Affine,
+    },
     /// The `child` level's segment below `p` run as a loop of its own
     /// with `body`, `c` joining the coordinates of the entries it appends
     /// (before the coordinates of deeper loops) and read as the body's
@@ -128,9 +137,10 @@ impl PositionBody {
             PositionBody::AppendedDots { .. } => true,
             PositionBody::Nested { body, .. } => body.only_appends(),
             PositionBody::DenseDots { append, .. } => append.is_some(),
-            PositionBody::RowUpdates { .. } | PositionBody::WorkspaceRows { .. } | PositionBody::Scatter { .. } => {
-                false
-            }
+            PositionBody::AddedDots { .. }
+            | PositionBody::RowUpdates { .. }
+            | PositionBody::WorkspaceRows { .. }
+            | PositionBody::Scatter { .. } => false,
             // A sum into registers leaves the output alone.
             PositionBody::Reduce { .. } => true,
         }
@@ -140,6 +150,7 @@ impl PositionBody {
     pub fn child(&self) -> Option<LevelRef> {
         match self {
             PositionBody::AppendedDots { child, .. }
+            | PositionBody::AddedDots { child, .. }
             | PositionBody::Nested { child, .. }
             | PositionBody::RowUpdates { child, .. }
             | PositionBody::WorkspaceRows { rows: child, .. } => Some(*child),
@@ -151,19 +162,19 @@ impl PositionBody {
 impl fmt::Display for PositionBody {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            PositionBody::AppendedDots { child, factors, prefix } => {
-                let fs: Vec<String> = factors
-                    .iter()
-                    .map(|x| format!(" * t{}[r{} * extent({}) + coord]", x.operand, x.parent, lv(&x.level)))
-                    .collect();
-                write!(
-                    f,
-                    "append {} ++ [c] the dot of {} below p{} unless empty",
-                    regs(prefix),
-                    lv(child),
-                    fs.join("")
-                )
-            }
+            PositionBody::AppendedDots { child, factors, prefix } => write!(
+                f,
+                "append {} ++ [c] the dot of {} below p{} unless empty",
+                regs(prefix),
+                lv(child),
+                DotFactors(factors)
+            ),
+            PositionBody::AddedDots { child, factors, at } => write!(
+                f,
+                "out[{at}] += the dot of {} below p{} unless empty",
+                lv(child),
+                DotFactors(factors)
+            ),
             PositionBody::Nested { child, body } => {
                 write!(f, "for the positions of {} below p, with c: {body}", lv(child))
             }
@@ -229,6 +240,18 @@ impl fmt::Display for PositionBody {
                 }
             }
         }
+    }
+}
+
+/// A dot's dense factors, each ` * t[parent row + coord]`.
+struct DotFactors<'s>(&'s [DotFactor]);
+
+impl fmt::Display for DotFactors<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for x in self.0 {
+            write!(f, " * t{}[r{} * extent({}) + coord]", x.operand, x.parent, lv(&x.level))?;
+        }
+        Ok(())
     }
 }
 

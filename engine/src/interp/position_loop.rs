@@ -203,13 +203,21 @@ struct Ready<'p> {
     kind: ReadyKind<'p>,
 }
 
+/// Where a segment's dot goes.
+enum DotInto<'p> {
+    /// Appended at the registers' coordinates, then the loop's.
+    Append(&'p Regs),
+    /// Added into the dense output at a position of the coordinate.
+    Add(Line),
+}
+
 enum ReadyKind<'p> {
-    AppendedDots {
+    SegmentDots {
         pos: &'p IndexArray,
         idx: &'p IndexArray,
         own: &'p [f64],
         rows: SmallVec<[&'p [f64]; 3]>,
-        prefix: &'p Regs,
+        into: DotInto<'p>,
     },
     Nested {
         pos: &'p IndexArray,
@@ -253,16 +261,21 @@ impl<'p> Ready<'p> {
             unreachable!("the planner only shortcuts loops over levels with a coordinate array")
         };
         let kind = match body {
-            PositionBody::AppendedDots { child, factors, prefix } => {
+            PositionBody::AppendedDots { child, factors, .. } | PositionBody::AddedDots { child, factors, .. } => {
                 let (idx, pos) = regs.segments(*child);
                 let rows = factors.iter().map(|f| dense_row(regs.bind, regs.ir, f)).collect();
                 let own = regs.values[child.operand as usize];
-                ReadyKind::AppendedDots {
+                let into = match body {
+                    PositionBody::AddedDots { at, .. } => DotInto::Add(regs.line(at)),
+                    PositionBody::AppendedDots { prefix, .. } => DotInto::Append(prefix),
+                    _ => unreachable!("matched above"),
+                };
+                ReadyKind::SegmentDots {
                     pos,
                     idx,
                     own,
                     rows,
-                    prefix,
+                    into,
                 }
             }
             PositionBody::Nested { child, body } => ReadyKind::Nested {
@@ -341,12 +354,18 @@ impl<'p> Ready<'p> {
     /// The registers the entries this body appends start with.
     fn prefix(&self) -> &[u32] {
         match &self.kind {
-            ReadyKind::AppendedDots { prefix, .. }
+            ReadyKind::SegmentDots {
+                into: DotInto::Append(prefix),
+                ..
+            }
             | ReadyKind::DenseDots {
                 append: Some(prefix), ..
             } => prefix,
             ReadyKind::Nested { inner, .. } => inner.prefix(),
-            ReadyKind::DenseDots { append: None, .. }
+            ReadyKind::SegmentDots {
+                into: DotInto::Add(_), ..
+            }
+            | ReadyKind::DenseDots { append: None, .. }
             | ReadyKind::RowUpdates { .. }
             | ReadyKind::Scatter { .. }
             | ReadyKind::WorkspaceRows { .. } => &[],
@@ -372,8 +391,12 @@ impl<'p> Ready<'p> {
         batch: &mut Option<&mut AppendBatch>,
     ) {
         match &self.kind {
-            ReadyKind::AppendedDots {
-                pos, idx, own, rows, ..
+            ReadyKind::SegmentDots {
+                pos,
+                idx,
+                own,
+                rows,
+                into,
             } => {
                 for p in positions {
                     let (begin, end) = (pos.get_usize(p), pos.get_usize(p + 1));
@@ -382,10 +405,16 @@ impl<'p> Ready<'p> {
                     }
                     // As the loop's `acc = 0; acc += dot`: a -0.0 sum reads 0.0.
                     let sum = 0.0 + segment_dot_of(idx, begin, &own[begin..end], rows);
-                    entry[slot] = self.coords.get(p);
-                    match batch.as_deref_mut() {
-                        Some(batch) => batch.push_entry(entry, sum, out),
-                        None => out.append(entry, sum),
+                    let c = self.coords.get(p);
+                    match into {
+                        DotInto::Add(at) => out.accumulate(Adder::Float, at.at(c, o) as usize, sum),
+                        DotInto::Append(_) => {
+                            entry[slot] = c;
+                            match batch.as_deref_mut() {
+                                Some(batch) => batch.push_entry(entry, sum, out),
+                                None => out.append(entry, sum),
+                            }
+                        }
                     }
                 }
             }

@@ -12,7 +12,7 @@ use smallvec::SmallVec;
 use tessera_formats::{Cmp, IntOp, LevelKind, LevelRef};
 
 use super::Emitter;
-use crate::bytecode::{IReg, Op, PositionBody};
+use crate::bytecode::{Affine, DotFactor, FReg, IReg, Op, PositionBody};
 
 mod straight_line;
 
@@ -65,6 +65,26 @@ impl DrivenLoop {
     }
 }
 
+/// The dot of a position's segment that a shortcut body computes
+/// ([`Emitter::segment_dot`]), and the op that writes it.
+struct SegmentDot<'o> {
+    child: LevelRef,
+    factors: &'o SmallVec<[DotFactor; 2]>,
+    acc: FReg,
+    /// Registers the loop itself sets.
+    own: [IReg; 4],
+    write: &'o Op,
+}
+
+impl SegmentDot<'_> {
+    /// Whether the factors' rows and `read` hold across the loop: no
+    /// register the loop sets, nor `also_set`.
+    fn invariant(&self, read: impl Iterator<Item = IReg>, also_set: &[IReg]) -> bool {
+        let set = |r: &IReg| self.own.contains(r) || also_set.contains(r);
+        self.factors.iter().map(|f| f.parent).chain(read).all(|r| !set(&r))
+    }
+}
+
 impl Emitter<'_> {
     /// When the driven loop just emitted at `top` has a body the
     /// interpreter runs as one op, puts that op before it and says what it
@@ -77,6 +97,7 @@ impl Emitter<'_> {
         }
         let (body, what) = self
             .appended_dots(&lp)
+            .or_else(|| self.added_dots(&lp))
             .or_else(|| self.nested(&lp))
             .or_else(|| self.straight_line(&lp))
             .or_else(|| self.nested_straight_line(&lp))?;
@@ -99,8 +120,9 @@ impl Emitter<'_> {
 
     /// `acc = 0; present = false; begin, end = pos_iter child cursor; acc
     /// += dot child begin..end * factors; present |= begin < end; skip
-    /// unless present; append prefix ++ [coord] acc`.
-    fn appended_dots(&self, lp: &DrivenLoop) -> Option<(PositionBody, &'static str)> {
+    /// unless present;` then `write`, the one op that writes `acc`, read
+    /// by [`SegmentDot`]'s caller.
+    fn segment_dot<'o>(&'o self, lp: &DrivenLoop, ops: &'o [Op]) -> Option<SegmentDot<'o>> {
         let [Op::FConst { dst: acc, value }, Op::BConst {
             dst: present,
             value: false,
@@ -125,37 +147,76 @@ impl Emitter<'_> {
             dst: either,
             a: was,
             b: now,
-        }, Op::JumpIfNot {
-            cond: appends,
-            to: skip,
-        }, Op::Append {
-            coords,
-            value: appended,
-        }] = &self.ops[lp.body.clone()]
+        }, Op::JumpIfNot { cond: writes, to: skip }, write] = ops
         else {
             return None;
         };
         let below = *child == LevelRef::new(lp.driver.operand as usize, lp.driver.level as usize + 1);
         let segment = parent == &lp.cursor && dotted == child && (dot_begin, dot_end) == (begin, end);
         let flag = (cmp_begin, cmp_end) == (begin, end) && (either, was, now) == (present, present, nonempty);
-        let guarded = appends == present && *skip == lp.body.end;
+        let guarded = writes == present && *skip == lp.body.end;
         // `acc = 0.0` exactly: the shortcut's sum starts from +0.0.
-        let value_kept = value.to_bits() == 0 && dot_acc == acc && appended == acc;
+        let from_zero = value.to_bits() == 0 && dot_acc == acc;
+        (below && segment && flag && guarded && from_zero).then_some(SegmentDot {
+            child: *child,
+            factors,
+            acc: *acc,
+            own: [lp.cursor, lp.coord, *begin, *end],
+            write,
+        })
+    }
+
+    /// A [`Self::segment_dot`] appended: `append prefix ++ [coord] acc`.
+    fn appended_dots(&self, lp: &DrivenLoop) -> Option<(PositionBody, &'static str)> {
+        let dot = self.segment_dot(lp, &self.ops[lp.body.clone()])?;
+        let Op::Append { coords, value } = dot.write else {
+            return None;
+        };
         let (&last, prefix) = coords.split_last()?;
-        // Registers the loop itself sets: the rest must hold across it.
-        let own = [lp.cursor, lp.coord, *begin, *end];
-        let invariant = factors
-            .iter()
-            .map(|f| f.parent)
-            .chain(prefix.iter().copied())
-            .all(|r| !own.contains(&r));
-        (below && segment && flag && guarded && value_kept && last == lp.coord && invariant).then(|| {
+        let invariant = dot.invariant(prefix.iter().copied(), &[]);
+        (*value == dot.acc && last == lp.coord && invariant).then(|| {
             let body = PositionBody::AppendedDots {
-                child: *child,
-                factors: factors.clone(),
+                child: dot.child,
+                factors: dot.factors.clone(),
                 prefix: SmallVec::from_slice(prefix),
             };
             (body, "a dot product per stored fibre, appended")
+        })
+    }
+
+    /// `at = locate out parent coord;` then a [`Self::segment_dot`] added
+    /// into the dense output, `out[at] += acc`: DCSR's SpMV, or TTV on CSF
+    /// into a dense matrix.
+    fn added_dots(&self, lp: &DrivenLoop) -> Option<(PositionBody, &'static str)> {
+        let [Op::Locate {
+            level: out,
+            parent: out_parent,
+            coord: located,
+            pos: at,
+            ..
+        }, rest @ ..] = &self.ops[lp.body.clone()]
+        else {
+            return None;
+        };
+        let dot = self.segment_dot(lp, rest)?;
+        let Op::AccumOutput { pos, value } = dot.write else {
+            return None;
+        };
+        let dense_out = Some(out.operand as usize) == self.output_operand()
+            && self.states[out.operand as usize].formats[out.level as usize].kind == LevelKind::Dense;
+        let written = (pos, *value) == (at, dot.acc) && located == &lp.coord;
+        let invariant = dot.invariant([*out_parent].into_iter(), &[*at]);
+        (dense_out && written && invariant).then(|| {
+            let body = PositionBody::AddedDots {
+                child: dot.child,
+                factors: dot.factors.clone(),
+                at: Affine::Dense {
+                    level: *out,
+                    parent: Box::new(Affine::Reg(*out_parent)),
+                    coord: Box::new(Affine::Coordinate),
+                },
+            };
+            (body, "a dot product per stored fibre, added into the output")
         })
     }
 
@@ -217,7 +278,8 @@ impl Emitter<'_> {
                 body: Box::new(Self::coordinate_joined(body, coord, own)?),
             }),
             // Bodies that do not append take no coordinates.
-            PositionBody::DenseDots { .. }
+            PositionBody::AddedDots { .. }
+            | PositionBody::DenseDots { .. }
             | PositionBody::RowUpdates { .. }
             | PositionBody::WorkspaceRows { .. }
             | PositionBody::Scatter { .. }
