@@ -84,7 +84,9 @@ pub(crate) fn coo<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) 
         levels.push(singleton);
     }
     let values = list.values().to_vec();
-    Some(Tensor::from_parts_with_fill(
+    // Ordered COO came from a canonical list; unordered COO has no order
+    // to check.
+    Some(Tensor::from_canonical_parts_with_fill(
         list.shape(),
         format.clone(),
         levels,

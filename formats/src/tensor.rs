@@ -254,6 +254,31 @@ impl<V: Value> Tensor<V> {
         Ok(tensor)
     }
 
+    /// [`from_parts_with_fill`](Self::from_parts_with_fill) of storage
+    /// copied from a canonical coordinate list (sorted, no duplicates), in
+    /// the list's order: its order below non-unique levels is the list's,
+    /// checked already, so the walk over every entry that checks it is
+    /// skipped. Each level's own checks still run.
+    pub(crate) fn from_canonical_parts_with_fill(
+        shape: &[usize],
+        format: Format,
+        levels: Vec<LevelStorage>,
+        values: Vec<V>,
+        fill: V,
+    ) -> Result<Self> {
+        let sizes = validate_levels(shape, &format, &levels, values.len())?;
+        debug_assert!(check_chains(&format, &levels).is_ok());
+        Ok(Tensor {
+            shape: shape.to_vec(),
+            format,
+            levels,
+            sizes,
+            values,
+            fill,
+            version: Version::fresh(),
+        })
+    }
+
     /// A tensor of `shape` in `format` with no entries.
     pub fn empty(shape: &[usize], format: Format) -> Result<Self> {
         Self::pack(&CoordinateList::new(shape), format)
@@ -597,6 +622,15 @@ fn level_sizes(format: &Format, levels: &[LevelStorage]) -> Vec<usize> {
 
 /// Checks raw storage against its format and shape; returns level sizes.
 fn validate(shape: &[usize], format: &Format, levels: &[LevelStorage], values: usize) -> Result<Vec<usize>> {
+    let sizes = validate_levels(shape, format, levels, values)?;
+    check_chains(format, levels)?;
+    Ok(sizes)
+}
+
+/// [`validate`] but for the order of coordinates across the sibling groups
+/// below non-unique levels ([`check_chains`]): each level's own checks,
+/// the sizes and the values' count.
+fn validate_levels(shape: &[usize], format: &Format, levels: &[LevelStorage], values: usize) -> Result<Vec<usize>> {
     format.check_shape(shape)?;
     if levels.len() != format.levels().len() {
         return Err(FormatError::Shape(format!(
@@ -629,7 +663,6 @@ fn validate(shape: &[usize], format: &Format, levels: &[LevelStorage], values: u
             "{values} values for {parent} positions of the last level"
         )));
     }
-    check_chains(format, levels)?;
     Ok(sizes)
 }
 
@@ -650,7 +683,10 @@ fn check_chains(format: &Format, levels: &[LevelStorage]) -> Result<()> {
     let Some(deepest) = needs.iter().rposition(|&b| b) else {
         return Ok(());
     };
-    let mut prefixes: Vec<Option<Vec<i64>>> = vec![None; n];
+    // The last prefix seen at each level, overwritten in place: a copy per
+    // entry would cost more than the walk.
+    let mut prefixes: Vec<Vec<i64>> = vec![Vec::new(); n];
+    let mut seen = vec![false; n];
     // Walk the levels down to the deepest one that needs checking.
     let mut walk = Walk::new(format, levels, deepest);
     while let Some((k, _)) = walk.advance() {
@@ -658,10 +694,12 @@ fn check_chains(format: &Format, levels: &[LevelStorage]) -> Result<()> {
             continue;
         }
         let current = walk.coords();
-        if let Some(prev) = &prefixes[k] {
+        let prev = &mut prefixes[k];
+        if seen[k] {
+            let order = prev.as_slice().cmp(current);
             let unique = format.level(k).unique;
-            if prev.as_slice() > current || (unique && prev.as_slice() == current) {
-                let what = if prev.as_slice() > current { "ordered" } else { "unique" };
+            if order.is_gt() || (unique && order.is_eq()) {
+                let what = if order.is_gt() { "ordered" } else { "unique" };
                 return Err(FormatError::level(
                     k,
                     format.level(k).name(),
@@ -669,7 +707,9 @@ fn check_chains(format: &Format, levels: &[LevelStorage]) -> Result<()> {
                 ));
             }
         }
-        prefixes[k] = Some(current.to_vec());
+        seen[k] = true;
+        prev.clear();
+        prev.extend_from_slice(current);
     }
     Ok(())
 }
