@@ -119,8 +119,15 @@ impl StridedUpdate<'_> {
                 values: b, start: sb, ..
             }] if contiguous && self.factors.iter().all(|f| f.unit(self.rows)) => {
                 let (a, b) = (&a[sa + first..sa + end], &b[sb + first..sb + end]);
-                for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
-                    *d += scale * x * y;
+                if scale == 1.0 {
+                    // `1 * x` is `x`, bit for bit: one multiply fewer.
+                    for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+                        *d += x * y;
+                    }
+                } else {
+                    for ((d, &x), &y) in dst.iter_mut().zip(a).zip(b) {
+                        *d += scale * x * y;
+                    }
                 }
             }
             // An ELL slot's values times x gathered, at any steps.
