@@ -128,15 +128,27 @@ impl<V: Value> Tensor<V> {
     /// invariant the format claims.
     pub fn from_parts(shape: &[usize], format: Format, levels: Vec<LevelStorage>, values: Vec<V>) -> Result<Self> {
         let sizes = validate(shape, &format, &levels, values.len())?;
-        Ok(Tensor {
+        Ok(Self::checked(shape, format, (levels, sizes), values, V::zero()))
+    }
+
+    /// A fresh tensor of storage already checked, whose levels hold `sizes`
+    /// positions.
+    fn checked(
+        shape: &[usize],
+        format: Format,
+        (levels, sizes): (Vec<LevelStorage>, Vec<usize>),
+        values: Vec<V>,
+        fill: V,
+    ) -> Self {
+        Tensor {
             shape: shape.to_vec(),
             format,
             levels,
             sizes,
             values,
-            fill: V::zero(),
+            fill,
             version: Version::fresh(),
-        })
+        }
     }
 
     /// Builds a tensor from arrays that the caller guarantees are valid:
@@ -154,15 +166,7 @@ impl<V: Value> Tensor<V> {
     ) -> Self {
         debug_assert!(validate(shape, &format, &levels, values.len()).is_ok());
         let sizes = level_sizes(&format, &levels);
-        Tensor {
-            shape: shape.to_vec(),
-            format,
-            levels,
-            sizes,
-            values,
-            fill: V::zero(),
-            version: Version::fresh(),
-        }
+        Self::checked(shape, format, (levels, sizes), values, V::zero())
     }
 
     /// Packs entries (any order, duplicates summed) into `format`.
@@ -268,15 +272,7 @@ impl<V: Value> Tensor<V> {
     ) -> Result<Self> {
         let sizes = validate_levels(shape, &format, &levels, values.len())?;
         debug_assert!(check_chains(&format, &levels).is_ok());
-        Ok(Tensor {
-            shape: shape.to_vec(),
-            format,
-            levels,
-            sizes,
-            values,
-            fill,
-            version: Version::fresh(),
-        })
+        Ok(Self::checked(shape, format, (levels, sizes), values, fill))
     }
 
     /// A tensor of `shape` in `format` with no entries.
