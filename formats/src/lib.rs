@@ -18,6 +18,7 @@ pub mod interop;
 pub mod io;
 pub mod level;
 pub mod levels;
+pub mod memory;
 pub mod padding;
 pub mod parts;
 pub mod properties;

@@ -23,6 +23,7 @@ use super::values::{complex_refusal_text, parse_tokens, refusal_text, FileValue,
 use crate::coordinates::{CoordinateList, MAX_ENTRIES, MAX_POSITIONS};
 use crate::error::{FormatError, Result};
 use crate::format::MAX_DIMENSION;
+use crate::memory::with_capacity_on_huge_pages;
 use crate::tensor::Tensor;
 
 /// How a Matrix Market file stores its entries.
@@ -526,8 +527,8 @@ impl<V: FileValue> Collected<V> {
             2 * lines
         };
         Collected {
-            coords: Vec::with_capacity(2 * entries),
-            values: Vec::with_capacity(entries),
+            coords: with_capacity_on_huge_pages(2 * entries),
+            values: with_capacity_on_huge_pages(entries),
             symmetry,
         }
     }

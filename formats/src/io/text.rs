@@ -16,7 +16,13 @@ use crate::error::FormatError;
 /// Reads a whole file, naming it in the error.
 pub(crate) fn read_file(path: &Path) -> Result<Vec<u8>, FormatError> {
     if !is_gzip(path) {
-        return std::fs::read(path).map_err(|e| io_error(path, &e));
+        let mut file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
+        // The file's length is a hint: room for it at once, on huge pages
+        // when large; a file that grows meanwhile is read to its end.
+        let hint = file.metadata().map_or(0, |m| m.len() as usize);
+        let mut bytes = crate::memory::with_capacity_on_huge_pages(hint.saturating_add(1));
+        io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| io_error(path, &e))?;
+        return Ok(bytes);
     }
     let file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
     let mut bytes = Vec::new();
