@@ -40,6 +40,7 @@ use super::values::{complex_refusal_text, parse_tokens, refusal_text, FileValue}
 use crate::coordinates::{CoordinateList, MAX_ENTRIES};
 use crate::error::{FormatError, Result};
 use crate::format::MAX_DIMENSION;
+use crate::memory::with_capacity_on_huge_pages;
 use crate::tensor::Tensor;
 
 /// Reads a FROSTT file, with its shape from the `<stem>.dims` sidecar next
@@ -211,8 +212,8 @@ fn parse<V: FileValue>(
     };
     let reserve = expected.min(bytes.len() / (2 * tokens));
     let mut entries = Entries {
-        coords: Vec::with_capacity(reserve * order),
-        values: Vec::with_capacity(reserve),
+        coords: with_capacity_on_huge_pages(reserve * order),
+        values: with_capacity_on_huge_pages(reserve),
         largest: shape.is_none().then(|| vec![0; order]),
     };
     let mut entry = vec![0u64; order];
