@@ -15,6 +15,7 @@ use crate::coordinates::CoordinateList;
 use crate::format::{Format, Projection, Split};
 use crate::index::IndexArray;
 use crate::levels::compressed::Compressed;
+use crate::memory::with_capacity_on_huge_pages;
 use crate::padding::check_padding;
 use crate::tensor::{LevelStorage, Tensor};
 use crate::value::Value;
@@ -43,7 +44,8 @@ pub(crate) fn csr<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) 
         list.iter().map(|(coords, _)| coords[1]),
         cols as u64,
     ));
-    let values = list.iter().map(|(_, v)| v).collect();
+    let mut values = with_capacity_on_huge_pages(n);
+    values.extend(list.iter().map(|(_, v)| v));
     let levels = vec![LevelStorage::new(rows), compressed];
     Some(Tensor::from_parts_with_fill(
         list.shape(),
@@ -83,7 +85,8 @@ pub(crate) fn coo<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) 
         singleton.arrays.push(column(k));
         levels.push(singleton);
     }
-    let values = list.values().to_vec();
+    let mut values = with_capacity_on_huge_pages(n);
+    values.extend_from_slice(list.values());
     // Ordered COO came from a canonical list; unordered COO has no order
     // to check.
     Some(Tensor::from_canonical_parts_with_fill(

@@ -5,6 +5,8 @@
 //! every level function reads both widths through [`IndexArray::get`] or the
 //! builder's `load`. Offsets (DIA) are signed and always 64-bit.
 
+use crate::memory::with_capacity_on_huge_pages;
+
 /// The element type of an index array; compiled kernels specialise on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IndexWidth {
@@ -75,10 +77,17 @@ impl IndexArray {
     /// assert_eq!(a, IndexArray::U32(vec![3, 1, 4]));
     /// ```
     pub fn collect_with_bound(values: impl Iterator<Item = u64>, bound: u64) -> Self {
+        // Room for the values the iterator promises, on huge pages when
+        // large (a packed tensor's coordinates).
+        let n = values.size_hint().0;
         if bound <= u64::from(u32::MAX) {
-            IndexArray::U32(values.map(|v| v as u32).collect())
+            let mut array = with_capacity_on_huge_pages(n);
+            array.extend(values.map(|v| v as u32));
+            IndexArray::U32(array)
         } else {
-            IndexArray::U64(values.collect())
+            let mut array = with_capacity_on_huge_pages(n);
+            array.extend(values);
+            IndexArray::U64(array)
         }
     }
 
