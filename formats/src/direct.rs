@@ -17,7 +17,7 @@ use crate::index::IndexArray;
 use crate::levels::compressed::Compressed;
 use crate::memory::with_capacity_on_huge_pages;
 use crate::padding::check_padding;
-use crate::tensor::{LevelStorage, Tensor};
+use crate::tensor::{Copied, LevelStorage, Tensor};
 use crate::value::Value;
 use crate::Result;
 
@@ -50,9 +50,9 @@ pub(crate) fn csr<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) 
     Some(Tensor::from_parts_with_fill(
         list.shape(),
         format.clone(),
-        levels,
-        values,
+        (levels, values),
         fill,
+        Copied::InStorageOrder,
     ))
 }
 
@@ -89,12 +89,12 @@ pub(crate) fn coo<V: Value>(list: &CoordinateList<V>, format: &Format, fill: V) 
     values.extend_from_slice(list.values());
     // Ordered COO came from a canonical list; unordered COO has no order
     // to check.
-    Some(Tensor::from_canonical_parts_with_fill(
+    Some(Tensor::from_parts_with_fill(
         list.shape(),
         format.clone(),
-        levels,
-        values,
+        (levels, values),
         fill,
+        Copied::InStorageOrder,
     ))
 }
 
@@ -135,7 +135,13 @@ pub(crate) fn converted<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option
         Target::Bcsr(block) => csr.to_bcsr(target, block),
     };
     Some(built.and_then(|(levels, values)| {
-        Tensor::from_parts_with_fill(tensor.shape(), target.clone(), levels, values, csr.fill)
+        Tensor::from_parts_with_fill(
+            tensor.shape(),
+            target.clone(),
+            (levels, values),
+            csr.fill,
+            Copied::Other,
+        )
     }))
 }
 

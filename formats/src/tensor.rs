@@ -123,6 +123,17 @@ impl StorageResolver for TensorLevels<'_> {
     }
 }
 
+/// Where the storage given to [`Tensor::from_parts_with_fill`] came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Copied {
+    /// A coordinate list the packer checked is in the format's order
+    /// (canonical for ordered levels; any order for unordered COO), copied
+    /// in that order.
+    InStorageOrder,
+    /// Anything else: every invariant is checked.
+    Other,
+}
+
 impl<V: Value> Tensor<V> {
     /// Builds a tensor from raw level arrays and values, validating every
     /// invariant the format claims.
@@ -246,32 +257,25 @@ impl<V: Value> Tensor<V> {
 
     /// [`from_parts`](Self::from_parts) of storage whose padding and
     /// unstored components hold `fill` already (a converter's output).
+    /// Storage copied from a coordinate list already in the format's order
+    /// ([`Copied::InStorageOrder`]) skips the walk over every entry that
+    /// checks the order below non-unique levels: it is the list's, checked
+    /// already. Each level's own checks always run.
     pub(crate) fn from_parts_with_fill(
         shape: &[usize],
         format: Format,
-        levels: Vec<LevelStorage>,
-        values: Vec<V>,
+        (levels, values): (Vec<LevelStorage>, Vec<V>),
         fill: V,
+        copied: Copied,
     ) -> Result<Self> {
-        let mut tensor = Self::from_parts(shape, format, levels, values)?;
-        tensor.fill = fill;
-        Ok(tensor)
-    }
-
-    /// [`from_parts_with_fill`](Self::from_parts_with_fill) of storage
-    /// copied from a canonical coordinate list (sorted, no duplicates), in
-    /// the list's order: its order below non-unique levels is the list's,
-    /// checked already, so the walk over every entry that checks it is
-    /// skipped. Each level's own checks still run.
-    pub(crate) fn from_canonical_parts_with_fill(
-        shape: &[usize],
-        format: Format,
-        levels: Vec<LevelStorage>,
-        values: Vec<V>,
-        fill: V,
-    ) -> Result<Self> {
-        let sizes = validate_levels(shape, &format, &levels, values.len())?;
-        debug_assert!(check_chains(&format, &levels).is_ok());
+        let sizes = match copied {
+            Copied::Other => validate(shape, &format, &levels, values.len())?,
+            Copied::InStorageOrder => {
+                let sizes = validate_levels(shape, &format, &levels, values.len())?;
+                debug_assert!(check_chains(&format, &levels).is_ok());
+                sizes
+            }
+        };
         Ok(Self::checked(shape, format, (levels, sizes), values, fill))
     }
 

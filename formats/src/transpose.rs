@@ -7,7 +7,7 @@
 use crate::format::Format;
 use crate::index::IndexArray;
 use crate::levels::compressed::Compressed;
-use crate::tensor::{LevelStorage, Tensor};
+use crate::tensor::{Copied, LevelStorage, Tensor};
 use crate::value::Value;
 use crate::Result;
 
@@ -42,7 +42,13 @@ pub(crate) fn swapped<V: Value>(tensor: &Tensor<V>, target: &Format) -> Option<R
     let mut entries = LevelStorage::new(outer);
     entries.arrays.push(IndexArray::from_u64_with_bound(pos, nnz));
     entries.arrays.push(IndexArray::from_u64_with_bound(idx, outer as u64));
-    let result = Tensor::from_parts_with_fill(tensor.shape(), target.clone(), vec![rows, entries], values, fill);
+    let result = Tensor::from_parts_with_fill(
+        tensor.shape(),
+        target.clone(),
+        (vec![rows, entries], values),
+        fill,
+        Copied::Other,
+    );
     Some(result)
 }
 
