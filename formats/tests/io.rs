@@ -895,3 +895,35 @@ fn reads_wordnet_with_its_dims_sidecar() {
     assert_eq!(bare.len(), 206_941);
     assert!(bare.shape().iter().zip(list.shape()).all(|(b, s)| b <= s));
 }
+
+/// A file large enough to be read on several threads (over 4 MB of
+/// entries) gives the entries a one-thread read gives (the same file with a
+/// comment after its entries, which the threaded read leaves to one
+/// thread), and a malformed entry deep inside it is still named by its
+/// line.
+#[test]
+fn large_files_read_on_threads_match_one_thread_and_name_bad_lines() {
+    let n = 400_000usize;
+    let mut body = String::with_capacity(n * 24);
+    for k in 0..n {
+        body.push_str(&format!(
+            "{} {} {}\n",
+            k % 997 + 1,
+            k % 1009 + 1,
+            (k as f64) * 0.25 - 3.0
+        ));
+    }
+    assert!(body.len() > 4 << 20, "the body is past the threaded read's size");
+    let head = format!("{REAL}997 1009 {n}\n");
+    let threaded = mtx(&format!("{head}{body}")).unwrap().entries;
+    let one_thread = mtx(&format!("{head}{body}% the end\n")).unwrap().entries;
+    assert_eq!(threaded.len(), n);
+    assert_eq!(triples(&threaded), triples(&one_thread));
+    // Line 3 holds the first entry; entry k is on line k + 3.
+    let bad = 345_678;
+    let lines: Vec<&str> = body.lines().collect();
+    let mut broken = lines.clone();
+    broken[bad] = "5 5 five";
+    let text = format!("{head}{}\n", broken.join("\n"));
+    assert_parse_error(mtx(&text), "test.mtx", bad + 3, "five");
+}

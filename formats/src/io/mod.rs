@@ -31,6 +31,7 @@
 #[cfg(feature = "binsparse")]
 mod binsparse;
 mod mtx;
+mod mtx_parallel;
 mod replace;
 mod text;
 mod tns;

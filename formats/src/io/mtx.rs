@@ -15,6 +15,7 @@ use std::fmt;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
+use super::mtx_parallel::{read_plain_entries, Expected, PARALLEL_BYTES};
 use super::text::{
     count_tokens, io_error, is_content, parse_error, parse_u64, printable, read_file, show, IntError, Line, Lines,
     Tokens,
@@ -579,6 +580,26 @@ fn read_coordinates<V: FileValue>(
     size: &Size,
     path: &Path,
 ) -> Result<CoordinateList<V>> {
+    if banner.symmetry == MtxSymmetry::General && lines.remaining() >= PARALLEL_BYTES {
+        let expected = Expected {
+            rows: size.rows as u64,
+            cols: size.cols as u64,
+            entries: size.entries,
+            field: banner.field,
+            values: banner.value_tokens(),
+        };
+        let threads = rayon::current_num_threads();
+        if let Some((coords, values)) = (threads > 1)
+            .then(|| read_plain_entries::<V>(lines.rest(), &expected, threads))
+            .flatten()
+        {
+            return Ok(CoordinateList::from_raw_parts(
+                vec![size.rows, size.cols],
+                coords,
+                values,
+            ));
+        }
+    }
     let mut collected = Collected::with_room(size, banner.symmetry, lines.remaining(), 4);
     let (rows, cols) = (size.rows as u64, size.cols as u64);
     let skew = banner.symmetry == MtxSymmetry::SkewSymmetric;

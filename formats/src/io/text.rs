@@ -137,6 +137,11 @@ impl<'a> Lines<'a> {
         self.rest.len()
     }
 
+    /// The bytes not yet handed out.
+    pub(crate) fn rest(&self) -> &'a [u8] {
+        self.rest
+    }
+
     /// The next line holding something other than whitespace or a comment
     /// (a line whose first token starts with `comment`).
     pub(crate) fn next_content(&mut self, comment: u8) -> Option<Line<'a>> {
