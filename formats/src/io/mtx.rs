@@ -15,7 +15,7 @@ use std::fmt;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use super::mtx_parallel::{read_plain_entries, Expected, PARALLEL_BYTES};
+use super::mtx_parallel::{plain_entry, read_plain_entries, Expected, PARALLEL_BYTES};
 use super::text::{
     count_tokens, io_error, is_content, parse_error, parse_u64, printable, read_file, show, IntError, Line, Lines,
     Tokens,
@@ -580,14 +580,14 @@ fn read_coordinates<V: FileValue>(
     size: &Size,
     path: &Path,
 ) -> Result<CoordinateList<V>> {
+    let expected = Expected {
+        rows: size.rows as u64,
+        cols: size.cols as u64,
+        entries: size.entries,
+        field: banner.field,
+        values: banner.value_tokens(),
+    };
     if banner.symmetry == MtxSymmetry::General && lines.remaining() >= PARALLEL_BYTES {
-        let expected = Expected {
-            rows: size.rows as u64,
-            cols: size.cols as u64,
-            entries: size.entries,
-            field: banner.field,
-            values: banner.value_tokens(),
-        };
         let threads = rayon::current_num_threads();
         if let Some((coords, values)) = (threads > 1)
             .then(|| read_plain_entries::<V>(lines.rest(), &expected, threads))
@@ -609,17 +609,12 @@ fn read_coordinates<V: FileValue>(
     loop {
         let line = match lines.next_plain(&mut ints, values) {
             Some(plain) => {
-                let [i, j] = ints;
-                let in_range = (1..=rows).contains(&i) && (1..=cols).contains(&j);
-                let value = if values > 0 {
-                    parse_tokens::<V>(plain.values, banner.field).ok()
-                } else {
-                    Some(V::from_f64(1.0))
-                };
-                let entry = value.and_then(|v| Some((v, collected.mirror(v)?)));
-                if let (true, Some((v, mirrored))) = (in_range && count < size.entries && !(skew && i == j), entry) {
+                let entry = plain_entry::<V>(ints, plain.values, &expected)
+                    .filter(|&(i, j, _)| count < size.entries && !(skew && i == j))
+                    .and_then(|(i, j, v)| Some((i, j, v, collected.mirror(v)?)));
+                if let Some((i, j, v, mirrored)) = entry {
                     count += 1;
-                    collected.push(i - 1, j - 1, v, mirrored);
+                    collected.push(i, j, v, mirrored);
                     continue;
                 }
                 // Not a valid entry: the slow path says why.

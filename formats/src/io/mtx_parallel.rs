@@ -69,6 +69,27 @@ pub(super) fn read_plain_entries<V: FileValue>(
     Some((coords, values))
 }
 
+/// The entry of a plain line (its two 1-based indices and value tokens),
+/// 0-based, when both indices are in range and the value parses: what
+/// the one-thread reader and the threaded one both accept on their fast
+/// paths.
+#[inline]
+pub(super) fn plain_entry<V: FileValue>(
+    [i, j]: [u64; 2],
+    tokens: [&[u8]; 2],
+    expected: &Expected,
+) -> Option<(u64, u64, V)> {
+    if !((1..=expected.rows).contains(&i) && (1..=expected.cols).contains(&j)) {
+        return None;
+    }
+    let v = if expected.values > 0 {
+        parse_tokens::<V>(tokens, expected.field).ok()?
+    } else {
+        V::from_f64(1.0)
+    };
+    Some((i - 1, j - 1, v))
+}
+
 /// `body` cut into about `n` pieces, each ending at a line end (the last
 /// where the body ends).
 fn cut_at_lines(body: &[u8], n: usize) -> Vec<&[u8]> {
@@ -125,20 +146,11 @@ fn read_piece<V: FileValue>(
         let Some(plain) = lines.next_plain(&mut ints, expected.values) else {
             return false;
         };
-        let [i, j] = ints;
-        if !((1..=expected.rows).contains(&i) && (1..=expected.cols).contains(&j)) {
+        let Some((i, j, v)) = plain_entry::<V>(ints, plain.values, expected) else {
             return false;
-        }
-        let v = if expected.values > 0 {
-            match parse_tokens::<V>(plain.values, expected.field) {
-                Ok(v) => v,
-                Err(_) => return false,
-            }
-        } else {
-            V::from_f64(1.0)
         };
-        coords[2 * k].write(i - 1);
-        coords[2 * k + 1].write(j - 1);
+        coords[2 * k].write(i);
+        coords[2 * k + 1].write(j);
         value.write(v);
     }
     lines.remaining() == 0
