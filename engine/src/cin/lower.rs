@@ -141,7 +141,14 @@ pub fn lower(
 ) -> Result<Lowered> {
     let lowered = lower_into(stmt, input_format, input_fill, output_format, schedule)?;
     if lowered.assembly != OutputAssembly::Packed || output_format.is_per_mode() {
-        return Ok(lowered);
+        return Ok(term_by_term(
+            stmt,
+            input_format,
+            input_fill,
+            output_format,
+            schedule,
+            lowered,
+        ));
     }
     // A structured output no operand's pattern gives: appended in its
     // per-mode format (merges and Gustavson rows run as for CSR) and
@@ -158,6 +165,59 @@ pub fn lower(
     ));
     appended.converted_output = Some(output_format.clone());
     Ok(appended)
+}
+
+/// `stmt` as an assignment (`C += e` is `C = C + e`) with its sums
+/// placed and named apart.
+fn explicit_sums(stmt: &Statement) -> Statement {
+    let rhs = match stmt.op {
+        AssignOp::Assign => stmt.rhs.clone(),
+        AssignOp::AddAssign => Expr::Binary {
+            op: BinaryOp::Add,
+            lhs: Box::new(Expr::Access(stmt.lhs.clone())),
+            rhs: Box::new(stmt.rhs.clone()),
+        },
+    };
+    distinct_reductions(&place_reductions(&Statement {
+        lhs: stmt.lhs.clone(),
+        op: AssignOp::Assign,
+        rhs,
+    }))
+}
+
+/// `whole`, or the statement's sum computed term by term into its dense
+/// output ([`terms`](super::terms)) when that converts fewer tensors.
+fn term_by_term(
+    stmt: &Statement,
+    input_format: &dyn Fn(&str) -> Option<Format>,
+    input_fill: &dyn Fn(&str) -> f64,
+    output_format: &Format,
+    schedule: &Schedule,
+    whole: Lowered,
+) -> Lowered {
+    let conversions = |l: &Lowered| l.operands.iter().filter(|o| o.converted_from.is_some()).count();
+    if !schedule.is_empty() || !output_format.is_dense() || conversions(&whole) == 0 {
+        return whole;
+    }
+    let explicit = explicit_sums(stmt);
+    let (sums, body) = peel(hoist(explicit.rhs.clone()));
+    let Some(statements) = super::terms::term_statements(&explicit, &sums, &body) else {
+        return whole;
+    };
+    let parts: Option<Vec<Lowered>> = statements
+        .iter()
+        .map(|term| lower_into(term, input_format, input_fill, output_format, schedule).ok())
+        .collect();
+    match parts {
+        Some(parts) if parts.iter().map(conversions).sum::<usize>() < conversions(&whole) => {
+            let note = format!(
+                "the sum is computed term by term, each term's loops adding into {}: one loop nest would merge tensors whose formats give no common order",
+                stmt.lhs.tensor
+            );
+            super::terms::joined(parts, vec![note]).unwrap_or(whole)
+        }
+        _ => whole,
+    }
 }
 
 /// [`lower`] into `output_format` as it is.
@@ -177,19 +237,7 @@ fn lower_into(
             column: lhs.span.column(),
         });
     }
-    let rhs = match stmt.op {
-        AssignOp::Assign => stmt.rhs.clone(),
-        AssignOp::AddAssign => Expr::Binary {
-            op: BinaryOp::Add,
-            lhs: Box::new(Expr::Access(lhs.clone())),
-            rhs: Box::new(stmt.rhs.clone()),
-        },
-    };
-    let explicit = distinct_reductions(&place_reductions(&Statement {
-        lhs: lhs.clone(),
-        op: AssignOp::Assign,
-        rhs,
-    }));
+    let explicit = explicit_sums(stmt);
     let free: Vec<LoopVar> = lhs.indices.iter().cloned().map(LoopVar::Index).collect();
     let statement_vars = stmt_vars(&explicit);
     check_precompute_names(schedule, &statement_vars)?;
@@ -1611,6 +1659,7 @@ fn retarget(cin: Cin, target: Target) -> Cin {
             vars,
             body: Box::new(retarget(*body, target)),
         },
+        Cin::Sequence(parts) => Cin::Sequence(parts.into_iter().map(|p| retarget(p, target.clone())).collect()),
     }
 }
 

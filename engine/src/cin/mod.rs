@@ -13,6 +13,7 @@ mod derived;
 mod lower;
 mod order;
 mod precompute;
+mod terms;
 
 pub use derived::{Blocking, PositionSpace, Provenance, Relation, Sizes};
 pub use lower::{lower, Lowered, OutputAssembly, VarBound};
@@ -255,6 +256,10 @@ pub enum Cin {
     /// `target += expr`: the output starts at zero, a temporary at its
     /// reduction's identity and combines by it.
     Assign { target: Target, expr: CinExpr },
+    /// Statements run one after another, each adding into the same dense
+    /// output: a sum computed term by term, each term by loops of its own
+    /// ([`lower`]'s choice when its terms' tensors cannot be merged).
+    Sequence(Vec<Cin>),
 }
 
 impl Cin {
@@ -275,6 +280,7 @@ impl Cin {
             || match self {
                 Cin::Forall { body, .. } | Cin::Workspace { body, .. } => body.any(pred),
                 Cin::Where { producer, consumer, .. } => producer.any(pred) || consumer.any(pred),
+                Cin::Sequence(parts) => parts.iter().any(|p| p.any(pred)),
                 Cin::Assign { .. } => false,
             }
     }
@@ -353,6 +359,15 @@ impl CinPrinter<'_> {
                 access(self.output, f)?;
                 writeln!(f)?;
                 self.stmt(body, depth + 1, f)
+            }
+            Cin::Sequence(parts) => {
+                for (k, part) in parts.iter().enumerate() {
+                    if k > 0 {
+                        writeln!(f, "{pad}then")?;
+                    }
+                    self.stmt(part, depth, f)?;
+                }
+                Ok(())
             }
             Cin::Assign { target, expr } => {
                 write!(f, "{pad}")?;

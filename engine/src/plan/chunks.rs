@@ -47,6 +47,9 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
                 "a vector over {index} is precomputed before the outer loop, which chunks would each compute again"
             ))
         }
+        Cin::Sequence(_) => {
+            return Err("its sum is computed term by term, one loop nest after another, and chunks of a sequence are not supported yet".into())
+        }
         _ => return Err("the statement has no outer loop".into()),
     };
     // A chunk of blocks is a chunk of the rows they hold; a chunk of a

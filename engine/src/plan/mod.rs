@@ -91,7 +91,11 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
     }
     // Only updates repeated by an outer loop over no output variable (a
     // DIA matrix's diagonals) add again and again to the same output.
-    let overlapping = lowered.order.first().is_some_and(|v| !lowered.output.vars.contains(v));
+    let outer_loops: Vec<&LoopVar> = match &lowered.cin {
+        Cin::Sequence(parts) => parts.iter().filter_map(outer_loop).collect(),
+        _ => lowered.order.first().into_iter().collect(),
+    };
+    let overlapping = outer_loops.iter().any(|v| !lowered.output.vars.contains(v));
     let deferred = overlapping && runs::defer_strided_updates(&mut e.ops);
     if deferred {
         e.ops.push(Op::StridedFlush);
@@ -216,6 +220,14 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
         plan,
         fills_in: e.fills_in,
     })
+}
+
+/// The variable of `cin`'s outermost loop, if it starts with one.
+fn outer_loop(cin: &Cin) -> Option<&LoopVar> {
+    match cin {
+        Cin::Forall { var, .. } => Some(var),
+        _ => None,
+    }
 }
 
 /// What a derived variable is, for the plan.
@@ -545,6 +557,19 @@ impl<'a> Emitter<'a> {
                 self.ops.push(Op::WorkspaceFlush { prefix });
             }
             Cin::Assign { target, expr } => self.assign(target, expr),
+            Cin::Sequence(parts) => {
+                let pad = "  ".repeat(depth);
+                for (k, part) in parts.iter().enumerate() {
+                    let _ = writeln!(
+                        self.plan,
+                        "{pad}term {} of {}, added into {} by loops of its own:",
+                        k + 1,
+                        parts.len(),
+                        self.lowered.output.name
+                    );
+                    self.stmt(part, depth + 1);
+                }
+            }
         }
     }
 
@@ -582,6 +607,7 @@ impl<'a> Emitter<'a> {
                 expr.operands(&mut v);
                 out.extend(v);
             }
+            Cin::Sequence(parts) => parts.iter().for_each(|p| Self::operands_in(p, out)),
         }
     }
 
@@ -611,6 +637,15 @@ impl<'a> Emitter<'a> {
                 };
                 Self::effective(consumer).substitute(*temp, &with)
             }
+            Cin::Sequence(parts) => parts
+                .iter()
+                .map(Self::effective)
+                .reduce(|lhs, rhs| CinExpr::Binary {
+                    op: crate::notation::BinaryOp::Add,
+                    lhs: Box::new(lhs),
+                    rhs: Box::new(rhs),
+                })
+                .unwrap_or(CinExpr::Literal(0.0)),
         }
     }
 
@@ -619,6 +654,7 @@ impl<'a> Emitter<'a> {
         match cin {
             Cin::Forall { body, .. } | Cin::Workspace { body, .. } => Self::target(body),
             Cin::Where { consumer, .. } => Self::target(consumer),
+            Cin::Sequence(parts) => Self::target(parts.last().expect("a sequence of terms")),
             Cin::Assign { target, .. } => target,
         }
     }

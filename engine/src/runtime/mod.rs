@@ -1231,6 +1231,7 @@ fn workspace_vars(cin: &crate::cin::Cin) -> Option<Vec<crate::cin::LoopVar>> {
         Cin::Workspace { vars, .. } => Some(vars.clone()),
         Cin::Forall { body, .. } => workspace_vars(body),
         Cin::Where { producer, consumer, .. } => workspace_vars(consumer).or_else(|| workspace_vars(producer)),
+        Cin::Sequence(parts) => parts.iter().find_map(workspace_vars),
         Cin::Assign { .. } => None,
     }
 }

@@ -368,6 +368,7 @@ fn wrap_loop(cin: Cin, var: &LoopVar, outer: &LoopVar) -> Cin {
             vars,
             body: Box::new(wrap_loop(*body, var, outer)),
         },
+        Cin::Sequence(parts) => Cin::Sequence(parts.into_iter().map(|p| wrap_loop(p, var, outer)).collect()),
         assign @ Cin::Assign { .. } => assign,
     }
 }
