@@ -66,9 +66,11 @@ pub(super) fn rescanned(operands: &[Operand], scopes: &[Scope<'_>], order: &[Loo
                     .filter(|u| !vars.contains(u) && position(u) < position(walked))
                     .filter_map(position)
                     .min();
+                // Another tensor walking the same variable could drive the
+                // loop, whether it is a factor or a term of a union (the
+                // rows of A and B in `(A(i,j) + B(i,j)) * x(j)`).
                 let merged_beside = direct.iter().any(|&other| {
                     other != k
-                        && is_factor(scope.body, other, operands)
                         && operands[other]
                             .level_vars()
                             .iter()
@@ -148,7 +150,9 @@ pub(super) fn is_factor(expr: &CinExpr, k: usize, operands: &[Operand]) -> bool 
             Absence::Both => is_factor(lhs, k, operands) || is_factor(rhs, k, operands),
             Absence::Left => is_factor(lhs, k, operands),
             Absence::Right => is_factor(rhs, k, operands),
-            Absence::Either => false,
+            // A sum is absent where both sides are: `k` is a factor of
+            // `A(i,j) * x(j) + B(i,j) * x(j)` as of each term.
+            Absence::Either => is_factor(lhs, k, operands) && is_factor(rhs, k, operands),
         };
     match expr {
         CinExpr::Access(a) => *a == k,
