@@ -296,3 +296,73 @@ fn bcsr_times_bcsr_into_dense_walks_each_block_row_once() {
     assert!(plan.starts_with("loop order: i/4, j/4, i%4, j%4\n"), "{plan}");
     assert!(!plan.contains("convert"), "{plan}");
 }
+
+/// Two ELL matrices into a dense output: their slots are their own
+/// variables (A's third slot of a row and B's hold different columns), so
+/// one loop nest could not merge them; the sum is computed term by term,
+/// each term's slots and rows scattered into the output by loops of its
+/// own, and neither is converted.
+#[test]
+fn ell_plus_ell_into_dense_runs_term_by_term() {
+    let expected = r#"
+loop order: A.slot, i, j, B.slot
+derived: A.slot = the coordinate of A's level 0 (dense), which stores no mode; summed
+derived: B.slot = the coordinate of B's level 0 (dense), which stores no mode; summed
+note: the sum is computed term by term, each term's loops adding into C: one loop nest would merge tensors whose formats give no common order
+output C (dense): dense, accumulated in place
+parallel: runs on one thread: its sum is computed term by term, and the terms' outer loops differ
+term 1 of 2, added into C by loops of its own:
+  forall A.slot: every coordinate, locate A.dense; lattice {A.dense}
+    forall i: every coordinate, locate A.dense, C(out).dense; lattice {A.dense}
+      forall j: iterate A.singleton; lattice {A.singleton}
+        (one child per parent position: no loop)
+term 2 of 2, added into C by loops of its own:
+  forall B.slot: every coordinate, locate B.dense; lattice {B.dense}
+    forall i: every coordinate, locate B.dense, C(out).dense; lattice {B.dense}
+      forall j: iterate B.singleton; lattice {B.singleton}
+        (one child per parent position: no loop)
+concrete index notation:
+  forall A.slot
+    forall i
+      forall j
+        C(i,j) += A(i,j)
+  then
+  forall B.slot
+    forall i
+      forall j
+        C(i,j) += B(i,j)
+"#;
+    let formats = [("A", Format::ell()), ("B", Format::ell())];
+    let plan = Engine::new()
+        .compile("C(i,j) = A(i,j) + B(i,j)", &formats, &Format::dense(2))
+        .unwrap()
+        .plan()
+        .to_string();
+    assert_eq!(plan, pinned(expected));
+}
+
+/// Two SpMVs added into one vector read different sparse matrices: each
+/// runs as its own dot-per-row block op rather than the rows of both being
+/// merged at every column, and the chunks of rows cut both terms alike.
+#[test]
+fn two_products_into_one_vector_run_term_by_term_in_chunks_of_rows() {
+    let expected = r#"
+loop order: i, j
+note: the sum is computed term by term, each term's loops adding into y: its terms read different sparse tensors, each walked once by loops of its own rather than merged at every coordinate
+output y (dense): dense, accumulated in place
+parallel: the loop over i splits into chunks of about the same work (stored entries below each coordinate); each writes its own rows of the output; results are the same bits for any number of threads; by default runs reading 131072 stored values or more use every core, smaller ones one thread
+term 1 of 2, added into y by loops of its own:
+  forall i: every coordinate, locate A.dense, y(out).dense; lattice {A.dense}
+    (all rows run as one block op: a dot product per row)
+term 2 of 2, added into y by loops of its own:
+  forall i: every coordinate, locate B.dense, y(out).dense; lattice {B.dense}
+    (all rows run as one block op: a dot product per row)
+"#;
+    let formats = [("A", Format::csr()), ("B", Format::csr()), ("x", Format::dense(1))];
+    let plan = Engine::new()
+        .compile("y(i) = A(i,j) * x(j) + B(i,j) * x(j)", &formats, &Format::dense(1))
+        .unwrap()
+        .plan()
+        .to_string();
+    assert!(plan.starts_with(pinned(expected)), "{plan}");
+}

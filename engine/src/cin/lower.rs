@@ -196,7 +196,7 @@ fn term_by_term(
     whole: Lowered,
 ) -> Lowered {
     let conversions = |l: &Lowered| l.operands.iter().filter(|o| o.converted_from.is_some()).count();
-    if !schedule.is_empty() || !output_format.is_dense() || conversions(&whole) == 0 {
+    if !schedule.is_empty() || !output_format.is_dense() {
         return whole;
     }
     let explicit = explicit_sums(stmt);
@@ -204,20 +204,30 @@ fn term_by_term(
     let Some(statements) = super::terms::term_statements(&explicit, &sums, &body) else {
         return whole;
     };
-    let parts: Option<Vec<Lowered>> = statements
+    let apart = super::terms::sparse_apart(&statements, input_format);
+    if conversions(&whole) == 0 && !apart {
+        return whole;
+    }
+    let Some(parts) = statements
         .iter()
         .map(|term| lower_into(term, input_format, input_fill, output_format, schedule).ok())
-        .collect();
-    match parts {
-        Some(parts) if parts.iter().map(conversions).sum::<usize>() < conversions(&whole) => {
-            let note = format!(
-                "the sum is computed term by term, each term's loops adding into {}: one loop nest would merge tensors whose formats give no common order",
-                stmt.lhs.tensor
-            );
-            super::terms::joined(parts, vec![note]).unwrap_or(whole)
-        }
-        _ => whole,
-    }
+        .collect::<Option<Vec<Lowered>>>()
+    else {
+        return whole;
+    };
+    let converted = parts.iter().map(conversions).sum::<usize>();
+    let why = if converted < conversions(&whole) {
+        "one loop nest would merge tensors whose formats give no common order"
+    } else if converted == conversions(&whole) && apart {
+        "its terms read different sparse tensors, each walked once by loops of its own rather than merged at every coordinate"
+    } else {
+        return whole;
+    };
+    let note = format!(
+        "the sum is computed term by term, each term's loops adding into {}: {why}",
+        stmt.lhs.tensor
+    );
+    super::terms::joined(parts, vec![note]).unwrap_or(whole)
 }
 
 /// [`lower`] into `output_format` as it is.

@@ -10,7 +10,7 @@
 //! sum (TACO's sequence statement, `C = A; C += B`). The lowering takes
 //! it when it converts fewer tensors than the merged nest.
 
-use tessera_formats::ValueType;
+use tessera_formats::{Format, ValueType};
 
 use super::derived::Provenance;
 use super::{Cin, CinExpr, LoopVar, Lowered, OutputAssembly, Relation, Target, TempId};
@@ -51,6 +51,29 @@ pub(super) fn term_statements(stmt: &Statement, sums: &[LoopVar], body: &Expr) -
             })
         })
         .collect()
+}
+
+/// Whether each term reads a tensor that is not dense and no two terms
+/// read the same one: then merging them at every coordinate saves no
+/// walk, while each term alone runs the loops (and block ops) of one
+/// sparse tensor. Dense tensors are located, not walked, and may be
+/// shared (`A(i,j) * x(j) + B(i,j) * x(j)`).
+pub(super) fn sparse_apart(terms: &[Statement], format: &dyn Fn(&str) -> Option<Format>) -> bool {
+    let mut seen: Vec<&str> = Vec::new();
+    terms.iter().all(|term| {
+        let mut sparse: Vec<&str> = term
+            .rhs
+            .accesses()
+            .into_iter()
+            .map(|a| a.tensor.as_str())
+            .filter(|name| format(name).is_some_and(|f| !f.is_dense()))
+            .collect();
+        sparse.sort_unstable();
+        sparse.dedup();
+        let fresh = !sparse.is_empty() && sparse.iter().all(|name| !seen.contains(name));
+        seen.extend(sparse);
+        fresh
+    })
 }
 
 /// The terms of `e` as a sum, each negated when `negate` (a difference's

@@ -27,31 +27,7 @@ pub(super) struct ChunkRange {
 
 /// How `lowered` splits into chunks, or why it runs whole.
 pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunking), String> {
-    let var = match &lowered.cin {
-        Cin::Forall { var, .. } => var,
-        // A full reduction: each chunk's run adds its part of the sum into
-        // its partial output, which is right when the output is the sum
-        // times factors that do not depend on it.
-        Cin::Where {
-            temp,
-            reduction: Reduction::Sum,
-            index: None,
-            producer,
-            consumer,
-        } => match (producer.as_ref(), consumer.as_ref()) {
-            (Cin::Forall { var, .. }, Cin::Assign { expr, .. }) if scales(expr, *temp) => var,
-            _ => return Err("the statement's result is not a sum over its outer loop".into()),
-        },
-        Cin::Where { index: Some(index), .. } => {
-            return Err(format!(
-                "a vector over {index} is precomputed before the outer loop, which chunks would each compute again"
-            ))
-        }
-        Cin::Sequence(_) => {
-            return Err("its sum is computed term by term, one loop nest after another, and chunks of a sequence are not supported yet".into())
-        }
-        _ => return Err("the statement has no outer loop".into()),
-    };
+    let var = outer_variable(&lowered.cin)?;
     // A chunk of blocks is a chunk of the rows they hold; a chunk of a
     // fused pair is a range of its pairs; a diagonal or a level's own
     // variable (a slot) is not split yet.
@@ -182,6 +158,42 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
             positions,
         },
     ))
+}
+
+/// The variable of the loop `cin`'s chunks cut, or why it has none.
+fn outer_variable(cin: &Cin) -> std::result::Result<&LoopVar, String> {
+    match cin {
+        Cin::Forall { var, .. } => Ok(var),
+        // A full reduction: each chunk's run adds its part of the sum into
+        // its partial output, which is right when the output is the sum
+        // times factors that do not depend on it.
+        Cin::Where {
+            temp,
+            reduction: Reduction::Sum,
+            index: None,
+            producer,
+            consumer,
+        } => match (producer.as_ref(), consumer.as_ref()) {
+            (Cin::Forall { var, .. }, Cin::Assign { expr, .. }) if scales(expr, *temp) => Ok(var),
+            _ => Err("the statement's result is not a sum over its outer loop".into()),
+        },
+        Cin::Where { index: Some(index), .. } => Err(format!(
+            "a vector over {index} is precomputed before the outer loop, which chunks would each compute again"
+        )),
+        // Terms computed one after another: a chunk runs each term's loops
+        // over its own range, when every term's outer loop is the same.
+        Cin::Sequence(parts) => {
+            let vars = parts
+                .iter()
+                .map(outer_variable)
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            match vars.split_first() {
+                Some((first, rest)) if rest.iter().all(|v| v == first) => Ok(first),
+                _ => Err("its sum is computed term by term, and the terms' outer loops differ".into()),
+            }
+        }
+        _ => Err("the statement has no outer loop".into()),
+    }
 }
 
 /// The dense first levels whose coordinates are `rows`, a variable split
