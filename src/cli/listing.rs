@@ -34,10 +34,16 @@ pub fn write_listing(out: &mut dyn Write, session: &Session, prepared: &Prepared
 }
 
 /// The loop headers of a plan with their lattices: `forall j: lattice {…}`,
-/// indented as in the plan.
+/// indented as in the plan, under the term they compute when a sum is
+/// computed term by term (`term 1 of 2, …:`).
 pub fn lattices(plan: &str) -> String {
     let mut text = String::new();
     for line in plan.lines() {
+        if line.trim_start().starts_with("term ") && line.contains(" added into ") {
+            text.push_str(line.trim_end());
+            text.push('\n');
+            continue;
+        }
         let Some(at) = line.find("lattice") else {
             continue;
         };
@@ -64,6 +70,15 @@ fn ensure_newline(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lattice_lines_of_a_sum_computed_term_by_term_stay_under_their_term() {
+        let plan = "loop order: A.slot, i, j, B.slot\nterm 1 of 2, added into C by loops of its own:\n  forall A.slot: every coordinate, locate A.dense; lattice {A.dense}\nterm 2 of 2, added into C by loops of its own:\n  forall B.slot: every coordinate, locate B.dense; lattice {B.dense}\n";
+        assert_eq!(
+            lattices(plan),
+            "term 1 of 2, added into C by loops of its own:\n  forall A.slot: lattice {A.dense}\nterm 2 of 2, added into C by loops of its own:\n  forall B.slot: lattice {B.dense}\n"
+        );
+    }
 
     #[test]
     fn lattice_lines_keep_their_loop_and_indent() {
