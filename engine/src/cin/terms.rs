@@ -31,9 +31,9 @@ pub(super) fn term_statements(stmt: &Statement, sums: &[LoopVar], body: &Expr) -
     terms
         .into_iter()
         .map(|term| {
-            let mut used = Vec::new();
-            variables(&term, &mut used);
-            if !sums.iter().all(|v| used.contains(&v.name().to_string())) {
+            let mut used: Vec<&str> = Vec::new();
+            term.visit_free(&mut Vec::new(), &mut |v| used.push(v.as_str()));
+            if !sums.iter().all(|v| used.contains(&v.name())) {
                 return None;
             }
             let rhs = sums.iter().rev().fold(term, |body, v| Expr::Reduce {
@@ -99,24 +99,6 @@ fn signed_terms(e: Expr, negate: bool, out: &mut Vec<Expr>) {
         Expr::Neg(inner) => signed_terms(*inner, !negate, out),
         term if negate => out.push(Expr::Neg(Box::new(term))),
         term => out.push(term),
-    }
-}
-
-/// The names of the variables `e` indexes or sums over.
-fn variables(e: &Expr, out: &mut Vec<String>) {
-    match e {
-        Expr::Access(a) => out.extend(a.indices.iter().map(|v| v.0.clone())),
-        Expr::Literal(_) => {}
-        Expr::Neg(inner) => variables(inner, out),
-        Expr::Binary { lhs, rhs, .. } => {
-            variables(lhs, out);
-            variables(rhs, out);
-        }
-        Expr::Call { args, .. } => args.iter().for_each(|a| variables(a, out)),
-        Expr::Reduce { var, body, .. } => {
-            out.push(var.0.clone());
-            variables(body, out);
-        }
     }
 }
 
