@@ -896,7 +896,7 @@ fn blocked_dcsr(r: usize, c: usize) -> Format {
 /// kind of contents. `B` is dense; `x` a dense vector.
 #[test]
 fn structured_inputs_are_iterated_natively_and_match_reference() {
-    let statements: [(&str, usize); 8] = [
+    let statements: [(&str, usize); 10] = [
         ("y(i) = A(i,j) * x(j)", 1),
         ("y(j) = A(i,j) * x(j)", 1),
         ("y(j) = A(i,j) * x(i)", 1),
@@ -904,7 +904,9 @@ fn structured_inputs_are_iterated_natively_and_match_reference() {
         ("C(i,j) = -A(i,j) * B(i,j) * 3", 2),
         ("C(i,j) = 2 * A(i,j)", 2),
         ("y(i) = A(i,j)", 1),
+        ("y(j) = A(i,j)", 1),
         ("s = A(i,j)", 0),
+        ("s = A(i,j) * A(i,j)", 0),
     ];
     let formats = [
         Format::dia(),

@@ -602,14 +602,30 @@ pub enum Op {
     /// `body` run per position in one op instead of a dozen. The
     /// interpreter runs it, leaves `cursor` at `end` as the loop does, and
     /// continues at `resume`; compiled tiers skip it and compile the loop.
+    ///
+    /// With `coordinates`, the loop runs over the coordinates
+    /// `cursor..end` of another level, one that places coordinate `c`
+    /// below `parent` at `parent · extent + c` (dense, range), whose child,
+    /// the driver, has one position per parent position: the driver's
+    /// positions are then those coordinates' positions (ELL's rows of a
+    /// slot, DIA's rows of a diagonal).
     PositionLoop {
         driver: LevelRef,
         cursor: IReg,
         end: IReg,
+        coordinates: Option<CoordinateWalk>,
         body: PositionBody,
         resume: usize,
     },
     Halt,
+}
+
+/// The level and parent register whose coordinates a
+/// [`Op::PositionLoop`] walks, when it walks coordinates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CoordinateWalk {
+    pub level: LevelRef,
+    pub parent: IReg,
 }
 
 /// A factor of [`Op::RowAxpy`]: a dense last level whose row is chosen by
@@ -1188,12 +1204,27 @@ impl fmt::Display for Op {
                 driver,
                 cursor,
                 end,
+                coordinates: None,
                 body,
                 resume,
             } => write!(
                 f,
                 "interpreter: for p in {} r{cursor}..r{end}: {body}; then @{resume}",
                 lv(driver)
+            ),
+            Op::PositionLoop {
+                driver,
+                cursor,
+                end,
+                coordinates: Some(walk),
+                body,
+                resume,
+            } => write!(
+                f,
+                "interpreter: for p in {} at the positions of {} below r{} over coordinates r{cursor}..r{end}: {body}; then @{resume}",
+                lv(driver),
+                lv(&walk.level),
+                walk.parent
             ),
             Op::Halt => write!(f, "halt"),
         }

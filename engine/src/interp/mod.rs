@@ -238,10 +238,19 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 driver,
                 cursor,
                 end,
+                coordinates,
                 body,
                 resume,
             } => {
-                let positions = ir[*cursor as usize] as usize..ir[*end as usize] as usize;
+                let (from, to) = (ir[*cursor as usize], ir[*end as usize].max(ir[*cursor as usize]));
+                let positions = match coordinates {
+                    None => from as usize..to as usize,
+                    Some(walk) => {
+                        let extent = bind.levels[walk.level.operand as usize][walk.level.level as usize].extent as i64;
+                        let base = ir[walk.parent as usize] * extent;
+                        (base + from) as usize..(base + to) as usize
+                    }
+                };
                 if let crate::bytecode::PositionBody::Reduce { scale, acc, flag } = body {
                     // A sum into registers: the op's only effect.
                     let start = fr[*acc as usize];

@@ -875,7 +875,9 @@ impl<'a> Emitter<'a> {
                     structured::StructuredDriver::OneChild => "one child per parent position: no loop",
                 }
             );
+            let (plan_at, top) = (self.plan.len(), self.label());
             self.emit_structured_loop(how, walk, body, &shape, &involved, depth);
+            self.note_coordinate_shortcut(float_values, top, plan_at, &pad);
         } else if whole_rows && block_ops && self.try_every_block_row(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
@@ -954,7 +956,9 @@ impl<'a> Emitter<'a> {
         } else if !unrolled && self.merges_by_cases(&shape, body) {
             self.emit_merge_loops(walk, body, &shape, &involved, depth);
         } else {
+            let (plan_at, top) = (self.plan.len(), self.label());
             self.emit_loop(walk, body, &shape, &involved, depth);
+            self.note_coordinate_shortcut(float_values, top, plan_at, &pad);
         }
         if shape.universe {
             self.every_coordinate.pop();

@@ -14,6 +14,7 @@ use tessera_formats::{Cmp, IntOp, LevelKind, LevelRef};
 use super::Emitter;
 use crate::bytecode::{Affine, DotFactor, FReg, IReg, Op, PositionBody};
 
+mod coordinates;
 mod straight_line;
 
 /// The skeleton of a loop written by `emit_driven_loop`, unrolled once:
@@ -26,6 +27,10 @@ struct DrivenLoop {
     coord: IReg,
     /// The ops of the body: `body.start..step`.
     body: std::ops::Range<usize>,
+    /// Registers the loop sets outside its body besides `cursor` and
+    /// `coord` (a coordinate loop's own counter and positions): a body
+    /// reading one is not read as the driver's loop.
+    skeleton: SmallVec<[IReg; 4]>,
 }
 
 impl DrivenLoop {
@@ -61,6 +66,7 @@ impl DrivenLoop {
             end: *end,
             coord: *coord,
             body: top + 4..step,
+            skeleton: SmallVec::new(),
         })
     }
 }
@@ -111,6 +117,7 @@ impl Emitter<'_> {
                 driver: lp.driver,
                 cursor: lp.cursor,
                 end: lp.end,
+                coordinates: None,
                 body,
                 resume,
             },
@@ -233,6 +240,7 @@ impl Emitter<'_> {
             driver,
             cursor,
             end: inner_end,
+            coordinates: None,
             body,
             resume,
         }, ..] = &self.ops[lp.body.clone()]

@@ -95,11 +95,12 @@ impl Emitter<'_> {
             driver,
             cursor,
             end,
+            coordinates: None,
             body,
             resume,
         } = &ops[at]
         else {
-            unreachable!("found above")
+            return None;
         };
         // The child's loop runs to this loop's step; a body that appends
         // nests by its coordinates instead (`Self::nested`).
@@ -127,7 +128,8 @@ impl Emitter<'_> {
 
     /// `ops`, a part of `lp`'s body, read.
     fn reading<'l>(&self, lp: &'l DrivenLoop, ops: &[Op]) -> Option<Reading<'l>> {
-        let (written_ints, written_floats) = written(ops)?;
+        let (mut written_ints, written_floats) = written(ops)?;
+        written_ints.extend(lp.skeleton.iter().copied());
         let mut reading = Reading {
             lp,
             written_ints,
