@@ -52,7 +52,7 @@ pub(super) fn rescanned(operands: &[Operand], scopes: &[Scope<'_>], order: &[Loo
         for &k in &direct {
             let op = &operands[k];
             let format = &op.format;
-            if !format.is_per_mode() || format.stores_as_given() || !is_factor(scope.body, k, operands) {
+            if !format.is_per_mode() || format.stores_as_given() || !in_every_term(scope.body, k, operands) {
                 continue;
             }
             let vars = op.level_vars();
@@ -135,10 +135,26 @@ pub(super) fn unscanned(format: &Format, level: usize) -> Format {
 /// ([`Absence`]) from the operands' fills; a function of one argument is
 /// absent where its argument is.
 pub(super) fn is_factor(expr: &CinExpr, k: usize, operands: &[Operand]) -> bool {
+    absent_where(expr, k, operands, false)
+}
+
+/// Whether loops over `expr` meet `k` at every coordinate they visit: it
+/// is a factor ([`is_factor`]) or, through sums, a factor of every term
+/// (`x` in `A(i,j) * x(j) + B(i,j) * x(j)`). Such a sum still has its
+/// fill where `k` is absent, but that fill need not be 0 (`exp(x) - x`),
+/// so this says only where `k` is walked, not where the result vanishes.
+fn in_every_term(expr: &CinExpr, k: usize, operands: &[Operand]) -> bool {
+    absent_where(expr, k, operands, true)
+}
+
+/// [`is_factor`], with a sum absent where both sides are when
+/// `through_sums`.
+fn absent_where(expr: &CinExpr, k: usize, operands: &[Operand], through_sums: bool) -> bool {
     let fills = Fills {
         operand: &|a| operands.get(a).map_or(0.0, |op| op.fill),
         temp: &|_| None,
     };
+    let recur = |e: &CinExpr| absent_where(e, k, operands, through_sums);
     let side =
         |annihilators: Annihilators, apply: &dyn Fn(f64, f64) -> f64, lhs: &CinExpr, rhs: &CinExpr| match Absence::of(
             annihilators,
@@ -147,19 +163,17 @@ pub(super) fn is_factor(expr: &CinExpr, k: usize, operands: &[Operand]) -> bool 
             rhs,
             &fills,
         ) {
-            Absence::Both => is_factor(lhs, k, operands) || is_factor(rhs, k, operands),
-            Absence::Left => is_factor(lhs, k, operands),
-            Absence::Right => is_factor(rhs, k, operands),
-            // A sum is absent where both sides are: `k` is a factor of
-            // `A(i,j) * x(j) + B(i,j) * x(j)` as of each term.
-            Absence::Either => is_factor(lhs, k, operands) && is_factor(rhs, k, operands),
+            Absence::Both => recur(lhs) || recur(rhs),
+            Absence::Left => recur(lhs),
+            Absence::Right => recur(rhs),
+            Absence::Either => through_sums && recur(lhs) && recur(rhs),
         };
     match expr {
         CinExpr::Access(a) => *a == k,
-        CinExpr::Neg(e) => is_factor(e, k, operands),
+        CinExpr::Neg(e) => recur(e),
         CinExpr::Binary { op, lhs, rhs } => side(op.annihilators(), &|a, b| op.apply(a, b), lhs, rhs),
         CinExpr::Call { func, args } => match args.as_slice() {
-            [arg] => is_factor(arg, k, operands),
+            [arg] => recur(arg),
             [lhs, rhs] => side(func.annihilators(), &|a, b| func.apply(&[a, b]), lhs, rhs),
             _ => false,
         },

@@ -1251,11 +1251,20 @@ fn structured_problem(
     let on_diagonals = level_vars
         .iter()
         .any(|v| matches!(v.relation(), Some(Relation::Diagonal { .. })));
+    let fills = crate::lattice::Fills {
+        operand: &|a| operands.get(a).map_or(0.0, |o| o.fill),
+        temp: &|_| None,
+    };
+    // Loops over slots or blocks visit what it stores too: a statement
+    // known not to vanish where it is absent (`sum(m, f64(!A(m,i)))`)
+    // needs the components they skip.
+    if !on_diagonals && crate::lattice::fill(root, &fills).is_some_and(|f| f != 0.0) {
+        return Some(format!(
+            "the statement is not zero where it stores nothing, and loops over its {} levels visit only what it stores",
+            op.format
+        ));
+    }
     if on_diagonals {
-        let fills = crate::lattice::Fills {
-            operand: &|a| operands.get(a).map_or(0.0, |o| o.fill),
-            temp: &|_| None,
-        };
         let on_them = |a: usize| (a == k || operands.get(a).is_some_and(merged_alike)).then_some(a);
         let terms_read_them = crate::lattice::Lattice::build(root, &on_them, &fills).is_some_and(|l| !l.has_universe());
         if !terms_read_them {
