@@ -8,7 +8,7 @@
 //! driver.
 
 use smallvec::SmallVec;
-use tessera_formats::{Cmp, CoordinateRelation, IntOp, Level, LevelKind, LevelRef};
+use tessera_formats::{Cmp, CoordinateRelation, IntOp, Level, LevelRef};
 
 use super::DrivenLoop;
 use crate::bytecode::{CoordinateWalk, IReg, Op, PositionBody, ScaleFactor};
@@ -162,9 +162,9 @@ impl Emitter<'_> {
         // first op from there that parses as the whole loop.
         let (top, lp) = (from..self.ops.len()).find_map(|top| Some((top, CoordinateLoop::parse(&self.ops, top)?)))?;
         let format = |l: LevelRef| self.states[l.operand as usize].formats[l.level as usize];
-        let walked = format(lp.level);
-        let placed = matches!(walked.kind, LevelKind::Dense | LevelKind::Range)
-            && walked.coordinate_relation() == CoordinateRelation::Positional;
+        // Every coordinate of a positional level's loop has its position
+        // (`parent · extent + c`), so the loop's skipped checks never fail.
+        let placed = format(lp.level).coordinate_relation() == CoordinateRelation::Positional;
         let relation = format(lp.child.driver).coordinate_relation();
         if !placed || !matches!(relation, CoordinateRelation::Stored | CoordinateRelation::ShiftedParent) {
             return None;
