@@ -1245,9 +1245,7 @@ fn structured_problem(
             .enumerate()
             .all(|(j, o)| j == k || merged_alike(o) || is_factor(root, j, operands));
     // Loops over diagonals visit only the stored ones, and below each only
-    // its rows: every term must read a tensor stored on those diagonals,
-    // and the statement be zero where they store nothing (no constant
-    // term, no `exp` of them).
+    // its rows: every term must read a tensor stored on those diagonals.
     let on_diagonals = level_vars
         .iter()
         .any(|v| matches!(v.relation(), Some(Relation::Diagonal { .. })));
@@ -1255,27 +1253,21 @@ fn structured_problem(
         operand: &|a| operands.get(a).map_or(0.0, |o| o.fill),
         temp: &|_| None,
     };
-    // Loops over slots or blocks visit what it stores too: a statement
-    // known not to vanish where it is absent (`sum(m, f64(!A(m,i)))`)
-    // needs the components they skip.
-    if !on_diagonals && crate::lattice::fill(root, &fills).is_some_and(|f| f != 0.0) {
-        return Some(format!(
-            "the statement is not zero where it stores nothing, and loops over its {} levels visit only what it stores",
-            op.format
-        ));
-    }
     if on_diagonals {
         let on_them = |a: usize| (a == k || operands.get(a).is_some_and(merged_alike)).then_some(a);
         let terms_read_them = crate::lattice::Lattice::build(root, &on_them, &fills).is_some_and(|l| !l.has_universe());
         if !terms_read_them {
             return Some("the statement adds terms that do not read it".into());
         }
-        if crate::lattice::fill(root, &fills) != Some(0.0) {
-            return Some(
-                "the statement is not zero where it stores nothing, and loops over its diagonals visit only what it stores"
-                    .into(),
-            );
-        }
+    }
+    // Loops over diagonals, slots or blocks visit only what it stores: the
+    // statement must be zero where it stores nothing (no constant term, no
+    // `exp` of it, no `sum(m, f64(!A(m,i)))`).
+    if crate::lattice::fill(root, &fills) != Some(0.0) {
+        return Some(format!(
+            "the statement is not zero where it stores nothing, and loops over its {} levels visit only what it stores",
+            op.format
+        ));
     }
     if !is_factor(root, k, operands) && !partners_merge {
         // Loops over its derived variables visit its entries only: a term
