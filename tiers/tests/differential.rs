@@ -263,6 +263,106 @@ fn dense_row_updates_of_any_width_give_the_interpreters_bits() {
     }
 }
 
+/// Dense updates (`Op::RowAxpy`: SpMM's and MTTKRP's rows of B added per
+/// stored entry, in tiles of eight kept in registers; `Op::DenseAxpy` and
+/// `Op::TempAxpy`: a dense row into the output or a temporary;
+/// `Op::ValuesAxpy`: values on the driver's pattern) are block ops written
+/// once for every tier: the same bits on both tiers at every width, whole
+/// tiles, pairs and a last odd component alike.
+#[test]
+fn dense_updates_of_any_width_give_the_interpreters_bits() {
+    use tessera_engine::bytecode::Op;
+    use tessera_engine::runtime::TierChoice;
+    use tessera_engine::schedule::Schedule;
+    use tessera_engine::testing::{check_scheduled, same_bits, Tolerance};
+    use tessera_engine::{EvalOptions, Inputs};
+    let interp = Engine::new();
+    let jit = jit_engine();
+    let mut rng = Rng::new(47);
+    let check_into =
+        |output: Format, statement: &str, tensors: &[(&str, &Tensor)], schedule: &str, op: fn(&Op) -> bool| {
+            let schedule: Schedule = schedule.parse().unwrap();
+            let inputs = tensors.iter().fold(Inputs::new(), |i, &(n, t)| i.with(n, t));
+            let formats: Vec<(&str, Format)> = tensors.iter().map(|&(n, t)| (n, t.format().clone())).collect();
+            let kernel = jit.compile_scheduled(statement, &formats, &output, &schedule).unwrap();
+            assert!(
+                kernel.program().ops.iter().any(op),
+                "{statement}: not the expected block op:\n{}",
+                kernel.program()
+            );
+            let eval = |engine: &Engine, tier| {
+                let options = EvalOptions {
+                    output_format: Some(output.clone()),
+                    tier,
+                    schedule: schedule.clone(),
+                    ..EvalOptions::default()
+                };
+                engine.eval_with(statement, &inputs, &options).unwrap()
+            };
+            let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
+            assert!(
+                same_bits(&want, &got),
+                "{statement} on {formats:?}: the tiers' bits differ"
+            );
+            for engine in [&interp, &jit] {
+                check_scheduled(
+                    engine,
+                    statement,
+                    tensors,
+                    Some(&output),
+                    &[],
+                    Tolerance::default(),
+                    &schedule,
+                )
+                .unwrap();
+            }
+        };
+    let check = |statement: &str, tensors: &[(&str, &Tensor)], schedule: &str, op: fn(&Op) -> bool| {
+        check_into(Format::dense(2), statement, tensors, schedule, op)
+    };
+    for kind in [
+        EntryKind::Random,
+        EntryKind::EmptySlices,
+        EntryKind::Skewed,
+        EntryKind::Empty,
+    ] {
+        for width in [0, 1, 2, 3, 7, 8, 9, 16, 17, 33] {
+            let a = random_tensor(&mut rng, &[7, 6], kind, &Format::csr()).unwrap();
+            let b = random_tensor(&mut rng, &[6, width], EntryKind::Full, &Format::dense(2)).unwrap();
+            let d = random_tensor(&mut rng, &[6, width], EntryKind::Random, &Format::dense(2)).unwrap();
+            let is_row_axpy: fn(&Op) -> bool = |op| matches!(op, Op::RowAxpy { .. });
+            let spmm = [("A", &a), ("B", &b), ("D", &d)];
+            check("C(i,k) = A(i,j) * B(j,k)", &spmm, "", is_row_axpy);
+            check("C(i,k) = A(i,j) * B(j,k) * D(j,k)", &spmm, "", is_row_axpy);
+            let coo = random_tensor(&mut rng, &[7, 6], kind, &Format::coo(2)).unwrap();
+            check("C(i,k) = A(i,j) * B(j,k)", &[("A", &coo), ("B", &b)], "", |op| {
+                matches!(op, Op::DenseAxpy { .. })
+            });
+            let t = random_tensor(&mut rng, &[5, 4, 3], kind, &Format::csf(3)).unwrap();
+            let c = random_tensor(&mut rng, &[4, width], EntryKind::Full, &Format::dense(2)).unwrap();
+            let e = random_tensor(&mut rng, &[3, width], EntryKind::Random, &Format::dense(2)).unwrap();
+            check(
+                "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+                &[("B", &t), ("C", &c), ("D", &e)],
+                "reorder(i, k, l, j); precompute(B(i,k,l) * D(l,j), j, j, w)",
+                |op| matches!(op, Op::TempAxpy { .. }),
+            );
+        }
+        // Values on the driver's pattern: a scaled copy (pairs and a last
+        // odd value) and products gathered at the coordinates.
+        for columns in [1, 6, 9] {
+            let a = random_tensor(&mut rng, &[5, columns], kind, &Format::csr()).unwrap();
+            let x = random_tensor(&mut rng, &[columns], EntryKind::Full, &Format::dense(1)).unwrap();
+            let z = random_tensor(&mut rng, &[columns], EntryKind::Random, &Format::dense(1)).unwrap();
+            let is_values_axpy: fn(&Op) -> bool = |op| matches!(op, Op::ValuesAxpy { .. });
+            for statement in ["C(i,j) = A(i,j) * 2", "C(i,j) = A(i,j) * x(j) * z(j)"] {
+                let tensors = [("A", &a), ("x", &x), ("z", &z)];
+                check_into(Format::csr(), statement, &tensors, "", is_values_axpy);
+            }
+        }
+    }
+}
+
 /// Inner products (`Op::DenseDot`: SDDMM's rank loop; `Op::BlockRowsDot`:
 /// a BCSR block's rows times x; `Op::DotBlock`: a DCSR row times x) are
 /// block ops written once for every tier: unrolled up to 16 values, a

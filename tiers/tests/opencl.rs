@@ -330,6 +330,62 @@ fn workspaces_in_local_and_global_memory_give_the_reference() {
     }
 }
 
+/// Dense updates (SpMM's rows in tiles of pairs, a dense row into a
+/// temporary and into the output, values on the driver's pattern) are
+/// written once for every tier: the device's bits are the interpreter's
+/// at every width.
+#[test]
+fn dense_updates_give_the_interpreters_bits_on_the_device() {
+    use tessera_engine::schedule::Schedule;
+    use tessera_engine::testing::{random_tensor, same_bits, EntryKind, Rng};
+    let device = Engine::new()
+        .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
+        .with_promotion(PromotionPolicy::EAGER);
+    let interp = Engine::new();
+    let mut rng = Rng::new(53);
+    let check = |statement: &str, tensors: &[(&str, &Tensor<f64>)], output: Format, schedule: &str| {
+        let inputs = tensors.iter().fold(Inputs::new(), |i, &(n, t)| i.with(n, t));
+        let schedule: Schedule = schedule.parse().unwrap();
+        let on = |engine: &Engine, tier| {
+            let options = EvalOptions {
+                tier,
+                output_format: Some(output.clone()),
+                schedule: schedule.clone(),
+                ..options()
+            };
+            engine.eval_with(statement, &inputs, &options).unwrap()
+        };
+        let want = on(&interp, TierChoice::Interpreter);
+        let got = on(&device, TierChoice::Named(NAME.into()));
+        assert!(same_bits(&want, &got), "{statement}: the device's bits differ");
+        assert!(device.diagnostics().is_empty(), "{:?}", device.diagnostics());
+    };
+    for width in [1, 8, 17] {
+        let a = random_tensor(&mut rng, &[9, 7], EntryKind::Skewed, &Format::csr()).unwrap();
+        let b = random_tensor(&mut rng, &[7, width], EntryKind::Full, &Format::dense(2)).unwrap();
+        check(
+            "C(i,k) = A(i,j) * B(j,k)",
+            &[("A", &a), ("B", &b)],
+            Format::dense(2),
+            "",
+        );
+        let t = random_tensor(&mut rng, &[5, 4, 3], EntryKind::Random, &Format::csf(3)).unwrap();
+        let c = random_tensor(&mut rng, &[4, width], EntryKind::Full, &Format::dense(2)).unwrap();
+        let d = random_tensor(&mut rng, &[3, width], EntryKind::Random, &Format::dense(2)).unwrap();
+        check(
+            "A(i,j) = B(i,k,l) * C(k,j) * D(l,j)",
+            &[("B", &t), ("C", &c), ("D", &d)],
+            Format::dense(2),
+            "reorder(i, k, l, j); precompute(B(i,k,l) * D(l,j), j, j, w)",
+        );
+    }
+    let a = random_tensor(&mut rng, &[9, 7], EntryKind::Random, &Format::csr()).unwrap();
+    let x = random_tensor(&mut rng, &[7], EntryKind::Full, &Format::dense(1)).unwrap();
+    for statement in ["C(i,j) = A(i,j) * 2", "C(i,j) = A(i,j) * x(j)"] {
+        check(statement, &[("A", &a), ("x", &x)], Format::csr(), "");
+    }
+}
+
 /// The dot block ops (SDDMM's rank loop, BCSR's blocks times x, a DCSR
 /// row times x) are written once for every tier: the device's sums are
 /// the interpreter's bits, unrolled or looped.

@@ -117,6 +117,7 @@ pub fn block_rows_dot<K: KernelBuilder>(
         out,
         out_block_step,
     } = operands;
+    let coords = k.coordinates(coords);
     let parts: SmallVec<[Steps<K>; 3]> = factors
         .iter()
         .chain(shared)
@@ -136,7 +137,7 @@ pub fn block_rows_dot<K: KernelBuilder>(
     // `out_at` on.
     let blocks_of_row = |k: &mut K, parts: &[Steps<K>], out_at: K::Int, (begin, end): (K::Int, K::Int)| {
         k.for_range(begin, end, |k, p| {
-            let c = k.load(coords, p);
+            let c = k.coordinate(coords, p);
             let mut runs: SmallVec<[(K::Run, K::Int); 2]> = SmallVec::new();
             let mut shared: SmallVec<[K::Run; 1]> = SmallVec::new();
             for (i, part) in parts.iter().enumerate() {

@@ -11,14 +11,16 @@
 //! block ops need beyond level functions: floats, the operands' values
 //! read as runs, and a reduction over a range of integers.
 
-use tessera_formats::Builder;
+use tessera_formats::{ArrayRef, Builder};
 
 use crate::bytecode::FloatOp;
 
+mod axpy;
 mod blocks;
 mod dot;
 mod segments;
 
+pub use axpy::{add_products, dense_axpy, row_axpy, values_axpy};
 pub use blocks::{block_rows_dot, BlockOperands};
 pub use dot::{dense_dot, dense_rows_dot, rows_of_dots, value_runs};
 pub use segments::segment_dot;
@@ -48,10 +50,22 @@ pub use segments::segment_dot;
 pub trait KernelBuilder: Builder {
     /// A 64-bit float.
     type Float: Copy;
+    /// Two 64-bit floats, computed lane by lane (`f64x2` in compiled code).
+    type Pair: Copy;
     /// A run of an input operand's values.
     type Run: Copy;
+    /// Where a block op adds its results: a run of `f64` storage the
+    /// kernel writes (the dense output, a vector temporary).
+    type Target: Copy;
+    /// A level's coordinate array, resolved once before a loop reads it
+    /// at every position.
+    type Coords: Copy;
 
     fn float(&mut self, value: f64) -> Self::Float;
+    /// The coordinate array `array`, for [`KernelBuilder::coordinate`].
+    fn coordinates(&mut self, array: ArrayRef) -> Self::Coords;
+    /// The coordinate stored at `position`.
+    fn coordinate(&mut self, coords: Self::Coords, position: Self::Int) -> Self::Int;
     fn float_op(&mut self, op: FloatOp, a: Self::Float, b: Self::Float) -> Self::Float;
     /// Input `operand`'s values from position `start` on.
     fn value_run(&mut self, operand: u32, start: Self::Int) -> Self::Run;
@@ -61,15 +75,66 @@ pub trait KernelBuilder: Builder {
     /// The run's value at `index` (a constant index lets compiled tiers
     /// fold it into the address), as `f64`.
     fn run_at(&mut self, run: Self::Run, index: Length<Self::Int>) -> Self::Float;
+    /// The run, of which the op reads only the first `len` values: the
+    /// interpreter checks the bounds once here rather than at every read;
+    /// compiled tiers read runs unchecked and return it as it is.
+    fn run_within(&mut self, run: Self::Run, _len: Length<Self::Int>) -> Self::Run {
+        run
+    }
     /// The run `by` values further on.
     fn run_offset(&mut self, run: Self::Run, by: Self::Int) -> Self::Run;
     /// `out[position] += value` in a dense `f64` output (block ops run in
     /// float programs only).
     fn add_to_output(&mut self, position: Self::Int, value: Self::Float);
+    /// Both lanes of `x`.
+    fn splat(&mut self, x: Self::Float) -> Self::Pair;
+    /// `op` on each lane.
+    fn pair_op(&mut self, op: FloatOp, a: Self::Pair, b: Self::Pair) -> Self::Pair;
+    /// The run's values at `index` and `index + 1`, as `f64`.
+    fn run_pair(&mut self, run: Self::Run, index: Length<Self::Int>) -> Self::Pair;
+    /// The dense output from position `start` on.
+    fn output_target(&mut self, start: Self::Int) -> Self::Target;
+    /// The target, of which the op writes only the first `len` values
+    /// (see [`KernelBuilder::run_within`]).
+    fn target_within(&mut self, target: Self::Target, _len: Length<Self::Int>) -> Self::Target {
+        target
+    }
+    /// The target `by` values further on.
+    fn target_offset(&mut self, target: Self::Target, by: Self::Int) -> Self::Target;
+    /// `target[index] += value`.
+    fn add_at(&mut self, target: Self::Target, index: Length<Self::Int>, value: Self::Float);
+    /// The target's values at `index` and `index + 1`.
+    fn target_pair(&mut self, target: Self::Target, index: Length<Self::Int>) -> Self::Pair;
+    /// Stores `pair` at `index` and `index + 1` of the target.
+    fn set_target_pair(&mut self, target: Self::Target, index: Length<Self::Int>, pair: Self::Pair);
+    /// How many pairs a block op may keep in registers across a loop (a
+    /// tile of an output row): compiled code leaves registers for the
+    /// loop's products; the interpreter's Rust loops hold more, which
+    /// halves its work per entry.
+    fn tile_pairs(&self) -> usize {
+        4
+    }
     /// `for i in begin..end { body(i) }`.
     fn for_range<F>(&mut self, begin: Self::Int, end: Self::Int, body: F)
     where
+        F: FnMut(&mut Self, Self::Int),
+    {
+        self.for_range_by(begin, end, 1, body)
+    }
+    /// `for i in (begin..end).step_by(step) { body(i) }`.
+    fn for_range_by<F>(&mut self, begin: Self::Int, end: Self::Int, step: u32, body: F)
+    where
         F: FnMut(&mut Self, Self::Int);
+    /// [`KernelBuilder::fold_range`] carrying `N` pairs.
+    fn fold_pairs<const N: usize, F>(
+        &mut self,
+        begin: Self::Int,
+        end: Self::Int,
+        init: [Self::Pair; N],
+        body: F,
+    ) -> [Self::Pair; N]
+    where
+        F: FnMut(&mut Self, Self::Int, [Self::Pair; N]) -> [Self::Pair; N];
     /// `acc = init; for i in begin..end { acc = body(i, acc) }; acc`.
     fn fold_range<F>(&mut self, begin: Self::Int, end: Self::Int, init: Self::Float, body: F) -> Self::Float
     where

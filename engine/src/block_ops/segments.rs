@@ -48,6 +48,7 @@ pub fn segment_dot<K: KernelBuilder>(
 ) -> K::Float {
     let zero = k.int(0);
     let own = k.value_run(driver.operand, zero);
+    let coords = k.coordinates(coords);
     let mut rows: SmallVec<[K::Run; 3]> = SmallVec::new();
     for f in factors {
         let extent = k.param(f.level, Param::Extent);
@@ -64,14 +65,14 @@ pub fn segment_dot<K: KernelBuilder>(
     // of over the rows.
     match *rows {
         [x] => k.fold_range(begin, end, sum, |k, p, sum| {
-            let c = k.load(coords, p);
+            let c = k.coordinate(coords, p);
             let v = k.run_at(own, Length::In(p));
             let x = k.run_at(x, Length::In(c));
             let prod = k.float_op(FloatOp::Mul, v, x);
             k.float_op(FloatOp::Add, sum, prod)
         }),
         _ => k.fold_range(begin, end, sum, |k, p, sum| {
-            let c = k.load(coords, p);
+            let c = k.coordinate(coords, p);
             let mut prod = k.run_at(own, Length::In(p));
             for &row in &rows {
                 let x = k.run_at(row, Length::In(c));

@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 
-use tessera_formats::{Immediate, LevelRef, LevelStorage, StorageResolver};
+use tessera_formats::{ArrayRef, Immediate, IndexArray, LevelRef, LevelStorage, StorageResolver};
 
 use crate::block_ops::{KernelBuilder, Length};
 use crate::bytecode::FloatOp;
@@ -64,14 +64,27 @@ impl<'b, 'a> Operands<'b, 'a> {
 /// are called, on plain integers and floats.
 pub type Eager<'b, 'a> = Immediate<Operands<'b, 'a>>;
 
-impl<'b> KernelBuilder for Eager<'b, '_> {
+impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
     type Float = f64;
+    type Pair = [f64; 2];
     /// The values and the run's first position.
     type Run = (&'b [f64], usize);
+    /// The output's cells from the target's first position on.
+    type Target = &'b [Cell<f64>];
+    type Coords = &'b IndexArray;
 
     #[inline(always)]
     fn float(&mut self, value: f64) -> f64 {
         value
+    }
+    #[inline(always)]
+    fn coordinates(&mut self, array: ArrayRef) -> &'b IndexArray {
+        let levels: &'b [&'a [LevelStorage]] = self.storage.levels;
+        &levels[array.level.operand as usize][array.level.level as usize].arrays[array.slot as usize]
+    }
+    #[inline(always)]
+    fn coordinate(&mut self, coords: &'b IndexArray, position: i64) -> i64 {
+        coords.get(position as usize)
     }
     #[inline(always)]
     fn float_op(&mut self, op: FloatOp, a: f64, b: f64) -> f64 {
@@ -87,11 +100,11 @@ impl<'b> KernelBuilder for Eager<'b, '_> {
     }
     #[inline(always)]
     fn run_at(&mut self, (values, start): (&'b [f64], usize), index: Length<i64>) -> f64 {
-        let c = match index {
-            Length::Fixed(c) => c as usize,
-            Length::In(c) => c as usize,
-        };
-        values[start + c]
+        values[start + index_of(index)]
+    }
+    #[inline(always)]
+    fn run_within(&mut self, (values, start): (&'b [f64], usize), len: Length<i64>) -> (&'b [f64], usize) {
+        (&values[start..start + index_of(len)], 0)
     }
     #[inline(always)]
     fn run_offset(&mut self, (values, start): (&'b [f64], usize), by: i64) -> (&'b [f64], usize) {
@@ -103,14 +116,66 @@ impl<'b> KernelBuilder for Eager<'b, '_> {
         let cell = &output.cells[(position - output.first) as usize];
         cell.set(cell.get() + value);
     }
+    fn tile_pairs(&self) -> usize {
+        8
+    }
     #[inline(always)]
-    fn for_range<F>(&mut self, begin: i64, end: i64, mut body: F)
+    fn splat(&mut self, x: f64) -> [f64; 2] {
+        [x, x]
+    }
+    #[inline(always)]
+    fn pair_op(&mut self, op: FloatOp, a: [f64; 2], b: [f64; 2]) -> [f64; 2] {
+        [op.apply(a[0], b[0]), op.apply(a[1], b[1])]
+    }
+    #[inline(always)]
+    fn run_pair(&mut self, (values, start): (&'b [f64], usize), index: Length<i64>) -> [f64; 2] {
+        let at = start + index_of(index);
+        [values[at], values[at + 1]]
+    }
+    #[inline(always)]
+    fn output_target(&mut self, start: i64) -> &'b [Cell<f64>] {
+        let output = self.storage.output;
+        &output.cells[(start - output.first) as usize..]
+    }
+    #[inline(always)]
+    fn target_offset(&mut self, target: &'b [Cell<f64>], by: i64) -> &'b [Cell<f64>] {
+        &target[by as usize..]
+    }
+    #[inline(always)]
+    fn target_within(&mut self, target: &'b [Cell<f64>], len: Length<i64>) -> &'b [Cell<f64>] {
+        &target[..index_of(len)]
+    }
+    #[inline(always)]
+    fn add_at(&mut self, target: &'b [Cell<f64>], index: Length<i64>, value: f64) {
+        let cell = &target[index_of(index)];
+        cell.set(cell.get() + value);
+    }
+    #[inline(always)]
+    fn target_pair(&mut self, target: &'b [Cell<f64>], index: Length<i64>) -> [f64; 2] {
+        let at = index_of(index);
+        [target[at].get(), target[at + 1].get()]
+    }
+    #[inline(always)]
+    fn set_target_pair(&mut self, target: &'b [Cell<f64>], index: Length<i64>, pair: [f64; 2]) {
+        let at = index_of(index);
+        target[at].set(pair[0]);
+        target[at + 1].set(pair[1]);
+    }
+    #[inline(always)]
+    fn for_range_by<F>(&mut self, begin: i64, end: i64, step: u32, mut body: F)
     where
         F: FnMut(&mut Self, i64),
     {
-        for i in begin..end {
+        for i in (begin..end).step_by(step as usize) {
             body(self, i);
         }
+    }
+    #[inline(always)]
+    fn fold_pairs<const N: usize, F>(&mut self, begin: i64, end: i64, init: [[f64; 2]; N], mut body: F) -> [[f64; 2]; N]
+    where
+        F: FnMut(&mut Self, i64, [[f64; 2]; N]) -> [[f64; 2]; N],
+    {
+        (begin..end).fold(init, |acc, i| body(self, i, acc))
     }
     #[inline(always)]
     fn fold_range<F>(&mut self, begin: i64, end: i64, init: f64, mut body: F) -> f64
@@ -118,6 +183,15 @@ impl<'b> KernelBuilder for Eager<'b, '_> {
         F: FnMut(&mut Self, i64, f64) -> f64,
     {
         (begin..end).fold(init, |acc, i| body(self, i, acc))
+    }
+}
+
+/// An index as a slice index.
+#[inline(always)]
+fn index_of(index: Length<i64>) -> usize {
+    match index {
+        Length::Fixed(c) => c as usize,
+        Length::In(c) => c as usize,
     }
 }
 

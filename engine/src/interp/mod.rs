@@ -13,7 +13,10 @@ use tessera_formats::staging::{eval_cmp, eval_int_op};
 use tessera_formats::typed::ValueSlice;
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage};
 
-use crate::block_ops::{block_rows_dot, dense_dot, dense_rows_dot, segment_dot, value_runs, BlockOperands, Length};
+use crate::block_ops::{
+    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, row_axpy, segment_dot, value_runs, values_axpy,
+    BlockOperands, KernelBuilder, Length,
+};
 use crate::bytecode::{BlockRows, CoordinateRun, IReg, Op, Program, Regs, Strided};
 use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
@@ -526,15 +529,32 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 out: out_level,
                 out_parent,
             } => {
-                let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
-                let base = ir[*out_parent as usize] as usize * n;
-                let mut rows: SmallVec<[&[f64]; 3]> = factors.iter().map(|f| dense_row(bind, &ir, f)).collect();
-                rows.extend(temp.map(|t| &temps[t as usize][..]));
-                axpy(out.dense_range_mut(base, n), fr[*scale as usize], &rows);
+                let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent as i64;
+                let (first, values_out) = out.dense_values_mut().expect("dense updates add into a dense output");
+                let mut k = Immediate::new(Operands {
+                    levels: &bind.levels,
+                    output: DenseCells::new(values_out, first as i64),
+                    temps: &temps,
+                    ..Operands::values(&values)
+                });
+                let target = k.output_target(ir[*out_parent as usize] * n);
+                let temp = temp.map(|t| (k.temp_run(t), temps[t as usize].len() as i64));
+                dense_axpy(&mut k, (target, n), fr[*scale as usize], factors, temp, &mut |_, r| {
+                    ir[r as usize]
+                });
             }
             Op::TempAxpy { temp, scale, factors } => {
-                let rows: SmallVec<[&[f64]; 3]> = factors.iter().map(|f| dense_row(bind, &ir, f)).collect();
-                axpy(&mut temps[*temp as usize], fr[*scale as usize], &rows);
+                let written = &mut temps[*temp as usize];
+                let n = written.len() as i64;
+                let mut k = Immediate::new(Operands {
+                    levels: &bind.levels,
+                    output: DenseCells::new(written, 0),
+                    ..Operands::values(&values)
+                });
+                let target = k.output_target(0);
+                dense_axpy(&mut k, (target, n), fr[*scale as usize], factors, None, &mut |_, r| {
+                    ir[r as usize]
+                });
             }
             Op::WorkspaceAxpy {
                 driver,
@@ -563,35 +583,22 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 scale,
                 factors,
             } => {
-                let (begin, end) = (ir[*begin as usize] as usize, ir[*end as usize] as usize);
-                let own = &values[driver.operand as usize][begin..end];
-                let dst = out.dense_range_mut(begin, end - begin);
-                let scale = fr[*scale as usize];
-                match factors.as_slice() {
-                    [] => {
-                        for (d, v) in dst.iter_mut().zip(own) {
-                            *d += scale * v;
-                        }
-                    }
-                    many => {
-                        let storage = &bind.levels[driver.operand as usize][driver.level as usize];
-                        let coords = format_of(bind, *driver)
-                            .coordinate_view(storage)
-                            .expect("the planner only emits value updates over levels with a coordinate view");
-                        let rows: SmallVec<[&[f64]; 2]> = many
-                            .iter()
-                            .map(|f| {
-                                let n = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
-                                let base = ir[f.parent as usize] as usize * n;
-                                &values[f.operand as usize][base..base + n]
-                            })
-                            .collect();
-                        for (k, (d, v)) in dst.iter_mut().zip(own).enumerate() {
-                            let c = coords.get_usize(begin + k);
-                            *d += rows.iter().fold(scale * v, |prod, row| prod * row[c]);
-                        }
-                    }
-                }
+                let coords = coordinate_array(bind, *driver);
+                let (first, values_out) = out.dense_values_mut().expect("value updates add into a dense output");
+                let mut k = Immediate::new(Operands {
+                    levels: &bind.levels,
+                    output: DenseCells::new(values_out, first as i64),
+                    ..Operands::values(&values)
+                });
+                let positions = (ir[*begin as usize], ir[*end as usize]);
+                values_axpy(
+                    &mut k,
+                    (*driver, coords),
+                    positions,
+                    fr[*scale as usize],
+                    factors,
+                    &mut |_, r| ir[r as usize],
+                );
             }
             Op::RowAxpy {
                 driver,
@@ -602,34 +609,26 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 out: out_level,
                 out_parent,
             } => {
-                let (begin, end) = (ir[*begin as usize] as usize, ir[*end as usize] as usize);
-                let storage = &bind.levels[driver.operand as usize][driver.level as usize];
-                let coords = format_of(bind, *driver)
-                    .coordinate_view(storage)
-                    .expect("the planner only emits row updates over levels with a coordinate view");
-                let own = &values[driver.operand as usize];
-                let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
-                let out_base = ir[*out_parent as usize] as usize * n;
-                let scale = fr[*scale as usize];
-                let extent = |l: LevelRef| bind.levels[l.operand as usize][l.level as usize].extent;
-                let dst = out.dense_range_mut(out_base, n);
-                // Each factor's values, parent row and `via` extent, read once.
-                let rows: SmallVec<[FactorRow<'_>; 2]> = factors
-                    .iter()
-                    .map(|f| {
-                        (
-                            values[f.operand as usize],
-                            ir[f.parent as usize] as usize,
-                            f.via.map(extent),
-                        )
-                    })
-                    .collect();
-                let row = |k: usize, c: usize| {
-                    let (values, parent, via) = rows[k];
-                    let row = via.map_or(parent, |extent| parent * extent + c);
-                    &values[row * n..(row + 1) * n]
-                };
-                row_updates(dst, (coords, begin..end), own, scale, factors.len(), row);
+                let coords = coordinate_array(bind, *driver);
+                let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent as i64;
+                let (first, values_out) = out.dense_values_mut().expect("row updates add into a dense output");
+                let mut k = Immediate::new(Operands {
+                    levels: &bind.levels,
+                    output: DenseCells::new(values_out, first as i64),
+                    ..Operands::values(&values)
+                });
+                let target = k.output_target(ir[*out_parent as usize] * n);
+                let positions = (ir[*begin as usize], ir[*end as usize]);
+                let reg = &mut |_: &mut Eager<'_, '_>, r: IReg| ir[r as usize];
+                row_axpy(
+                    &mut k,
+                    (*driver, coords),
+                    positions,
+                    fr[*scale as usize],
+                    factors,
+                    (target, n),
+                    reg,
+                );
             }
             Op::MergeRuns {
                 runs,
@@ -751,80 +750,6 @@ impl AppendBatch {
     }
 }
 
-/// A row factor of [`Op::RowAxpy`] as it runs: its operand's values, its
-/// parent row, and the extent of its `via` level.
-type FactorRow<'a> = (&'a [f64], usize, Option<usize>);
-
-/// For each position `p` in `positions` of a level with coordinates
-/// `coords`: `dst += scale · own[p] · Π rows`, factor `k`'s row
-/// `row(k, coords[p])` (SpMM's and MTTKRP's dense row updates).
-fn row_updates<'v>(
-    dst: &mut [f64],
-    (coords, positions): (&IndexArray, std::ops::Range<usize>),
-    own: &[f64],
-    scale: f64,
-    factors: usize,
-    row: impl Fn(usize, usize) -> &'v [f64],
-) {
-    let own = &own[positions.clone()];
-    let args = (own, scale, factors);
-    match coords {
-        IndexArray::U32(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
-        IndexArray::U64(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
-        IndexArray::I64(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
-    }
-}
-
-/// [`row_updates`] over one width of coordinates.
-fn updates<'v, I: Copy>(
-    dst: &mut [f64],
-    (coords, wide): (&[I], fn(I) -> usize),
-    (own, scale, factors): (&[f64], f64, usize),
-    row: impl Fn(usize, usize) -> &'v [f64],
-) {
-    // One factor (SpMM) over a short row: the row held in registers across
-    // the positions, in tiles of 16, as compiled code holds it; each
-    // component still adds its terms in position order.
-    const TILE: usize = 16;
-    if factors == 1 && dst.len() % TILE == 0 && dst.len() <= 4 * TILE {
-        for (t, tile) in dst.chunks_exact_mut(TILE).enumerate() {
-            let tile: &mut [f64; TILE] = tile.try_into().expect("a whole tile");
-            let mut acc = *tile;
-            for (&c, &v) in coords.iter().zip(own) {
-                let s = scale * v;
-                let x: &[f64; TILE] = row(0, wide(c))[t * TILE..(t + 1) * TILE]
-                    .try_into()
-                    .expect("a whole tile");
-                for k in 0..TILE {
-                    acc[k] += s * x[k];
-                }
-            }
-            *tile = acc;
-        }
-        return;
-    }
-    for (&c, &v) in coords.iter().zip(own) {
-        let (c, s) = (wide(c), scale * v);
-        match factors {
-            1 => {
-                for (d, &v) in dst.iter_mut().zip(row(0, c)) {
-                    *d += s * v;
-                }
-            }
-            2 => {
-                for ((d, &v), &w) in dst.iter_mut().zip(row(0, c)).zip(row(1, c)) {
-                    *d += s * v * w;
-                }
-            }
-            many => {
-                for (k, d) in dst.iter_mut().enumerate() {
-                    *d += (0..many).fold(s, |acc, f| acc * row(f, c)[k]);
-                }
-            }
-        }
-    }
-}
-
 /// `Σ own[k] · Π rows[coords[begin + k]]` over the segment's values `own`,
 /// summed as [`crate::block_ops::segment_dot`] does (from `0.0` in
 /// order): a position loop's dots over slices it resolved once.
@@ -858,28 +783,12 @@ fn dense_row<'a>(bind: &Bindings<'a>, ir: &[i64], f: &crate::bytecode::DotFactor
     &bind.f64s(f.operand as usize)[b..b + n]
 }
 
-/// `dst[c] += scale * Π rows[c]` for each `c` of the shortest of them, the
-/// product taken in order from `scale`.
-fn axpy(dst: &mut [f64], scale: f64, rows: &[&[f64]]) {
-    match rows {
-        [] => dst.iter_mut().for_each(|d| *d += scale),
-        [x] => {
-            for (d, &v) in dst.iter_mut().zip(*x) {
-                *d += scale * v;
-            }
-        }
-        [x, y] => {
-            for ((d, &v), &w) in dst.iter_mut().zip(*x).zip(*y) {
-                *d += scale * v * w;
-            }
-        }
-        many => {
-            let n = many.iter().map(|r| r.len()).min().unwrap_or(0).min(dst.len());
-            for (c, d) in dst[..n].iter_mut().enumerate() {
-                *d += many.iter().fold(scale, |acc, r| acc * r[c]);
-            }
-        }
-    }
+/// The coordinate array of a level the planner walks by position.
+fn coordinate_array(bind: &Bindings<'_>, level: LevelRef) -> tessera_formats::ArrayRef {
+    format_of(bind, level)
+        .coordinate_array()
+        .map(|slot| level.array(slot))
+        .expect("the planner only walks the positions of levels with a coordinate array")
 }
 
 fn format_of<'a>(bind: &Bindings<'a>, level: LevelRef) -> &'a LevelFormat {

@@ -7,7 +7,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 use tessera_formats::{IndexArray, Level, LevelRef};
 
-use super::{dense_row, dot_of_runs, format_of, row_updates, segment_dot_of, AppendBatch, Bindings};
+use super::{dense_row, dot_of_runs, format_of, segment_dot_of, AppendBatch, Bindings};
 use crate::bytecode::{Affine, PositionBody, Regs, ScaleFactor};
 use crate::runtime::output::OutputState;
 
@@ -525,6 +525,76 @@ impl<'p> Ready<'p> {
                     let below = parent.at(c, o) as usize;
                     let row = pos.get_usize(below)..pos.get_usize(below + 1);
                     out.workspace_accumulate_row(prefix, idx, values, scale_at(scale, own[p], c, o), row);
+                }
+            }
+        }
+    }
+}
+
+/// For each position `p` in `positions` of a level with coordinates
+/// `coords`: `dst += scale · own[p] · Π rows`, factor `k`'s row
+/// `row(k, coords[p])` (SpMM's and MTTKRP's dense row updates).
+fn row_updates<'v>(
+    dst: &mut [f64],
+    (coords, positions): (&IndexArray, std::ops::Range<usize>),
+    own: &[f64],
+    scale: f64,
+    factors: usize,
+    row: impl Fn(usize, usize) -> &'v [f64],
+) {
+    let own = &own[positions.clone()];
+    let args = (own, scale, factors);
+    match coords {
+        IndexArray::U32(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
+        IndexArray::U64(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
+        IndexArray::I64(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
+    }
+}
+
+/// [`row_updates`] over one width of coordinates.
+fn updates<'v, I: Copy>(
+    dst: &mut [f64],
+    (coords, wide): (&[I], fn(I) -> usize),
+    (own, scale, factors): (&[f64], f64, usize),
+    row: impl Fn(usize, usize) -> &'v [f64],
+) {
+    // One factor (SpMM) over a short row: the row held in registers across
+    // the positions, in tiles of 16, as compiled code holds it; each
+    // component still adds its terms in position order.
+    const TILE: usize = 16;
+    if factors == 1 && dst.len() % TILE == 0 && dst.len() <= 4 * TILE {
+        for (t, tile) in dst.chunks_exact_mut(TILE).enumerate() {
+            let tile: &mut [f64; TILE] = tile.try_into().expect("a whole tile");
+            let mut acc = *tile;
+            for (&c, &v) in coords.iter().zip(own) {
+                let s = scale * v;
+                let x: &[f64; TILE] = row(0, wide(c))[t * TILE..(t + 1) * TILE]
+                    .try_into()
+                    .expect("a whole tile");
+                for k in 0..TILE {
+                    acc[k] += s * x[k];
+                }
+            }
+            *tile = acc;
+        }
+        return;
+    }
+    for (&c, &v) in coords.iter().zip(own) {
+        let (c, s) = (wide(c), scale * v);
+        match factors {
+            1 => {
+                for (d, &v) in dst.iter_mut().zip(row(0, c)) {
+                    *d += s * v;
+                }
+            }
+            2 => {
+                for ((d, &v), &w) in dst.iter_mut().zip(row(0, c)).zip(row(1, c)) {
+                    *d += s * v * w;
+                }
+            }
+            many => {
+                for (k, d) in dst.iter_mut().enumerate() {
+                    *d += (0..many).fold(s, |acc, f| acc * row(f, c)[k]);
                 }
             }
         }

@@ -3,9 +3,10 @@
 //! and a reduction over a range is a rotated loop carrying the sum.
 
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
+use smallvec::SmallVec;
 use tessera_engine::block_ops::{KernelBuilder, Length};
 use tessera_engine::bytecode::FloatOp;
-use tessera_formats::{Builder, Cmp, ValueType};
+use tessera_formats::{ArrayRef, Builder, Cmp, LoopState, ValueType};
 
 use super::builder::{input_flags, output_flags, Clif, Slot};
 
@@ -21,10 +22,23 @@ pub(crate) struct ValuesAt {
 
 impl KernelBuilder for Clif<'_> {
     type Float = Value;
+    /// An `f64x2` value.
+    type Pair = Value;
     type Run = ValuesAt;
+    /// A run of `f64` storage the kernel writes.
+    type Target = ValuesAt;
+    type Coords = ArrayRef;
 
     fn float(&mut self, value: f64) -> Value {
         self.fb.ins().f64const(value)
+    }
+
+    fn coordinates(&mut self, array: ArrayRef) -> ArrayRef {
+        array
+    }
+
+    fn coordinate(&mut self, coords: ArrayRef, position: Value) -> Value {
+        self.load(coords, position)
     }
 
     fn float_op(&mut self, op: FloatOp, a: Value, b: Value) -> Value {
@@ -56,16 +70,57 @@ impl KernelBuilder for Clif<'_> {
     }
 
     fn run_at(&mut self, run: ValuesAt, index: Length<Value>) -> Value {
-        let size = run.ty.size() as u8;
-        let (addr, offset) = match index {
-            Length::Fixed(c) => (run.base, i32::from(size) * c as i32),
-            Length::In(c) => (self.element(run.base, c, size), 0),
-        };
+        let (addr, offset) = self.address(run, index);
         if run.written {
             self.fb.ins().load(types::F64, output_flags(), addr, offset)
         } else {
             load_at(self, run.ty, addr, offset)
         }
+    }
+
+    fn run_pair(&mut self, run: ValuesAt, index: Length<Value>) -> Value {
+        let (addr, offset) = self.address(run, index);
+        let flags = if run.written { output_flags() } else { input_flags() };
+        load_pair(self, run.ty, flags, addr, offset)
+    }
+
+    fn splat(&mut self, x: Value) -> Value {
+        self.fb.ins().splat(types::F64X2, x)
+    }
+
+    fn pair_op(&mut self, op: FloatOp, a: Value, b: Value) -> Value {
+        // The same instructions on vectors, lane by lane.
+        self.float_op(op, a, b)
+    }
+
+    fn output_target(&mut self, start: Value) -> ValuesAt {
+        let output = self.slot(Slot::Output);
+        ValuesAt {
+            base: self.element(output, start, 8),
+            ty: ValueType::F64,
+            written: true,
+        }
+    }
+
+    fn target_offset(&mut self, target: ValuesAt, by: Value) -> ValuesAt {
+        self.run_offset(target, by)
+    }
+
+    fn add_at(&mut self, target: ValuesAt, index: Length<Value>, value: Value) {
+        let (addr, offset) = self.address(target, index);
+        let old = self.fb.ins().load(types::F64, output_flags(), addr, offset);
+        let new = self.fb.ins().fadd(old, value);
+        self.fb.ins().store(output_flags(), new, addr, offset);
+    }
+
+    fn target_pair(&mut self, target: ValuesAt, index: Length<Value>) -> Value {
+        let (addr, offset) = self.address(target, index);
+        self.fb.ins().load(types::F64X2, output_flags(), addr, offset)
+    }
+
+    fn set_target_pair(&mut self, target: ValuesAt, index: Length<Value>, pair: Value) {
+        let (addr, offset) = self.address(target, index);
+        self.fb.ins().store(output_flags(), pair, addr, offset);
     }
 
     fn run_offset(&mut self, run: ValuesAt, by: Value) -> ValuesAt {
@@ -83,7 +138,7 @@ impl KernelBuilder for Clif<'_> {
         self.fb.ins().store(output_flags(), new, addr, 0);
     }
 
-    fn for_range<F>(&mut self, begin: Value, end: Value, mut body: F)
+    fn for_range_by<F>(&mut self, begin: Value, end: Value, step: u32, mut body: F)
     where
         F: FnMut(&mut Self, Value),
     {
@@ -92,9 +147,29 @@ impl KernelBuilder for Clif<'_> {
             &mut |clif, s| clif.compare(Cmp::Lt, s[0], end),
             &mut |clif, s| {
                 body(clif, s[0]);
-                smallvec::smallvec![clif.fb.ins().iadd_imm_s(s[0], 1)]
+                smallvec::smallvec![clif.fb.ins().iadd_imm_s(s[0], i64::from(step))]
             },
         );
+    }
+
+    fn fold_pairs<const N: usize, F>(&mut self, begin: Value, end: Value, init: [Value; N], mut body: F) -> [Value; N]
+    where
+        F: FnMut(&mut Self, Value, [Value; N]) -> [Value; N],
+    {
+        let mut start: SmallVec<[Value; 8]> = smallvec::smallvec![begin];
+        start.extend(init);
+        let state = self.loop_with(
+            &start,
+            &mut |clif, s| clif.compare(Cmp::Lt, s[0], end),
+            &mut |clif, s| {
+                let acc = std::array::from_fn(|k| s[k + 1]);
+                let next = body(clif, s[0], acc);
+                let mut state: LoopState<Value> = smallvec::smallvec![clif.fb.ins().iadd_imm_s(s[0], 1)];
+                state.extend(next);
+                state
+            },
+        );
+        std::array::from_fn(|k| state[k + 1])
     }
 
     fn fold_range<F>(&mut self, begin: Value, end: Value, init: Value, mut body: F) -> Value
@@ -111,6 +186,31 @@ impl KernelBuilder for Clif<'_> {
         );
         state[1]
     }
+}
+
+impl Clif<'_> {
+    /// The address of a run's value `index`, as a base and a constant
+    /// offset in bytes (a fixed index folds into the offset).
+    fn address(&mut self, run: ValuesAt, index: Length<Value>) -> (Value, i32) {
+        let size = run.ty.size() as u8;
+        match index {
+            Length::Fixed(c) => (run.base, i32::from(size) * c as i32),
+            Length::In(c) => (self.element(run.base, c, size), 0),
+        }
+    }
+}
+
+/// Two values from `addr + offset` on, of type `ty`, as an `f64x2`: a
+/// vector load for `f64`, two loads widened for the others (a wider load
+/// could read past the array's end).
+pub(crate) fn load_pair(clif: &mut Clif<'_>, ty: ValueType, flags: MemFlagsData, addr: Value, offset: i32) -> Value {
+    if ty == ValueType::F64 {
+        return clif.fb.ins().load(types::F64X2, flags, addr, offset);
+    }
+    let size = ty.size() as i32;
+    let (a, b) = (load_at(clif, ty, addr, offset), load_at(clif, ty, addr, offset + size));
+    let pair = clif.fb.ins().scalar_to_vector(types::F64X2, a);
+    clif.fb.ins().insertlane(pair, b, 1)
 }
 
 /// The value of type `ty` at `addr + offset` (bytes) of an input, as `f64`.

@@ -20,7 +20,8 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
-    block_rows_dot, dense_dot, dense_rows_dot, segment_dot, value_runs, BlockOperands, KernelBuilder, Length,
+    add_products, block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, row_axpy, segment_dot, value_runs,
+    values_axpy, BlockOperands, KernelBuilder, Length,
 };
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, Op, Program, Regs, RowOp, RunLength, Strided,
@@ -32,7 +33,7 @@ use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Pa
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
 use super::functions::{self, FunctionCalls};
 use super::kernel;
-use super::kernel_builder::load_at;
+use super::kernel_builder::{load_at, ValuesAt};
 
 struct Translator<'p> {
     program: &'p Program,
@@ -656,14 +657,18 @@ impl Translator<'_> {
                 out,
                 out_parent,
             } => {
-                if let Some((row, n)) = self.output_row(clif, *out, *out_parent) {
-                    self.dense_axpy(clif, (row, n), *scale, factors, *temp);
+                if self.format(clif, *out).is_some() {
+                    let n = clif.param(*out, Param::Extent);
+                    let parent = self.iget(clif, *out_parent);
+                    let start = clif.fb.ins().imul(parent, n);
+                    let target = clif.output_target(start);
+                    self.dense_axpy(clif, (target, n), *scale, factors, *temp);
                 }
             }
             Op::TempAxpy { temp, scale, factors } => {
-                let row = clif.slot(Slot::Temp(*temp));
+                let target = clif.temp_run(*temp);
                 let n = self.temp_length(clif, *temp);
-                self.dense_axpy(clif, (row, n), *scale, factors, None);
+                self.dense_axpy(clif, (target, n), *scale, factors, None);
             }
             Op::ValuesAxpy {
                 driver,
@@ -1264,39 +1269,25 @@ impl Translator<'_> {
         scale: u32,
         factors: &[DotFactor],
     ) {
-        let Some((own, own_type)) = self.typed_values(clif, driver.operand) else {
+        let Some(coords) = self.coordinates(clif, driver) else {
             return;
         };
-        let Some(bases) = self.factor_bases(clif, factors) else {
+        if self.typed_values(clif, driver.operand).is_none() || !self.readable(clif, factors) {
             return;
-        };
-        let coords = match factors {
-            [] => None,
-            _ => match self.coordinates(clif, driver) {
-                Some(coords) => Some(coords),
-                None => return,
-            },
-        };
+        }
         let scale = self.fget(clif, scale);
-        let output = clif.slot(Slot::Output);
-        let (b, e) = (self.iget(clif, begin), self.iget(clif, end));
-        clif.loop_with(&[b], &mut |clif, s| clif.compare(Cmp::Lt, s[0], e), &mut |clif, s| {
-            let p = s[0];
-            let value = load_value(clif, own_type, own, p);
-            let mut product = clif.fb.ins().fmul(scale, value);
-            if let Some(coords) = coords {
-                let c = clif.load(coords, p);
-                for &(base, ty) in &bases {
-                    let x = load_value(clif, ty, base, c);
-                    product = clif.fb.ins().fmul(product, x);
-                }
-            }
-            let at = clif.element(output, p, 8);
-            let old = clif.fb.ins().load(types::F64, output_flags(), at, 0);
-            let new = clif.fb.ins().fadd(old, product);
-            clif.fb.ins().store(output_flags(), new, at, 0);
-            smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
+        let positions = (self.iget(clif, begin), self.iget(clif, end));
+        values_axpy(clif, (driver, coords), positions, scale, factors, &mut |clif, r| {
+            self.iget(clif, r)
         });
+    }
+
+    /// Whether the kernel has the levels and values of every factor (a
+    /// failure is recorded when it does not).
+    fn readable(&self, clif: &mut Clif<'_>, factors: &[DotFactor]) -> bool {
+        factors
+            .iter()
+            .all(|f| self.format(clif, f.level).is_some() && self.typed_values(clif, f.operand).is_some())
     }
 
     /// The array of a level's coordinates (one per position), or a
@@ -1387,14 +1378,23 @@ impl Translator<'_> {
             let (vector, scalar) = (clif.fb.create_block(), clif.fb.create_block());
             clif.fb.ins().brif(unit, vector, &[], scalar, &[]);
             clif.enter(vector);
-            let bases: SmallVec<[(Value, ValueType); 3]> = reads
+            let runs: SmallVec<[ValuesAt; 3]> = reads
                 .iter()
                 .map(|read| match read {
-                    Read::Run(base, _) => (*base, ValueType::F64),
+                    Read::Run(base, _) => ValuesAt {
+                        base: *base,
+                        ty: ValueType::F64,
+                        written: false,
+                    },
                     Read::Gather(..) => unreachable!("only runs here"),
                 })
                 .collect();
-            axpy(clif, out_row, n, scale, &bases, None);
+            let target = ValuesAt {
+                base: out_row,
+                ty: ValueType::F64,
+                written: true,
+            };
+            add_products(clif, target, n, scale, &runs);
             clif.fb.ins().jump(done, &[]);
             clif.enter(scalar);
         }
@@ -1542,41 +1542,22 @@ impl Translator<'_> {
 }
 
 impl Translator<'_> {
-    /// The row `out_parent` of a dense output level: its first element's
-    /// address and its length.
-    fn output_row(&mut self, clif: &mut Clif<'_>, out: LevelRef, out_parent: u32) -> Option<(Value, Value)> {
-        self.format(clif, out)?;
-        let n = clif.param(out, Param::Extent);
-        let parent = self.iget(clif, out_parent);
-        let first = clif.fb.ins().imul(parent, n);
-        let output = clif.slot(Slot::Output);
-        Some((clif.element(output, first, 8), n))
-    }
-
-    /// `row[c] += scale * Π factors[c] (* temp[c])` for every `c < n`
+    /// `target[c] += scale * Π factors[c] (* temp[c])` for every `c < n`
     /// (and every coordinate of the factors' levels and of the temporary).
     fn dense_axpy(
         &mut self,
         clif: &mut Clif<'_>,
-        (row, mut n): (Value, Value),
+        target: (ValuesAt, Value),
         scale: u32,
         factors: &[DotFactor],
         temp: Option<u32>,
     ) {
-        let Some(bases) = self.factor_bases(clif, factors) else {
+        if !self.readable(clif, factors) {
             return;
-        };
-        for f in factors {
-            let extent = clif.param(f.level, Param::Extent);
-            n = clif.min(n, extent);
         }
-        let temp = temp.map(|t| {
-            let len = self.temp_length(clif, t);
-            n = clif.min(n, len);
-            clif.slot(Slot::Temp(t))
-        });
+        let temp = temp.map(|t| (clif.temp_run(t), self.temp_length(clif, t)));
         let scale = self.fget(clif, scale);
-        axpy(clif, row, n, scale, &bases, temp);
+        dense_axpy(clif, target, scale, factors, temp, &mut |clif, r| self.iget(clif, r));
     }
 
     /// The number of components of vector temporary `temp`.
@@ -1606,115 +1587,36 @@ impl Translator<'_> {
         out: LevelRef,
         out_parent: u32,
     ) {
-        let Some(format) = self.format(clif, driver) else {
+        let Some(coords) = self.coordinates(clif, driver) else {
             return;
         };
-        let Some(own) = self.typed_values(clif, driver.operand) else {
-            return;
-        };
-        let Some((row, n)) = self.output_row(clif, out, out_parent) else {
-            return;
-        };
-        // Per factor: its values and their type, its parent, and the
-        // extent of `via`.
-        let mut parts: SmallVec<[(TypedValues, Value, Option<Value>); 2]> = SmallVec::new();
-        for f in factors {
-            if self.format(clif, f.level).is_none() {
-                return;
-            }
-            let Some(values) = self.typed_values(clif, f.operand) else {
-                return;
-            };
-            let parent = self.iget(clif, f.parent);
-            let via = match f.via {
-                Some(via) => {
-                    self.format(clif, via);
-                    Some(clif.param(via, Param::Extent))
-                }
-                None => None,
-            };
-            parts.push((values, parent, via));
-        }
-        if clif.error.is_some() {
+        let readable = self.typed_values(clif, driver.operand).is_some()
+            && self.format(clif, out).is_some()
+            && factors.iter().all(|f| {
+                self.format(clif, f.level).is_some()
+                    && f.via.is_none_or(|via| self.format(clif, via).is_some())
+                    && self.typed_values(clif, f.operand).is_some()
+            });
+        if !readable {
             return;
         }
+        let n = clif.param(out, Param::Extent);
+        let parent = self.iget(clif, out_parent);
+        let start = clif.fb.ins().imul(parent, n);
+        let target = clif.output_target(start);
         let scale = self.fget(clif, scale);
-        let b = self.iget(clif, begin);
-        let e = self.iget(clif, end);
-        let entries = Row { format, driver, own };
-        // Each factor's row for coordinate `c`, from column `from` on.
-        let bases = |clif: &mut Clif<'_>, c: Value, from: Value| -> SmallVec<[(Value, ValueType); 2]> {
-            let mut bases = SmallVec::new();
-            for &((values, ty), parent, via) in &parts {
-                let r = match via {
-                    Some(extent) => {
-                        let first = clif.fb.ins().imul(parent, extent);
-                        clif.fb.ins().iadd(first, c)
-                    }
-                    None => parent,
-                };
-                let first = clif.fb.ins().imul(r, n);
-                let first = clif.fb.ins().iadd(first, from);
-                bases.push((clif.element(values, first, ty.size() as u8), ty));
-            }
-            bases
-        };
-        // Whole tiles of the output row stay in registers while every
-        // entry adds to them: the row is loaded and stored once per tile,
-        // not once per entry. Each element still gets the entries' products
-        // in their order, so the sums are the entry-by-entry ones.
-        let tiled = clif.fb.ins().band_imm_s(n, -TILE_COLUMNS);
-        let zero = clif.int(0);
-        clif.loop_with(
-            &[zero],
-            &mut |clif, st| clif.compare(Cmp::Lt, st[0], tiled),
-            &mut |clif, st| {
-                let t = st[0];
-                let out = clif.element(row, t, 8);
-                let mut init: SmallVec<[Value; 8]> = smallvec::smallvec![b];
-                for k in 0..TILE_VECTORS {
-                    init.push(clif.fb.ins().load(types::F64X2, output_flags(), out, 16 * k));
-                }
-                let sums = clif.loop_with(
-                    &init,
-                    &mut |clif, st| clif.compare(Cmp::Lt, st[0], e),
-                    &mut |clif, st| {
-                        let p = st[0];
-                        let (c, s) = entries.scaled_entry(clif, scale, p);
-                        let lanes = clif.fb.ins().splat(types::F64X2, s);
-                        let bases = bases(clif, c, t);
-                        let mut next: tessera_formats::LoopState<Value> =
-                            smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)];
-                        for (k, &sum) in st[1..].iter().enumerate() {
-                            let mut prod = lanes;
-                            for &(base, ty) in &bases {
-                                let offset = 2 * ty.size() as i32 * k as i32;
-                                let x = load_pair(clif, ty, input_flags(), base, offset);
-                                prod = clif.fb.ins().fmul(prod, x);
-                            }
-                            next.push(clif.fb.ins().fadd(sum, prod));
-                        }
-                        next
-                    },
-                );
-                for (k, &sum) in sums[1..].iter().enumerate() {
-                    clif.fb.ins().store(output_flags(), sum, out, 16 * k as i32);
-                }
-                smallvec::smallvec![clif.fb.ins().iadd_imm_s(t, TILE_COLUMNS)]
-            },
+        let positions = (self.iget(clif, begin), self.iget(clif, end));
+        row_axpy(
+            clif,
+            (driver, coords),
+            positions,
+            scale,
+            factors,
+            (target, n),
+            &mut |clif, r| self.iget(clif, r),
         );
-        // The columns past the last whole tile, entry by entry.
-        let rest = clif.fb.ins().isub(n, tiled);
-        let row = clif.element(row, tiled, 8);
-        entries.scaled_entries(clif, scale, (b, e), &mut |clif, c, s| {
-            let bases = bases(clif, c, tiled);
-            axpy(clif, row, rest, s, &bases, None);
-        });
     }
 }
-
-/// An input's values (their address) and their type.
-type TypedValues = (Value, ValueType);
 
 /// Value `index` of an input's `values` of type `ty`, as `f64` (every
 /// `f32` and `bool` is exact in it).
@@ -1722,26 +1624,6 @@ fn load_value(clif: &mut Clif<'_>, ty: ValueType, values: Value, index: Value) -
     let addr = clif.element(values, index, ty.size() as u8);
     load_at(clif, ty, addr, 0)
 }
-
-/// Two values from `addr + offset` on, of type `ty`, as an `f64x2`: a
-/// vector load for `f64`, two loads widened for the others (a wider load
-/// could read past the array's end).
-fn load_pair(clif: &mut Clif<'_>, ty: ValueType, flags: MemFlagsData, addr: Value, offset: i32) -> Value {
-    if ty == ValueType::F64 {
-        return clif.fb.ins().load(types::F64X2, flags, addr, offset);
-    }
-    let size = ty.size() as i32;
-    let (a, b) = (load_at(clif, ty, addr, offset), load_at(clif, ty, addr, offset + size));
-    let pair = clif.fb.ins().scalar_to_vector(types::F64X2, a);
-    clif.fb.ins().insertlane(pair, b, 1)
-}
-
-/// `f64x2` vectors of an output row [`Translator::row_axpy`] keeps in
-/// registers while it adds a row's entries: four, leaving registers for
-/// the products.
-const TILE_VECTORS: i32 = 4;
-/// The columns of such a tile.
-const TILE_COLUMNS: i64 = 2 * TILE_VECTORS as i64;
 
 /// The stored entries of one row of a driver level with a coordinate view:
 /// its coordinates and values.
@@ -1780,63 +1662,6 @@ impl Row {
             },
         );
     }
-}
-
-/// `row[k] += scale * Π bases[k] (* temp[k])` for `k < n`, in pairs of
-/// lanes. A vector temporary is read as the storage it is, which the
-/// kernel writes elsewhere (the inputs are read-only).
-fn axpy(clif: &mut Clif<'_>, row: Value, n: Value, scale: Value, bases: &[(Value, ValueType)], temp: Option<Value>) {
-    // The temporary is f64 storage the kernel writes, read as such.
-    let reads: SmallVec<[(Value, ValueType, MemFlagsData); 3]> = bases
-        .iter()
-        .map(|&(b, ty)| (b, ty, input_flags()))
-        .chain(temp.map(|t| (t, ValueType::F64, output_flags())))
-        .collect();
-    let vector = types::F64X2;
-    let lanes = clif.fb.ins().splat(vector, scale);
-    let pairs = clif.fb.ins().band_imm_s(n, -2);
-    let zero = clif.int(0);
-    let after = clif.loop_with(
-        &[zero],
-        &mut |clif, s| clif.compare(Cmp::Lt, s[0], pairs),
-        &mut |clif, s| {
-            let k = s[0];
-            let mut prod = lanes;
-            for &(base, ty, flags) in &reads {
-                let addr = clif.element(base, k, ty.size() as u8);
-                let x = load_pair(clif, ty, flags, addr, 0);
-                prod = clif.fb.ins().fmul(prod, x);
-            }
-            let addr = clif.element(row, k, 8);
-            let old = clif.fb.ins().load(vector, output_flags(), addr, 0);
-            let new = clif.fb.ins().fadd(old, prod);
-            clif.fb.ins().store(output_flags(), new, addr, 0);
-            smallvec::smallvec![clif.fb.ins().iadd_imm_s(k, 2)]
-        },
-    );
-    clif.loop_with(
-        &[after[0]],
-        &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
-        &mut |clif, s| {
-            let k = s[0];
-            let mut prod = scale;
-            for &(base, ty, flags) in &reads {
-                let x = match ty {
-                    ValueType::F64 => {
-                        let addr = clif.element(base, k, 8);
-                        clif.fb.ins().load(types::F64, flags, addr, 0)
-                    }
-                    ty => load_value(clif, ty, base, k),
-                };
-                prod = clif.fb.ins().fmul(prod, x);
-            }
-            let addr = clif.element(row, k, 8);
-            let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
-            let new = clif.fb.ins().fadd(old, prod);
-            clif.fb.ins().store(output_flags(), new, addr, 0);
-            smallvec::smallvec![clif.fb.ins().iadd_imm_s(k, 1)]
-        },
-    );
 }
 
 /// A dot product over a driver level's positions: each position's value

@@ -4,16 +4,30 @@
 
 use tessera_engine::block_ops::{KernelBuilder, Length};
 use tessera_engine::bytecode::FloatOp;
+use tessera_formats::{ArrayRef, Builder};
 
 use super::ctext::{double_literal, CText, CVal};
 
 impl KernelBuilder for CText {
     type Float = CVal;
+    /// A `double2` expression.
+    type Pair = CVal;
     /// The values' C name and the run's first position.
     type Run = (CVal, CVal);
+    /// The `double` storage's C name and the target's first position.
+    type Target = (CVal, CVal);
+    type Coords = ArrayRef;
 
     fn float(&mut self, value: f64) -> CVal {
         self.val(double_literal(value))
+    }
+
+    fn coordinates(&mut self, array: ArrayRef) -> ArrayRef {
+        array
+    }
+
+    fn coordinate(&mut self, coords: ArrayRef, position: CVal) -> CVal {
+        self.load(coords, position)
     }
 
     fn float_op(&mut self, op: FloatOp, a: CVal, b: CVal) -> CVal {
@@ -47,6 +61,56 @@ impl KernelBuilder for CText {
         self.val(format!("((double){values}[{index}])"))
     }
 
+    fn splat(&mut self, x: CVal) -> CVal {
+        let x = self.text(x);
+        self.val(format!("((double2)({x}))"))
+    }
+
+    fn pair_op(&mut self, op: FloatOp, a: CVal, b: CVal) -> CVal {
+        // C's operators work lane by lane on `double2`.
+        self.float_op(op, a, b)
+    }
+
+    fn run_pair(&mut self, run: (CVal, CVal), index: Length<CVal>) -> CVal {
+        let first = self.run_at(run, index);
+        let next = match index {
+            Length::Fixed(c) => Length::Fixed(c + 1),
+            Length::In(c) => {
+                let c = self.text(c);
+                Length::In(self.val(format!("({c} + 1)")))
+            }
+        };
+        let second = self.run_at(run, next);
+        let (first, second) = (self.text(first), self.text(second));
+        self.val(format!("((double2)({first}, {second}))"))
+    }
+
+    fn output_target(&mut self, start: CVal) -> (CVal, CVal) {
+        let start = self.text(start);
+        (self.val("out"), self.val(format!("({start} - out_base)")))
+    }
+
+    fn target_offset(&mut self, target: (CVal, CVal), by: CVal) -> (CVal, CVal) {
+        self.run_offset(target, by)
+    }
+
+    fn add_at(&mut self, target: (CVal, CVal), index: Length<CVal>, value: CVal) {
+        let at = self.target_index(target, index);
+        let value = self.text(value);
+        self.line(format!("{at} += {value};"));
+    }
+
+    fn target_pair(&mut self, target: (CVal, CVal), index: Length<CVal>) -> CVal {
+        let at = self.target_index(target, index);
+        self.val(format!("vload2(0, &{at})"))
+    }
+
+    fn set_target_pair(&mut self, target: (CVal, CVal), index: Length<CVal>, pair: CVal) {
+        let at = self.target_index(target, index);
+        let pair = self.text(pair);
+        self.line(format!("vstore2({pair}, 0, &{at});"));
+    }
+
     fn run_offset(&mut self, (values, start): (CVal, CVal), by: CVal) -> (CVal, CVal) {
         let (start, by) = (self.text(start), self.text(by));
         (values, self.val(format!("{start} + {by}")))
@@ -57,13 +121,13 @@ impl KernelBuilder for CText {
         self.line(format!("out[{position} - out_base] += {value};"));
     }
 
-    fn for_range<F>(&mut self, begin: CVal, end: CVal, mut body: F)
+    fn for_range_by<F>(&mut self, begin: CVal, end: CVal, step: u32, mut body: F)
     where
         F: FnMut(&mut Self, CVal),
     {
         let i = self.fresh_name("i");
         let (begin, end) = (self.text(begin), self.text(end));
-        self.open(format!("for (long {i} = {begin}; {i} < {end}; {i}++)"));
+        self.open(format!("for (long {i} = {begin}; {i} < {end}; {i} += {step})"));
         let index = self.val(i);
         body(self, index);
         self.close();
@@ -83,5 +147,45 @@ impl KernelBuilder for CText {
         self.line(format!("{acc} = {next};"));
         self.close();
         self.val(acc)
+    }
+
+    fn fold_pairs<const N: usize, F>(&mut self, begin: CVal, end: CVal, init: [CVal; N], mut body: F) -> [CVal; N]
+    where
+        F: FnMut(&mut Self, CVal, [CVal; N]) -> [CVal; N],
+    {
+        let i = self.fresh_name("i");
+        let accs: [String; N] = std::array::from_fn(|_| self.fresh_name("acc"));
+        for (acc, init) in accs.iter().zip(init) {
+            let init = self.text(init);
+            self.line(format!("double2 {acc} = {init};"));
+        }
+        let (begin, end) = (self.text(begin), self.text(end));
+        self.open(format!("for (long {i} = {begin}; {i} < {end}; {i}++)"));
+        let index = self.val(i);
+        let sums = accs.clone().map(|acc| self.val(acc));
+        let next = body(self, index, sums);
+        // Every next value is computed before any is assigned: each may
+        // read any of the sums.
+        let next = next.map(|value| {
+            let value = self.text(value);
+            self.local("double2", value)
+        });
+        for (acc, next) in accs.iter().zip(&next) {
+            self.line(format!("{acc} = {next};"));
+        }
+        self.close();
+        accs.map(|acc| self.val(acc))
+    }
+}
+
+impl CText {
+    /// The C lvalue of a target's value `index`.
+    fn target_index(&mut self, (values, start): (CVal, CVal), index: Length<CVal>) -> String {
+        let (values, start) = (self.text(values), self.text(start));
+        match index {
+            Length::Fixed(0) => format!("{values}[{start}]"),
+            Length::Fixed(c) => format!("{values}[{start} + {c}]"),
+            Length::In(c) => format!("{values}[{start} + {}]", self.text(c)),
+        }
     }
 }

@@ -12,7 +12,10 @@
 
 use std::fmt::Write;
 
-use tessera_engine::block_ops::{block_rows_dot, dense_dot, dense_rows_dot, segment_dot, value_runs, BlockOperands};
+use tessera_engine::block_ops::{
+    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, row_axpy, segment_dot, value_runs, values_axpy,
+    BlockOperands, KernelBuilder,
+};
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedRun,
     ValueRun,
@@ -811,13 +814,17 @@ impl Writer<'_> {
             } => {
                 c.open("");
                 let n = self.extent(c, *out);
-                c.line(format!("const long base = r{out_parent} * {n} - out_base;"));
-                self.dense_axpy(c, ("out", "base", n), *scale, factors, *temp);
+                let start = c.val(format!("r{out_parent} * {n}"));
+                let target = c.output_target(start);
+                let n = c.val(n);
+                self.dense_axpy(c, (target, n), *scale, factors, *temp);
                 c.close();
             }
             Op::TempAxpy { temp, scale, factors } => {
+                let target = c.temp_run(*temp);
                 let n = self.temp_length(c, *temp);
-                self.dense_axpy(c, (&format!("tmp{temp}"), "0", n), *scale, factors, None);
+                let n = c.val(n);
+                self.dense_axpy(c, (target, n), *scale, factors, None);
             }
             Op::ValuesAxpy {
                 driver,
@@ -921,19 +928,11 @@ impl Writer<'_> {
         (factors, temp): (&[DotFactor], Option<u32>),
         acc: u32,
     ) {
-        let Some(coords) = self
-            .format(c, driver)
-            .and_then(|format| format.coordinate_array())
-            .map(|slot| driver.array(slot))
-        else {
-            self.coordinates(c, driver);
+        let Some(coords) = self.coordinate_array(c, driver) else {
             return;
         };
         self.values(c, driver.operand);
-        for f in factors {
-            self.values(c, f.operand);
-            self.format(c, f.level);
-        }
+        self.check_factors(c, factors);
         c.open("");
         let segment = (c.val(reg(begin)), c.val(reg(end)));
         let total = segment_dot(c, (driver, coords), segment, (factors, temp), &mut |c, r| c.val(reg(r)));
@@ -1025,22 +1024,40 @@ impl Writer<'_> {
         scale: u32,
         factors: &[DotFactor],
     ) {
-        c.open("");
-        let own = self.values(c, driver.operand);
-        let rows = self.factor_rows(c, factors);
-        let coords = if rows.is_empty() {
-            String::new()
-        } else {
-            self.coordinates(c, driver)
+        let Some(coords) = self.coordinate_array(c, driver) else {
+            return;
         };
-        c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
-        c.line(format!("double prod = f{scale} * {own}[p];"));
-        for (x, base) in &rows {
-            c.line(format!("prod *= {x}[{base} + {coords}[p]];"));
+        self.values(c, driver.operand);
+        self.check_factors(c, factors);
+        c.open("");
+        let positions = (c.val(reg(begin)), c.val(reg(end)));
+        let scale = c.val(freg(scale));
+        values_axpy(c, (driver, coords), positions, scale, factors, &mut |c, r| {
+            c.val(reg(r))
+        });
+        c.close();
+    }
+
+    /// The coordinate array of a level the program walks by position, or
+    /// a failure naming the level when it has none.
+    fn coordinate_array(&self, c: &mut CText, level: LevelRef) -> Option<tessera_formats::ArrayRef> {
+        let coords = self
+            .format(c, level)
+            .and_then(|format| format.coordinate_array())
+            .map(|slot| level.array(slot));
+        if coords.is_none() {
+            // Records why.
+            self.coordinates(c, level);
         }
-        c.line("out[p - out_base] += prod;");
-        c.close();
-        c.close();
+        coords
+    }
+
+    /// Records a failure when the program reads factors it does not have.
+    fn check_factors(&self, c: &mut CText, factors: &[DotFactor]) {
+        for f in factors {
+            self.values(c, f.operand);
+            self.format(c, f.level);
+        }
     }
 
     /// For each row `c` in `first..last` below `parent`: the semiring's
@@ -1117,27 +1134,23 @@ impl Writer<'_> {
         c.local("long", format!("r{out_parent} * {out_extent} - out_base"))
     }
 
-    /// `out[out_parent * extent(out) + k] += scale * Π factors[k]` for every
-    /// coordinate `k` of the output level.
-    /// `row[start + k] += scale * Π factors[k] (* temp[k])` for `k < n`.
+    /// `target[k] += scale * Π factors[k] (* temp[k])` for `k < n`.
     fn dense_axpy(
         &self,
         c: &mut CText,
-        (row, start, n): (&str, &str, String),
+        target: ((CVal, CVal), CVal),
         scale: u32,
         factors: &[DotFactor],
         temp: Option<u32>,
     ) {
+        self.check_factors(c, factors);
+        let temp = temp.map(|t| {
+            let n = self.temp_length(c, t);
+            (c.temp_run(t), c.val(n))
+        });
+        let scale = c.val(freg(scale));
         c.open("");
-        let mut rows = self.factor_rows(c, factors);
-        rows.extend(temp.map(|t| (format!("tmp{t}"), "0".to_string())));
-        c.open(format!("for (long k = 0; k < {n}; k++)"));
-        c.line(format!("double prod = f{scale};"));
-        for (x, base) in &rows {
-            c.line(format!("prod *= {x}[{base} + k];"));
-        }
-        c.line(format!("{row}[{start} + k] += prod;"));
-        c.close();
+        dense_axpy(c, target, scale, factors, temp, &mut |c, r| c.val(reg(r)));
         c.close();
     }
 
@@ -1164,34 +1177,33 @@ impl Writer<'_> {
         factors: &[AxpyFactor],
         (out, out_parent): (LevelRef, u32),
     ) {
-        c.open("");
-        let own = self.values(c, driver.operand);
-        let coords = self.coordinates(c, driver);
-        let n = self.extent(c, out);
-        let mut rows = Vec::new();
+        let Some(coords) = self.coordinate_array(c, driver) else {
+            return;
+        };
+        self.values(c, driver.operand);
         for f in factors {
-            let values = self.values(c, f.operand);
-            let row = match f.via {
-                Some(via) => {
-                    let extent = self.extent(c, via);
-                    format!("(r{} * {extent} + c)", f.parent)
-                }
-                None => format!("r{}", f.parent),
-            };
-            rows.push((values, row));
+            self.values(c, f.operand);
+            self.format(c, f.level);
+            if let Some(via) = f.via {
+                self.format(c, via);
+            }
         }
-        c.line(format!("const long base = r{out_parent} * {n};"));
-        c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
-        c.line(format!("const long c = (long){coords}[p];"));
-        c.line(format!("const double s = f{scale} * {own}[p];"));
-        c.open(format!("for (long k = 0; k < {n}; k++)"));
-        c.line("double prod = s;");
-        for (values, row) in &rows {
-            c.line(format!("prod *= {values}[{row} * {n} + k];"));
-        }
-        c.line("out[base + k - out_base] += prod;");
-        c.close();
-        c.close();
+        c.open("");
+        let n = self.extent(c, out);
+        let start = c.val(format!("r{out_parent} * {n}"));
+        let target = c.output_target(start);
+        let n = c.val(n);
+        let positions = (c.val(reg(begin)), c.val(reg(end)));
+        let scale = c.val(freg(scale));
+        row_axpy(
+            c,
+            (driver, coords),
+            positions,
+            scale,
+            factors,
+            (target, n),
+            &mut |c, r| c.val(reg(r)),
+        );
         c.close();
     }
 }
