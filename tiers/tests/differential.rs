@@ -363,6 +363,66 @@ fn dense_updates_of_any_width_give_the_interpreters_bits() {
     }
 }
 
+/// Row dots (`Op::RowsDot`: SpMV in any semiring, a block op written once
+/// for every tier) give the interpreter's bits on the compiled tier: sums
+/// in order, minima and maxima in two chains, on rows of every length.
+#[test]
+fn row_dots_in_every_semiring_give_the_interpreters_bits() {
+    use tessera_engine::bytecode::Op;
+    use tessera_engine::runtime::TierChoice;
+    use tessera_engine::testing::{random_entries, same_bits};
+    use tessera_engine::{EvalOptions, Inputs};
+    let interp = Engine::new();
+    let jit = jit_engine();
+    let mut rng = Rng::new(59);
+    // Each statement with the fill that lets a row's absent entries vanish.
+    let statements = [
+        ("y(i) = A(i,j) * x(j)", 0.0),
+        ("y(i) = A(i,j) * x(j) * z(j)", 0.0),
+        ("y(i) = min(j, A(i,j) + x(j))", f64::INFINITY),
+        ("y(i) = max(j, A(i,j) + x(j) + z(j))", f64::NEG_INFINITY),
+    ];
+    for kind in [
+        EntryKind::Random,
+        EntryKind::EmptySlices,
+        EntryKind::Skewed,
+        EntryKind::Empty,
+        EntryKind::Full,
+    ] {
+        for (columns, (statement, fill)) in [1, 2, 7, 40].into_iter().flat_map(|c| statements.map(|s| (c, s))) {
+            let entries = random_entries(&mut rng, &[9, columns], kind);
+            let a = Tensor::pack_with_fill(&entries, Format::csr(), fill).unwrap();
+            let x = random_tensor(&mut rng, &[columns], EntryKind::Full, &Format::dense(1)).unwrap();
+            let z = random_tensor(&mut rng, &[columns], EntryKind::Random, &Format::dense(1)).unwrap();
+            let tensors = [("A", &a), ("x", &x), ("z", &z)];
+            let inputs = Inputs::new().with("A", &a).with("x", &x).with("z", &z);
+            {
+                let output = Format::dense(1);
+                let eval_options = |tier| EvalOptions {
+                    output_format: Some(output.clone()),
+                    tier,
+                    ..EvalOptions::default()
+                };
+                let kernel = jit
+                    .kernel_for(statement, &inputs, &eval_options(TierChoice::Auto))
+                    .unwrap();
+                assert!(
+                    kernel.program().ops.iter().any(|op| matches!(op, Op::RowsDot { .. })),
+                    "{statement}: not a row dot:\n{}",
+                    kernel.program()
+                );
+                let eval = |engine: &Engine, tier| engine.eval_with(statement, &inputs, &eval_options(tier)).unwrap();
+                let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
+                assert!(
+                    same_bits(&want, &got),
+                    "{statement} on {kind:?}: the tiers' bits differ"
+                );
+                check_both_tiers(&interp, &jit, statement, &tensors, Some(&output), &[]).unwrap();
+            }
+        }
+    }
+}
+
 /// Inner products (`Op::DenseDot`: SDDMM's rank loop; `Op::BlockRowsDot`:
 /// a BCSR block's rows times x; `Op::DotBlock`: a DCSR row times x) are
 /// block ops written once for every tier: unrolled up to 16 values, a

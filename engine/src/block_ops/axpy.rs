@@ -16,28 +16,8 @@
 use smallvec::SmallVec;
 use tessera_formats::{ArrayRef, Builder, Cmp, IntOp, LevelRef, Param};
 
-use super::{KernelBuilder, Length};
+use super::{factor_rows, KernelBuilder, Length};
 use crate::bytecode::{AxpyFactor, DotFactor, FloatOp, IReg};
-
-/// The dense row of each factor (its level's row below its `parent`
-/// register), read through `reg`, and the fewest components any of them
-/// has.
-fn factor_rows<K: KernelBuilder>(
-    k: &mut K,
-    factors: &[DotFactor],
-    mut len: K::Int,
-    reg: &mut dyn FnMut(&mut K, IReg) -> K::Int,
-) -> (SmallVec<[K::Run; 3]>, K::Int) {
-    let mut rows = SmallVec::new();
-    for f in factors {
-        let extent = k.param(f.level, Param::Extent);
-        let parent = reg(k, f.parent);
-        let first = k.mul(parent, extent);
-        rows.push(k.value_run(f.operand, first));
-        len = k.min(len, extent);
-    }
-    (rows, len)
-}
 
 /// [`Op::DenseAxpy`] and [`Op::TempAxpy`] with their registers read
 /// through `reg`: `target[c] += scale * Π factors[c] (* temp[c])` for

@@ -11,9 +11,11 @@
 //! block ops need beyond level functions: floats, the operands' values
 //! read as runs, and a reduction over a range of integers.
 
-use tessera_formats::{ArrayRef, Builder};
+use smallvec::SmallVec;
+use tessera_formats::{ArrayRef, Builder, Param};
 
-use crate::bytecode::FloatOp;
+use crate::bytecode::{DotFactor, FloatOp, IReg};
+use crate::notation::Reduction;
 
 mod axpy;
 mod blocks;
@@ -23,7 +25,7 @@ mod segments;
 pub use axpy::{add_products, dense_axpy, row_axpy, values_axpy};
 pub use blocks::{block_rows_dot, BlockOperands};
 pub use dot::{dense_dot, dense_rows_dot, rows_of_dots, value_runs};
-pub use segments::segment_dot;
+pub use segments::{rows_dot, segment_dot, semiring_dot, RowsOf};
 
 /// The builder block ops are written against: the formats' staged integer
 /// [`Builder`] plus floats and the operands' values.
@@ -67,6 +69,8 @@ pub trait KernelBuilder: Builder {
     /// The coordinate stored at `position`.
     fn coordinate(&mut self, coords: Self::Coords, position: Self::Int) -> Self::Int;
     fn float_op(&mut self, op: FloatOp, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// `a ⊕ b` of `reduction` ([`Reduction::combine`] defines it).
+    fn combine(&mut self, reduction: Reduction, a: Self::Float, b: Self::Float) -> Self::Float;
     /// Input `operand`'s values from position `start` on.
     fn value_run(&mut self, operand: u32, start: Self::Int) -> Self::Run;
     /// The values of vector temporary `temp` (`f64` storage the kernel
@@ -136,9 +140,46 @@ pub trait KernelBuilder: Builder {
     where
         F: FnMut(&mut Self, Self::Int, [Self::Pair; N]) -> [Self::Pair; N];
     /// `acc = init; for i in begin..end { acc = body(i, acc) }; acc`.
-    fn fold_range<F>(&mut self, begin: Self::Int, end: Self::Int, init: Self::Float, body: F) -> Self::Float
+    fn fold_range<F>(&mut self, begin: Self::Int, end: Self::Int, init: Self::Float, mut body: F) -> Self::Float
     where
-        F: FnMut(&mut Self, Self::Int, Self::Float) -> Self::Float;
+        F: FnMut(&mut Self, Self::Int, Self::Float) -> Self::Float,
+    {
+        let [acc] = self.fold_floats(begin, end, Length::Fixed(1), [init], |k, i, [acc]| [body(k, i, acc)]);
+        acc
+    }
+    /// [`KernelBuilder::fold_range`] carrying `N` floats, over `begin`,
+    /// `begin + step`, … below `end`.
+    fn fold_floats<const N: usize, F>(
+        &mut self,
+        begin: Self::Int,
+        end: Self::Int,
+        step: Length<Self::Int>,
+        init: [Self::Float; N],
+        body: F,
+    ) -> [Self::Float; N]
+    where
+        F: FnMut(&mut Self, Self::Int, [Self::Float; N]) -> [Self::Float; N];
+    /// `acc = init; for p in begin..end { acc = body(p, coords[p], acc)
+    /// }; acc`: a walk over stored positions with their coordinates.
+    fn fold_entries<const N: usize, F>(
+        &mut self,
+        coords: Self::Coords,
+        (begin, end): (Self::Int, Self::Int),
+        init: [Self::Float; N],
+        mut body: F,
+    ) -> [Self::Float; N]
+    where
+        F: FnMut(&mut Self, Self::Int, Self::Int, [Self::Float; N]) -> [Self::Float; N],
+    {
+        self.fold_floats(begin, end, Length::Fixed(1), init, |k, p, acc| {
+            let c = k.coordinate(coords, p);
+            body(k, p, c, acc)
+        })
+    }
+    /// `if cond { body() }`.
+    fn when<F>(&mut self, cond: Self::Bool, body: F)
+    where
+        F: FnOnce(&mut Self);
 }
 
 /// A length or an index known when the kernel is built (`Fixed`) or only
@@ -157,4 +198,44 @@ impl<I: Copy> Length<I> {
             Length::In(n) => n,
         }
     }
+}
+
+/// The dense row of each factor (its level's row below its `parent`
+/// register), read through `reg`, and the fewest components any of them
+/// and `len` have.
+///
+/// ```
+/// use tessera_engine::block_ops::{factor_rows, KernelBuilder, Length};
+/// use tessera_engine::bytecode::DotFactor;
+/// use tessera_engine::interp::{Eager, Operands};
+/// use tessera_formats::{Builder, LevelRef, LevelStorage};
+///
+/// // The second row of a dense 2 x 3 matrix.
+/// let mut row = LevelStorage::new(3);
+/// row.extent = 3;
+/// let levels = [&[LevelStorage::new(2), row][..]];
+/// let dense = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+/// let values = [&dense[..]];
+/// let mut k = Eager::new(Operands { levels: &levels, ..Operands::values(&values) });
+/// let factor = DotFactor { operand: 0, level: LevelRef { operand: 0, level: 1 }, parent: 0 };
+/// let len = k.int(10);
+/// // r0 = 1.
+/// let (rows, n) = factor_rows(&mut k, &[factor], len, &mut |_, _| 1);
+/// assert_eq!((k.run_at(rows[0], Length::Fixed(2)), n), (6.0, 3));
+/// ```
+pub fn factor_rows<K: KernelBuilder>(
+    k: &mut K,
+    factors: &[DotFactor],
+    mut len: K::Int,
+    reg: &mut dyn FnMut(&mut K, IReg) -> K::Int,
+) -> (SmallVec<[K::Run; 3]>, K::Int) {
+    let mut rows = SmallVec::new();
+    for f in factors {
+        let extent = k.param(f.level, Param::Extent);
+        let parent = reg(k, f.parent);
+        let first = k.mul(parent, extent);
+        rows.push(k.value_run(f.operand, first));
+        len = k.min(len, extent);
+    }
+    (rows, len)
 }

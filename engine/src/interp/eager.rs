@@ -7,6 +7,7 @@ use tessera_formats::{ArrayRef, Immediate, IndexArray, LevelRef, LevelStorage, S
 
 use crate::block_ops::{KernelBuilder, Length};
 use crate::bytecode::FloatOp;
+use crate::notation::Reduction;
 
 /// What a program reads, resolved for the interpreter: each operand's
 /// levels and its values as `f64`, and the part of a dense output a block
@@ -91,6 +92,10 @@ impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
         op.apply(a, b)
     }
     #[inline(always)]
+    fn combine(&mut self, reduction: Reduction, a: f64, b: f64) -> f64 {
+        reduction.combine(a, b)
+    }
+    #[inline(always)]
     fn value_run(&mut self, operand: u32, start: i64) -> (&'b [f64], usize) {
         (self.storage.values[operand as usize], start as usize)
     }
@@ -166,8 +171,12 @@ impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
     where
         F: FnMut(&mut Self, i64),
     {
-        for i in (begin..end).step_by(step as usize) {
+        // A plain loop: the body is inlined into it (an iterator adaptor's
+        // fold left it a call per element).
+        let mut i = begin;
+        while i < end {
             body(self, i);
+            i += i64::from(step);
         }
     }
     #[inline(always)]
@@ -175,15 +184,79 @@ impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
     where
         F: FnMut(&mut Self, i64, [[f64; 2]; N]) -> [[f64; 2]; N],
     {
-        (begin..end).fold(init, |acc, i| body(self, i, acc))
+        let (mut acc, mut i) = (init, begin);
+        while i < end {
+            acc = body(self, i, acc);
+            i += 1;
+        }
+        acc
     }
     #[inline(always)]
-    fn fold_range<F>(&mut self, begin: i64, end: i64, init: f64, mut body: F) -> f64
+    fn fold_floats<const N: usize, F>(
+        &mut self,
+        begin: i64,
+        end: i64,
+        step: Length<i64>,
+        init: [f64; N],
+        mut body: F,
+    ) -> [f64; N]
     where
-        F: FnMut(&mut Self, i64, f64) -> f64,
+        F: FnMut(&mut Self, i64, [f64; N]) -> [f64; N],
     {
-        (begin..end).fold(init, |acc, i| body(self, i, acc))
+        let step = index_of(step) as i64;
+        let (mut acc, mut i) = (init, begin);
+        while i < end {
+            acc = body(self, i, acc);
+            i += step;
+        }
+        acc
     }
+    #[inline(always)]
+    fn fold_entries<const N: usize, F>(
+        &mut self,
+        coords: &'b IndexArray,
+        (begin, end): (i64, i64),
+        init: [f64; N],
+        mut body: F,
+    ) -> [f64; N]
+    where
+        F: FnMut(&mut Self, i64, i64, [f64; N]) -> [f64; N],
+    {
+        // One loop per width of coordinates, each over a typed slice.
+        let range = begin as usize..end as usize;
+        match coords {
+            IndexArray::U32(v) => walk_entries(self, (&v[range], i64::from), begin, init, &mut body),
+            IndexArray::U64(v) => walk_entries(self, (&v[range], |c| c as i64), begin, init, &mut body),
+            IndexArray::I64(v) => walk_entries(self, (&v[range], |c| c), begin, init, &mut body),
+        }
+    }
+    #[inline(always)]
+    fn when<F>(&mut self, cond: bool, body: F)
+    where
+        F: FnOnce(&mut Self),
+    {
+        if cond {
+            body(self);
+        }
+    }
+}
+
+/// [`KernelBuilder::fold_entries`] over coordinates of one width, the
+/// first at position `first`.
+#[inline(always)]
+fn walk_entries<K, I: Copy, const N: usize>(
+    k: &mut K,
+    (coords, wide): (&[I], impl Fn(I) -> i64),
+    first: i64,
+    init: [f64; N],
+    body: &mut impl FnMut(&mut K, i64, i64, [f64; N]) -> [f64; N],
+) -> [f64; N] {
+    let (mut acc, mut p) = (init, first);
+    for &c in coords {
+        acc = body(k, p, wide(c), acc);
+        p += 1;
+    }
+    acc
 }
 
 /// An index as a slice index.

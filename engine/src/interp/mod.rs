@@ -14,11 +14,10 @@ use tessera_formats::typed::ValueSlice;
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage};
 
 use crate::block_ops::{
-    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, row_axpy, segment_dot, value_runs, values_axpy,
-    BlockOperands, KernelBuilder, Length,
+    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, row_axpy, rows_dot, segment_dot, value_runs, values_axpy,
+    BlockOperands, KernelBuilder, Length, RowsOf,
 };
 use crate::bytecode::{BlockRows, CoordinateRun, IReg, Op, Program, Regs, Strided};
-use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
 use crate::runtime::rows::{Row, Run};
 use crate::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate};
@@ -464,63 +463,36 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 every_row,
                 rows,
                 parent,
-                first: first_row,
-                last: last_row,
+                first,
+                last,
                 driver,
                 factors,
                 out: out_level,
                 out_parent,
             } => {
-                let n = bind.levels[rows.operand as usize][rows.level as usize].extent;
-                let rows_range = ir[*first_row as usize] as usize..ir[*last_row as usize] as usize;
-                let storage = &bind.levels[driver.operand as usize][driver.level as usize];
-                let format = format_of(bind, *driver);
-                let (Some(pos), Some(idx)) = (format.position_view(storage), format.coordinate_view(storage)) else {
-                    unreachable!("the planner only emits row blocks over levels with position and coordinate views")
+                let coords = coordinate_array(bind, *driver);
+                let format = *format_of(bind, *driver);
+                let (first_value, values_out) = out.dense_values_mut().expect("row dots add into a dense output");
+                let mut k = Immediate::new(Operands {
+                    levels: &bind.levels,
+                    output: DenseCells::new(values_out, first_value as i64),
+                    ..Operands::values(&values)
+                });
+                let rows = RowsOf {
+                    level: *rows,
+                    parent: *parent,
+                    first: *first,
+                    last: *last,
                 };
-                let first = ir[*parent as usize] as usize * n + rows_range.start;
-                let own = values[driver.operand as usize];
-                let out_n = bind.levels[out_level.operand as usize][out_level.level as usize].extent;
-                let out_base = ir[*out_parent as usize] as usize * out_n + rows_range.start;
-                let out_values = out.dense_range_mut(out_base, rows_range.len());
-                match factors.as_slice() {
-                    [f] if *semiring == Semiring::PlusTimes && !every_row => {
-                        let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
-                        let base = ir[f.parent as usize] as usize * fn_;
-                        let x = &values[f.operand as usize][base..base + fn_];
-                        rows_dot(pos, idx, first, own, x, out_values);
-                    }
-                    // Row sums: the same additions without the semiring's
-                    // dispatch per entry.
-                    [] if *semiring == Semiring::PlusTimes && !every_row => {
-                        for (c, slot) in out_values.iter_mut().enumerate() {
-                            let (b, e) = (pos.get_usize(first + c), pos.get_usize(first + c + 1));
-                            if b < e {
-                                *slot += own[b..e].iter().fold(0.0, |sum, v| sum + v);
-                            }
-                        }
-                    }
-                    many => {
-                        for (c, slot) in out_values.iter_mut().enumerate() {
-                            let (b, e) = (pos.get_usize(first + c), pos.get_usize(first + c + 1));
-                            if b == e && !every_row {
-                                continue;
-                            }
-                            let mut sum = semiring.plus().identity();
-                            for (q, &v) in own[b..e].iter().enumerate() {
-                                let coord = idx.get_usize(b + q);
-                                let mut prod = v;
-                                for f in many {
-                                    let fn_ = bind.levels[f.level.operand as usize][f.level.level as usize].extent;
-                                    let x = values[f.operand as usize][ir[f.parent as usize] as usize * fn_ + coord];
-                                    prod = semiring.multiply(prod, x);
-                                }
-                                sum = semiring.add(sum, prod);
-                            }
-                            *slot += sum;
-                        }
-                    }
-                }
+                rows_dot(
+                    &mut k,
+                    (*semiring, *every_row),
+                    rows,
+                    (*driver, format, coords),
+                    factors,
+                    (*out_level, *out_parent),
+                    &mut |_, r| ir[r as usize],
+                );
             }
             Op::DenseAxpy {
                 scale,
@@ -793,40 +765,6 @@ fn coordinate_array(bind: &Bindings<'_>, level: LevelRef) -> tessera_formats::Ar
 
 fn format_of<'a>(bind: &Bindings<'a>, level: LevelRef) -> &'a LevelFormat {
     &bind.formats[level.operand as usize][level.level as usize]
-}
-
-/// For each row `c`, `out[c] += Σ own[p] * x[idx[p]]` over the row's
-/// segment `pos[first + c]..pos[first + c + 1]`, specialised per width.
-fn rows_dot(pos: &IndexArray, idx: &IndexArray, first: usize, own: &[f64], x: &[f64], out: &mut [f64]) {
-    fn kernel<P: Copy + Into<u64>, I: Copy + Into<u64>>(pos: &[P], idx: &[I], own: &[f64], x: &[f64], out: &mut [f64]) {
-        let mut begin: usize = pos[0].into() as usize;
-        for (c, slot) in out.iter_mut().enumerate() {
-            let end = pos[c + 1].into() as usize;
-            if end > begin {
-                let mut sum = 0.0;
-                for (v, i) in own[begin..end].iter().zip(&idx[begin..end]) {
-                    sum += v * x[(*i).into() as usize];
-                }
-                *slot += sum;
-            }
-            begin = end;
-        }
-    }
-    let rows = out.len();
-    match (pos, idx) {
-        (IndexArray::U32(p), IndexArray::U32(i)) => kernel(&p[first..first + rows + 1], i, own, x, out),
-        (IndexArray::U32(p), IndexArray::U64(i)) => kernel(&p[first..first + rows + 1], i, own, x, out),
-        (IndexArray::U64(p), IndexArray::U32(i)) => kernel(&p[first..first + rows + 1], i, own, x, out),
-        (IndexArray::U64(p), IndexArray::U64(i)) => kernel(&p[first..first + rows + 1], i, own, x, out),
-        _ => {
-            for (c, slot) in out.iter_mut().enumerate() {
-                let (b, e) = (pos.get_usize(first + c), pos.get_usize(first + c + 1));
-                if e > b {
-                    *slot += (b..e).map(|p| own[p] * x[idx.get_usize(p)]).sum::<f64>();
-                }
-            }
-        }
-    }
 }
 
 /// `Σ_{c < n} Π runs[c]`: the block op [`dense_dot`] on runs of slices

@@ -6,9 +6,11 @@ use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{KernelBuilder, Length};
 use tessera_engine::bytecode::FloatOp;
+use tessera_engine::notation::Reduction;
 use tessera_formats::{ArrayRef, Builder, Cmp, LoopState, ValueType};
 
 use super::builder::{input_flags, output_flags, Clif, Slot};
+use super::functions;
 
 /// A run of values in compiled code: the address of its first value, the
 /// values' type, and whether the kernel writes them (a vector temporary,
@@ -39,6 +41,19 @@ impl KernelBuilder for Clif<'_> {
 
     fn coordinate(&mut self, coords: ArrayRef, position: Value) -> Value {
         self.load(coords, position)
+    }
+
+    fn combine(&mut self, reduction: Reduction, a: Value, b: Value) -> Value {
+        match reduction.func() {
+            None => {
+                let op = match reduction {
+                    Reduction::Prod => FloatOp::Mul,
+                    _ => FloatOp::Add,
+                };
+                self.float_op(op, a, b)
+            }
+            Some(func) => functions::inline(self, func, a, b).expect("min, max, || and && are inline"),
+        }
     }
 
     fn float_op(&mut self, op: FloatOp, a: Value, b: Value) -> Value {
@@ -156,6 +171,51 @@ impl KernelBuilder for Clif<'_> {
     where
         F: FnMut(&mut Self, Value, [Value; N]) -> [Value; N],
     {
+        self.fold_values(begin, end, Length::Fixed(1), init, &mut body)
+    }
+
+    fn fold_floats<const N: usize, F>(
+        &mut self,
+        begin: Value,
+        end: Value,
+        step: Length<Value>,
+        init: [Value; N],
+        mut body: F,
+    ) -> [Value; N]
+    where
+        F: FnMut(&mut Self, Value, [Value; N]) -> [Value; N],
+    {
+        self.fold_values(begin, end, step, init, &mut body)
+    }
+
+    fn when<F>(&mut self, cond: Value, body: F)
+    where
+        F: FnOnce(&mut Self),
+    {
+        let (then, done) = (self.fb.create_block(), self.fb.create_block());
+        self.fb.ins().brif(cond, then, &[], done, &[]);
+        self.enter(then);
+        body(self);
+        self.fb.ins().jump(done, &[]);
+        self.enter(done);
+    }
+}
+
+/// The body of [`Clif::fold_values`]: the next state from the index and
+/// the state.
+type FoldBody<'f, 'c, const N: usize> = dyn FnMut(&mut Clif<'c>, Value, [Value; N]) -> [Value; N] + 'f;
+
+impl<'c> Clif<'c> {
+    /// `state = init; for i in (begin..end).step_by(step) { state =
+    /// body(i, state) }; state`, for values of any types.
+    fn fold_values<const N: usize>(
+        &mut self,
+        begin: Value,
+        end: Value,
+        step: Length<Value>,
+        init: [Value; N],
+        body: &mut FoldBody<'_, 'c, N>,
+    ) -> [Value; N] {
         let mut start: SmallVec<[Value; 8]> = smallvec::smallvec![begin];
         start.extend(init);
         let state = self.loop_with(
@@ -164,7 +224,11 @@ impl KernelBuilder for Clif<'_> {
             &mut |clif, s| {
                 let acc = std::array::from_fn(|k| s[k + 1]);
                 let next = body(clif, s[0], acc);
-                let mut state: LoopState<Value> = smallvec::smallvec![clif.fb.ins().iadd_imm_s(s[0], 1)];
+                let i = match step {
+                    Length::Fixed(step) => clif.fb.ins().iadd_imm_s(s[0], i64::from(step)),
+                    Length::In(step) => clif.fb.ins().iadd(s[0], step),
+                };
+                let mut state: LoopState<Value> = smallvec::smallvec![i];
                 state.extend(next);
                 state
             },
@@ -172,23 +236,6 @@ impl KernelBuilder for Clif<'_> {
         std::array::from_fn(|k| state[k + 1])
     }
 
-    fn fold_range<F>(&mut self, begin: Value, end: Value, init: Value, mut body: F) -> Value
-    where
-        F: FnMut(&mut Self, Value, Value) -> Value,
-    {
-        let state = self.loop_with(
-            &[begin, init],
-            &mut |clif, s| clif.compare(Cmp::Lt, s[0], end),
-            &mut |clif, s| {
-                let acc = body(clif, s[0], s[1]);
-                smallvec::smallvec![clif.fb.ins().iadd_imm_s(s[0], 1), acc]
-            },
-        );
-        state[1]
-    }
-}
-
-impl Clif<'_> {
     /// The address of a run's value `index`, as a base and a constant
     /// offset in bytes (a fixed index folds into the offset).
     fn address(&mut self, run: ValuesAt, index: Length<Value>) -> (Value, i32) {

@@ -20,14 +20,14 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
-    add_products, block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, row_axpy, segment_dot, value_runs,
-    values_axpy, BlockOperands, KernelBuilder, Length,
+    add_products, block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, row_axpy, rows_dot, segment_dot, value_runs,
+    values_axpy, BlockOperands, KernelBuilder, Length, RowsOf,
 };
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, Op, Program, Regs, RowOp, RunLength, Strided,
     StridedRun, ValueRun,
 };
-use tessera_engine::notation::{Func, IntOp, Semiring, Times};
+use tessera_engine::notation::{Func, IntOp, Semiring};
 use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param, ValueType};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
@@ -1164,26 +1164,6 @@ impl Translator<'_> {
         }
     }
 
-    /// Base pointers of the dense factors of a dot product (operand
-    /// `f.operand`'s values from `parent * extent(f.level)` on) and the
-    /// type of their values.
-    fn factor_bases(
-        &mut self,
-        clif: &mut Clif<'_>,
-        factors: &[DotFactor],
-    ) -> Option<SmallVec<[(Value, ValueType); 2]>> {
-        let mut bases = SmallVec::new();
-        for f in factors {
-            self.format(clif, f.level)?;
-            let (values, ty) = self.typed_values(clif, f.operand)?;
-            let extent = clif.param(f.level, Param::Extent);
-            let parent = self.iget(clif, f.parent);
-            let first = clif.fb.ins().imul(parent, extent);
-            bases.push((clif.element(values, first, ty.size() as u8), ty));
-        }
-        Some(bases)
-    }
-
     /// `acc += Σ_{c < len} scale * Π factors[c]`, summed in order from 0.0
     /// as the interpreter does.
     fn dense_dot(&mut self, clif: &mut Clif<'_>, scale: u32, factors: &[ValueRun], len: RunLength, acc: u32) {
@@ -1489,54 +1469,21 @@ impl Translator<'_> {
         ) else {
             return;
         };
-        let Some(own) = self.typed_values(clif, driver.operand) else {
+        let Some(coords) = self.coordinates(clif, driver) else {
             return;
         };
-        let Some(bases) = self.factor_bases(clif, factors) else {
+        if self.typed_values(clif, driver.operand).is_none() || !self.readable(clif, factors) {
             return;
-        };
-        let n = clif.param(rows.level, Param::Extent);
-        let parent = self.iget(clif, rows.parent);
-        let first = clif.fb.ins().imul(parent, n);
-        let (first_row, last_row) = (self.iget(clif, rows.first), self.iget(clif, rows.last));
-        let out_extent = clif.param(out, Param::Extent);
-        let out_parent = self.iget(clif, out_parent);
-        let out_first = clif.fb.ins().imul(out_parent, out_extent);
-        let output = clif.slot(Slot::Output);
-        let out_row = clif.element(output, out_first, 8);
-        let dot = Dot {
-            format,
+        }
+        let driver = (driver, format, coords);
+        rows_dot(
+            clif,
+            (semiring, every_row),
+            rows,
             driver,
-            own,
-            bases: &bases,
-            temp: None,
-            semiring,
-        };
-        clif.loop_with(
-            &[first_row],
-            &mut |clif, s| clif.compare(Cmp::Lt, s[0], last_row),
-            &mut |clif, s| {
-                let c = s[0];
-                let p = clif.fb.ins().iadd(first, c);
-                let (b, e) = format.pos_iter(clif, driver, p);
-                let nonempty = if every_row {
-                    clif.int(1)
-                } else {
-                    clif.compare(Cmp::Lt, b, e)
-                };
-                let some = clif.fb.create_block();
-                let next = clif.fb.create_block();
-                clif.fb.ins().brif(nonempty, some, &[], next, &[]);
-                clif.enter(some);
-                let total = dot.sum(clif, b, e);
-                let addr = clif.element(out_row, c, 8);
-                let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
-                let new = clif.fb.ins().fadd(old, total);
-                clif.fb.ins().store(output_flags(), new, addr, 0);
-                clif.fb.ins().jump(next, &[]);
-                clif.enter(next);
-                smallvec::smallvec![clif.fb.ins().iadd_imm_s(c, 1)]
-            },
+            factors,
+            (out, out_parent),
+            &mut |clif, r| self.iget(clif, r),
         );
     }
 }
@@ -1662,113 +1609,4 @@ impl Row {
             },
         );
     }
-}
-
-/// A dot product over a driver level's positions: each position's value
-/// times the dense factors at the position's coordinate, which the
-/// driver's `pos_access` reads (levels with a coordinate view store it
-/// as is).
-struct Dot<'b> {
-    format: LevelFormat,
-    driver: LevelRef,
-    /// The driver's values and their type.
-    own: (Value, ValueType),
-    /// The dense factors' bases and their types.
-    bases: &'b [(Value, ValueType)],
-    /// A vector temporary, the last factor: storage the kernel writes, so
-    /// not read as an input.
-    temp: Option<Value>,
-    /// `⊕` and `⊗` (plus-times in the dot ops of sums).
-    semiring: Semiring,
-}
-
-impl Dot<'_> {
-    /// The product at position `p`.
-    fn term(&self, clif: &mut Clif<'_>, p: Value) -> Value {
-        let mut prod = load_value(clif, self.own.1, self.own.0, p);
-        let (coord, _) = self.format.pos_access(clif, self.driver, p, &[]);
-        let reads = self.bases.iter().map(|&b| Some(b));
-        for read in reads.chain(self.temp.map(|_| None)) {
-            let x = match (read, self.temp) {
-                (Some((base, ty)), _) => load_value(clif, ty, base, coord),
-                (None, Some(temp)) => {
-                    let addr = clif.element(temp, coord, 8);
-                    clif.fb.ins().load(types::F64, output_flags(), addr, 0)
-                }
-                (None, None) => unreachable!("a read without a base is the temporary's"),
-            };
-            prod = match self.semiring.times() {
-                Times::Mul => clif.fb.ins().fmul(prod, x),
-                Times::Add => clif.fb.ins().fadd(prod, x),
-                Times::And => functions::inline(clif, Func::And, prod, x).expect("&& is inline"),
-            };
-        }
-        prod
-    }
-
-    /// `acc ⊕ term`.
-    fn combine(&self, clif: &mut Clif<'_>, acc: Value, term: Value) -> Value {
-        match self.semiring.plus().func() {
-            None => clif.fb.ins().fadd(acc, term),
-            Some(func) => functions::inline(clif, func, acc, term).expect("min, max and || are inline"),
-        }
-    }
-
-    /// `init ⊕ term(from) ⊕ … ⊕ term(end - 1)`, in order.
-    fn sequential(&self, clif: &mut Clif<'_>, from: Value, end: Value, init: Value) -> Value {
-        let state = clif.loop_with(
-            &[from, init],
-            &mut |clif, s| clif.compare(Cmp::Lt, s[0], end),
-            &mut |clif, s| {
-                let t = self.term(clif, s[0]);
-                let sum = self.combine(clif, s[1], t);
-                let next = clif.fb.ins().iadd_imm_s(s[0], 1);
-                smallvec::smallvec![next, sum]
-            },
-        );
-        state[1]
-    }
-
-    /// `Σ_{p in begin..end} term(p)`, summed in order from 0.0: the
-    /// interpreter's order for rows of a [`Op::RowsDot`], and the order of
-    /// the dot blocks ([`segment_dot`]). (Four partial sums measured slower
-    /// here on rows of ten nonzeros: the remainder loop's branches cost
-    /// more than the shorter dependency chain saves.)
-    fn sum(&self, clif: &mut Clif<'_>, begin: Value, end: Value) -> Value {
-        let identity = clif.fb.ins().f64const(self.semiring.plus().identity());
-        if !self.semiring.plus().is_idempotent() {
-            return self.sequential(clif, begin, end, identity);
-        }
-        // Min, max and or give the same bits in any order: two chains of
-        // terms halve the latency of `⊕` (a minimum is two instructions
-        // deep), the odd term last.
-        let state = clif.loop_with(
-            &[begin, identity, identity],
-            &mut |clif, s| {
-                let second = clif.fb.ins().iadd_imm_s(s[0], 1);
-                clif.compare(Cmp::Lt, second, end)
-            },
-            &mut |clif, s| {
-                let t0 = self.term(clif, s[0]);
-                let second = clif.fb.ins().iadd_imm_s(s[0], 1);
-                let t1 = self.term(clif, second);
-                let a0 = self.combine(clif, s[1], t0);
-                let a1 = self.combine(clif, s[2], t1);
-                let next = clif.fb.ins().iadd_imm_s(s[0], 2);
-                smallvec::smallvec![next, a0, a1]
-            },
-        );
-        let both = self.combine(clif, state[1], state[2]);
-        self.sequential(clif, state[0], end, both)
-    }
-}
-
-/// The rows an [`Op::RowsDot`] runs: coordinates `first..last` (registers)
-/// of a dense `level` below the position in register `parent`.
-#[derive(Debug, Clone, Copy)]
-struct RowsOf {
-    level: LevelRef,
-    parent: u32,
-    first: u32,
-    last: u32,
 }

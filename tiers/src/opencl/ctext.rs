@@ -243,8 +243,9 @@ pub(crate) fn int_op(op: IntOp, a: &str, b: &str) -> String {
         IntOp::Add => format!("{a} + {b}"),
         IntOp::Sub => format!("{a} - {b}"),
         IntOp::Mul => format!("{a} * {b}"),
-        IntOp::Min => format!("min({a}, {b})"),
-        IntOp::Max => format!("max({a}, {b})"),
+        // Both sides as `long`: C's `min` has no overload for mixed types.
+        IntOp::Min => format!("min((long)({a}), (long)({b}))"),
+        IntOp::Max => format!("max((long)({a}), (long)({b}))"),
         IntOp::BitAnd => format!("{a} & {b}"),
         IntOp::Shr => format!("(long)((ulong)({a}) >> ({b}))"),
         IntOp::Div => format!("(({b}) == 0 ? 0 : (long)((ulong)({a}) / (ulong)({b})))"),

@@ -4,9 +4,11 @@
 
 use tessera_engine::block_ops::{KernelBuilder, Length};
 use tessera_engine::bytecode::FloatOp;
+use tessera_engine::notation::Reduction;
 use tessera_formats::{ArrayRef, Builder};
 
 use super::ctext::{double_literal, CText, CVal};
+use super::source::combine;
 
 impl KernelBuilder for CText {
     type Float = CVal;
@@ -28,6 +30,11 @@ impl KernelBuilder for CText {
 
     fn coordinate(&mut self, coords: ArrayRef, position: CVal) -> CVal {
         self.load(coords, position)
+    }
+
+    fn combine(&mut self, reduction: Reduction, a: CVal, b: CVal) -> CVal {
+        let (a, b) = (self.text(a), self.text(b));
+        self.val(format!("({})", combine(reduction, &a, &b)))
     }
 
     fn float_op(&mut self, op: FloatOp, a: CVal, b: CVal) -> CVal {
@@ -133,23 +140,48 @@ impl KernelBuilder for CText {
         self.close();
     }
 
-    fn fold_range<F>(&mut self, begin: CVal, end: CVal, init: CVal, mut body: F) -> CVal
+    fn fold_floats<const N: usize, F>(
+        &mut self,
+        begin: CVal,
+        end: CVal,
+        step: Length<CVal>,
+        init: [CVal; N],
+        body: F,
+    ) -> [CVal; N]
     where
-        F: FnMut(&mut Self, CVal, CVal) -> CVal,
+        F: FnMut(&mut Self, CVal, [CVal; N]) -> [CVal; N],
     {
-        let (acc, i) = (self.fresh_name("acc"), self.fresh_name("i"));
-        let (begin, end, init) = (self.text(begin), self.text(end), self.text(init));
-        self.line(format!("double {acc} = {init};"));
-        self.open(format!("for (long {i} = {begin}; {i} < {end}; {i}++)"));
-        let (index, sum) = (self.val(i.clone()), self.val(acc.clone()));
-        let next = body(self, index, sum);
-        let next = self.text(next);
-        self.line(format!("{acc} = {next};"));
-        self.close();
-        self.val(acc)
+        self.fold_locals("double", (begin, end, step), init, body)
     }
 
-    fn fold_pairs<const N: usize, F>(&mut self, begin: CVal, end: CVal, init: [CVal; N], mut body: F) -> [CVal; N]
+    fn when<F>(&mut self, cond: CVal, body: F)
+    where
+        F: FnOnce(&mut Self),
+    {
+        let cond = self.text(cond);
+        self.open(format!("if ({cond})"));
+        body(self);
+        self.close();
+    }
+
+    fn fold_pairs<const N: usize, F>(&mut self, begin: CVal, end: CVal, init: [CVal; N], body: F) -> [CVal; N]
+    where
+        F: FnMut(&mut Self, CVal, [CVal; N]) -> [CVal; N],
+    {
+        self.fold_locals("double2", (begin, end, Length::Fixed(1)), init, body)
+    }
+}
+
+impl CText {
+    /// A `for` loop over `begin`, `begin + step`, … below `end` carrying
+    /// `N` locals of type `ty`: `state = init; state = body(i, state)`.
+    fn fold_locals<const N: usize, F>(
+        &mut self,
+        ty: &str,
+        (begin, end, step): (CVal, CVal, Length<CVal>),
+        init: [CVal; N],
+        mut body: F,
+    ) -> [CVal; N]
     where
         F: FnMut(&mut Self, CVal, [CVal; N]) -> [CVal; N],
     {
@@ -157,10 +189,15 @@ impl KernelBuilder for CText {
         let accs: [String; N] = std::array::from_fn(|_| self.fresh_name("acc"));
         for (acc, init) in accs.iter().zip(init) {
             let init = self.text(init);
-            self.line(format!("double2 {acc} = {init};"));
+            self.line(format!("{ty} {acc} = {init};"));
         }
         let (begin, end) = (self.text(begin), self.text(end));
-        self.open(format!("for (long {i} = {begin}; {i} < {end}; {i}++)"));
+        let step = match step {
+            Length::Fixed(1) => format!("{i}++"),
+            Length::Fixed(step) => format!("{i} += {step}"),
+            Length::In(step) => format!("{i} += {}", self.text(step)),
+        };
+        self.open(format!("for (long {i} = {begin}; {i} < {end}; {step})"));
         let index = self.val(i);
         let sums = accs.clone().map(|acc| self.val(acc));
         let next = body(self, index, sums);
@@ -168,7 +205,7 @@ impl KernelBuilder for CText {
         // read any of the sums.
         let next = next.map(|value| {
             let value = self.text(value);
-            self.local("double2", value)
+            self.local(ty, value)
         });
         for (acc, next) in accs.iter().zip(&next) {
             self.line(format!("{acc} = {next};"));
@@ -176,9 +213,7 @@ impl KernelBuilder for CText {
         self.close();
         accs.map(|acc| self.val(acc))
     }
-}
 
-impl CText {
     /// The C lvalue of a target's value `index`.
     fn target_index(&mut self, (values, start): (CVal, CVal), index: Length<CVal>) -> String {
         let (values, start) = (self.text(values), self.text(start));

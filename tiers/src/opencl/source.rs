@@ -12,17 +12,18 @@
 
 use std::fmt::Write;
 
+use smallvec::SmallVec;
 use tessera_engine::block_ops::{
-    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, row_axpy, segment_dot, value_runs, values_axpy,
-    BlockOperands, KernelBuilder,
+    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, factor_rows, row_axpy, rows_dot, segment_dot, semiring_dot,
+    value_runs, values_axpy, BlockOperands, KernelBuilder, Length, RowsOf,
 };
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedRun,
     ValueRun,
 };
-use tessera_engine::notation::{Func, IntOp, Reduction, Semiring, Times};
+use tessera_engine::notation::{Func, IntOp, Reduction, Semiring};
 use tessera_engine::runtime::StorageSignature;
-use tessera_formats::{Cmp, Level, LevelFormat, LevelRef, ValueType};
+use tessera_formats::{ArrayRef, Cmp, Level, LevelFormat, LevelRef, ValueType};
 
 use super::ctext::{comparison, double_literal, int_op, long_literal, Args, CText, CVal, Pointer, Scalar};
 use super::rows::{RowsKernel, LANES_KERNEL, SPLIT_KERNEL};
@@ -293,28 +294,27 @@ pub(super) struct Writer<'p> {
 }
 
 /// The reads of a semiring dot over a driver's segment: its values, its
-/// coordinates, and each dense factor's `(values, base)`.
+/// coordinates, and each dense factor's row.
 pub(super) struct RowDot {
     pub semiring: Semiring,
-    own: String,
-    coords: String,
-    factors: Vec<(String, String)>,
+    own: (CVal, CVal),
+    coords: ArrayRef,
+    rows: SmallVec<[(CVal, CVal); 3]>,
 }
 
 impl RowDot {
-    /// Writes the dot over positions `from`, `from + step`, ... below `to`,
-    /// from the identity in order, and returns the local holding it.
+    /// Writes the dot over positions `from`, `from + step`, ... below `to`
+    /// ([`semiring_dot`]), and returns the local holding it.
     pub fn sum(&self, c: &mut CText, from: &str, to: &str, step: &str) -> String {
-        let sum = c.local("double", double_literal(self.semiring.plus().identity()));
-        c.open(format!("for (long p = {from}; p < {to}; p += {step})"));
-        c.line(format!("double prod = {}[p];", self.own));
-        for (x, base) in &self.factors {
-            let term = format!("{x}[{base} + {}[p]]", self.coords);
-            c.line(format!("prod = {};", multiply(self.semiring, "prod", &term)));
-        }
-        c.line(format!("{sum} = {};", combine(self.semiring.plus(), &sum, "prod")));
-        c.close();
-        sum
+        let coords = c.coordinates(self.coords);
+        let (from, to) = (c.val(from), c.val(to));
+        let step = match step {
+            "1" => Length::Fixed(1),
+            step => Length::In(c.val(step)),
+        };
+        let total = semiring_dot(c, self.semiring, (self.own, coords), (from, to, step), &self.rows);
+        let total = c.text(total);
+        c.local("double", total)
     }
 }
 
@@ -339,15 +339,6 @@ pub(super) fn combine(reduction: Reduction, a: &str, b: &str) -> String {
         Reduction::Max => format!("t_max({a}, {b})"),
         Reduction::Or => format!("t_truth({a} != 0.0 || {b} != 0.0)"),
         Reduction::And => format!("t_truth({a} != 0.0 && {b} != 0.0)"),
-    }
-}
-
-/// `a ⊗ b` of a semiring, in C.
-fn multiply(semiring: Semiring, a: &str, b: &str) -> String {
-    match semiring.times() {
-        Times::Mul => format!("{a} * {b}"),
-        Times::Add => format!("{a} + {b}"),
-        Times::And => format!("t_truth({a} != 0.0 && {b} != 0.0)"),
     }
 }
 
@@ -800,7 +791,12 @@ impl Writer<'_> {
             } => self.rows_dot(
                 c,
                 (*semiring, *every_row),
-                (*rows, *parent, *first, *last),
+                RowsOf {
+                    level: *rows,
+                    parent: *parent,
+                    first: *first,
+                    last: *last,
+                },
                 *driver,
                 factors,
                 (*out, *out_parent),
@@ -904,19 +900,6 @@ impl Writer<'_> {
         let assign = call(format, c);
         c.line(assign);
         c.close();
-    }
-
-    /// The values of each factor's row: `(values, base)` with the factor at
-    /// coordinate `k` read at `values[base + k]`.
-    fn factor_rows(&self, c: &mut CText, factors: &[DotFactor]) -> Vec<(String, String)> {
-        factors
-            .iter()
-            .map(|f| {
-                let values = self.values(c, f.operand);
-                let extent = self.extent(c, f.level);
-                (values, c.local("long", format!("r{} * {extent}", f.parent)))
-            })
-            .collect()
     }
 
     /// `acc += Σ_p own[p] * Π factors[coords[p]]` ([`segment_dot`]).
@@ -1067,25 +1050,27 @@ impl Writer<'_> {
         &self,
         c: &mut CText,
         (semiring, every_row): (Semiring, bool),
-        (rows, parent, first, last): (LevelRef, u32, u32, u32),
+        rows: RowsOf,
         driver: LevelRef,
         factors: &[DotFactor],
         (out, out_parent): (LevelRef, u32),
     ) {
-        c.open("");
-        let Some(dot) = self.row_dot(c, semiring, driver, factors) else {
-            c.close();
+        let (Some(format), Some(coords)) = (self.format(c, driver), self.coordinate_array(c, driver)) else {
             return;
         };
-        let out_at = self.output_row(c, out, out_parent);
-        c.open(format!("for (long row = r{first}; row < r{last}; row++)"));
-        let (b, e) = self.row_positions(c, rows, parent, driver, "row");
-        if !every_row {
-            c.line(format!("if ({b} >= {e}) continue;"));
-        }
-        let sum = dot.sum(c, &b, &e, "1");
-        c.line(format!("out[{out_at} + row] += {sum};"));
-        c.close();
+        self.values(c, driver.operand);
+        self.check_factors(c, factors);
+        c.open("");
+        let driver = (driver, format, coords);
+        rows_dot(
+            c,
+            (semiring, every_row),
+            rows,
+            driver,
+            factors,
+            (out, out_parent),
+            &mut |c, r| c.val(reg(r)),
+        );
         c.close();
     }
 
@@ -1098,12 +1083,17 @@ impl Writer<'_> {
         driver: LevelRef,
         factors: &[DotFactor],
     ) -> Option<RowDot> {
-        self.format(c, driver)?;
+        let coords = self.coordinate_array(c, driver)?;
+        self.check_factors(c, factors);
+        let values = self.values(c, driver.operand);
+        let zero = tessera_formats::Builder::int(c, 0);
+        let own = (c.val(values), zero);
+        let (rows, _) = factor_rows(c, factors, zero, &mut |c, r| c.val(reg(r)));
         Some(RowDot {
             semiring,
-            own: self.values(c, driver.operand),
-            coords: self.coordinates(c, driver),
-            factors: self.factor_rows(c, factors),
+            own,
+            coords,
+            rows,
         })
     }
 
