@@ -330,35 +330,52 @@ fn workspaces_in_local_and_global_memory_give_the_reference() {
     }
 }
 
+/// An engine that runs every kernel on the OpenCL device at once.
+fn device_engine() -> Engine {
+    Engine::new()
+        .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
+        .with_promotion(PromotionPolicy::EAGER)
+}
+
+/// The statement under `schedule` gives the interpreter's bits on the
+/// device, with nothing reported.
+fn assert_device_gives_interpreters_bits(
+    (device, interp): (&Engine, &Engine),
+    statement: &str,
+    tensors: &[(&str, &Tensor<f64>)],
+    output: Format,
+    schedule: &str,
+) {
+    use tessera_engine::schedule::Schedule;
+    use tessera_engine::testing::same_bits;
+    let inputs = tensors.iter().fold(Inputs::new(), |i, &(n, t)| i.with(n, t));
+    let schedule: Schedule = schedule.parse().unwrap();
+    let on = |engine: &Engine, tier| {
+        let options = EvalOptions {
+            tier,
+            output_format: Some(output.clone()),
+            schedule: schedule.clone(),
+            ..options()
+        };
+        engine.eval_with(statement, &inputs, &options).unwrap()
+    };
+    let want = on(interp, TierChoice::Interpreter);
+    let got = on(device, TierChoice::Named(NAME.into()));
+    assert!(same_bits(&want, &got), "{statement}: the device's bits differ");
+    assert!(device.diagnostics().is_empty(), "{:?}", device.diagnostics());
+}
+
 /// Dense updates (SpMM's rows in tiles of pairs, a dense row into a
 /// temporary and into the output, values on the driver's pattern) are
 /// written once for every tier: the device's bits are the interpreter's
 /// at every width.
 #[test]
 fn dense_updates_give_the_interpreters_bits_on_the_device() {
-    use tessera_engine::schedule::Schedule;
-    use tessera_engine::testing::{random_tensor, same_bits, EntryKind, Rng};
-    let device = Engine::new()
-        .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
-        .with_promotion(PromotionPolicy::EAGER);
-    let interp = Engine::new();
+    use tessera_engine::testing::{random_tensor, EntryKind, Rng};
+    let (device, interp) = (device_engine(), Engine::new());
     let mut rng = Rng::new(53);
     let check = |statement: &str, tensors: &[(&str, &Tensor<f64>)], output: Format, schedule: &str| {
-        let inputs = tensors.iter().fold(Inputs::new(), |i, &(n, t)| i.with(n, t));
-        let schedule: Schedule = schedule.parse().unwrap();
-        let on = |engine: &Engine, tier| {
-            let options = EvalOptions {
-                tier,
-                output_format: Some(output.clone()),
-                schedule: schedule.clone(),
-                ..options()
-            };
-            engine.eval_with(statement, &inputs, &options).unwrap()
-        };
-        let want = on(&interp, TierChoice::Interpreter);
-        let got = on(&device, TierChoice::Named(NAME.into()));
-        assert!(same_bits(&want, &got), "{statement}: the device's bits differ");
-        assert!(device.diagnostics().is_empty(), "{:?}", device.diagnostics());
+        assert_device_gives_interpreters_bits((&device, &interp), statement, tensors, output, schedule);
     };
     for width in [1, 8, 17] {
         let a = random_tensor(&mut rng, &[9, 7], EntryKind::Skewed, &Format::csr()).unwrap();
@@ -391,26 +408,11 @@ fn dense_updates_give_the_interpreters_bits_on_the_device() {
 /// the interpreter's bits, unrolled or looped.
 #[test]
 fn dots_give_the_interpreters_bits_on_the_device() {
-    use tessera_engine::testing::{random_tensor, same_bits, EntryKind, Rng};
-    let device = Engine::new()
-        .with_tier(Arc::new(OpenClTier::new().expect("an OpenCL device")))
-        .with_promotion(PromotionPolicy::EAGER);
-    let interp = Engine::new();
+    use tessera_engine::testing::{random_tensor, EntryKind, Rng};
+    let (device, interp) = (device_engine(), Engine::new());
     let mut rng = Rng::new(47);
     let check = |statement: &str, tensors: &[(&str, &Tensor<f64>)], output: Format| {
-        let inputs = tensors.iter().fold(Inputs::new(), |i, &(n, t)| i.with(n, t));
-        let on = |engine: &Engine, tier| {
-            let options = EvalOptions {
-                tier,
-                output_format: Some(output.clone()),
-                ..options()
-            };
-            engine.eval_with(statement, &inputs, &options).unwrap()
-        };
-        let want = on(&interp, TierChoice::Interpreter);
-        let got = on(&device, TierChoice::Named(NAME.into()));
-        assert!(same_bits(&want, &got), "{statement}: the device's bits differ");
-        assert!(device.diagnostics().is_empty(), "{:?}", device.diagnostics());
+        assert_device_gives_interpreters_bits((&device, &interp), statement, tensors, output, "");
     };
     for rank in [3, 17] {
         let a = random_tensor(&mut rng, &[9, 7], EntryKind::Skewed, &Format::csr()).unwrap();

@@ -28,7 +28,7 @@ use tessera_engine::bytecode::{
     StridedRun, ValueRun,
 };
 use tessera_engine::notation::{Func, IntOp, Semiring};
-use tessera_formats::{Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param, ValueType};
+use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param, ValueType};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
 use super::functions::{self, FunctionCalls};
@@ -1249,17 +1249,23 @@ impl Translator<'_> {
         scale: u32,
         factors: &[DotFactor],
     ) {
-        let Some(coords) = self.coordinates(clif, driver) else {
+        let Some(coords) = self.walked(clif, driver, factors) else {
             return;
         };
-        if self.typed_values(clif, driver.operand).is_none() || !self.readable(clif, factors) {
-            return;
-        }
         let scale = self.fget(clif, scale);
         let positions = (self.iget(clif, begin), self.iget(clif, end));
         values_axpy(clif, (driver, coords), positions, scale, factors, &mut |clif, r| {
             self.iget(clif, r)
         });
+    }
+
+    /// The coordinates of the level an op walks by position, when the
+    /// kernel has them, the level's values and every factor's (a failure
+    /// is recorded when it does not).
+    fn walked(&self, clif: &mut Clif<'_>, driver: LevelRef, factors: &[DotFactor]) -> Option<ArrayRef> {
+        let coords = self.coordinates(clif, driver)?;
+        let readable = self.typed_values(clif, driver.operand).is_some() && self.readable(clif, factors);
+        readable.then_some(coords)
     }
 
     /// Whether the kernel has the levels and values of every factor (a
@@ -1272,7 +1278,7 @@ impl Translator<'_> {
 
     /// The array of a level's coordinates (one per position), or a
     /// failure naming the level when it has none.
-    fn coordinates(&self, clif: &mut Clif<'_>, level: LevelRef) -> Option<tessera_formats::staging::ArrayRef> {
+    fn coordinates(&self, clif: &mut Clif<'_>, level: LevelRef) -> Option<ArrayRef> {
         let format = self.format(clif, level)?;
         let coords = format.coordinate_array().map(|slot| level.array(slot));
         if coords.is_none() {
@@ -1427,16 +1433,9 @@ impl Translator<'_> {
         (factors, temp): (&[DotFactor], Option<u32>),
         acc: u32,
     ) {
-        let Some(coords) = self.coordinates(clif, driver) else {
+        let Some(coords) = self.walked(clif, driver, factors) else {
             return;
         };
-        let readable = self.typed_values(clif, driver.operand).is_some()
-            && factors
-                .iter()
-                .all(|f| self.format(clif, f.level).is_some() && self.typed_values(clif, f.operand).is_some());
-        if !readable {
-            return;
-        }
         let segment = (self.iget(clif, begin), self.iget(clif, end));
         let total = segment_dot(clif, (driver, coords), segment, (factors, temp), &mut |clif, r| {
             self.iget(clif, r)
@@ -1469,12 +1468,9 @@ impl Translator<'_> {
         ) else {
             return;
         };
-        let Some(coords) = self.coordinates(clif, driver) else {
+        let Some(coords) = self.walked(clif, driver, factors) else {
             return;
         };
-        if self.typed_values(clif, driver.operand).is_none() || !self.readable(clif, factors) {
-            return;
-        }
         let driver = (driver, format, coords);
         rows_dot(
             clif,
@@ -1534,11 +1530,10 @@ impl Translator<'_> {
         out: LevelRef,
         out_parent: u32,
     ) {
-        let Some(coords) = self.coordinates(clif, driver) else {
+        let Some(coords) = self.walked(clif, driver, &[]) else {
             return;
         };
-        let readable = self.typed_values(clif, driver.operand).is_some()
-            && self.format(clif, out).is_some()
+        let readable = self.format(clif, out).is_some()
             && factors.iter().all(|f| {
                 self.format(clif, f.level).is_some()
                     && f.via.is_none_or(|via| self.format(clif, via).is_some())

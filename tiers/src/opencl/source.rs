@@ -911,11 +911,9 @@ impl Writer<'_> {
         (factors, temp): (&[DotFactor], Option<u32>),
         acc: u32,
     ) {
-        let Some(coords) = self.coordinate_array(c, driver) else {
+        let Some(coords) = self.walked(c, driver, factors) else {
             return;
         };
-        self.values(c, driver.operand);
-        self.check_factors(c, factors);
         c.open("");
         let segment = (c.val(reg(begin)), c.val(reg(end)));
         let total = segment_dot(c, (driver, coords), segment, (factors, temp), &mut |c, r| c.val(reg(r)));
@@ -1007,11 +1005,9 @@ impl Writer<'_> {
         scale: u32,
         factors: &[DotFactor],
     ) {
-        let Some(coords) = self.coordinate_array(c, driver) else {
+        let Some(coords) = self.walked(c, driver, factors) else {
             return;
         };
-        self.values(c, driver.operand);
-        self.check_factors(c, factors);
         c.open("");
         let positions = (c.val(reg(begin)), c.val(reg(end)));
         let scale = c.val(freg(scale));
@@ -1035,6 +1031,16 @@ impl Writer<'_> {
         coords
     }
 
+    /// The coordinates of the level an op walks by position; a failure is
+    /// recorded when the program does not have them, the level's values or
+    /// a factor's.
+    fn walked(&self, c: &mut CText, driver: LevelRef, factors: &[DotFactor]) -> Option<ArrayRef> {
+        let coords = self.coordinate_array(c, driver);
+        self.values(c, driver.operand);
+        self.check_factors(c, factors);
+        coords
+    }
+
     /// Records a failure when the program reads factors it does not have.
     fn check_factors(&self, c: &mut CText, factors: &[DotFactor]) {
         for f in factors {
@@ -1055,11 +1061,9 @@ impl Writer<'_> {
         factors: &[DotFactor],
         (out, out_parent): (LevelRef, u32),
     ) {
-        let (Some(format), Some(coords)) = (self.format(c, driver), self.coordinate_array(c, driver)) else {
+        let (Some(format), Some(coords)) = (self.format(c, driver), self.walked(c, driver, factors)) else {
             return;
         };
-        self.values(c, driver.operand);
-        self.check_factors(c, factors);
         c.open("");
         let driver = (driver, format, coords);
         rows_dot(
@@ -1083,9 +1087,8 @@ impl Writer<'_> {
         driver: LevelRef,
         factors: &[DotFactor],
     ) -> Option<RowDot> {
-        let coords = self.coordinate_array(c, driver)?;
-        self.check_factors(c, factors);
-        let values = self.values(c, driver.operand);
+        let coords = self.walked(c, driver, factors)?;
+        let values = c.values(driver.operand);
         let zero = tessera_formats::Builder::int(c, 0);
         let own = (c.val(values), zero);
         let (rows, _) = factor_rows(c, factors, zero, &mut |c, r| c.val(reg(r)));
@@ -1167,10 +1170,9 @@ impl Writer<'_> {
         factors: &[AxpyFactor],
         (out, out_parent): (LevelRef, u32),
     ) {
-        let Some(coords) = self.coordinate_array(c, driver) else {
+        let Some(coords) = self.walked(c, driver, &[]) else {
             return;
         };
-        self.values(c, driver.operand);
         for f in factors {
             self.values(c, f.operand);
             self.format(c, f.level);
