@@ -175,7 +175,6 @@ pub fn values_axpy<K: KernelBuilder>(
     let (rows, _) = factor_rows(k, factors, zero, reg);
     let len = k.sub(end, begin);
     let target = k.output_target(begin);
-    let target = k.target_within(target, Length::In(len));
     let own = k.value_run(driver.operand, begin);
     let own = k.run_within(own, Length::In(len));
     // Few rows get bodies of their own, as in [`add_products`].
@@ -188,8 +187,8 @@ pub fn values_axpy<K: KernelBuilder>(
     }
 }
 
-/// `target[i] += scale * own[i] * Π rows[coords[first + i]]` for `i <
-/// len`.
+/// `target[p - first] += scale * own[p - first] * Π rows[coords[p]]`
+/// for `p` in `first..first + len`.
 fn gathered_products<K: KernelBuilder, R: AsRef<[K::Run]>>(
     k: &mut K,
     (target, len): (K::Target, K::Int),
@@ -197,12 +196,13 @@ fn gathered_products<K: KernelBuilder, R: AsRef<[K::Run]>>(
     (coords, first): (ArrayRef, K::Int),
     rows: R,
 ) {
-    let zero = k.int(0);
     let coords = k.coordinates(coords);
-    k.for_range(zero, len, |k, i| {
+    let end = k.add(first, len);
+    // A walk over the stored entries: the interpreter reads each width of
+    // coordinates in a loop of its own.
+    k.fold_entries(coords, (first, end), [], |k, p, c, []| {
+        let i = k.sub(p, first);
         let at = Length::In(i);
-        let p = k.add(first, i);
-        let c = k.coordinate(coords, p);
         let v = k.run_at(own, at);
         let mut prod = k.float_op(FloatOp::Mul, scale, v);
         for &row in rows.as_ref() {
@@ -210,6 +210,7 @@ fn gathered_products<K: KernelBuilder, R: AsRef<[K::Run]>>(
             prod = k.float_op(FloatOp::Mul, prod, x);
         }
         k.add_at(target, at, prod);
+        []
     });
 }
 

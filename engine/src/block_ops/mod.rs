@@ -12,7 +12,7 @@
 //! read as runs, and a reduction over a range of integers.
 
 use smallvec::SmallVec;
-use tessera_formats::{ArrayRef, Builder, Param};
+use tessera_formats::{ArrayRef, Builder, LevelRef, Param};
 
 use crate::bytecode::{DotFactor, FloatOp, IReg};
 use crate::notation::Reduction;
@@ -98,11 +98,6 @@ pub trait KernelBuilder: Builder {
     fn run_pair(&mut self, run: Self::Run, index: Length<Self::Int>) -> Self::Pair;
     /// The dense output from position `start` on.
     fn output_target(&mut self, start: Self::Int) -> Self::Target;
-    /// The target, of which the op writes only the first `len` values
-    /// (see [`KernelBuilder::run_within`]).
-    fn target_within(&mut self, target: Self::Target, _len: Length<Self::Int>) -> Self::Target {
-        target
-    }
     /// The target `by` values further on.
     fn target_offset(&mut self, target: Self::Target, by: Self::Int) -> Self::Target;
     /// `target[index] += value`.
@@ -238,4 +233,31 @@ pub fn factor_rows<K: KernelBuilder>(
         len = k.min(len, extent);
     }
     (rows, len)
+}
+
+/// Row `parent` of the dense output's level `out`, as a target, and its
+/// length: where a dense update adds a row.
+///
+/// ```
+/// use tessera_engine::block_ops::{output_row, KernelBuilder, Length};
+/// use tessera_engine::interp::{DenseCells, Eager, Operands};
+/// use tessera_formats::{Builder, LevelRef, LevelStorage};
+///
+/// // A dense 2 x 3 output; its second row.
+/// let mut row = LevelStorage::new(3);
+/// row.extent = 3;
+/// let levels = [&[LevelStorage::new(2), row][..]];
+/// let mut y = [0.0; 6];
+/// let output = DenseCells::new(&mut y, 0);
+/// let mut k = Eager::new(Operands { levels: &levels, output, ..Operands::values(&[]) });
+/// let parent = k.int(1);
+/// let (target, n) = output_row(&mut k, LevelRef { operand: 0, level: 1 }, parent);
+/// let one = k.float(1.0);
+/// k.add_at(target, Length::Fixed(2), one);
+/// assert_eq!((n, y), (3, [0.0, 0.0, 0.0, 0.0, 0.0, 1.0]));
+/// ```
+pub fn output_row<K: KernelBuilder>(k: &mut K, out: LevelRef, parent: K::Int) -> (K::Target, K::Int) {
+    let n = k.param(out, Param::Extent);
+    let start = k.mul(parent, n);
+    (k.output_target(start), n)
 }

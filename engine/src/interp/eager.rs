@@ -147,10 +147,6 @@ impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
         &target[by as usize..]
     }
     #[inline(always)]
-    fn target_within(&mut self, target: &'b [Cell<f64>], len: Length<i64>) -> &'b [Cell<f64>] {
-        &target[..index_of(len)]
-    }
-    #[inline(always)]
     fn add_at(&mut self, target: &'b [Cell<f64>], index: Length<i64>, value: f64) {
         let cell = &target[index_of(index)];
         cell.set(cell.get() + value);

@@ -14,8 +14,8 @@ use tessera_formats::typed::ValueSlice;
 use tessera_formats::{Immediate, IndexArray, Level, LevelFormat, LevelRef, LevelStorage};
 
 use crate::block_ops::{
-    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, row_axpy, rows_dot, segment_dot, value_runs, values_axpy,
-    BlockOperands, KernelBuilder, Length, RowsOf,
+    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, output_row, row_axpy, rows_dot, segment_dot, value_runs,
+    values_axpy, BlockOperands, KernelBuilder, Length, RowsOf,
 };
 use crate::bytecode::{BlockRows, CoordinateRun, IReg, Op, Program, Regs, Strided};
 use crate::runtime::output::OutputState;
@@ -501,7 +501,6 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 out: out_level,
                 out_parent,
             } => {
-                let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent as i64;
                 let (first, values_out) = out.dense_values_mut().expect("dense updates add into a dense output");
                 let mut k = Immediate::new(Operands {
                     levels: &bind.levels,
@@ -509,9 +508,9 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     temps: &temps,
                     ..Operands::values(&values)
                 });
-                let target = k.output_target(ir[*out_parent as usize] * n);
+                let row = output_row(&mut k, *out_level, ir[*out_parent as usize]);
                 let temp = temp.map(|t| (k.temp_run(t), temps[t as usize].len() as i64));
-                dense_axpy(&mut k, (target, n), fr[*scale as usize], factors, temp, &mut |_, r| {
+                dense_axpy(&mut k, row, fr[*scale as usize], factors, temp, &mut |_, r| {
                     ir[r as usize]
                 });
             }
@@ -582,14 +581,13 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 out_parent,
             } => {
                 let coords = coordinate_array(bind, *driver);
-                let n = bind.levels[out_level.operand as usize][out_level.level as usize].extent as i64;
                 let (first, values_out) = out.dense_values_mut().expect("row updates add into a dense output");
                 let mut k = Immediate::new(Operands {
                     levels: &bind.levels,
                     output: DenseCells::new(values_out, first as i64),
                     ..Operands::values(&values)
                 });
-                let target = k.output_target(ir[*out_parent as usize] * n);
+                let row = output_row(&mut k, *out_level, ir[*out_parent as usize]);
                 let positions = (ir[*begin as usize], ir[*end as usize]);
                 let reg = &mut |_: &mut Eager<'_, '_>, r: IReg| ir[r as usize];
                 row_axpy(
@@ -598,7 +596,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     positions,
                     fr[*scale as usize],
                     factors,
-                    (target, n),
+                    row,
                     reg,
                 );
             }

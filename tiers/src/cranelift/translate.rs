@@ -20,15 +20,15 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
-    add_products, block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, row_axpy, rows_dot, segment_dot, value_runs,
-    values_axpy, BlockOperands, KernelBuilder, Length, RowsOf,
+    add_products, block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, output_row, row_axpy, rows_dot, segment_dot,
+    value_runs, values_axpy, BlockOperands, KernelBuilder, Length, RowsOf,
 };
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, Op, Program, Regs, RowOp, RunLength, Strided,
     StridedRun, ValueRun,
 };
 use tessera_engine::notation::{Func, IntOp, Semiring};
-use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, Param, ValueType};
+use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, ValueType};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
 use super::functions::{self, FunctionCalls};
@@ -658,11 +658,9 @@ impl Translator<'_> {
                 out_parent,
             } => {
                 if self.format(clif, *out).is_some() {
-                    let n = clif.param(*out, Param::Extent);
                     let parent = self.iget(clif, *out_parent);
-                    let start = clif.fb.ins().imul(parent, n);
-                    let target = clif.output_target(start);
-                    self.dense_axpy(clif, (target, n), *scale, factors, *temp);
+                    let row = output_row(clif, *out, parent);
+                    self.dense_axpy(clif, row, *scale, factors, *temp);
                 }
             }
             Op::TempAxpy { temp, scale, factors } => {
@@ -1542,10 +1540,8 @@ impl Translator<'_> {
         if !readable {
             return;
         }
-        let n = clif.param(out, Param::Extent);
         let parent = self.iget(clif, out_parent);
-        let start = clif.fb.ins().imul(parent, n);
-        let target = clif.output_target(start);
+        let row = output_row(clif, out, parent);
         let scale = self.fget(clif, scale);
         let positions = (self.iget(clif, begin), self.iget(clif, end));
         row_axpy(
@@ -1554,7 +1550,7 @@ impl Translator<'_> {
             positions,
             scale,
             factors,
-            (target, n),
+            row,
             &mut |clif, r| self.iget(clif, r),
         );
     }

@@ -14,8 +14,8 @@ use std::fmt::Write;
 
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
-    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, factor_rows, row_axpy, rows_dot, segment_dot, semiring_dot,
-    value_runs, values_axpy, BlockOperands, KernelBuilder, Length, RowsOf,
+    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, factor_rows, output_row, row_axpy, rows_dot, segment_dot,
+    semiring_dot, value_runs, values_axpy, BlockOperands, KernelBuilder, Length, RowsOf,
 };
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedRun,
@@ -809,11 +809,9 @@ impl Writer<'_> {
                 out_parent,
             } => {
                 c.open("");
-                let n = self.extent(c, *out);
-                let start = c.val(format!("r{out_parent} * {n}"));
-                let target = c.output_target(start);
-                let n = c.val(n);
-                self.dense_axpy(c, (target, n), *scale, factors, *temp);
+                let parent = c.val(reg(*out_parent));
+                let row = output_row(c, *out, parent);
+                self.dense_axpy(c, row, *scale, factors, *temp);
                 c.close();
             }
             Op::TempAxpy { temp, scale, factors } => {
@@ -1181,21 +1179,13 @@ impl Writer<'_> {
             }
         }
         c.open("");
-        let n = self.extent(c, out);
-        let start = c.val(format!("r{out_parent} * {n}"));
-        let target = c.output_target(start);
-        let n = c.val(n);
+        let parent = c.val(reg(out_parent));
+        let row = output_row(c, out, parent);
         let positions = (c.val(reg(begin)), c.val(reg(end)));
         let scale = c.val(freg(scale));
-        row_axpy(
-            c,
-            (driver, coords),
-            positions,
-            scale,
-            factors,
-            (target, n),
-            &mut |c, r| c.val(reg(r)),
-        );
+        row_axpy(c, (driver, coords), positions, scale, factors, row, &mut |c, r| {
+            c.val(reg(r))
+        });
         c.close();
     }
 }
