@@ -175,24 +175,25 @@ pub fn values_axpy<K: KernelBuilder>(
     let (rows, _) = factor_rows(k, factors, zero, reg);
     let len = k.sub(end, begin);
     let target = k.output_target(begin);
+    let values = k.value_run(driver.operand, zero);
     let own = k.value_run(driver.operand, begin);
     let own = k.run_within(own, Length::In(len));
     // Few rows get bodies of their own, as in [`add_products`].
     match *rows {
         // A scaled copy: no coordinates to read.
         [] => add_products_of(k, target, len, scale, [own]),
-        [x] => gathered_products(k, (target, len), (own, scale), (coords, begin), [x]),
-        [x, y] => gathered_products(k, (target, len), (own, scale), (coords, begin), [x, y]),
-        _ => gathered_products(k, (target, len), (own, scale), (coords, begin), &rows[..]),
+        [x] => gathered_products(k, (target, len), (values, scale), (coords, begin), [x]),
+        [x, y] => gathered_products(k, (target, len), (values, scale), (coords, begin), [x, y]),
+        _ => gathered_products(k, (target, len), (values, scale), (coords, begin), &rows[..]),
     }
 }
 
-/// `target[p - first] += scale * own[p - first] * Π rows[coords[p]]`
-/// for `p` in `first..first + len`.
+/// `target[p - first] += scale * values[p] * Π rows[coords[p]]` for `p`
+/// in `first..first + len`.
 fn gathered_products<K: KernelBuilder, R: AsRef<[K::Run]>>(
     k: &mut K,
     (target, len): (K::Target, K::Int),
-    (own, scale): (K::Run, K::Float),
+    (values, scale): (K::Run, K::Float),
     (coords, first): (ArrayRef, K::Int),
     rows: R,
 ) {
@@ -200,10 +201,9 @@ fn gathered_products<K: KernelBuilder, R: AsRef<[K::Run]>>(
     let end = k.add(first, len);
     // A walk over the stored entries: the interpreter reads each width of
     // coordinates in a loop of its own.
-    k.fold_entries(coords, (first, end), [], |k, p, c, []| {
+    k.fold_entries((coords, values), (first, end), [], |k, p, c, v, []| {
         let i = k.sub(p, first);
         let at = Length::In(i);
-        let v = k.run_at(own, at);
         let mut prod = k.float_op(FloatOp::Mul, scale, v);
         for &row in rows.as_ref() {
             let x = k.run_at(row, Length::In(c));

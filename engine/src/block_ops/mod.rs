@@ -154,21 +154,23 @@ pub trait KernelBuilder: Builder {
     ) -> [Self::Float; N]
     where
         F: FnMut(&mut Self, Self::Int, [Self::Float; N]) -> [Self::Float; N];
-    /// `acc = init; for p in begin..end { acc = body(p, coords[p], acc)
-    /// }; acc`: a walk over stored positions with their coordinates.
+    /// `acc = init; for p in begin..end { acc = body(p, coords[p],
+    /// values[p], acc) }; acc`: a walk over stored entries, each with its
+    /// position, coordinate and value.
     fn fold_entries<const N: usize, F>(
         &mut self,
-        coords: Self::Coords,
+        (coords, values): (Self::Coords, Self::Run),
         (begin, end): (Self::Int, Self::Int),
         init: [Self::Float; N],
         mut body: F,
     ) -> [Self::Float; N]
     where
-        F: FnMut(&mut Self, Self::Int, Self::Int, [Self::Float; N]) -> [Self::Float; N],
+        F: FnMut(&mut Self, Self::Int, Self::Int, Self::Float, [Self::Float; N]) -> [Self::Float; N],
     {
         self.fold_floats(begin, end, Length::Fixed(1), init, |k, p, acc| {
             let c = k.coordinate(coords, p);
-            body(k, p, c, acc)
+            let v = k.run_at(values, Length::In(p));
+            body(k, p, c, v, acc)
         })
     }
     /// `if cond { body() }`.

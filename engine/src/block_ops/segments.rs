@@ -120,33 +120,34 @@ fn dot_of<K: KernelBuilder, R: AsRef<[K::Run]>>(
 ) -> K::Float {
     let positions = (begin, end, step);
     // The coordinates, when the rows read any.
-    let coords = (!rows.as_ref().is_empty()).then_some(coords);
+    let entries = (own, (!rows.as_ref().is_empty()).then_some(coords));
     // Plus-times, the common semiring, with its operations fixed where
     // the loop is written: the interpreter's loop then has no dispatch on
     // the semiring per entry.
     if semiring == Semiring::PlusTimes {
-        let term = |k: &mut K, p, c| product_at(k, Times::Mul, (own, &rows), p, c);
-        return fold_terms(k, Reduction::Sum, coords, positions, term, |k, a, b| {
+        let term = |k: &mut K, v, c| product_of(k, Times::Mul, v, &rows, c);
+        return fold_terms(k, Reduction::Sum, entries, positions, term, |k, a, b| {
             k.float_op(FloatOp::Add, a, b)
         });
     }
     let plus = semiring.plus();
-    let term = |k: &mut K, p, c| product_at(k, semiring.times(), (own, &rows), p, c);
-    fold_terms(k, plus, coords, positions, term, |k, a, b| k.combine(plus, a, b))
+    let term = |k: &mut K, v, c| product_of(k, semiring.times(), v, &rows, c);
+    fold_terms(k, plus, entries, positions, term, |k, a, b| k.combine(plus, a, b))
 }
 
 /// `term(begin) ⊕ term(begin + step) ⊕ …` below `end`, from `⊕`'s
-/// identity, `⊕` being `plus` computed by `combine`, each term given its
-/// position and the coordinate stored there (when there are `coords`):
+/// identity, `⊕` being `plus` computed by `combine`, each term given the
+/// value `own` holds at its position and the coordinate stored there
+/// (when there are `coords`):
 /// in order, or as two chains over consecutive positions when `plus` is
 /// idempotent.
 #[inline(always)]
 fn fold_terms<K: KernelBuilder>(
     k: &mut K,
     plus: Reduction,
-    coords: Option<K::Coords>,
+    (own, coords): (K::Run, Option<K::Coords>),
     (begin, end, step): (K::Int, K::Int, Length<K::Int>),
-    term: impl Fn(&mut K, K::Int, K::Int) -> K::Float,
+    term: impl Fn(&mut K, K::Float, K::Int) -> K::Float,
     combine: impl Fn(&mut K, K::Float, K::Float) -> K::Float,
 ) -> K::Float {
     let at = |k: &mut K, p: K::Int| {
@@ -154,7 +155,8 @@ fn fold_terms<K: KernelBuilder>(
             Some(coords) => k.coordinate(coords, p),
             None => p,
         };
-        term(k, p, c)
+        let v = k.run_at(own, Length::In(p));
+        term(k, v, c)
     };
     let identity = k.float(plus.identity());
     let (from, init) = match step {
@@ -173,8 +175,8 @@ fn fold_terms<K: KernelBuilder>(
         _ => (begin, identity),
     };
     let [sum] = match (coords, step) {
-        (Some(coords), Length::Fixed(1)) => k.fold_entries(coords, (from, end), [init], |k, p, c, [sum]| {
-            let t = term(k, p, c);
+        (Some(coords), Length::Fixed(1)) => k.fold_entries((coords, own), (from, end), [init], |k, _, c, v, [sum]| {
+            let t = term(k, v, c);
             [combine(k, sum, t)]
         }),
         _ => k.fold_floats(from, end, step, [init], |k, p, [sum]| {
@@ -185,16 +187,16 @@ fn fold_terms<K: KernelBuilder>(
     sum
 }
 
-/// `own[p] ⊗ Π rows[c]`.
+/// `value ⊗ Π rows[c]`.
 #[inline(always)]
-fn product_at<K: KernelBuilder, R: AsRef<[K::Run]>>(
+fn product_of<K: KernelBuilder, R: AsRef<[K::Run]>>(
     k: &mut K,
     times: Times,
-    (own, rows): (K::Run, &R),
-    p: K::Int,
+    value: K::Float,
+    rows: &R,
     c: K::Int,
 ) -> K::Float {
-    let mut prod = k.run_at(own, Length::In(p));
+    let mut prod = value;
     for &row in rows.as_ref() {
         let x = k.run_at(row, Length::In(c));
         prod = match times {

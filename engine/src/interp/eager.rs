@@ -210,20 +210,22 @@ impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
     #[inline(always)]
     fn fold_entries<const N: usize, F>(
         &mut self,
-        coords: &'b IndexArray,
+        (coords, (values, start)): (&'b IndexArray, (&'b [f64], usize)),
         (begin, end): (i64, i64),
         init: [f64; N],
         mut body: F,
     ) -> [f64; N]
     where
-        F: FnMut(&mut Self, i64, i64, [f64; N]) -> [f64; N],
+        F: FnMut(&mut Self, i64, i64, f64, [f64; N]) -> [f64; N],
     {
-        // One loop per width of coordinates, each over a typed slice.
+        // One loop per width of coordinates, each zipping typed slices
+        // checked once here instead of at every read.
         let range = begin as usize..end as usize;
+        let values = &values[start + range.start..start + range.end];
         match coords {
-            IndexArray::U32(v) => walk_entries(self, (&v[range], i64::from), begin, init, &mut body),
-            IndexArray::U64(v) => walk_entries(self, (&v[range], |c| c as i64), begin, init, &mut body),
-            IndexArray::I64(v) => walk_entries(self, (&v[range], |c| c), begin, init, &mut body),
+            IndexArray::U32(v) => walk_entries(self, (&v[range], i64::from), values, begin, init, &mut body),
+            IndexArray::U64(v) => walk_entries(self, (&v[range], |c| c as i64), values, begin, init, &mut body),
+            IndexArray::I64(v) => walk_entries(self, (&v[range], |c| c), values, begin, init, &mut body),
         }
     }
     #[inline(always)]
@@ -237,19 +239,20 @@ impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
     }
 }
 
-/// [`KernelBuilder::fold_entries`] over coordinates of one width, the
-/// first at position `first`.
+/// [`KernelBuilder::fold_entries`] over coordinates of one width and
+/// their values, the first at position `first`.
 #[inline(always)]
 fn walk_entries<K, I: Copy, const N: usize>(
     k: &mut K,
     (coords, wide): (&[I], impl Fn(I) -> i64),
+    values: &[f64],
     first: i64,
     init: [f64; N],
-    body: &mut impl FnMut(&mut K, i64, i64, [f64; N]) -> [f64; N],
+    body: &mut impl FnMut(&mut K, i64, i64, f64, [f64; N]) -> [f64; N],
 ) -> [f64; N] {
     let (mut acc, mut p) = (init, first);
-    for &c in coords {
-        acc = body(k, p, wide(c), acc);
+    for (&c, &v) in coords.iter().zip(values) {
+        acc = body(k, p, wide(c), v, acc);
         p += 1;
     }
     acc
