@@ -305,3 +305,36 @@ fn progress_counts_every_chunk_of_a_run() {
     engine.eval_with("s = x(j) * x(j)", &inputs, &options).unwrap();
     assert_eq!((progress.done(), progress.total()), (1, 1));
 }
+
+#[test]
+fn a_kernel_run_again_refills_its_last_parts_with_the_same_bits_as_one_thread() {
+    // The kernel keeps its last run's parts and assembles the next run's
+    // in them: a larger result, a smaller one (the parts' old entries must
+    // not leak into it), then the larger again, each on inputs of another
+    // kind, must give what one thread gives.
+    let mut rng = Rng::new(41);
+    let statement = "C(i,j) = A(i,k) * B(k,j)";
+    let b = random_tensor(&mut rng, &[80, 90], EntryKind::Random, &Format::csr()).unwrap();
+    let dense = random_tensor(&mut rng, &[120, 80], EntryKind::Duplicates, &Format::csr()).unwrap();
+    let sparse = random_tensor(&mut rng, &[120, 80], EntryKind::EmptySlices, &Format::csr()).unwrap();
+    let split = Engine::new();
+    let whole = Engine::new().with_threads(Some(1));
+    let mut sizes = Vec::new();
+    for a in [&dense, &sparse, &dense, &sparse] {
+        let inputs = Inputs::new().with("A", a).with("B", &b);
+        let options = EvalOptions {
+            threads: Some(2),
+            chunk_work: Some(64),
+            ..EvalOptions::default()
+        };
+        let before = split.stats().split_runs;
+        let many = split.eval_with(statement, &inputs, &options).unwrap();
+        assert_eq!(split.stats().split_runs, before + 1, "{:?}", split.stats());
+        let one = whole.eval_with(statement, &inputs, &EvalOptions::default()).unwrap();
+        assert!(same_bits(&one, &many), "run {}", sizes.len());
+        sizes.push(many.values().len());
+        let refs = [("A", a), ("B", &b)];
+        check_statement(&split, statement, &refs, None, &[]).unwrap();
+    }
+    assert!(sizes[0] > sizes[1], "the second result is the smaller: {sizes:?}");
+}

@@ -27,6 +27,7 @@
 //! ```
 
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 use crate::error::{FormatError, Result};
 use crate::format::{Format, LevelKind};
@@ -162,8 +163,8 @@ pub fn join_sharing<V: Value>(
         }
         levels.push(storage);
     }
-    let values = fill(parts.iter().map(|p| p.values().len()).collect(), |k, out: &mut [V]| {
-        out.copy_from_slice(parts[k].values())
+    let values = fill(parts.iter().map(|p| p.values().len()).collect(), |k, out| {
+        write_all(out, parts[k].values().iter().copied())
     });
     // SAFETY: the parts are valid tensors of `format` holding consecutive
     // ranges of the first level; their arrays are copied in order with
@@ -173,22 +174,35 @@ pub fn join_sharing<V: Value>(
     Ok(unsafe { Tensor::from_parts_unchecked(shape, format, levels, values) })
 }
 
-/// A vector of the given pieces' lengths, each piece written by `write`
-/// (piece `k` into its own slice), the pieces in parallel.
-fn fill<T: Copy + Default + Send>(lengths: Vec<usize>, write: impl Fn(usize, &mut [T]) + Sync) -> Vec<T> {
-    let mut out = vec![T::default(); lengths.iter().sum()];
+/// A vector of the given pieces' lengths, piece `k` written by `write`
+/// (into its own slots, returning how many it wrote), the pieces in
+/// parallel. The vector is not zeroed first: each piece's pages are first
+/// touched by the thread writing them, not all by one thread beforehand.
+fn fill<T: Send>(lengths: Vec<usize>, write: impl Fn(usize, &mut [MaybeUninit<T>]) -> usize + Sync) -> Vec<T> {
+    let total: usize = lengths.iter().sum();
+    let mut out: Vec<T> = Vec::with_capacity(total);
     let mut pieces = Vec::with_capacity(lengths.len());
-    let mut rest = out.as_mut_slice();
+    let mut rest = &mut out.spare_capacity_mut()[..total];
     for &len in &lengths {
         let (piece, tail) = rest.split_at_mut(len);
         pieces.push(piece);
         rest = tail;
     }
-    pieces
+    let whole = pieces
         .into_par_iter()
         .enumerate()
-        .for_each(|(k, piece)| write(k, piece));
+        .all(|(k, slots)| write(k, slots) == slots.len());
+    assert!(whole, "every piece of a join is written whole");
+    // SAFETY: the pieces cover the first `total` slots, and each piece's
+    // writer wrote every one of its slots (checked above).
+    unsafe { out.set_len(total) };
     out
+}
+
+/// Writes `items` into `slots` in order, as far as both go; returns how
+/// many it wrote.
+fn write_all<T>(slots: &mut [MaybeUninit<T>], items: impl Iterator<Item = T>) -> usize {
+    slots.iter_mut().zip(items).map(|(slot, x)| slot.write(x)).count()
 }
 
 /// Every element of a part's array.
@@ -227,26 +241,16 @@ fn concat(arrays: &[&IndexArray], offsets: bool, keep: impl Fn(usize) -> (usize,
         arrays.iter().all(|a| matches!(a, IndexArray::U32(_)))
     };
     if narrow {
-        return IndexArray::U32(fill(lengths, |k, out: &mut [u32]| {
+        return IndexArray::U32(fill(lengths, |k, out| {
             let base = bases[k] as u32;
             match arrays[k] {
-                IndexArray::U32(v) => {
-                    for (o, &x) in out.iter_mut().zip(&v[skip(k)..]) {
-                        *o = x + base;
-                    }
-                }
-                a => {
-                    for (o, x) in out.iter_mut().zip(elements(a).skip(skip(k))) {
-                        *o = x as u32 + base;
-                    }
-                }
+                IndexArray::U32(v) => write_all(out, v[skip(k)..].iter().map(|&x| x + base)),
+                a => write_all(out, elements(a).skip(skip(k)).map(|x| x as u32 + base)),
             }
         }));
     }
-    IndexArray::U64(fill(lengths, |k, out: &mut [u64]| {
-        for (o, x) in out.iter_mut().zip(elements(arrays[k]).skip(skip(k))) {
-            *o = x + bases[k];
-        }
+    IndexArray::U64(fill(lengths, |k, out| {
+        write_all(out, elements(arrays[k]).skip(skip(k)).map(|x| x + bases[k]))
     }))
 }
 

@@ -162,6 +162,23 @@ impl<V: Value> Tensor<V> {
         }
     }
 
+    /// The tensor's level arrays and values, taken apart: storage to fill
+    /// again (an engine keeps a result's parts to assemble the next one in
+    /// without fresh memory).
+    ///
+    /// ```
+    /// use tessera_formats::{CoordinateList, Format, Tensor};
+    ///
+    /// let mut list = CoordinateList::new(&[2, 2]);
+    /// list.push(&[0, 1], 2.0).unwrap();
+    /// list.push(&[1, 0], 3.0).unwrap();
+    /// let (levels, values) = Tensor::pack(&list, Format::csr()).unwrap().into_storage();
+    /// assert_eq!((levels.len(), values), (2, vec![2.0, 3.0]));
+    /// ```
+    pub fn into_storage(self) -> (Vec<LevelStorage>, Vec<V>) {
+        (self.levels, self.values)
+    }
+
     /// Builds a tensor from arrays that the caller guarantees are valid:
     /// kernels that assemble outputs by the format's own assembly functions.
     ///

@@ -569,6 +569,8 @@ pub struct Kernel {
     fills_in: bool,
     /// The array lengths of the last appended result.
     last_output: Mutex<Option<OutputSizes>>,
+    /// The parts of the last result assembled in chunks, to fill again.
+    spare_parts: parallel::SpareParts,
     /// Per operand the plan converts: the last conversion made, and the
     /// version of the tensor it was made from. A kernel run again on the
     /// same tensor reuses it instead of converting on every run.
@@ -664,6 +666,7 @@ impl Kernel {
             accumulates,
             fills_in: planned.fills_in,
             last_output: Mutex::new(None),
+            spare_parts: parallel::SpareParts::default(),
             conversions: Mutex::new(vec![None; lowered.operands.len()]),
             widenings: Mutex::new(vec![None; lowered.operands.len()]),
             complex: None,
@@ -986,7 +989,8 @@ impl Kernel {
         run: &parallel::RunChunk<'_>,
     ) -> Result<Joined> {
         let last = self.last_output.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        parallel::run(&self.program, bind, out, parallelism, run, &self.tiering, last.as_ref())
+        let remembered = (last.as_ref(), &self.spare_parts);
+        parallel::run(&self.program, bind, out, parallelism, run, &self.tiering, remembered)
     }
 
     /// Checks `inputs` against the kernel, converts them where the plan

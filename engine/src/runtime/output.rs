@@ -671,18 +671,48 @@ impl Assembler {
     }
 
     /// Reserves room for a result of `sizes` (a capacity hint only).
+    /// Takes `spare`'s arrays and values (a part of a result of this
+    /// format, no longer needed) as this assembler's storage: what it holds
+    /// so far is copied into them, and their room is kept. A part filled
+    /// again in memory it filled before neither faults pages in nor grows.
+    pub fn reuse(&mut self, spare: Tensor<f64>) {
+        let (levels, mut values) = spare.into_storage();
+        if levels.len() != self.levels.len() {
+            return;
+        }
+        for (level, spare) in self.levels.iter_mut().zip(levels) {
+            if level.arrays.len() != spare.arrays.len() {
+                continue;
+            }
+            for (array, spare) in level.arrays.iter_mut().zip(spare.arrays) {
+                refill(array, spare);
+            }
+        }
+        values.clear();
+        values.extend_from_slice(&self.values);
+        self.values = values;
+    }
+
     pub fn reserve(&mut self, sizes: &OutputSizes) {
         if sizes.arrays.len() != self.levels.len() {
             return;
         }
+        // Advice only for fresh room: reused storage got it when it was
+        // made.
         for (level, lengths) in self.levels.iter_mut().zip(&sizes.arrays) {
             for (array, &len) in level.arrays.iter_mut().zip(lengths) {
+                let room = array.capacity_bytes();
                 array.reserve(len.saturating_sub(array.len()));
-                advise_huge_pages(array.as_ptr(), array.capacity_bytes());
+                if array.capacity_bytes() != room {
+                    advise_huge_pages(array.as_ptr(), array.capacity_bytes());
+                }
             }
         }
-        self.values.reserve(sizes.values);
-        advise_huge_pages(self.values.as_ptr() as *const u8, self.values.capacity() * 8);
+        let room = self.values.capacity();
+        self.values.reserve(sizes.values.saturating_sub(self.values.len()));
+        if self.values.capacity() != room {
+            advise_huge_pages(self.values.as_ptr() as *const u8, self.values.capacity() * 8);
+        }
     }
 
     /// [`Assembler::append`] for entries of `width` coordinates and a
@@ -1243,6 +1273,22 @@ impl Assembler {
         }
         Ok(Tensor::from_parts(&self.shape, self.format, self.levels, self.values)?)
     }
+}
+
+/// `array`'s contents moved into `spare` when both hold one width, so that
+/// `array` keeps `spare`'s room.
+fn refill(array: &mut IndexArray, spare: IndexArray) {
+    fn moved<T: Copy>(array: &[T], mut spare: Vec<T>) -> Vec<T> {
+        spare.clear();
+        spare.extend_from_slice(array);
+        spare
+    }
+    *array = match (&*array, spare) {
+        (IndexArray::U32(a), IndexArray::U32(s)) => IndexArray::U32(moved(a, s)),
+        (IndexArray::U64(a), IndexArray::U64(s)) => IndexArray::U64(moved(a, s)),
+        (IndexArray::I64(a), IndexArray::I64(s)) => IndexArray::I64(moved(a, s)),
+        _ => return,
+    };
 }
 
 /// The lengths of a result's arrays, per level, and of its values.

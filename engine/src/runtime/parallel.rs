@@ -4,7 +4,8 @@
 //!
 //! **The contract: the same bits for any number of threads.** Chunk
 //! boundaries depend only on the data (the stored entries below each
-//! coordinate of the outer loop, cut every [`CHUNK_WORK`] units) and never
+//! coordinate of the outer loop, cut every [`CHUNK_WORK`] units, or finer
+//! for a sparse output, by the total) and never
 //! on the number of threads; partial results are combined in chunk order,
 //! never in the order chunks finish. So `threads = 1`, `2` or `16` give
 //! bit-for-bit the same tensor. Outputs whose rows belong to one chunk each
@@ -27,6 +28,44 @@ use crate::error::{EngineError, Result};
 use crate::interp::{self, Bindings};
 use crate::runtime::promotion::Tiering;
 
+/// The parts of a kernel's last sparse output assembled in chunks, kept
+/// to assemble the next run's parts in: a kernel run again (a benchmark,
+/// an iterative method) then fills memory it filled before, instead of
+/// faulting fresh pages in and growing arrays in every chunk. Parts above
+/// [`SPARE_BYTES`] in all are not kept.
+#[derive(Debug, Default)]
+pub(crate) struct SpareParts(Mutex<Vec<Tensor<f64>>>);
+
+/// The most memory [`SpareParts`] holds per kernel.
+const SPARE_BYTES: usize = 256 << 20;
+
+impl SpareParts {
+    /// The parts kept, leaving none: runs at once on other threads
+    /// assemble in fresh memory.
+    fn take(&self) -> Vec<Tensor<f64>> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Keeps `parts` when they are small enough.
+    fn keep(&self, parts: Vec<Tensor<f64>>) {
+        let bytes: usize = parts.iter().map(storage_bytes).sum();
+        if bytes <= SPARE_BYTES {
+            *self.0.lock().unwrap_or_else(|p| p.into_inner()) = parts;
+        }
+    }
+}
+
+/// The memory a tensor's arrays and values hold.
+fn storage_bytes(t: &Tensor<f64>) -> usize {
+    let arrays: usize = t
+        .levels()
+        .iter()
+        .flat_map(|l| &l.arrays)
+        .map(|a| a.capacity_bytes())
+        .sum();
+    arrays + std::mem::size_of_val(t.values())
+}
+
 /// Work units per chunk: a stored entry of the driving operand, or a
 /// coordinate of the outer loop, is one unit.
 pub const CHUNK_WORK: u64 = 1 << 15;
@@ -37,6 +76,19 @@ pub const CHUNK_WORK: u64 = 1 << 15;
 /// 1|2` (median, Cranelift): at 36K entries two threads take 1.26x one
 /// thread's time, at 136K 0.82x, at 272K 0.67x.
 pub const PARALLEL_FROM: u64 = 1 << 17;
+
+/// A sparse output assembled in parts is cut into at least this many
+/// chunks (of at least [`MIN_CHUNK_WORK`] units). Measured on SpGEMM of
+/// cage10 (`tessera eval "C(i,j) = A(i,k) * A(k,j)" -f C:csr --threads 2
+/// --time 40`, 150K entries, 2.4M products): 5 chunks 6.0–8.7 ms median,
+/// 18 chunks 5.2–5.6 ms; a few large chunks leave one thread idle at the
+/// end. SpMV, whose rows' work the entries measure, gained nothing from
+/// finer chunks on cage10 and bcsstk16 and keeps [`CHUNK_WORK`].
+const MIN_CHUNKS: u64 = 32;
+
+/// The least work a chunk of an output cut finer gets: below it, a
+/// chunk's own setup (its part of the output) weighs.
+const MIN_CHUNK_WORK: u64 = 1 << 10;
 
 /// A sum over the outer loop keeps a partial output per chunk: at most one
 /// per this many work units per output value, so the partials cost a
@@ -131,7 +183,7 @@ pub(crate) fn run(
     parallelism: Parallelism,
     run: &RunChunk<'_>,
     counts: &Tiering,
-    last_output: Option<&OutputSizes>,
+    (last_output, spares): (Option<&OutputSizes>, &SpareParts),
 ) -> Result<Joined> {
     let cancel = parallelism.cancel.as_ref();
     let cancelled = || cancel.is_some_and(CancelToken::is_cancelled);
@@ -187,6 +239,12 @@ pub(crate) fn run(
         unit = unit.max(work.div_ceil(most));
     } else if threads == 1 && cancel.is_none() && progress.is_none() {
         return whole(out);
+    } else if chunking.output == ChunkOutput::SparseParts {
+        // A sparse output's rows come out the same however they are cut:
+        // cut them finer, so that threads share the work evenly when a
+        // row's work (its products, not its entries) differs from row to
+        // row.
+        unit = unit.min((work / MIN_CHUNKS).max(MIN_CHUNK_WORK));
     }
     let ranges = chunk_ranges(chunking, bind, dim, unit);
     if ranges.len() <= 1 {
@@ -279,35 +337,44 @@ pub(crate) fn run(
                     (rows, vec![false; ranges.len() - 1])
                 }
             };
-            let items: Vec<_> = ranges.iter().zip(part_rows).collect();
-            let parts: Vec<Result<Tensor<f64>>> = map_in_order(threads, items, (cancel, progress), |(range, rows)| {
-                let workspace = extents.as_ref().map(|e| {
-                    let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
-                    reused
-                        .unwrap_or_else(|| Workspace::new(e))
-                        .with_adder(Adder::of(program.value_type))
-                });
-                let mut assembler = Assembler::part(format.clone(), &shape, rows, Adder::of(program.value_type));
-                if let Some(share) = &share {
-                    assembler.reserve(share);
-                }
-                let mut part = OutputState::Append { assembler, workspace };
-                run(&chunk_bind(range), &mut part);
-                match part {
-                    OutputState::Append { assembler, workspace } => {
-                        if let Some(w) = workspace {
-                            workspaces.lock().unwrap_or_else(|p| p.into_inner()).push(w);
-                        }
-                        assembler.finish()
+            // The last run's parts, one per chunk of this run when their
+            // number is the same (their rows are then the same too).
+            let mut spare: Vec<Option<Tensor<f64>>> = spares.take().into_iter().map(Some).collect();
+            spare.resize_with(ranges.len(), || None);
+            let items: Vec<_> = ranges.iter().zip(part_rows).zip(spare).collect();
+            let parts: Vec<Result<Tensor<f64>>> =
+                map_in_order(threads, items, (cancel, progress), |((range, rows), spare)| {
+                    let workspace = extents.as_ref().map(|e| {
+                        let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
+                        reused
+                            .unwrap_or_else(|| Workspace::new(e))
+                            .with_adder(Adder::of(program.value_type))
+                    });
+                    let mut assembler = Assembler::part(format.clone(), &shape, rows, Adder::of(program.value_type));
+                    if let Some(spare) = spare {
+                        assembler.reuse(spare);
                     }
-                    _ => unreachable!("made appended above"),
-                }
-            })?;
+                    if let Some(share) = &share {
+                        assembler.reserve(share);
+                    }
+                    let mut part = OutputState::Append { assembler, workspace };
+                    run(&chunk_bind(range), &mut part);
+                    match part {
+                        OutputState::Append { assembler, workspace } => {
+                            if let Some(w) = workspace {
+                                workspaces.lock().unwrap_or_else(|p| p.into_inner()).push(w);
+                            }
+                            assembler.finish()
+                        }
+                        _ => unreachable!("made appended above"),
+                    }
+                })?;
             let parts = parts.into_iter().collect::<Result<Vec<_>>>()?;
             // The join copies the parts into place in parallel, on this
             // run's threads.
             let joined =
                 pool(threads).install(|| tessera_formats::parts::join_sharing(format, &shape, &parts, &continues))?;
+            spares.keep(parts);
             Ok(Joined::Tensor(joined))
         }
     }
