@@ -92,6 +92,7 @@ pub fn segment_dot<K: KernelBuilder>(
 /// let shortest = semiring_dot(&mut k, Semiring::MinPlus, (own, coords), (begin, end, Length::Fixed(1)), &[x]);
 /// assert_eq!(shortest, 12.0);
 /// ```
+#[inline(always)]
 pub fn semiring_dot<K: KernelBuilder>(
     k: &mut K,
     semiring: Semiring,

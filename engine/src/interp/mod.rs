@@ -705,7 +705,11 @@ impl AppendBatch {
 
     fn push_words(&mut self, coords: impl ExactSizeIterator<Item = i64>, value: f64, out: &mut OutputState) {
         self.width = coords.len();
-        self.words.extend(coords);
+        // Pushed one by one: `extend` of a slice's words becomes a call to
+        // copy memory, which costs more than the two or three words.
+        for c in coords {
+            self.words.push(c);
+        }
         self.words.push(value.to_bits() as i64);
         if self.words.len() >= Self::ENTRIES * (self.width + 1) {
             self.flush(out);
@@ -717,32 +721,6 @@ impl AppendBatch {
             out.append_entries(&self.words, self.width);
             self.words.clear();
         }
-    }
-}
-
-/// `Σ own[k] · Π rows[coords[begin + k]]` over the segment's values `own`,
-/// summed as [`crate::block_ops::segment_dot`] does (from `0.0` in
-/// order): a position loop's dots over slices it resolved once.
-fn segment_dot_of(coords: &IndexArray, begin: usize, own: &[f64], rows: &[&[f64]]) -> f64 {
-    fn kernel<I: Copy + Into<u64>>(idx: &[I], own: &[f64], rows: &[&[f64]]) -> f64 {
-        match rows {
-            [x] => own
-                .iter()
-                .zip(idx)
-                .fold(0.0, |sum, (v, &c)| sum + v * x[c.into() as usize]),
-            rows => own.iter().zip(idx).fold(0.0, |sum, (&v, &c)| {
-                let c = c.into() as usize;
-                sum + rows.iter().fold(v, |prod, row| prod * row[c])
-            }),
-        }
-    }
-    let n = own.len();
-    match coords {
-        IndexArray::U32(v) => kernel(&v[begin..begin + n], own, rows),
-        IndexArray::U64(v) => kernel(&v[begin..begin + n], own, rows),
-        IndexArray::I64(v) => own.iter().zip(&v[begin..begin + n]).fold(0.0, |sum, (&value, &c)| {
-            sum + rows.iter().fold(value, |prod, row| prod * row[c as usize])
-        }),
     }
 }
 

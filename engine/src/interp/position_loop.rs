@@ -5,10 +5,12 @@ use crate::words::Adder;
 use std::ops::Range;
 
 use smallvec::SmallVec;
-use tessera_formats::{IndexArray, Level, LevelRef};
+use tessera_formats::{Immediate, IndexArray, Level, LevelRef};
 
-use super::{dense_row, dot_of_runs, format_of, segment_dot_of, AppendBatch, Bindings};
+use super::{dense_row, dot_of_runs, format_of, AppendBatch, Bindings, Operands};
+use crate::block_ops::{semiring_dot, Length};
 use crate::bytecode::{Affine, PositionBody, Regs, ScaleFactor};
+use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
 
 /// `start` plus, position by position over `positions` of `driver`, the
@@ -216,7 +218,9 @@ enum ReadyKind<'p> {
         pos: &'p IndexArray,
         idx: &'p IndexArray,
         own: &'p [f64],
-        rows: SmallVec<[&'p [f64]; 3]>,
+        /// The factors' rows as the block op reads them (from their
+        /// first value).
+        rows: SmallVec<[(&'p [f64], usize); 3]>,
         into: DotInto<'p>,
     },
     Nested {
@@ -263,7 +267,7 @@ impl<'p> Ready<'p> {
         let kind = match body {
             PositionBody::AppendedDots { child, factors, .. } | PositionBody::AddedDots { child, factors, .. } => {
                 let (idx, pos) = regs.segments(*child);
-                let rows = factors.iter().map(|f| dense_row(regs.bind, regs.ir, f)).collect();
+                let rows = factors.iter().map(|f| (dense_row(regs.bind, regs.ir, f), 0)).collect();
                 let own = regs.values[child.operand as usize];
                 let into = match body {
                     PositionBody::AddedDots { at, .. } => DotInto::Add(regs.line(at)),
@@ -398,13 +402,18 @@ impl<'p> Ready<'p> {
                 rows,
                 into,
             } => {
+                // The block op on slices resolved once, by a builder made
+                // once for the walk.
+                let mut k = Immediate::new(Operands::values(&[]));
                 for p in positions {
-                    let (begin, end) = (pos.get_usize(p), pos.get_usize(p + 1));
+                    let (begin, end) = (pos.get(p), pos.get(p + 1));
                     if begin == end {
                         continue;
                     }
+                    let segment = (begin, end, Length::Fixed(1));
+                    let dot = semiring_dot(&mut k, Semiring::PlusTimes, ((own, 0), idx), segment, rows);
                     // As the loop's `acc = 0; acc += dot`: a -0.0 sum reads 0.0.
-                    let sum = 0.0 + segment_dot_of(idx, begin, &own[begin..end], rows);
+                    let sum = 0.0 + dot;
                     let c = self.coords.get(p);
                     match into {
                         DotInto::Add(at) => out.accumulate(Adder::Float, at.at(c, o) as usize, sum),
