@@ -670,7 +670,6 @@ impl Assembler {
         }
     }
 
-    /// Reserves room for a result of `sizes` (a capacity hint only).
     /// Takes `spare`'s arrays and values (a part of a result of this
     /// format, no longer needed) as this assembler's storage: what it holds
     /// so far is copied into them, and their room is kept. A part filled
@@ -693,6 +692,7 @@ impl Assembler {
         self.values = values;
     }
 
+    /// Reserves room for a result of `sizes` (a capacity hint only).
     pub fn reserve(&mut self, sizes: &OutputSizes) {
         if sizes.arrays.len() != self.levels.len() {
             return;
