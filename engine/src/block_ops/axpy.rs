@@ -262,14 +262,11 @@ pub fn row_axpy<K: KernelBuilder>(
     (target, n): (K::Target, K::Int),
     reg: &mut dyn FnMut(&mut K, IReg) -> K::Int,
 ) {
-    let parts: SmallVec<[RowFactor<K>; 2]> = factors
-        .iter()
-        .map(|f| RowFactor {
-            operand: f.operand,
-            parent: reg(k, f.parent),
-            via: f.via.map(|via| k.param(via, Param::Extent)),
-        })
-        .collect();
+    let mut part = |k: &mut K, f: &AxpyFactor| RowFactor {
+        operand: f.operand,
+        parent: reg(k, f.parent),
+        via: f.via.map(|via| k.param(via, Param::Extent)),
+    };
     // A factor's row for coordinate `c`, the components of window `from`.
     let row_of = |k: &mut K, RowFactor { operand, parent, via }: RowFactor<K>, c: K::Int, from: Window<K>| {
         let row = match via {
@@ -294,16 +291,25 @@ pub fn row_axpy<K: KernelBuilder>(
     };
     // One or two factors (SpMM, MTTKRP) get rows of their own: the
     // interpreter, which runs this as it is called, then builds no list
-    // of rows per entry.
-    match *parts {
-        [a] => row_updates(k, walk, |k, c, from| [row_of(k, a, c, from)]),
-        [a, b] => row_updates(k, walk, |k, c, from| [row_of(k, a, c, from), row_of(k, b, c, from)]),
-        _ => row_updates(k, walk, |k, c, from| {
-            parts
-                .iter()
-                .map(|&part| row_of(k, part, c, from))
-                .collect::<SmallVec<[K::Run; 4]>>()
-        }),
+    // of rows per entry, nor of factors per call.
+    match factors {
+        [a] => {
+            let a = part(k, a);
+            row_updates(k, walk, |k, c, from| [row_of(k, a, c, from)])
+        }
+        [a, b] => {
+            let (a, b) = (part(k, a), part(k, b));
+            row_updates(k, walk, |k, c, from| [row_of(k, a, c, from), row_of(k, b, c, from)])
+        }
+        _ => {
+            let parts: SmallVec<[RowFactor<K>; 4]> = factors.iter().map(|f| part(k, f)).collect();
+            row_updates(k, walk, |k, c, from| {
+                parts
+                    .iter()
+                    .map(|&part| row_of(k, part, c, from))
+                    .collect::<SmallVec<[K::Run; 4]>>()
+            })
+        }
     }
 }
 

@@ -5,11 +5,11 @@ use crate::words::Adder;
 use std::ops::Range;
 
 use smallvec::SmallVec;
-use tessera_formats::{Immediate, IndexArray, Level, LevelRef};
+use tessera_formats::{ArrayRef, Immediate, IndexArray, Level, LevelRef, LevelStorage};
 
-use super::{dense_row, dot_of_runs, format_of, AppendBatch, Bindings, Operands};
-use crate::block_ops::{semiring_dot, Length};
-use crate::bytecode::{Affine, PositionBody, Regs, ScaleFactor};
+use super::{coordinate_array, dense_row, dot_of_runs, format_of, AppendBatch, Bindings, DenseCells, Eager, Operands};
+use crate::block_ops::{row_axpy, semiring_dot, KernelBuilder, Length};
+use crate::bytecode::{Affine, AxpyFactor, IReg, PositionBody, Regs, ScaleFactor};
 use crate::notation::Semiring;
 use crate::runtime::output::OutputState;
 
@@ -58,7 +58,8 @@ pub(super) fn run(
     let mut entry: SmallVec<[i64; 4]> = ready.prefix().iter().map(|&r| ir[r as usize]).collect();
     let first_slot = entry.len();
     entry.resize(first_slot + ready.depth(), 0);
-    ready.walk(positions, (&mut entry, first_slot), 0, out, &mut batch);
+    let operands = (&bind.levels[..], values);
+    ready.walk(positions, (&mut entry, first_slot), (0, operands), out, &mut batch);
 }
 
 /// What a position loop reads besides its arrays.
@@ -194,9 +195,9 @@ fn prefetch(values: &[f64], at: usize) {
     let _ = (values, at);
 }
 
-/// A factor row of a row update: its operand's values, its parent row as a
-/// function of the coordinate, and the extent of its `via` level.
-type RowOf<'p> = (&'p [f64], Line, Option<usize>);
+/// The operands' levels and values (as `f64`), which the block ops a
+/// walk runs read.
+type Storage<'s, 'a> = (&'s [&'a [LevelStorage]], &'s [&'a [f64]]);
 
 /// A body with every array it reads looked up, once per run of the op.
 struct Ready<'p> {
@@ -236,10 +237,17 @@ enum ReadyKind<'p> {
     },
     RowUpdates {
         pos: &'p IndexArray,
-        idx: &'p IndexArray,
-        own: &'p [f64],
+        /// The child level and its coordinate array, which the block op
+        /// walks.
+        child: (LevelRef, ArrayRef),
         scale: f64,
-        factors: SmallVec<[RowOf<'p>; 2]>,
+        /// The factors as the block op reads them: factor `k`'s parent row
+        /// in register `k`, the value of `parents[k]`.
+        factors: SmallVec<[AxpyFactor; 2]>,
+        parents: SmallVec<[Line; 2]>,
+        /// The factors' values whose row is the parent itself (read by the
+        /// fibre's coordinate, so asked for ahead).
+        ahead: SmallVec<[(&'p [f64], Line); 2]>,
         out_extent: usize,
         out_parent: Line,
     },
@@ -308,21 +316,29 @@ impl<'p> Ready<'p> {
                 out,
                 out_parent,
             } => {
-                let (idx, pos) = regs.segments(*child);
+                let (_, pos) = regs.segments(*child);
                 // No factor of the scale is the driver's value (it is not
                 // a last level): the scale is one number.
                 let scale = scale_at(&regs.scale(scale), f64::NAN, 0, 0);
                 ReadyKind::RowUpdates {
                     pos,
-                    idx,
-                    own: regs.values[child.operand as usize],
+                    child: (*child, coordinate_array(regs.bind, *child)),
                     scale,
                     factors: factors
                         .iter()
-                        .map(|f| {
-                            let via = f.via.map(|l| regs.extent(l) as usize);
-                            (regs.values[f.operand as usize], regs.line(&f.parent), via)
+                        .enumerate()
+                        .map(|(k, f)| AxpyFactor {
+                            operand: f.operand,
+                            level: *child,
+                            parent: k as IReg,
+                            via: f.via,
                         })
+                        .collect(),
+                    parents: factors.iter().map(|f| regs.line(&f.parent)).collect(),
+                    ahead: factors
+                        .iter()
+                        .filter(|f| f.via.is_none())
+                        .map(|f| (regs.values[f.operand as usize], regs.line(&f.parent)))
                         .collect(),
                     out_extent: regs.extent(*out) as usize,
                     out_parent: regs.line(out_parent),
@@ -390,7 +406,7 @@ impl<'p> Ready<'p> {
         &self,
         positions: Range<usize>,
         (entry, slot): (&mut [i64], usize),
-        o: i64,
+        (o, operands): (i64, Storage<'_, '_>),
         out: &mut OutputState,
         batch: &mut Option<&mut AppendBatch>,
     ) {
@@ -432,7 +448,7 @@ impl<'p> Ready<'p> {
                     let c = self.coords.get(p);
                     entry[slot] = c;
                     let below = pos.get_usize(p)..pos.get_usize(p + 1);
-                    inner.walk(below, (entry, slot + 1), c, out, batch);
+                    inner.walk(below, (entry, slot + 1), (c, operands), out, batch);
                 }
             }
             ReadyKind::DenseDots {
@@ -469,32 +485,41 @@ impl<'p> Ready<'p> {
             }
             ReadyKind::RowUpdates {
                 pos,
-                idx,
-                own,
+                child,
                 scale,
                 factors,
+                parents,
+                ahead,
                 out_extent: n,
                 out_parent,
             } => {
-                let last = positions.end;
+                // The block op, one fibre at a time, on a builder made once
+                // for the walk.
+                let (levels, values) = operands;
+                let Some((first, cells)) = out.dense_values_mut() else {
+                    unreachable!("row updates add into a dense output")
+                };
+                let mut k = Immediate::new(Operands {
+                    levels,
+                    output: DenseCells::new(cells, first as i64),
+                    ..Operands::values(values)
+                });
+                // Later positions of the level, in this walk or the next
+                // (a fibre often holds one entry: the walk is short).
+                let (last, len) = (self.coords.len(), *n as i64);
                 for p in positions {
                     let c = self.coords.get(p);
                     // The rows a later position reads by its coordinate.
                     if p + ROWS_AHEAD < last {
-                        let ahead = self.coords.get(p + ROWS_AHEAD);
-                        for &(values, parent, _) in factors.iter().filter(|f| f.2.is_none()) {
-                            prefetch(values, parent.at(ahead, o) as usize * n);
+                        let later = self.coords.get(p + ROWS_AHEAD);
+                        for &(values, parent) in ahead {
+                            prefetch(values, parent.at(later, o) as usize * n);
                         }
                     }
-                    let dst = out.dense_range_mut(out_parent.at(c, o) as usize * n, *n);
-                    let row = |k: usize, l: usize| {
-                        let (values, parent, via) = factors[k];
-                        let parent = parent.at(c, o) as usize;
-                        let row = via.map_or(parent, |extent| parent * extent + l);
-                        &values[row * n..(row + 1) * n]
-                    };
-                    let segment = pos.get_usize(p)..pos.get_usize(p + 1);
-                    row_updates(dst, (idx, segment), own, *scale, factors.len(), row);
+                    let target = k.output_target(out_parent.at(c, o) * len);
+                    let segment = (pos.get(p), pos.get(p + 1));
+                    let reg = &mut |_: &mut Eager<'_, '_>, r: IReg| parents[r as usize].at(c, o);
+                    row_axpy(&mut k, *child, segment, *scale, factors, (target, len), reg);
                 }
             }
             ReadyKind::Scatter { own, scale, at } => {
@@ -534,76 +559,6 @@ impl<'p> Ready<'p> {
                     let below = parent.at(c, o) as usize;
                     let row = pos.get_usize(below)..pos.get_usize(below + 1);
                     out.workspace_accumulate_row(prefix, idx, values, scale_at(scale, own[p], c, o), row);
-                }
-            }
-        }
-    }
-}
-
-/// For each position `p` in `positions` of a level with coordinates
-/// `coords`: `dst += scale · own[p] · Π rows`, factor `k`'s row
-/// `row(k, coords[p])` (SpMM's and MTTKRP's dense row updates).
-fn row_updates<'v>(
-    dst: &mut [f64],
-    (coords, positions): (&IndexArray, std::ops::Range<usize>),
-    own: &[f64],
-    scale: f64,
-    factors: usize,
-    row: impl Fn(usize, usize) -> &'v [f64],
-) {
-    let own = &own[positions.clone()];
-    let args = (own, scale, factors);
-    match coords {
-        IndexArray::U32(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
-        IndexArray::U64(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
-        IndexArray::I64(c) => updates(dst, (&c[positions], |c| c as usize), args, row),
-    }
-}
-
-/// [`row_updates`] over one width of coordinates.
-fn updates<'v, I: Copy>(
-    dst: &mut [f64],
-    (coords, wide): (&[I], fn(I) -> usize),
-    (own, scale, factors): (&[f64], f64, usize),
-    row: impl Fn(usize, usize) -> &'v [f64],
-) {
-    // One factor (SpMM) over a short row: the row held in registers across
-    // the positions, in tiles of 16, as compiled code holds it; each
-    // component still adds its terms in position order.
-    const TILE: usize = 16;
-    if factors == 1 && dst.len() % TILE == 0 && dst.len() <= 4 * TILE {
-        for (t, tile) in dst.chunks_exact_mut(TILE).enumerate() {
-            let tile: &mut [f64; TILE] = tile.try_into().expect("a whole tile");
-            let mut acc = *tile;
-            for (&c, &v) in coords.iter().zip(own) {
-                let s = scale * v;
-                let x: &[f64; TILE] = row(0, wide(c))[t * TILE..(t + 1) * TILE]
-                    .try_into()
-                    .expect("a whole tile");
-                for k in 0..TILE {
-                    acc[k] += s * x[k];
-                }
-            }
-            *tile = acc;
-        }
-        return;
-    }
-    for (&c, &v) in coords.iter().zip(own) {
-        let (c, s) = (wide(c), scale * v);
-        match factors {
-            1 => {
-                for (d, &v) in dst.iter_mut().zip(row(0, c)) {
-                    *d += s * v;
-                }
-            }
-            2 => {
-                for ((d, &v), &w) in dst.iter_mut().zip(row(0, c)).zip(row(1, c)) {
-                    *d += s * v * w;
-                }
-            }
-            many => {
-                for (k, d) in dst.iter_mut().enumerate() {
-                    *d += (0..many).fold(s, |acc, f| acc * row(f, c)[k]);
                 }
             }
         }
