@@ -196,6 +196,31 @@ impl IndexArray {
         }
     }
 
+    /// Moves the elements into `spare`'s allocation, which the array then
+    /// holds, when both have one width (else nothing changes): storage of
+    /// an earlier result filled again without fresh memory.
+    ///
+    /// ```
+    /// use tessera_formats::IndexArray;
+    ///
+    /// let mut a = IndexArray::U32(vec![0, 2]);
+    /// a.move_into(IndexArray::U32(Vec::with_capacity(100)));
+    /// assert_eq!((a.len(), a.capacity_bytes()), (2, 400));
+    /// ```
+    pub fn move_into(&mut self, spare: IndexArray) {
+        fn moved<T: Copy>(array: &[T], mut spare: Vec<T>) -> Vec<T> {
+            spare.clear();
+            spare.extend_from_slice(array);
+            spare
+        }
+        *self = match (&*self, spare) {
+            (IndexArray::U32(a), IndexArray::U32(s)) => IndexArray::U32(moved(a, s)),
+            (IndexArray::U64(a), IndexArray::U64(s)) => IndexArray::U64(moved(a, s)),
+            (IndexArray::I64(a), IndexArray::I64(s)) => IndexArray::I64(moved(a, s)),
+            _ => return,
+        };
+    }
+
     /// Reserves room for `additional` more elements.
     pub fn reserve(&mut self, additional: usize) {
         match self {

@@ -684,7 +684,7 @@ impl Assembler {
                 continue;
             }
             for (array, spare) in level.arrays.iter_mut().zip(spare.arrays) {
-                refill(array, spare);
+                array.move_into(spare);
             }
         }
         values.clear();
@@ -1273,22 +1273,6 @@ impl Assembler {
         }
         Ok(Tensor::from_parts(&self.shape, self.format, self.levels, self.values)?)
     }
-}
-
-/// `array`'s contents moved into `spare` when both hold one width, so that
-/// `array` keeps `spare`'s room.
-fn refill(array: &mut IndexArray, spare: IndexArray) {
-    fn moved<T: Copy>(array: &[T], mut spare: Vec<T>) -> Vec<T> {
-        spare.clear();
-        spare.extend_from_slice(array);
-        spare
-    }
-    *array = match (&*array, spare) {
-        (IndexArray::U32(a), IndexArray::U32(s)) => IndexArray::U32(moved(a, s)),
-        (IndexArray::U64(a), IndexArray::U64(s)) => IndexArray::U64(moved(a, s)),
-        (IndexArray::I64(a), IndexArray::I64(s)) => IndexArray::I64(moved(a, s)),
-        _ => return,
-    };
 }
 
 /// The lengths of a result's arrays, per level, and of its values.

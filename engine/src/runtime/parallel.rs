@@ -48,22 +48,11 @@ impl SpareParts {
 
     /// Keeps `parts` when they are small enough.
     fn keep(&self, parts: Vec<Tensor<f64>>) {
-        let bytes: usize = parts.iter().map(storage_bytes).sum();
+        let bytes: usize = parts.iter().map(Tensor::bytes).sum();
         if bytes <= SPARE_BYTES {
             *self.0.lock().unwrap_or_else(|p| p.into_inner()) = parts;
         }
     }
-}
-
-/// The memory a tensor's arrays and values hold.
-fn storage_bytes(t: &Tensor<f64>) -> usize {
-    let arrays: usize = t
-        .levels()
-        .iter()
-        .flat_map(|l| &l.arrays)
-        .map(|a| a.capacity_bytes())
-        .sum();
-    arrays + std::mem::size_of_val(t.values())
 }
 
 /// Work units per chunk: a stored entry of the driving operand, or a
