@@ -8,6 +8,7 @@ use tessera_formats::{ArrayRef, Immediate, IndexArray, LevelRef, LevelStorage, S
 use crate::block_ops::{KernelBuilder, Length};
 use crate::bytecode::FloatOp;
 use crate::notation::Reduction;
+use crate::runtime::output::OutputState;
 
 /// What a program reads, resolved for the interpreter: each operand's
 /// levels and its values as `f64`, and the part of a dense output a block
@@ -45,6 +46,32 @@ impl<'b, 'a> Operands<'b, 'a> {
             levels,
             values: &[],
             output: DenseCells::default(),
+            temps: &[],
+        }
+    }
+
+    /// Operands with levels and values whose ops add into the dense
+    /// output `out` (or its window).
+    ///
+    /// ```
+    /// use tessera_engine::block_ops::{KernelBuilder, Length};
+    /// use tessera_engine::interp::{Eager, Operands};
+    /// use tessera_engine::runtime::output::OutputState;
+    /// use tessera_formats::Format;
+    ///
+    /// let mut out = OutputState::Dense { shape: vec![2], format: Format::dense(1), values: vec![1.0, 2.0] };
+    /// let mut k = Eager::new(Operands::on_output(&[], &[], &mut out));
+    /// let target = k.output_target(0);
+    /// k.add_at(target, Length::Fixed(1), 5.0);
+    /// drop(k);
+    /// assert!(matches!(out, OutputState::Dense { values, .. } if values == [1.0, 7.0]));
+    /// ```
+    pub fn on_output(levels: &'b [&'a [LevelStorage]], values: &'b [&'a [f64]], out: &'b mut OutputState) -> Self {
+        let (first, cells) = out.dense_values_mut().expect("block ops add into a dense output");
+        Operands {
+            levels,
+            values,
+            output: DenseCells::new(cells, first as i64),
             temps: &[],
         }
     }

@@ -381,12 +381,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                         (factors, shared),
                         (*out_run, *out_block_step),
                     );
-                    let (first, values_out) = out.dense_values_mut().expect("block dots add into a dense output");
-                    let mut k = Immediate::new(Operands {
-                        levels: &bind.levels,
-                        output: DenseCells::new(values_out, first as i64),
-                        ..Operands::values(&values)
-                    });
+                    let mut k = Immediate::new(Operands::on_output(&bind.levels, &values, out));
                     // Eagerly, the loop over rows costs less than unrolling.
                     let shape = (Length::In(rows as i64), Length::In(n as i64));
                     block_rows_dot(&mut k, operands, *blocks, shape, fr[*scale as usize], &mut |_, r| {
@@ -443,11 +438,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 shared,
                 out: out_run,
             } => {
-                let (first, values_out) = out.dense_values_mut().expect("dense dots add into a dense output");
-                let mut k = Immediate::new(Operands {
-                    output: DenseCells::new(values_out, first as i64),
-                    ..Operands::values(&values)
-                });
+                let mut k = Immediate::new(Operands::on_output(&bind.levels, &values, out));
                 // Eagerly, the loop over rows costs less than unrolling.
                 let shape = (
                     Length::In(run_length(&ir, rows) as i64),
@@ -472,12 +463,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             } => {
                 let coords = coordinate_array(bind, *driver);
                 let format = *format_of(bind, *driver);
-                let (first_value, values_out) = out.dense_values_mut().expect("row dots add into a dense output");
-                let mut k = Immediate::new(Operands {
-                    levels: &bind.levels,
-                    output: DenseCells::new(values_out, first_value as i64),
-                    ..Operands::values(&values)
-                });
+                let mut k = Immediate::new(Operands::on_output(&bind.levels, &values, out));
                 let rows = RowsOf {
                     level: *rows,
                     parent: *parent,
@@ -501,12 +487,9 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 out: out_level,
                 out_parent,
             } => {
-                let (first, values_out) = out.dense_values_mut().expect("dense updates add into a dense output");
                 let mut k = Immediate::new(Operands {
-                    levels: &bind.levels,
-                    output: DenseCells::new(values_out, first as i64),
                     temps: &temps,
-                    ..Operands::values(&values)
+                    ..Operands::on_output(&bind.levels, &values, out)
                 });
                 let row = output_row(&mut k, *out_level, ir[*out_parent as usize]);
                 let temp = temp.map(|t| (k.temp_run(t), temps[t as usize].len() as i64));
@@ -555,12 +538,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 factors,
             } => {
                 let coords = coordinate_array(bind, *driver);
-                let (first, values_out) = out.dense_values_mut().expect("value updates add into a dense output");
-                let mut k = Immediate::new(Operands {
-                    levels: &bind.levels,
-                    output: DenseCells::new(values_out, first as i64),
-                    ..Operands::values(&values)
-                });
+                let mut k = Immediate::new(Operands::on_output(&bind.levels, &values, out));
                 let positions = (ir[*begin as usize], ir[*end as usize]);
                 values_axpy(
                     &mut k,
@@ -581,12 +559,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 out_parent,
             } => {
                 let coords = coordinate_array(bind, *driver);
-                let (first, values_out) = out.dense_values_mut().expect("row updates add into a dense output");
-                let mut k = Immediate::new(Operands {
-                    levels: &bind.levels,
-                    output: DenseCells::new(values_out, first as i64),
-                    ..Operands::values(&values)
-                });
+                let mut k = Immediate::new(Operands::on_output(&bind.levels, &values, out));
                 let row = output_row(&mut k, *out_level, ir[*out_parent as usize]);
                 let positions = (ir[*begin as usize], ir[*end as usize]);
                 let reg = &mut |_: &mut Eager<'_, '_>, r: IReg| ir[r as usize];

@@ -7,7 +7,7 @@ use std::ops::Range;
 use smallvec::SmallVec;
 use tessera_formats::{ArrayRef, Immediate, IndexArray, Level, LevelRef, LevelStorage};
 
-use super::{coordinate_array, dense_row, dot_of_runs, format_of, AppendBatch, Bindings, DenseCells, Eager, Operands};
+use super::{coordinate_array, dense_row, dot_of_runs, format_of, AppendBatch, Bindings, Eager, Operands};
 use crate::block_ops::{row_axpy, semiring_dot, KernelBuilder, Length};
 use crate::bytecode::{Affine, AxpyFactor, IReg, PositionBody, Regs, ScaleFactor};
 use crate::notation::Semiring;
@@ -496,14 +496,7 @@ impl<'p> Ready<'p> {
                 // The block op, one fibre at a time, on a builder made once
                 // for the walk.
                 let (levels, values) = operands;
-                let Some((first, cells)) = out.dense_values_mut() else {
-                    unreachable!("row updates add into a dense output")
-                };
-                let mut k = Immediate::new(Operands {
-                    levels,
-                    output: DenseCells::new(cells, first as i64),
-                    ..Operands::values(values)
-                });
+                let mut k = Immediate::new(Operands::on_output(levels, values, out));
                 // Later positions of the level, in this walk or the next
                 // (a fibre often holds one entry: the walk is short).
                 let (last, len) = (self.coords.len(), *n as i64);
