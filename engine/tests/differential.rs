@@ -346,6 +346,44 @@ fn spgemm_into_every_output_matches_reference() {
     )]);
 }
 
+/// Matrix outputs whose last level is unordered: CSR, CSC and DCSR alike.
+fn unordered_matrix_outputs() -> Vec<Format> {
+    let unordered = LevelFormat::compressed().unordered();
+    vec![
+        Format::from_levels(&[LevelFormat::dense(), unordered], &[0, 1]).unwrap(),
+        Format::from_levels(&[LevelFormat::dense(), unordered], &[1, 0]).unwrap(),
+        Format::from_levels(&[unordered, unordered], &[0, 1]).unwrap(),
+        Format::from_levels(&[LevelFormat::compressed(), unordered], &[0, 1]).unwrap(),
+    ]
+}
+
+#[test]
+fn unordered_outputs_are_assembled_in_rows_and_match_reference() {
+    let sparse = || vec![Format::csr(), Format::csc(), Format::dcsr(), Format::coo(2)];
+    run(&[
+        case(
+            "A(i,j) = B(i,k) * C(k,j)",
+            vec![op("B", sparse()), op("C", sparse())],
+            unordered_matrix_outputs(),
+        ),
+        case(
+            "A(i,j) = B(i,j) + C(j,i)",
+            vec![op("B", sparse()), op("C", sparse())],
+            unordered_matrix_outputs(),
+        ),
+        case(
+            "A(i,j) = B(i,j) * C(i,j)",
+            vec![op("B", sparse()), op("C", sparse())],
+            unordered_matrix_outputs(),
+        ),
+        case(
+            "A(i,j) = B(i,j,k) * c(k)",
+            vec![op("B", vec![Format::csf(3), Format::coo(3)]), op("c", vectors())],
+            unordered_matrix_outputs(),
+        ),
+    ]);
+}
+
 #[test]
 fn sparse_add_and_subtract_with_mixed_formats_match_reference() {
     run(&[
@@ -1278,5 +1316,47 @@ fn sums_into_a_dense_output_run_term_by_term_without_converting() {
                     .unwrap_or_else(|e| panic!("{statement}, A {a_format}, B {b_format}, {shape:?} {kind:?}: {e}"));
             }
         }
+    }
+}
+
+/// The point of an unordered output: a row drained from the workspace
+/// keeps the order its columns first came in, unsorted, on any number of
+/// threads.
+#[test]
+fn an_unordered_output_row_keeps_its_columns_in_the_order_they_came() {
+    use tessera_engine::{EvalOptions, Inputs};
+    use tessera_formats::CoordinateList;
+    // Row 0 of B reaches C's row 0 (column 5) before its row 1 (column 2).
+    let mut b = CoordinateList::new(&[2, 2]);
+    b.push(&[0, 0], 1.0).unwrap();
+    b.push(&[0, 1], 2.0).unwrap();
+    b.push(&[1, 1], 3.0).unwrap();
+    let mut c = CoordinateList::new(&[2, 6]);
+    c.push(&[0, 5], 4.0).unwrap();
+    c.push(&[1, 2], 5.0).unwrap();
+    c.push(&[1, 5], 6.0).unwrap();
+    let (b, c) = (
+        Tensor::pack(&b, Format::csr()).unwrap(),
+        Tensor::pack(&c, Format::csr()).unwrap(),
+    );
+    let unordered = unordered_matrix_outputs().remove(0);
+    let engine = crate::suite_engine();
+    for threads in [1, 2] {
+        let options = EvalOptions {
+            output_format: Some(unordered.clone()),
+            threads: Some(threads),
+            chunk_work: Some(1),
+            ..EvalOptions::default()
+        };
+        let a = engine
+            .eval_with(
+                "A(i,j) = B(i,k) * C(k,j)",
+                &Inputs::new().with("B", &b).with("C", &c),
+                &options,
+            )
+            .expect("the product runs");
+        let columns: Vec<i64> = (0..4).map(|p| a.level(1).arrays[1].get(p)).collect();
+        assert_eq!(columns, [5, 2, 2, 5], "{threads} threads");
+        assert_eq!(a.values(), [4.0 + 12.0, 10.0, 15.0, 18.0], "{threads} threads");
     }
 }

@@ -532,10 +532,16 @@ fn lower_into(
                 None
             } else {
                 let rest: Vec<&str> = level_vars[in_order..].iter().map(LoopVar::name).collect();
+                let unsorted = workspace_unsorted(output_format, rest.len());
                 notes.push(format!(
-                    "output {}: results for ({}) arrive out of order; a workspace collects them",
+                    "output {}: results for ({}) arrive out of order; a workspace collects them{}",
                     lhs.tensor,
-                    rest.join(",")
+                    rest.join(","),
+                    if unsorted {
+                        " and hands them over unsorted, as the unordered level takes them"
+                    } else {
+                        ""
+                    }
                 ));
                 Some((at, in_order))
             }
@@ -682,14 +688,23 @@ fn appendable(output: &Operand, order: &[LoopVar]) -> bool {
     streamable(&output.format) && (output.format.is_per_mode() || output.level_vars().iter().all(|v| order.contains(v)))
 }
 
+/// Whether a workspace over the last `levels` levels of an output of
+/// `format` hands its keys over unsorted: it fills one unordered level, row
+/// by row, which takes them as they first came.
+pub fn workspace_unsorted(format: &Format, levels: usize) -> bool {
+    levels == 1 && format.levels().last().is_some_and(|l| !l.level.ordered)
+}
+
 /// Output formats the streaming assembler can append to: each level stores
-/// a mode or a block of one and is dense, compressed or singleton, or
+/// a mode or a block of one and is dense, compressed or singleton (ordered
+/// or not: entries come in order, which an unordered level also takes), or
 /// stores diagonals over range and offset levels (DIA).
 fn streamable(format: &Format) -> bool {
     use tessera_formats::Projection;
     format.levels().iter().all(|l| {
         let kind_fits = match l.level.kind {
-            LevelKind::Dense | LevelKind::Compressed | LevelKind::Singleton => l.level.ordered,
+            LevelKind::Dense => l.level.ordered,
+            LevelKind::Compressed | LevelKind::Singleton => true,
             LevelKind::Range | LevelKind::Offset => true,
             LevelKind::Hashed => false,
         };

@@ -16,7 +16,7 @@ mod precompute;
 mod terms;
 
 pub use derived::{Blocking, PositionSpace, Provenance, Relation, Sizes};
-pub use lower::{lower, Lowered, OutputAssembly, VarBound};
+pub use lower::{lower, workspace_unsorted, Lowered, OutputAssembly, VarBound};
 pub use order::{choose_order, OrderProblem};
 
 use std::fmt;

@@ -139,7 +139,10 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
         lowered.output.format,
         match lowered.assembly {
             OutputAssembly::Dense => "dense, accumulated in place".to_string(),
-            OutputAssembly::Append => "assembled by append in order".to_string(),
+            OutputAssembly::Append if lowered.output.format.levels().iter().all(|l| l.level.ordered) => {
+                "assembled by append in order".to_string()
+            }
+            OutputAssembly::Append => "assembled by append, each fibre's entries together".to_string(),
             OutputAssembly::Packed => "packed from a workspace".to_string(),
             OutputAssembly::OnPattern { operand } => format!(
                 "{}'s pattern, values accumulated in place at its positions",
@@ -529,9 +532,14 @@ impl<'a> Emitter<'a> {
             Cin::Workspace { vars, body } => {
                 let pad = "  ".repeat(depth);
                 let names: Vec<&str> = vars.iter().map(LoopVar::name).collect();
+                let order = if crate::cin::workspace_unsorted(&self.lowered.output.format, vars.len()) {
+                    "unsorted"
+                } else {
+                    "sorted"
+                };
                 let _ = writeln!(
                     self.plan,
-                    "{pad}workspace over ({}), sorted and assembled into {} after:",
+                    "{pad}workspace over ({}), {order} and assembled into {} after:",
                     names.join(","),
                     self.lowered.output.name
                 );

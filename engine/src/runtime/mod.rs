@@ -1126,8 +1126,14 @@ impl Kernel {
             }
             OutputAssembly::Append => {
                 let adder = Adder::of(self.program.value_type);
-                let workspace = workspace_vars(&self.lowered.cin)
-                    .map(|vars| Workspace::new(&extents(&vars, &index_sizes)).with_adder(adder));
+                let workspace = workspace_vars(&self.lowered.cin).map(|vars| {
+                    let workspace = Workspace::new(&extents(&vars, &index_sizes)).with_adder(adder);
+                    if crate::cin::workspace_unsorted(&out_format, vars.len()) {
+                        workspace.in_any_order()
+                    } else {
+                        workspace
+                    }
+                });
                 let mut assembler = Assembler::new(out_format.clone(), &out_shape);
                 assembler.adder = adder;
                 // Runs of one kernel tend to make results of one size: reserve

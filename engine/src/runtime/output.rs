@@ -179,13 +179,13 @@ impl OutputState {
         }
     }
 
-    /// The extents of the output's workspace, when it has one.
-    pub fn workspace_extents(&self) -> Option<&[usize]> {
+    /// The output's workspace, when it has one.
+    pub fn workspace(&self) -> Option<&Workspace> {
         match self {
             OutputState::Append {
                 workspace: Some(ws), ..
             }
-            | OutputState::Packed { workspace: ws, .. } => Some(&ws.extents),
+            | OutputState::Packed { workspace: ws, .. } => Some(ws),
             _ => None,
         }
     }
@@ -286,7 +286,7 @@ impl OutputState {
                     return;
                 }
                 let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
-                ws.drain_sorted(|coords, value| {
+                ws.drain(|coords, value| {
                     full.truncate(prefix.len());
                     full.extend_from_slice(coords);
                     assembler.append(&full, value)
@@ -294,7 +294,7 @@ impl OutputState {
             }
             OutputState::Packed { entries, workspace, .. } => {
                 let mut full: smallvec::SmallVec<[u64; 8]> = smallvec::SmallVec::new();
-                workspace.drain_sorted(|coords, value| {
+                workspace.drain(|coords, value| {
                     full.clear();
                     full.extend(prefix.iter().chain(coords).map(|&c| c as u64));
                     // Coordinates come from loops bounded by the shape.
@@ -447,11 +447,16 @@ pub struct Assembler {
     /// The format has dense and sorted compressed levels only, so entries
     /// must come in order and inside the shape ([`Assembler::in_order`]).
     tracks_order: bool,
-    /// Every entry so far came in order and inside the shape: the arrays
-    /// are valid as built, and [`Assembler::finish`] need not check them
-    /// again. An entry out of order in a format that tracks it is a fault
-    /// of the kernel, refused at finish.
+    /// Every entry so far came in order and inside the shape, or (into an
+    /// unordered last level) as a row of a workspace's distinct keys: the
+    /// arrays are valid as built, and [`Assembler::finish`] need not check
+    /// them again. An entry out of order in a format that tracks it is a
+    /// fault of the kernel, refused at finish; in other formats it leaves
+    /// the check to finish.
     in_order: bool,
+    /// The last level is unordered: a row of distinct keys in any order
+    /// keeps [`Assembler::in_order`].
+    unordered_last: bool,
     /// Every level above the last is dense, and runs are appended: a new
     /// row's place is arithmetic, and [`Assembler::append_entries`] opens
     /// it without leaving the run ([`Assembler::opens_row`]).
@@ -496,6 +501,7 @@ impl Assembler {
             runs: false,
             tracks_order: false,
             in_order: false,
+            unordered_last: false,
             rows_by_arithmetic: false,
             shape: shape.to_vec(),
             format,
@@ -520,14 +526,13 @@ impl Assembler {
         // coordinate (sorted compressed): the levels whose arrays the order
         // of the entries and their bounds make valid.
         let positional = |l: &LevelFormat| l.coordinate_relation() == CoordinateRelation::Positional;
-        let appended_in_order = |l: &LevelFormat| {
+        let appended_unique = |l: &LevelFormat| {
             let props = l.properties();
-            l.capabilities().assembly == Some(Assembly::Append) && props.ordered && props.unique && !props.branchless
+            l.capabilities().assembly == Some(Assembly::Append) && props.unique && !props.branchless
         };
-        assembler.tracks_order = levels
-            .iter()
-            .all(|l| positional(&l.level) || appended_in_order(&l.level));
-        assembler.in_order = assembler.tracks_order;
+        assembler.in_order = levels.iter().all(|l| positional(&l.level) || appended_unique(&l.level));
+        assembler.tracks_order = assembler.in_order && levels.iter().all(|l| l.level.ordered);
+        assembler.unordered_last = levels.last().is_some_and(|l| !l.level.ordered);
         assembler.rows_by_arithmetic =
             assembler.runs && levels[..n.saturating_sub(1)].iter().all(|l| positional(&l.level));
         let rows = assembler.levels[..n.saturating_sub(1)]
@@ -847,7 +852,8 @@ impl Assembler {
         }) && levels.iter().all(|l| l.level.unique)
     }
 
-    /// Adds the entries `(prefix, keys[k])`, `keys` increasing, with the
+    /// Adds the entries `(prefix, keys[k])`, `keys` distinct and (unless
+    /// the last level is unordered) increasing, with the
     /// values taken out of `values` (leaving zeros): the first as
     /// [`Assembler::append`] does, the rest copied into the last level at
     /// once (they share every other level's position). Only when
@@ -857,7 +863,12 @@ impl Assembler {
             return;
         };
         let last = self.levels.len() - 1;
-        self.in_order &= keys.windows(2).all(|w| w[0] < w[1]) && self.inside(last, i64::from(keys[keys.len() - 1]));
+        self.in_order &= if self.unordered_last {
+            // A workspace's keys are distinct.
+            keys.iter().max().is_some_and(|&k| self.inside(last, i64::from(k)))
+        } else {
+            keys.windows(2).all(|w| w[0] < w[1]) && self.inside(last, i64::from(keys[keys.len() - 1]))
+        };
         if self.opens_row_at(prefix, i64::from(first)) {
             self.extend_last(
                 CoordRun::Narrow(keys),
@@ -1314,6 +1325,9 @@ pub struct Workspace {
     store: WorkspaceStore,
     /// How values at one key add up.
     pub adder: Adder,
+    /// Whether a dense store hands its keys over in increasing order, or
+    /// in the order they were first set (for an unordered level).
+    sorted: bool,
 }
 
 enum WorkspaceStore {
@@ -1352,7 +1366,32 @@ impl Workspace {
             strides,
             store,
             adder: Adder::Float,
+            sorted: true,
         }
+    }
+
+    /// A fresh, empty workspace of the same extents, adding and handing
+    /// keys over as this one does.
+    pub fn empty_like(&self) -> Self {
+        Workspace {
+            adder: self.adder,
+            sorted: self.sorted,
+            ..Workspace::new(&self.extents)
+        }
+    }
+
+    /// Whether the workspace hands its keys over in increasing order (not
+    /// [`in_any_order`](Self::in_any_order)).
+    pub fn sorted(&self) -> bool {
+        self.sorted
+    }
+
+    /// The workspace handing a dense store's keys over in the order they
+    /// were first set, not sorted: for the one unordered level it fills,
+    /// where sorting would be wasted work. Other stores still sort.
+    pub fn in_any_order(mut self) -> Self {
+        self.sorted = false;
+        self
     }
 
     /// The workspace adding values with `adder`.
@@ -1447,9 +1486,10 @@ impl Workspace {
         }
     }
 
-    /// For a dense workspace: hands its keys, sorted, and its values to
-    /// `f`, which takes the value of each key (leaving zero), and clears
-    /// the workspace. Returns false, doing nothing, for other workspaces.
+    /// For a dense workspace: hands its keys, sorted (unless
+    /// [`in_any_order`](Self::in_any_order)), and its values to `f`, which
+    /// takes the value of each key (leaving zero), and clears the
+    /// workspace. Returns false, doing nothing, for other workspaces.
     pub fn drain_dense(&mut self, f: impl FnOnce(&[u32], &mut [f64])) -> bool {
         let WorkspaceStore::Dense {
             values,
@@ -1461,14 +1501,15 @@ impl Workspace {
             return false;
         };
         let keys = &mut touched[..*count];
-        set.drain_sorted(keys);
+        set.drain(keys, self.sorted);
         f(keys, values);
         *count = 0;
         true
     }
 
-    /// Hands over every entry in coordinate order and clears the workspace.
-    pub fn drain_sorted(&mut self, mut sink: impl FnMut(&[i64], f64)) {
+    /// Hands over every entry, in coordinate order unless
+    /// [`in_any_order`](Self::in_any_order), and clears the workspace.
+    pub fn drain(&mut self, mut sink: impl FnMut(&[i64], f64)) {
         // Runs once per flushed row: no allocation for the usual orders.
         let mut coords: smallvec::SmallVec<[i64; 8]> = smallvec::smallvec![0; self.extents.len()];
         let strides = &self.strides;
@@ -1491,7 +1532,7 @@ impl Workspace {
                 count,
             } => {
                 let keys = &mut touched[..*count];
-                set.drain_sorted(keys);
+                set.drain(keys, self.sorted);
                 for &key in keys.iter() {
                     let k = key as usize;
                     decode(u64::from(key), &mut coords);
@@ -1544,6 +1585,19 @@ impl KeySet {
         true
     }
 
+    /// Empties the set, whose keys are exactly those of `keys` (in any
+    /// order), leaving `keys` in increasing order when `sorted`.
+    fn drain(&mut self, keys: &mut [u32], sorted: bool) {
+        if sorted {
+            return self.drain_sorted(keys);
+        }
+        for &key in keys.iter() {
+            let w = key as usize / 64;
+            self.words[w] = 0;
+            self.summary[w / 64] = 0;
+        }
+    }
+
     /// Writes the keys, which are exactly those of `keys` (in any order),
     /// into `keys` in increasing order, and empties the set. Visiting the
     /// summary and the words it marks takes about `summary + 2 n` steps;
@@ -1592,7 +1646,7 @@ mod tests {
             ws.accumulate(coords, *v);
         }
         let mut out = Vec::new();
-        ws.drain_sorted(|c, v| out.push((c.to_vec(), v)));
+        ws.drain(|c, v| out.push((c.to_vec(), v)));
         out
     }
 
@@ -1658,8 +1712,8 @@ mod tests {
                     by_entry.accumulate(&[&prefix[..], &[coords[p] as i64]].concat(), scale * values[p]);
                 }
                 let (mut got, mut want) = (Vec::new(), Vec::new());
-                by_row.drain_sorted(|c, v| got.push((c.to_vec(), v)));
-                by_entry.drain_sorted(|c, v| want.push((c.to_vec(), v)));
+                by_row.drain(|c, v| got.push((c.to_vec(), v)));
+                by_entry.drain(|c, v| want.push((c.to_vec(), v)));
                 assert_eq!(got, want, "extents {extents:?}");
                 assert!(got.len() > 50, "extents {extents:?}: the row set {} keys", got.len());
             }
@@ -1672,10 +1726,10 @@ mod tests {
         for k in 0..300 {
             ws.accumulate(&[k], 1.0);
         }
-        ws.drain_sorted(|_, _| {});
+        ws.drain(|_, _| {});
         ws.accumulate(&[7], 2.0);
         let mut out = Vec::new();
-        ws.drain_sorted(|c, v| out.push((c[0], v)));
+        ws.drain(|c, v| out.push((c[0], v)));
         assert_eq!(out, vec![(7, 2.0)]);
     }
 

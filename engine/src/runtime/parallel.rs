@@ -296,11 +296,11 @@ pub(crate) fn run(
             Ok(Joined::InPlace)
         }
         ChunkOutput::SparseParts => {
-            let (format, shape, extents) = match out {
+            let (format, shape, template) = match out {
                 OutputState::Append { assembler, workspace } => (
                     assembler.format().clone(),
                     assembler.shape().to_vec(),
-                    workspace.as_ref().map(|w| w.extents.clone()),
+                    workspace.as_ref(),
                 ),
                 _ => unreachable!("sparse parts are appended"),
             };
@@ -333,11 +333,9 @@ pub(crate) fn run(
             let items: Vec<_> = ranges.iter().zip(part_rows).zip(spare).collect();
             let parts: Vec<Result<Tensor<f64>>> =
                 map_in_order(threads, items, (cancel, progress), |((range, rows), spare)| {
-                    let workspace = extents.as_ref().map(|e| {
+                    let workspace = template.map(|template| {
                         let reused = workspaces.lock().unwrap_or_else(|p| p.into_inner()).pop();
-                        reused
-                            .unwrap_or_else(|| Workspace::new(e))
-                            .with_adder(Adder::of(program.value_type))
+                        reused.unwrap_or_else(|| template.empty_like())
                     });
                     let mut assembler = Assembler::part(format.clone(), &shape, rows, Adder::of(program.value_type));
                     if let Some(spare) = spare {

@@ -243,6 +243,13 @@ pub fn check_scheduled(
             return fail(format!("the result is stored as {}, not {f}", result.format()));
         }
     }
+    // Kernels build results unchecked: their arrays must hold what the
+    // format claims (a coordinate twice in a unique level reads densely
+    // as the sum, and would pass the comparison below).
+    let (levels, values) = result.clone().into_storage();
+    if let Err(e) = Tensor::from_parts(result.shape(), result.format().clone(), levels, values) {
+        return fail(format!("the result's arrays break its format: {e}"));
+    }
     compare(&result, &reference, tol).or_else(fail)?;
     same_bits_for_any_thread_count(&eval, &options, &result).or_else(fail)
 }

@@ -319,7 +319,8 @@ impl Writer<'_> {
     }
 
     /// Appends the workspace's entries below `prefix`, in order of their
-    /// coordinates, and clears it.
+    /// coordinates (or, unless `ws_sorted`, as they were first set), and
+    /// clears it.
     pub(super) fn workspace_flush(&self, c: &mut CText, prefix: &[u32]) {
         let Some(dims) = self.entries.workspace else {
             // Nothing adds to the workspace: it holds no entries.
@@ -331,7 +332,7 @@ impl Writer<'_> {
         } else {
             "t_sort_keys"
         };
-        c.line(format!("{sort}(wst, ws_count);"));
+        c.line(format!("if (ws_sorted) {sort}(wst, ws_count);"));
         c.open("for (long t = 0; t < ws_count; t++)");
         c.line("const long key = wst[t];");
         let mut coords: Vec<String> = prefix.iter().map(|&r| reg(r)).collect();

@@ -131,6 +131,9 @@ struct Fixed {
     ws_touched: Buffer<u32>,
     ws_strides: Buffer<i64>,
     ws_size: i64,
+    /// Whether a flush sorts the workspace's keys (0: in the order they
+    /// were first set, for an unordered level).
+    ws_sorted: i32,
     tmp: Buffer<f64>,
     tmp_size: i64,
     out_base: i64,
@@ -176,7 +179,7 @@ impl OpenClKernel {
             return Ok(());
         }
         let inputs = self.inputs(bind).map_err(error)?;
-        let (strides, ws_size) = self.workspace(out)?;
+        let (strides, ws_size, ws_sorted) = self.workspace(out)?;
         let tmp_size: usize = tessera_engine::bytecode::temp_lengths(&self.temps, &bind.dims)
             .iter()
             .sum();
@@ -238,6 +241,7 @@ impl OpenClKernel {
             ws_touched: workspaces.touched.clone(),
             ws_strides: upload(queue, &strides, read).map_err(error)?,
             ws_size: ws_size as i64,
+            ws_sorted: i32::from(ws_sorted),
             tmp: upload(queue, &vec![0f64; items * tmp_size], write).map_err(error)?,
             tmp_size: tmp_size as i64,
             out_base: out_base as i64,
@@ -464,19 +468,21 @@ impl OpenClKernel {
     }
 
     /// The strides and slots of a work-item's workspace (row-major, as the
-    /// runtime's), or nothing when the program has none.
-    fn workspace(&self, out: &OutputState) -> Result<(Vec<i64>, usize), String> {
+    /// runtime's), and whether it hands its keys over sorted; nothing when
+    /// the program has none.
+    fn workspace(&self, out: &OutputState) -> Result<(Vec<i64>, usize, bool), String> {
         if self.entries.workspace.is_none() {
-            return Ok((Vec::new(), 0));
+            return Ok((Vec::new(), 0, true));
         }
-        let extents = out
-            .workspace_extents()
+        let workspace = out
+            .workspace()
             .ok_or("the program adds to a workspace the output does not have")?;
+        let extents = &workspace.extents;
         let mut strides = vec![1i64; extents.len()];
         for k in (0..extents.len().saturating_sub(1)).rev() {
             strides[k] = strides[k + 1] * extents[k + 1] as i64;
         }
-        Ok((strides, extents.iter().product::<usize>().max(1)))
+        Ok((strides, extents.iter().product::<usize>().max(1), workspace.sorted()))
     }
 
     /// Runs the two phases of a kernel that writes entries: counts per
@@ -614,6 +620,7 @@ fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fil
         Arg::U32(&fixed.ws_touched),
         Arg::I64(&fixed.ws_strides),
         Arg::Long(fixed.ws_size),
+        Arg::Int(fixed.ws_sorted),
         Arg::F64(&fixed.tmp),
         Arg::Long(fixed.tmp_size),
         Arg::Long(chunk.0),
