@@ -56,7 +56,10 @@ pub enum IntOp {
     Min,
     Max,
     BitAnd,
-    /// Logical shift right.
+    BitOr,
+    /// Shift left, by the amount modulo 64.
+    Shl,
+    /// Logical shift right, by the amount modulo 64.
     Shr,
     /// Unsigned quotient; 0 when dividing by 0.
     Div,
@@ -261,6 +264,8 @@ pub fn eval_int_op(op: IntOp, a: i64, b: i64) -> i64 {
         IntOp::Min => a.min(b),
         IntOp::Max => a.max(b),
         IntOp::BitAnd => a & b,
+        IntOp::BitOr => a | b,
+        IntOp::Shl => ((a as u64) << (b as u64 & 63)) as i64,
         IntOp::Shr => ((a as u64) >> (b as u64 & 63)) as i64,
         IntOp::Div => (a as u64).checked_div(b as u64).unwrap_or(0) as i64,
         IntOp::Rem => (a as u64).checked_rem(b as u64).unwrap_or(0) as i64,

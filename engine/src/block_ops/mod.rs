@@ -21,11 +21,13 @@ mod axpy;
 mod blocks;
 mod dot;
 mod segments;
+mod workspace;
 
 pub use axpy::{add_products, dense_axpy, row_axpy, values_axpy};
 pub use blocks::{block_rows_dot, BlockOperands};
 pub use dot::{dense_dot, dense_rows_dot, rows_of_dots, value_runs};
 pub use segments::{rows_dot, segment_dot, semiring_dot, RowsOf};
+pub use workspace::{workspace_add, workspace_key, workspace_row, WorkspaceBitmap};
 
 /// The builder block ops are written against: the formats' staged integer
 /// [`Builder`] plus floats and the operands' values.
@@ -177,6 +179,17 @@ pub trait KernelBuilder: Builder {
     fn when<F>(&mut self, cond: Self::Bool, body: F)
     where
         F: FnOnce(&mut Self);
+    /// Word `index` of a bitmap of the output's dense workspace
+    /// ([`workspace_add`]).
+    fn workspace_word(&mut self, bitmap: WorkspaceBitmap, index: Self::Int) -> Self::Int;
+    /// Stores `word` at `index` of a bitmap of the workspace.
+    fn set_workspace_word(&mut self, bitmap: WorkspaceBitmap, index: Self::Int, word: Self::Int);
+    /// Appends `key` to the workspace's list of the keys set.
+    fn push_touched_key(&mut self, key: Self::Int);
+    /// `values[key] += x` in the workspace, adding as the output adds.
+    fn add_to_workspace(&mut self, key: Self::Int, x: Self::Float);
+    /// The workspace's stride of its coordinate `d`.
+    fn workspace_stride(&mut self, d: usize) -> Self::Int;
 }
 
 /// A length or an index known when the kernel is built (`Fixed`) or only

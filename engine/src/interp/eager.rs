@@ -5,10 +5,10 @@ use std::cell::Cell;
 
 use tessera_formats::{ArrayRef, Immediate, IndexArray, LevelRef, LevelStorage, StorageResolver};
 
-use crate::block_ops::{KernelBuilder, Length};
+use crate::block_ops::{KernelBuilder, Length, WorkspaceBitmap};
 use crate::bytecode::FloatOp;
 use crate::notation::Reduction;
-use crate::runtime::output::OutputState;
+use crate::runtime::output::{OutputState, WorkspaceCells};
 
 /// What a program reads, resolved for the interpreter: each operand's
 /// levels and its values as `f64`, and the part of a dense output a block
@@ -20,6 +20,8 @@ pub struct Operands<'b, 'a> {
     pub output: DenseCells<'b>,
     /// The program's vector temporaries.
     pub temps: &'b [Vec<f64>],
+    /// The output's dense workspace, for the ops that add into it.
+    pub workspace: Option<WorkspaceCells<'b>>,
 }
 
 /// Positions `first..first + cells.len()` of a dense output, as cells.
@@ -47,6 +49,15 @@ impl<'b, 'a> Operands<'b, 'a> {
             values: &[],
             output: DenseCells::default(),
             temps: &[],
+            workspace: None,
+        }
+    }
+
+    /// The same operands, their ops adding into `workspace`.
+    pub fn with_workspace(self, workspace: WorkspaceCells<'b>) -> Self {
+        Operands {
+            workspace: Some(workspace),
+            ..self
         }
     }
 
@@ -73,6 +84,7 @@ impl<'b, 'a> Operands<'b, 'a> {
             values,
             output: DenseCells::new(cells, first as i64),
             temps: &[],
+            workspace: None,
         }
     }
 
@@ -84,7 +96,16 @@ impl<'b, 'a> Operands<'b, 'a> {
             values,
             output: DenseCells::default(),
             temps: &[],
+            workspace: None,
         }
+    }
+
+    /// The workspace the ops add into.
+    #[inline(always)]
+    fn workspace(&self) -> &WorkspaceCells<'b> {
+        self.workspace
+            .as_ref()
+            .expect("workspace ops run with the output's dense workspace")
     }
 }
 
@@ -254,6 +275,31 @@ impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
             IndexArray::U64(v) => walk_entries(self, (&v[range], |c| c as i64), values, begin, init, &mut body),
             IndexArray::I64(v) => walk_entries(self, (&v[range], |c| c), values, begin, init, &mut body),
         }
+    }
+    #[inline(always)]
+    fn workspace_word(&mut self, bitmap: WorkspaceBitmap, index: i64) -> i64 {
+        self.storage.workspace().bitmap(bitmap)[index as usize].get() as i64
+    }
+    #[inline(always)]
+    fn set_workspace_word(&mut self, bitmap: WorkspaceBitmap, index: i64, word: i64) {
+        self.storage.workspace().bitmap(bitmap)[index as usize].set(word as u64);
+    }
+    #[inline(always)]
+    fn push_touched_key(&mut self, key: i64) {
+        let workspace = self.storage.workspace();
+        let n = workspace.count.get();
+        workspace.touched[n].set(key as u32);
+        workspace.count.set(n + 1);
+    }
+    #[inline(always)]
+    fn add_to_workspace(&mut self, key: i64, x: f64) {
+        let workspace = self.storage.workspace();
+        let cell = &workspace.values[key as usize];
+        cell.set(workspace.adder.add(cell.get(), x));
+    }
+    #[inline(always)]
+    fn workspace_stride(&mut self, d: usize) -> i64 {
+        self.storage.workspace().strides[d] as i64
     }
     #[inline(always)]
     fn when<F>(&mut self, cond: bool, body: F)

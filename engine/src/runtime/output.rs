@@ -3,6 +3,8 @@
 //! or a workspace that collects out-of-order results and hands them over in
 //! order.
 
+use std::cell::Cell;
+
 use hashbrown::HashMap;
 use tessera_formats::memory::advise_huge_pages;
 use tessera_formats::{
@@ -11,7 +13,9 @@ use tessera_formats::{
 };
 
 use super::rows::{Row, RowOp, RowsBelow, Run};
+use crate::block_ops::{workspace_add, workspace_key, workspace_row, WorkspaceBitmap};
 use crate::error::{EngineError, Result};
+use crate::interp::{Eager, Operands};
 use crate::words::Adder;
 
 /// Workspaces with at most this many slots are dense arrays; larger ones
@@ -382,10 +386,8 @@ impl OutputState {
     }
 }
 
-/// A dense workspace as compiled kernels see it: adding `v` at `key =
-/// Σ coords[k] * strides[k]` is `let bit = 1 << (key % 64); if set[key / 64]
-/// & bit == 0 { set[key / 64] |= bit; summary[key / 4096] |= 1 << (key / 64
-/// % 64); touched[*count] = key; *count += 1 }; values[key] += v`.
+/// A dense workspace as compiled kernels see it, adding to it as
+/// [`crate::block_ops::workspace_add`] states for every tier.
 #[derive(Debug, Clone, Copy)]
 pub struct DenseWorkspaceParts {
     pub values: *mut f64,
@@ -1317,6 +1319,32 @@ impl OutputSizes {
     }
 }
 
+/// A dense workspace's storage as cells, read and written by the
+/// interpreter's builder ([`crate::block_ops::workspace_add`]).
+#[derive(Clone, Copy)]
+pub struct WorkspaceCells<'b> {
+    pub values: &'b [Cell<f64>],
+    /// The bitmap of the keys set.
+    pub keys: &'b [Cell<u64>],
+    /// The bitmap of the words of `keys` that hold a key.
+    pub words: &'b [Cell<u64>],
+    pub touched: &'b [Cell<u32>],
+    pub count: &'b Cell<usize>,
+    pub strides: &'b [u64],
+    pub adder: Adder,
+}
+
+impl<'b> WorkspaceCells<'b> {
+    /// One of the bitmaps.
+    #[inline(always)]
+    pub fn bitmap(&self, bitmap: WorkspaceBitmap) -> &'b [Cell<u64>] {
+        match bitmap {
+            WorkspaceBitmap::Keys => self.keys,
+            WorkspaceBitmap::Words => self.words,
+        }
+    }
+}
+
 /// Collects values by coordinates (the workspace's variables), then hands
 /// them over sorted.
 pub struct Workspace {
@@ -1380,6 +1408,29 @@ impl Workspace {
         }
     }
 
+    /// The storage of a dense workspace as cells, for the ops that add
+    /// into it ([`workspace_add`]); `None` for other stores.
+    pub fn dense_cells(&mut self) -> Option<WorkspaceCells<'_>> {
+        let WorkspaceStore::Dense {
+            values,
+            set,
+            touched,
+            count,
+        } = &mut self.store
+        else {
+            return None;
+        };
+        Some(WorkspaceCells {
+            values: Cell::from_mut(values.as_mut_slice()).as_slice_of_cells(),
+            keys: Cell::from_mut(set.words.as_mut_slice()).as_slice_of_cells(),
+            words: Cell::from_mut(set.summary.as_mut_slice()).as_slice_of_cells(),
+            touched: Cell::from_mut(&mut touched[..]).as_slice_of_cells(),
+            count: Cell::from_mut(count),
+            strides: &self.strides,
+            adder: self.adder,
+        })
+    }
+
     /// Whether the workspace hands its keys over in increasing order (not
     /// [`in_any_order`](Self::in_any_order)).
     pub fn sorted(&self) -> bool {
@@ -1410,21 +1461,14 @@ impl Workspace {
     }
 
     pub fn accumulate(&mut self, coords: &[i64], value: f64) {
+        if let Some(cells) = self.dense_cells() {
+            let mut k = Eager::new(Operands::levels(&[]).with_workspace(cells));
+            let key = workspace_key(&mut k, coords, true);
+            return workspace_add(&mut k, key, value);
+        }
         let key = self.key(coords);
         match &mut self.store {
-            WorkspaceStore::Dense {
-                values,
-                set,
-                touched,
-                count,
-            } => {
-                let k = key as usize;
-                if set.insert(k) {
-                    touched[*count] = key as u32;
-                    *count += 1;
-                }
-                self.adder.add_to(&mut values[k], value);
-            }
+            WorkspaceStore::Dense { .. } => unreachable!("added to above"),
             WorkspaceStore::Hashed(map) => self.adder.add_to(map.entry(key).or_insert(0.0), value),
             WorkspaceStore::Wide(map) => self.adder.add_to(map.entry(coords.to_vec()).or_insert(0.0), value),
         }
@@ -1441,42 +1485,11 @@ impl Workspace {
         scale: f64,
         range: std::ops::Range<usize>,
     ) {
-        if let WorkspaceStore::Dense {
-            values: slots,
-            set,
-            touched,
-            count,
-        } = &mut self.store
-        {
-            debug_assert_eq!(self.strides.last(), Some(&1));
-            let base = prefix
-                .iter()
-                .zip(&self.strides)
-                .map(|(&c, &s)| c as u64 * s)
-                .sum::<u64>() as usize;
-            let mut add = |c: usize, v: f64| {
-                let k = base + c;
-                if set.insert(k) {
-                    touched[*count] = k as u32;
-                    *count += 1;
-                }
-                slots[k] += scale * v;
-            };
-            match coords {
-                IndexArray::U32(c) => c[range.clone()]
-                    .iter()
-                    .zip(&values[range])
-                    .for_each(|(&c, &v)| add(c as usize, v)),
-                IndexArray::U64(c) => c[range.clone()]
-                    .iter()
-                    .zip(&values[range])
-                    .for_each(|(&c, &v)| add(c as usize, v)),
-                IndexArray::I64(c) => c[range.clone()]
-                    .iter()
-                    .zip(&values[range])
-                    .for_each(|(&c, &v)| add(c as usize, v)),
-            }
-            return;
+        if let Some(cells) = self.dense_cells() {
+            let mut k = Eager::new(Operands::levels(&[]).with_workspace(cells));
+            let base = workspace_key(&mut k, prefix, false);
+            let (begin, end) = (range.start as i64, range.end as i64);
+            return workspace_row(&mut k, (coords, (values, 0)), (begin, end), scale, base);
         }
         let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
         full.push(0);
@@ -1572,17 +1585,6 @@ impl KeySet {
             words: vec![0; words],
             summary: vec![0; words.div_ceil(64)],
         }
-    }
-
-    /// Adds `key`; whether it was new.
-    fn insert(&mut self, key: usize) -> bool {
-        let (w, bit) = (key / 64, 1u64 << (key % 64));
-        if self.words[w] & bit != 0 {
-            return false;
-        }
-        self.words[w] |= bit;
-        self.summary[w / 64] |= 1 << (w % 64);
-        true
     }
 
     /// Empties the set, whose keys are exactly those of `keys` (in any

@@ -20,11 +20,12 @@ use std::collections::HashMap;
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, Block, BlockArg, InstBuilder, MemFlagsData, Type, Value};
-use cranelift_frontend::FunctionBuilder;
+use cranelift_frontend::{FunctionBuilder, Variable};
 use smallvec::SmallVec;
+use tessera_engine::notation::{Func, IntOp as ValueIntOp};
 use tessera_engine::runtime::StorageSignature;
 use tessera_formats::staging::{LoopBody, LoopCond, LoopState};
-use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, IntOp, LevelRef, Param};
+use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, IntOp, LevelRef, Param, ValueType};
 
 /// What one word of the kernel's argument table holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -85,6 +86,11 @@ pub(crate) struct Clif<'a> {
     /// before that branch.
     pub preheader: Option<Block>,
     signature: StorageSignature,
+    /// The type of the output's values, which decides how they add.
+    output_type: ValueType,
+    /// The number of keys the output's dense workspace has set, while the
+    /// kernel adds to it (stored back to the workspace around calls).
+    pub touched_count: Option<Variable>,
     /// The first reason the program cannot be compiled, if any.
     pub error: Option<String>,
 }
@@ -122,14 +128,27 @@ impl<'a> Clif<'a> {
         self.signature.width(array)
     }
 
-    pub fn new(fb: FunctionBuilder<'a>, table: Value, signature: StorageSignature) -> Self {
+    pub fn new(fb: FunctionBuilder<'a>, table: Value, signature: StorageSignature, output_type: ValueType) -> Self {
         Clif {
             fb,
             table,
             slots: Slots::default(),
             preheader: None,
             signature,
+            output_type,
+            touched_count: None,
             error: None,
+        }
+    }
+
+    /// `a + b` as the output adds its values: in `f64`, or wrapping for
+    /// integers.
+    pub fn add_output(&mut self, a: Value, b: Value) -> Value {
+        let ty = self.output_type;
+        if ty.is_integer() {
+            super::functions::inline(self, Func::Int(ValueIntOp::Add, ty), a, b).expect("integer sums are inline")
+        } else {
+            self.fb.ins().fadd(a, b)
         }
     }
 
@@ -268,8 +287,10 @@ impl Builder for Clif<'_> {
             IntOp::Min => ins.smin(a, b),
             IntOp::Max => ins.smax(a, b),
             IntOp::BitAnd => ins.band(a, b),
-            // Cranelift takes the shift amount modulo 64, as the
+            IntOp::BitOr => ins.bor(a, b),
+            // Cranelift takes shift amounts modulo 64, as the
             // interpreter's `b & 63` does.
+            IntOp::Shl => ins.ishl(a, b),
             IntOp::Shr => ins.ushr(a, b),
             IntOp::Div | IntOp::Rem => unreachable!("emitted above"),
         }

@@ -4,12 +4,12 @@
 
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use smallvec::SmallVec;
-use tessera_engine::block_ops::{KernelBuilder, Length};
+use tessera_engine::block_ops::{KernelBuilder, Length, WorkspaceBitmap};
 use tessera_engine::bytecode::FloatOp;
 use tessera_engine::notation::Reduction;
 use tessera_formats::{ArrayRef, Builder, Cmp, LoopState, ValueType};
 
-use super::builder::{input_flags, output_flags, Clif, Slot};
+use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
 use super::functions;
 
 /// A run of values in compiled code: the address of its first value, the
@@ -199,6 +199,47 @@ impl KernelBuilder for Clif<'_> {
         self.fb.ins().jump(done, &[]);
         self.enter(done);
     }
+
+    fn workspace_word(&mut self, bitmap: WorkspaceBitmap, index: Value) -> Value {
+        let at = self.workspace_element(bitmap_part(bitmap), index, 8);
+        self.fb.ins().load(types::I64, output_flags(), at, 0)
+    }
+
+    fn set_workspace_word(&mut self, bitmap: WorkspaceBitmap, index: Value, word: Value) {
+        let at = self.workspace_element(bitmap_part(bitmap), index, 8);
+        self.fb.ins().store(output_flags(), word, at, 0);
+    }
+
+    fn push_touched_key(&mut self, key: Value) {
+        let Some(count) = self.touched_count else {
+            return self.fail("a kernel adds to a workspace whose count it does not keep");
+        };
+        let n = self.fb.use_var(count);
+        let at = self.workspace_element(WorkspacePart::Touched, n, 4);
+        self.fb.ins().istore32(output_flags(), key, at, 0);
+        let next = self.fb.ins().iadd_imm_s(n, 1);
+        self.fb.def_var(count, next);
+    }
+
+    fn add_to_workspace(&mut self, key: Value, x: Value) {
+        let at = self.workspace_element(WorkspacePart::Values, key, 8);
+        let old = self.fb.ins().load(types::F64, output_flags(), at, 0);
+        let new = self.add_output(old, x);
+        self.fb.ins().store(output_flags(), new, at, 0);
+    }
+
+    fn workspace_stride(&mut self, d: usize) -> Value {
+        let strides = self.slot(Slot::Workspace(WorkspacePart::Strides));
+        self.fb.ins().load(types::I64, output_flags(), strides, (d * 8) as i32)
+    }
+}
+
+/// The part of the workspace that holds `bitmap`.
+fn bitmap_part(bitmap: WorkspaceBitmap) -> WorkspacePart {
+    match bitmap {
+        WorkspaceBitmap::Keys => WorkspacePart::Set,
+        WorkspaceBitmap::Words => WorkspacePart::Summary,
+    }
 }
 
 /// The body of [`Clif::fold_values`]: the next state from the index and
@@ -206,6 +247,13 @@ impl KernelBuilder for Clif<'_> {
 type FoldBody<'f, 'c, const N: usize> = dyn FnMut(&mut Clif<'c>, Value, [Value; N]) -> [Value; N] + 'f;
 
 impl<'c> Clif<'c> {
+    /// The address of element `index`, of `size` bytes, of a part of the
+    /// output's dense workspace.
+    fn workspace_element(&mut self, part: WorkspacePart, index: Value, size: u8) -> Value {
+        let base = self.slot(Slot::Workspace(part));
+        self.element(base, index, size)
+    }
+
     /// `state = init; for i in (begin..end).step_by(step) { state =
     /// body(i, state) }; state`, for values of any types.
     fn fold_values<const N: usize>(

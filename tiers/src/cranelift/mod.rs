@@ -100,7 +100,7 @@ impl Tier for CraneliftTier {
             fb.switch_to_block(entry);
             fb.seal_block(entry);
             let (table, call_ctx) = (fb.block_params(entry)[0], fb.block_params(entry)[1]);
-            let mut clif = Clif::new(fb, table, request.signature.clone());
+            let mut clif = Clif::new(fb, table, request.signature.clone(), request.program.value_type);
             translate::translate(&mut clif, &request.program, &request.formats, call_ctx, call_conv);
             if let Some(error) = clif.error {
                 return Err(error);

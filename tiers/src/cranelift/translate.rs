@@ -21,17 +21,17 @@ use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
     add_products, block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, output_row, row_axpy, rows_dot, segment_dot,
-    value_runs, values_axpy, BlockOperands, KernelBuilder, Length, RowsOf,
+    value_runs, values_axpy, workspace_add, workspace_key, workspace_row, BlockOperands, KernelBuilder, Length, RowsOf,
 };
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, Op, Program, Regs, RowOp, RunLength, Strided,
     StridedRun, ValueRun,
 };
-use tessera_engine::notation::{Func, IntOp, Semiring};
+use tessera_engine::notation::Semiring;
 use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, ValueType};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
-use super::functions::{self, FunctionCalls};
+use super::functions::FunctionCalls;
 use super::kernel;
 use super::kernel_builder::{load_at, ValuesAt};
 
@@ -51,10 +51,6 @@ struct Translator<'p> {
     flush_signature: Option<SigRef>,
     functions: FunctionCalls,
     fail: Option<Block>,
-    /// The workspace's entry count, kept in a register while the kernel
-    /// runs: stored for the runtime before each callback and at the end,
-    /// reloaded after each callback (a flush empties the workspace).
-    touched_count: Option<Variable>,
     /// The entries waiting in the append buffer (see [`APPEND_BATCH`]).
     pending_appends: Option<Variable>,
     /// The signature of `kernel::append_batch`.
@@ -98,7 +94,6 @@ pub(crate) fn translate(
         flush_signature: None,
         functions: FunctionCalls::default(),
         fail: None,
-        touched_count: None,
         pending_appends: None,
         batch_signature: None,
     };
@@ -230,7 +225,7 @@ impl Translator<'_> {
         let accumulates = self.program.ops.iter().any(Op::accumulates_into_workspace);
         if accumulates {
             let count = clif.fb.declare_var(types::I64);
-            self.touched_count = Some(count);
+            clif.touched_count = Some(count);
             self.load_touched_count(clif);
         }
         if append_width(self.program).is_some() {
@@ -553,7 +548,7 @@ impl Translator<'_> {
                 let x = self.fget(clif, *value);
                 let addr = clif.element(base, p, 8);
                 let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
-                let new = self.add_output(clif, old, x);
+                let new = clif.add_output(old, x);
                 clif.fb.ins().store(output_flags(), new, addr, 0);
             }
             Op::Append { coords, value } => self.append(clif, coords, *value),
@@ -1036,7 +1031,7 @@ impl Translator<'_> {
     }
 
     fn load_touched_count(&mut self, clif: &mut Clif<'_>) {
-        if let Some(var) = self.touched_count {
+        if let Some(var) = clif.touched_count {
             let at = clif.slot(Slot::Workspace(WorkspacePart::Count));
             let n = clif.fb.ins().load(types::I64, output_flags(), at, 0);
             clif.fb.def_var(var, n);
@@ -1044,46 +1039,25 @@ impl Translator<'_> {
     }
 
     fn store_touched_count(&mut self, clif: &mut Clif<'_>) {
-        if let Some(var) = self.touched_count {
+        if let Some(var) = clif.touched_count {
             let n = clif.fb.use_var(var);
             let at = clif.slot(Slot::Workspace(WorkspacePart::Count));
             clif.fb.ins().store(output_flags(), n, at, 0);
         }
     }
 
-    /// Adds a value into the dense workspace in place (the runtime's own
-    /// steps, see `DenseWorkspaceParts`; the runtime interprets kernels
-    /// whose workspace is not dense). The last coordinate's stride is 1.
+    /// Adds a value into the dense workspace in place ([`workspace_add`];
+    /// the runtime interprets kernels whose workspace is not dense).
     fn workspace_accumulate(&mut self, clif: &mut Clif<'_>, coords: &Regs, value: u32) {
-        let key = self.workspace_key(clif, coords, true);
+        let coords: SmallVec<[Value; 4]> = coords.iter().map(|&r| self.iget(clif, r)).collect();
+        let key = workspace_key(clif, &coords, true);
         let x = self.fget(clif, value);
-        self.accumulate_key(clif, key, x);
-    }
-
-    /// The workspace key of `coords`: the sum of each coordinate times its
-    /// stride, the last one's stride 1 when `complete` (all of the
-    /// workspace's coordinates); a prefix of them otherwise.
-    fn workspace_key(&mut self, clif: &mut Clif<'_>, coords: &Regs, complete: bool) -> Value {
-        let strides = clif.slot(Slot::Workspace(WorkspacePart::Strides));
-        let mut key: Option<Value> = None;
-        for (k, &r) in coords.iter().enumerate() {
-            let c = self.iget(clif, r);
-            let term = if complete && k + 1 == coords.len() {
-                c
-            } else {
-                let stride = clif.fb.ins().load(types::I64, output_flags(), strides, (k * 8) as i32);
-                clif.fb.ins().imul(c, stride)
-            };
-            key = Some(match key {
-                Some(sum) => clif.fb.ins().iadd(sum, term),
-                None => term,
-            });
-        }
-        key.unwrap_or_else(|| clif.int(0))
+        workspace_add(clif, key, x);
     }
 
     /// For each position `p` of the driver in `begin..end` (coordinate
-    /// `c`): the workspace at `prefix ++ [c]` gets `scale * value[p]`.
+    /// `c`): the workspace at `prefix ++ [c]` gets `scale * value[p]`
+    /// ([`workspace_row`]).
     fn workspace_axpy(
         &mut self,
         clif: &mut Clif<'_>,
@@ -1095,71 +1069,20 @@ impl Translator<'_> {
         let Some(format) = self.format(clif, driver) else {
             return;
         };
-        let Some(own) = self.typed_values(clif, driver.operand) else {
+        if self.typed_values(clif, driver.operand).is_none() {
             return;
-        };
-        let base = self.workspace_key(clif, prefix, false);
-        let scale = self.fget(clif, scale);
-        let b = self.iget(clif, begin);
-        let e = self.iget(clif, end);
-        let row = Row { format, driver, own };
-        row.scaled_entries(clif, scale, (b, e), &mut |clif, c, x| {
-            let key = clif.fb.ins().iadd(base, c);
-            self.accumulate_key(clif, key, x);
-        });
-    }
-
-    /// Adds `x` at `key` of the dense workspace, marking the key set.
-    fn accumulate_key(&self, clif: &mut Clif<'_>, key: Value, x: Value) {
-        let values = clif.slot(Slot::Workspace(WorkspacePart::Values));
-        let set = clif.slot(Slot::Workspace(WorkspacePart::Set));
-        let word_index = clif.fb.ins().ushr_imm_u(key, 6);
-        let word_addr = clif.element(set, word_index, 8);
-        let word = clif.fb.ins().load(types::I64, output_flags(), word_addr, 0);
-        // Shift amounts are taken modulo 64: `1 << key` is bit `key % 64`.
-        let one = clif.int(1);
-        let bit = clif.fb.ins().ishl(one, key);
-        let was_set = clif.fb.ins().band(word, bit);
-        let mark = clif.fb.create_block();
-        let add = clif.fb.create_block();
-        clif.fb.ins().brif(was_set, add, &[], mark, &[]);
-        clif.enter(mark);
-        let marked = clif.fb.ins().bor(word, bit);
-        clif.fb.ins().store(output_flags(), marked, word_addr, 0);
-        // The word now holds a key: mark it in the summary.
-        let summary = clif.slot(Slot::Workspace(WorkspacePart::Summary));
-        let summary_index = clif.fb.ins().ushr_imm_u(key, 12);
-        let summary_addr = clif.element(summary, summary_index, 8);
-        let summary_word = clif.fb.ins().load(types::I64, output_flags(), summary_addr, 0);
-        let word_bit = clif.fb.ins().ishl(one, word_index);
-        let summary_word = clif.fb.ins().bor(summary_word, word_bit);
-        clif.fb.ins().store(output_flags(), summary_word, summary_addr, 0);
-        let count = self
-            .touched_count
-            .expect("kernels that accumulate keep the workspace's count");
-        let n = clif.fb.use_var(count);
-        let touched = clif.slot(Slot::Workspace(WorkspacePart::Touched));
-        let at = clif.element(touched, n, 4);
-        clif.fb.ins().istore32(output_flags(), key, at, 0);
-        let n1 = clif.fb.ins().iadd_imm_s(n, 1);
-        clif.fb.def_var(count, n1);
-        clif.fb.ins().jump(add, &[]);
-        clif.enter(add);
-        let at = clif.element(values, key, 8);
-        let old = clif.fb.ins().load(types::F64, output_flags(), at, 0);
-        let new = self.add_output(clif, old, x);
-        clif.fb.ins().store(output_flags(), new, at, 0);
-    }
-
-    /// `a + b` as the output adds its values ([`Program::value_type`]):
-    /// in `f64`, or wrapping for integers.
-    fn add_output(&self, clif: &mut Clif<'_>, a: Value, b: Value) -> Value {
-        let ty = self.program.value_type;
-        if ty.is_integer() {
-            functions::inline(clif, Func::Int(IntOp::Add, ty), a, b).expect("integer sums are inline")
-        } else {
-            clif.fb.ins().fadd(a, b)
         }
+        let Some(slot) = format.coordinate_array() else {
+            return clif.fail("a workspace row is read from a level without a coordinate array");
+        };
+        let prefix: SmallVec<[Value; 4]> = prefix.iter().map(|&r| self.iget(clif, r)).collect();
+        let base = workspace_key(clif, &prefix, false);
+        let scale = self.fget(clif, scale);
+        let (b, e) = (self.iget(clif, begin), self.iget(clif, end));
+        let coords = clif.coordinates(driver.array(slot));
+        let zero = clif.int(0);
+        let values = clif.value_run(driver.operand, zero);
+        workspace_row(clif, (coords, values), (b, e), scale, base);
     }
 
     /// `acc += Σ_{c < len} scale * Π factors[c]`, summed in order from 0.0
@@ -1561,43 +1484,4 @@ impl Translator<'_> {
 fn load_value(clif: &mut Clif<'_>, ty: ValueType, values: Value, index: Value) -> Value {
     let addr = clif.element(values, index, ty.size() as u8);
     load_at(clif, ty, addr, 0)
-}
-
-/// The stored entries of one row of a driver level with a coordinate view:
-/// its coordinates and values.
-struct Row {
-    format: LevelFormat,
-    driver: LevelRef,
-    /// The driver's values and their type.
-    own: (Value, ValueType),
-}
-
-impl Row {
-    /// `(c, scale * value[p])`, `c` the coordinate stored at `p`.
-    fn scaled_entry(&self, clif: &mut Clif<'_>, scale: Value, p: Value) -> (Value, Value) {
-        let (c, _) = self.format.pos_access(clif, self.driver, p, &[]);
-        let v = load_value(clif, self.own.1, self.own.0, p);
-        (c, clif.fb.ins().fmul(scale, v))
-    }
-
-    /// For each position `p` in `begin..end`: `visit(c, scale * value[p])`,
-    /// `c` the coordinate stored at `p`.
-    fn scaled_entries(
-        &self,
-        clif: &mut Clif<'_>,
-        scale: Value,
-        (begin, end): (Value, Value),
-        visit: &mut dyn FnMut(&mut Clif<'_>, Value, Value),
-    ) {
-        clif.loop_with(
-            &[begin],
-            &mut |clif, st| clif.compare(Cmp::Lt, st[0], end),
-            &mut |clif, st| {
-                let p = st[0];
-                let (c, x) = self.scaled_entry(clif, scale, p);
-                visit(clif, c, x);
-                smallvec::smallvec![clif.fb.ins().iadd_imm_s(p, 1)]
-            },
-        );
-    }
 }

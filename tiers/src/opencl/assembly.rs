@@ -8,14 +8,17 @@
 //! so the entries come back in the order one thread would append them,
 //! and the runtime assembles them as it assembles any run's.
 //!
-//! A workspace is dense and per work-item: its values, a flag per slot and
-//! the list of slots touched, which a flush sorts and drains.
+//! A workspace is dense and per work-item: its values, the bitmaps and the
+//! list of keys set that every tier keeps (`block_ops::workspace_add`),
+//! which a flush sorts (unless the output's level is unordered) and
+//! drains.
 
+use tessera_engine::block_ops::{workspace_add, workspace_key, workspace_row, KernelBuilder};
 use tessera_engine::bytecode::CoordinateRun;
 use tessera_engine::runtime::rows::RowOp;
-use tessera_formats::{Level, LevelRef};
+use tessera_formats::{Builder, Level, LevelRef};
 
-use super::ctext::CText;
+use super::ctext::{CText, CVal};
 use super::source::{freg, reg, Writer};
 
 impl Writer<'_> {
@@ -270,36 +273,19 @@ impl Writer<'_> {
         c.close();
     }
 
-    /// The workspace slot of coordinates given as C expressions.
-    fn workspace_key(coords: &[String]) -> String {
-        if coords.is_empty() {
-            return "0L".into();
-        }
-        let terms: Vec<String> = coords
-            .iter()
-            .enumerate()
-            .map(|(k, coord)| format!("{coord} * ws_strides[{k}]"))
-            .collect();
-        terms.join(" + ")
-    }
-
-    /// Adds `value` at slot `key` of the workspace, recording a new slot.
-    fn workspace_add(&self, c: &mut CText, key: &str, value: &str) {
-        c.line(format!("const long key = {key};"));
-        c.line("if (!wss[key]) { wss[key] = 1; wst[ws_count++] = (uint)key; }");
-        let sum = self.add_output("wsv[key]", value);
-        c.line(format!("wsv[key] = {sum};"));
-    }
-
+    /// Adds a value into the workspace ([`workspace_add`]).
     pub(super) fn workspace_accumulate(&self, c: &mut CText, coords: &[u32], value: u32) {
         c.open("");
-        let coords: Vec<String> = coords.iter().map(|&r| reg(r)).collect();
-        self.workspace_add(c, &Self::workspace_key(&coords), &freg(value));
+        let coords: Vec<CVal> = coords.iter().map(|&r| c.val(reg(r))).collect();
+        let key = workspace_key(c, &coords, true);
+        let x = c.val(freg(value));
+        workspace_add(c, key, x);
         c.close();
     }
 
     /// For each position `p` of the driver in `begin..end`: the workspace
-    /// at `prefix ++ [coordinate]` gets `scale * value[p]`.
+    /// at `prefix ++ [coordinate]` gets `scale * value[p]`
+    /// ([`workspace_row`]).
     pub(super) fn workspace_axpy(
         &self,
         c: &mut CText,
@@ -307,14 +293,22 @@ impl Writer<'_> {
         scale: u32,
         prefix: &[u32],
     ) {
+        let Some(format) = self.format(c, driver) else {
+            return;
+        };
+        let Some(slot) = format.coordinate_array() else {
+            return c.fail("a workspace row is read from a level without a coordinate array");
+        };
+        // Refuses values of an operand that is not an input.
+        self.values(c, driver.operand);
         c.open("");
-        let own = self.values(c, driver.operand);
-        let coords = self.coordinates(c, driver);
-        let prefix: Vec<String> = prefix.iter().map(|&r| reg(r)).collect();
-        c.line(format!("const long base = {};", Self::workspace_key(&prefix)));
-        c.open(format!("for (long p = r{begin}; p < r{end}; p++)"));
-        self.workspace_add(c, &format!("base + (long){coords}[p]"), &format!("f{scale} * {own}[p]"));
-        c.close();
+        let prefix: Vec<CVal> = prefix.iter().map(|&r| c.val(reg(r))).collect();
+        let base = workspace_key(c, &prefix, false);
+        let coords = c.coordinates(driver.array(slot));
+        let zero = c.int(0);
+        let values = c.value_run(driver.operand, zero);
+        let (begin, end, scale) = (c.val(reg(begin)), c.val(reg(end)), c.val(freg(scale)));
+        workspace_row(c, (coords, values), (begin, end), scale, base);
         c.close();
     }
 
@@ -348,7 +342,8 @@ impl Writer<'_> {
         }
         c.line("const double value = wsv[key];");
         c.line("wsv[key] = 0.0;");
-        c.line("wss[key] = 0;");
+        c.line("wsk[key >> 6] = 0;");
+        c.line("wsw[key >> 12] = 0;");
         self.append(c, &coords, "value");
         c.close();
         c.line("ws_count = 0;");

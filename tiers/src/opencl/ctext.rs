@@ -94,6 +94,8 @@ pub(crate) struct CText {
     pub code: String,
     pub args: Args,
     signature: StorageSignature,
+    /// The type of the output's values, which decides how they add.
+    pub output_type: ValueType,
     fresh: usize,
     depth: usize,
     /// The first reason the program cannot be written as OpenCL C.
@@ -119,12 +121,13 @@ impl CText {
         self.signature.value_type(operand)
     }
 
-    pub fn new(signature: StorageSignature) -> Self {
+    pub fn new(signature: StorageSignature, output_type: ValueType) -> Self {
         CText {
             texts: Vec::new(),
             code: String::new(),
             args: Args::default(),
             signature,
+            output_type,
             fresh: 0,
             depth: 1,
             error: None,
@@ -247,6 +250,9 @@ pub(crate) fn int_op(op: IntOp, a: &str, b: &str) -> String {
         IntOp::Min => format!("min((long)({a}), (long)({b}))"),
         IntOp::Max => format!("max((long)({a}), (long)({b}))"),
         IntOp::BitAnd => format!("{a} & {b}"),
+        IntOp::BitOr => format!("{a} | {b}"),
+        // OpenCL C takes shift amounts modulo the width, as the interpreter.
+        IntOp::Shl => format!("(long)((ulong)({a}) << ({b}))"),
         IntOp::Shr => format!("(long)((ulong)({a}) >> ({b}))"),
         IntOp::Div => format!("(({b}) == 0 ? 0 : (long)((ulong)({a}) / (ulong)({b})))"),
         IntOp::Rem => format!("(({b}) == 0 ? 0 : (long)((ulong)({a}) % (ulong)({b})))"),

@@ -75,10 +75,21 @@ pub(crate) struct OpenClKernel {
 
 /// The workspaces of a run's work-items, on the device.
 pub(crate) struct Workspaces {
+    /// Work-items, and slots of each one's workspace.
+    items: usize,
     slots: usize,
     values: Buffer<f64>,
-    set: Buffer<u8>,
+    keys: Buffer<u64>,
+    words: Buffer<u64>,
     touched: Buffer<u32>,
+}
+
+/// The words of a workspace of `slots` slots' two bitmaps: a bit per slot,
+/// and a bit per word of those (as the kernel's `ws_key_words` and
+/// `ws_word_words`).
+fn bitmap_words(slots: usize) -> (usize, usize) {
+    let keys = slots / 64 + 1;
+    (keys, keys / 64 + 1)
 }
 
 /// A device copy of `data` (one default element when it is empty: OpenCL
@@ -99,8 +110,9 @@ fn upload<T: OclPrm>(queue: &Queue, data: &[T], flags: MemFlags) -> ocl::Result<
 /// several rows in turn).
 const WORKSPACE_BUDGET: usize = 256 << 20;
 
-/// Bytes per workspace slot: a value, a flag and a touched slot.
-const WORKSPACE_SLOT_BYTES: usize = 8 + 1 + 4;
+/// Bytes per workspace slot: a value, a touched slot, and at most a byte
+/// of the bitmaps.
+const WORKSPACE_SLOT_BYTES: usize = 8 + 4 + 1;
 
 /// The most partial outputs of a [`Mapping::Partials`] kernel, and the
 /// memory they may take together.
@@ -127,7 +139,8 @@ struct Fixed {
     entry_coords: Buffer<i64>,
     entry_values: Buffer<f64>,
     ws_values: Buffer<f64>,
-    ws_set: Buffer<u8>,
+    ws_keys: Buffer<u64>,
+    ws_words: Buffer<u64>,
     ws_touched: Buffer<u32>,
     ws_strides: Buffer<i64>,
     ws_size: i64,
@@ -210,7 +223,6 @@ impl OpenClKernel {
         let rows = self.row_launch(bind, &mut launch);
         let queue = &self.queue;
         let (read, write) = (MemFlags::new().read_only(), MemFlags::new().read_write());
-        let slots = items * global_ws_size;
         let partials = self.mapping == Mapping::Partials;
         let dense = out.dense_values_mut();
         let (out_base, out_values) = match &dense {
@@ -218,7 +230,7 @@ impl OpenClKernel {
             None => (0, &[][..]),
         };
         let scalars = self.scalars(bind);
-        let workspaces = self.take_workspaces(slots).map_err(error)?;
+        let workspaces = self.take_workspaces(items, global_ws_size).map_err(error)?;
         let fixed = Fixed {
             out: if partials {
                 upload(queue, &vec![0f64; units * out_values.len()], write).map_err(error)?
@@ -237,7 +249,8 @@ impl OpenClKernel {
             entry_coords: upload(queue, &[0i64], write).map_err(error)?,
             entry_values: upload(queue, &[0f64], write).map_err(error)?,
             ws_values: workspaces.values.clone(),
-            ws_set: workspaces.set.clone(),
+            ws_keys: workspaces.keys.clone(),
+            ws_words: workspaces.words.clone(),
             ws_touched: workspaces.touched.clone(),
             ws_strides: upload(queue, &strides, read).map_err(error)?,
             ws_size: ws_size as i64,
@@ -363,19 +376,23 @@ impl OpenClKernel {
         Ok(program)
     }
 
-    /// Workspaces of `slots` slots in all, zeroed: a finished run's, or new.
-    fn take_workspaces(&self, slots: usize) -> ocl::Result<Workspaces> {
+    /// Workspaces of `slots` slots for each of `items` work-items, zeroed:
+    /// a finished run's, or new.
+    fn take_workspaces(&self, items: usize, slots: usize) -> ocl::Result<Workspaces> {
         let mut pool = self.workspace_pool.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(at) = pool.iter().position(|w| w.slots == slots) {
+        if let Some(at) = pool.iter().position(|w| (w.items, w.slots) == (items, slots)) {
             return Ok(pool.swap_remove(at));
         }
         drop(pool);
         let (queue, write) = (&self.queue, MemFlags::new().read_write());
+        let (keys, words) = bitmap_words(slots);
         Ok(Workspaces {
+            items,
             slots,
-            values: upload(queue, &vec![0f64; slots], write)?,
-            set: upload(queue, &vec![0u8; slots], write)?,
-            touched: upload(queue, &vec![0u32; slots], write)?,
+            values: upload(queue, &vec![0f64; items * slots], write)?,
+            keys: upload(queue, &vec![0u64; items * keys], write)?,
+            words: upload(queue, &vec![0u64; items * words], write)?,
+            touched: upload(queue, &vec![0u32; items * slots], write)?,
         })
     }
 
@@ -588,7 +605,7 @@ enum Arg<'a> {
     Int(i32),
     /// Local memory of this many elements for each work-group.
     LocalF64(usize),
-    LocalU8(usize),
+    LocalU64(usize),
     LocalU32(usize),
 }
 
@@ -616,7 +633,8 @@ fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fil
         Arg::I64(&fixed.entry_coords),
         Arg::F64(&fixed.entry_values),
         Arg::F64(&fixed.ws_values),
-        Arg::U8(&fixed.ws_set),
+        Arg::U64(&fixed.ws_keys),
+        Arg::U64(&fixed.ws_words),
         Arg::U32(&fixed.ws_touched),
         Arg::I64(&fixed.ws_strides),
         Arg::Long(fixed.ws_size),
@@ -630,7 +648,8 @@ fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fil
         Arg::I64(&fixed.carry_rows),
         Arg::F64(&fixed.carry_sums),
         Arg::LocalF64(fixed.local_slots),
-        Arg::LocalU8(fixed.local_slots),
+        Arg::LocalU64(bitmap_words(fixed.local_slots).0),
+        Arg::LocalU64(bitmap_words(fixed.local_slots).1),
         Arg::LocalU32(fixed.local_slots),
         Arg::Int(fill),
     ]);
@@ -652,7 +671,7 @@ impl Arg<'_> {
             Arg::Long(_) => builder.arg(0i64),
             Arg::Int(_) => builder.arg(0i32),
             Arg::LocalF64(n) => builder.arg_local::<f64>(*n),
-            Arg::LocalU8(n) => builder.arg_local::<u8>(*n),
+            Arg::LocalU64(n) => builder.arg_local::<u64>(*n),
             Arg::LocalU32(n) => builder.arg_local::<u32>(*n),
         };
     }
@@ -669,7 +688,7 @@ impl Arg<'_> {
             Arg::Long(v) => kernel.set_arg(index, v),
             Arg::Int(v) => kernel.set_arg(index, v),
             Arg::LocalF64(n) => set_local::<f64>(kernel, index, n),
-            Arg::LocalU8(n) => set_local::<u8>(kernel, index, n),
+            Arg::LocalU64(n) => set_local::<u64>(kernel, index, n),
             Arg::LocalU32(n) => set_local::<u32>(kernel, index, n),
         }
     }

@@ -2,13 +2,13 @@
 //! are `double` expressions, a run is its values' name and first position,
 //! and a reduction over a range is a `for` loop over a `double` local.
 
-use tessera_engine::block_ops::{KernelBuilder, Length};
+use tessera_engine::block_ops::{KernelBuilder, Length, WorkspaceBitmap};
 use tessera_engine::bytecode::FloatOp;
 use tessera_engine::notation::Reduction;
 use tessera_formats::{ArrayRef, Builder};
 
 use super::ctext::{double_literal, CText, CVal};
-use super::source::combine;
+use super::source::{combine, output_sum};
 
 impl KernelBuilder for CText {
     type Float = CVal;
@@ -164,6 +164,33 @@ impl KernelBuilder for CText {
         self.close();
     }
 
+    fn workspace_word(&mut self, bitmap: WorkspaceBitmap, index: CVal) -> CVal {
+        let index = self.text(index);
+        let word = self.local("long", format!("(long){}[{index}]", bitmap_name(bitmap)));
+        self.val(word)
+    }
+
+    fn set_workspace_word(&mut self, bitmap: WorkspaceBitmap, index: CVal, word: CVal) {
+        let (index, word) = (self.text(index), self.text(word));
+        self.line(format!("{}[{index}] = (ulong)({word});", bitmap_name(bitmap)));
+    }
+
+    fn push_touched_key(&mut self, key: CVal) {
+        let key = self.text(key);
+        self.line(format!("wst[ws_count++] = (uint)({key});"));
+    }
+
+    fn add_to_workspace(&mut self, key: CVal, x: CVal) {
+        let (key, x) = (self.text(key), self.text(x));
+        let at = format!("wsv[{key}]");
+        let sum = output_sum(self.output_type, &at, &format!("({x})"));
+        self.line(format!("{at} = {sum};"));
+    }
+
+    fn workspace_stride(&mut self, d: usize) -> CVal {
+        self.val(format!("ws_strides[{d}]"))
+    }
+
     fn fold_pairs<const N: usize, F>(&mut self, begin: CVal, end: CVal, init: [CVal; N], body: F) -> [CVal; N]
     where
         F: FnMut(&mut Self, CVal, [CVal; N]) -> [CVal; N],
@@ -222,5 +249,13 @@ impl CText {
             Length::Fixed(c) => format!("{values}[{start} + {c}]"),
             Length::In(c) => format!("{values}[{start} + {}]", self.text(c)),
         }
+    }
+}
+
+/// The C name of a workspace bitmap (`source::body` declares them).
+fn bitmap_name(bitmap: WorkspaceBitmap) -> &'static str {
+    match bitmap {
+        WorkspaceBitmap::Keys => "wsk",
+        WorkspaceBitmap::Words => "wsw",
     }
 }

@@ -174,6 +174,10 @@ pub(crate) const KERNEL_NAME: &str = "tessera_kernel";
 /// that fit there.
 pub(crate) const LOCAL_WORKSPACE_KERNEL: &str = "tessera_kernel_local";
 
+/// The words of a workspace's two bitmaps (`kernel::bitmap_words`).
+const WORKSPACE_BITMAP_WORDS: &str =
+    "const long ws_key_words = ws_size / 64 + 1, ws_word_words = ws_key_words / 64 + 1;";
+
 /// The kernel's arguments after its pointers, in order; `kernel` sets them
 /// in the same order.
 const FIXED_ARGUMENTS: &str = "    __global double* restrict out_all,
@@ -184,7 +188,8 @@ const FIXED_ARGUMENTS: &str = "    __global double* restrict out_all,
     __global long* restrict entry_coords,
     __global double* restrict entry_values,
     __global double* restrict ws_values,
-    __global uchar* restrict ws_set,
+    __global ulong* restrict ws_keys,
+    __global ulong* restrict ws_words,
     __global uint* restrict ws_touched,
     __global const long* restrict ws_strides,
     const long ws_size,
@@ -198,7 +203,8 @@ const FIXED_ARGUMENTS: &str = "    __global double* restrict out_all,
     __global long* restrict carry_rows,
     __global double* restrict carry_sums,
     __local double* restrict local_ws_values,
-    __local uchar* restrict local_ws_set,
+    __local ulong* restrict local_ws_keys,
+    __local ulong* restrict local_ws_words,
     __local uint* restrict local_ws_touched,
     const int fill)
 ";
@@ -214,7 +220,7 @@ pub(crate) fn generate(
     }
     let mapping = mapping(program);
     let entries = Entries::of(program)?;
-    let mut c = CText::new(signature.clone());
+    let mut c = CText::new(signature.clone(), program.value_type);
     let mut writer = Writer {
         program,
         formats,
@@ -396,6 +402,16 @@ fn call(func: Func, a: &str, b: &str) -> String {
     }
 }
 
+/// `a + b` as an output of values of type `ty` adds them: in `double`, or
+/// wrapping for integers.
+pub(super) fn output_sum(ty: ValueType, a: &str, b: &str) -> String {
+    if ty.is_integer() {
+        integer(IntOp::Add, ty, a, b)
+    } else {
+        format!("{a} + {b}")
+    }
+}
+
 /// An integer operation on the words `a` and `b` in C, as [`IntOp`]
 /// defines it: unsigned arithmetic (C's signed overflow is undefined),
 /// wrapped to 32 bits for `i32`; division through the prelude's `t_idiv`
@@ -456,15 +472,9 @@ impl Writer<'_> {
         format
     }
 
-    /// `a + b` as the output adds its values (the program's value type):
-    /// in `double`, or wrapping for integers.
+    /// `a + b` as the output adds its values (the program's value type).
     pub(super) fn add_output(&self, a: &str, b: &str) -> String {
-        let ty = self.program.value_type;
-        if ty.is_integer() {
-            integer(IntOp::Add, ty, a, b)
-        } else {
-            format!("{a} + {b}")
-        }
+        output_sum(self.program.value_type, a, b)
     }
 
     /// The C name of an input operand's values.
@@ -507,16 +517,22 @@ impl Writer<'_> {
         if self.entries.workspace.is_some() && self.local_workspace {
             // A work-group of one work-item, its workspace in local memory,
             // cleared as the launch begins.
+            c.line(WORKSPACE_BITMAP_WORDS);
             c.line("__local double* restrict wsv = local_ws_values;");
-            c.line("__local uchar* restrict wss = local_ws_set;");
+            c.line("__local ulong* restrict wsk = local_ws_keys;");
+            c.line("__local ulong* restrict wsw = local_ws_words;");
             c.line("__local uint* restrict wst = local_ws_touched;");
-            c.line("for (long k = 0; k < ws_size; k++) { wsv[k] = 0.0; wss[k] = 0; }");
+            c.line("for (long k = 0; k < ws_size; k++) wsv[k] = 0.0;");
+            c.line("for (long k = 0; k < ws_key_words; k++) wsk[k] = 0;");
+            c.line("for (long k = 0; k < ws_word_words; k++) wsw[k] = 0;");
             c.line("long ws_count = 0;");
         } else if self.entries.workspace.is_some() {
             // Each work-item has a workspace of its own.
+            c.line(WORKSPACE_BITMAP_WORDS);
             c.line("const long item = (long)get_global_id(0);");
             c.line("__global double* restrict wsv = ws_values + item * ws_size;");
-            c.line("__global uchar* restrict wss = ws_set + item * ws_size;");
+            c.line("__global ulong* restrict wsk = ws_keys + item * ws_key_words;");
+            c.line("__global ulong* restrict wsw = ws_words + item * ws_word_words;");
             c.line("__global uint* restrict wst = ws_touched + item * ws_size;");
             c.line("long ws_count = 0;");
         }
