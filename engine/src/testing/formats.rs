@@ -1,6 +1,6 @@
 //! Random formats: every named format of an order, and random per-level
-//! compositions (dense, compressed, compressed(nonunique) over singletons,
-//! hashed; any mode order) that [`Format::new`] accepts.
+//! compositions (dense, compressed ordered or not, compressed(nonunique)
+//! over singletons, hashed; any mode order) that [`Format::new`] accepts.
 
 use tessera_formats::{Format, LevelFormat, LevelKind};
 
@@ -92,7 +92,7 @@ pub fn random_mode_order(rng: &mut Rng, order: usize) -> Vec<usize> {
 }
 
 /// A random per-mode composition for tensors of `shape`: each level dense,
-/// compressed, hashed, or a run of compressed(nonunique) over singletons
+/// compressed (ordered or not), hashed, or a run of compressed(nonunique) over singletons
 /// (a COO segment), in a random mode order; redrawn until [`Format::new`]
 /// accepts it (a few tries, then CSF).
 pub fn random_composition(rng: &mut Rng, order: usize) -> Format {
@@ -100,10 +100,11 @@ pub fn random_composition(rng: &mut Rng, order: usize) -> Format {
         let mut levels: Vec<LevelFormat> = Vec::with_capacity(order);
         while levels.len() < order {
             let left = order - levels.len();
-            match rng.below(5) {
+            match rng.below(6) {
                 0 => levels.push(LevelFormat::dense()),
                 1 | 2 => levels.push(LevelFormat::compressed()),
                 3 => levels.push(LevelFormat::hashed()),
+                4 => levels.push(LevelFormat::compressed().unordered()),
                 _ => {
                     // A COO run to the bottom or of random length.
                     let run = if rng.percent(50) { left } else { rng.range(1, left) };
