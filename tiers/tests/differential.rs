@@ -504,3 +504,72 @@ fn dots_of_any_length_give_the_interpreters_bits() {
         }
     }
 }
+
+/// Strided updates (`Op::StridedAxpy`: a DIA diagonal or an ELL slot times
+/// a vector, added into the rows of the output) are one block op for every
+/// tier: the same bits on both, with unit steps (the compiled vector loop)
+/// and other steps, a scale, and gathers.
+#[test]
+fn strided_updates_give_the_interpreters_bits() {
+    use tessera_engine::bytecode::Op;
+    use tessera_engine::runtime::TierChoice;
+    use tessera_engine::schedule::Schedule;
+    use tessera_engine::testing::same_bits;
+    use tessera_engine::{EvalOptions, Inputs};
+    let interp = Engine::new();
+    let jit = jit_engine();
+    let mut rng = Rng::new(53);
+    // SpMV's updates are deferred and run by the runtime on both tiers;
+    // beside another term they run in the kernel (the compiled vector
+    // loop for DIA, gathers for ELL); SpMM's in steps of x's columns.
+    let cases: [(&str, &[usize], Format); 4] = [
+        ("y(i) = A(i,j) * x(j)", &[9], Format::dense(1)),
+        ("y(i) = A(i,j) * x(j) + x(i)", &[9], Format::dense(1)),
+        ("y(i) = 3 * A(i,j) * x(j) + x(i)", &[9], Format::dense(1)),
+        ("Y(i,k) = A(i,j) * x(j,k)", &[9, 3], Format::dense(2)),
+    ];
+    let mut strided = 0;
+    for format in [Format::dia(), Format::ell()] {
+        for kind in [
+            EntryKind::Random,
+            EntryKind::EmptySlices,
+            EntryKind::Skewed,
+            EntryKind::Empty,
+        ] {
+            for (statement, x_shape, output) in &cases {
+                let a = random_tensor(&mut rng, &[9, 9], kind, &format).unwrap();
+                // Values that round: small integers would multiply exactly
+                // in any order, and hide a reordered product.
+                let n: usize = x_shape.iter().product();
+                let values = (0..n).map(|_| rng.next_u64() as f64 / 3e18 - 3.0).collect();
+                let x = Tensor::from_dense(x_shape, values).unwrap();
+                let formats = [("A", format.clone()), ("x", x.format().clone())];
+                let kernel = jit
+                    .compile_scheduled(statement, &formats, output, &Schedule::new())
+                    .unwrap();
+                strided += usize::from(
+                    kernel
+                        .program()
+                        .ops
+                        .iter()
+                        .any(|op| matches!(op, Op::StridedAxpy { .. })),
+                );
+                let inputs = Inputs::new().with("A", &a).with("x", &x);
+                let eval = |engine: &Engine, tier| {
+                    let options = EvalOptions {
+                        output_format: Some(output.clone()),
+                        tier,
+                        ..EvalOptions::default()
+                    };
+                    engine.eval_with(statement, &inputs, &options).unwrap()
+                };
+                let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
+                assert!(
+                    same_bits(&want, &got),
+                    "{statement} on {format}, {kind:?}: the tiers' bits differ"
+                );
+            }
+        }
+    }
+    assert!(strided >= 16, "only {strided} of the kernels update in strides");
+}

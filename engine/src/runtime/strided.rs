@@ -15,6 +15,8 @@ use tessera_formats::IndexArray;
 
 use super::output::{DenseWindow, OutputState};
 use super::parallel::map_in_order;
+use crate::block_ops::{strided_rows, KernelBuilder, StridedRead};
+use crate::interp::{Eager, Operands};
 
 /// Output positions a tile of deferred updates covers when the hardware
 /// prefetcher can follow every update's streams at once: two kilobytes of
@@ -59,20 +61,6 @@ pub enum StridedFactor<'a> {
 }
 
 impl StridedFactor<'_> {
-    #[inline]
-    fn at(&self, r: usize) -> f64 {
-        match *self {
-            StridedFactor::Run { values, start, step } => values[start + r * step],
-            StridedFactor::Gather {
-                values,
-                base,
-                coords,
-                start,
-                step,
-            } => values[base + coords.get_usize(start + r * step)],
-        }
-    }
-
     /// The memory streams the factor reads along its rows.
     fn streams(&self) -> usize {
         match self {
@@ -101,23 +89,62 @@ pub struct StridedUpdate<'a> {
 }
 
 impl StridedUpdate<'_> {
-    /// Runs the update's rows `first..end` into `out`.
+    /// Runs the update's rows `first..end` into `out`: the shared op
+    /// ([`strided_rows`]), or for the two shapes that dominate DIA and ELL
+    /// products, loops over slices with the same arithmetic, which the
+    /// compiler vectorizes or keeps free of index checks.
     pub fn run_rows(&self, out: &mut OutputState, first: usize, end: usize) {
         let end = end.min(self.rows);
-        if first >= end {
+        if first >= end || self.run_slices(out, first, end) {
             return;
         }
+        let mut k = Eager::new(Operands::on_output(&[], &[], out));
+        let reads: SmallVec<[StridedRead<Eager<'_, '_>>; 3]> = self
+            .factors
+            .iter()
+            .map(|f| match *f {
+                StridedFactor::Run { values, start, step } => StridedRead::Run {
+                    run: (values, start),
+                    step: step as i64,
+                },
+                StridedFactor::Gather {
+                    values,
+                    base,
+                    coords,
+                    start,
+                    step,
+                } => StridedRead::Gather {
+                    run: (values, base),
+                    coords,
+                    start: start as i64,
+                    step: step as i64,
+                },
+            })
+            .collect();
+        let target = k.output_target(self.out_start as i64);
+        strided_rows(
+            &mut k,
+            (first as i64, end as i64),
+            self.scale,
+            &reads,
+            (target, self.out_step as i64),
+        );
+    }
+
+    /// [`StridedUpdate::run_rows`] for a diagonal times a vector, rows side
+    /// by side, or a slot's values times values gathered at its columns:
+    /// false, doing nothing, for other updates.
+    fn run_slices(&self, out: &mut OutputState, first: usize, end: usize) -> bool {
         let rows = end - first;
         let (out_step, scale) = (self.out_step, self.scale);
-        let dst = out.dense_range_mut(self.out_start + first * out_step, (rows - 1) * out_step + 1);
         let contiguous = out_step == 1 || rows <= 1;
         match self.factors.as_slice() {
-            // A diagonal times x: slices, which the compiler vectorizes.
             [StridedFactor::Run {
                 values: a, start: sa, ..
             }, StridedFactor::Run {
                 values: b, start: sb, ..
             }] if contiguous && self.factors.iter().all(|f| f.unit(self.rows)) => {
+                let dst = out.dense_range_mut(self.out_start + first * out_step, (rows - 1) * out_step + 1);
                 let (a, b) = (&a[sa + first..sa + end], &b[sb + first..sb + end]);
                 if scale == 1.0 {
                     // `1 * x` is `x`, bit for bit: one multiply fewer.
@@ -129,8 +156,8 @@ impl StridedUpdate<'_> {
                         *d += scale * x * y;
                     }
                 }
+                true
             }
-            // An ELL slot's values times x gathered, at any steps.
             &[StridedFactor::Run {
                 values: a,
                 start: sa,
@@ -170,25 +197,15 @@ impl StridedUpdate<'_> {
                     }
                 }
                 let a = (a, sa, step_a);
+                let dst = out.dense_range_mut(self.out_start + first * out_step, (rows - 1) * out_step + 1);
                 match coords {
                     IndexArray::U32(c) => gather(dst, out_step, scale, a, (values, base, c, start, step), first..end),
                     IndexArray::U64(c) => gather(dst, out_step, scale, a, (values, base, c, start, step), first..end),
-                    IndexArray::I64(_) => self.run_each(dst, first, end),
+                    IndexArray::I64(_) => return false,
                 }
+                true
             }
-            _ => self.run_each(dst, first, end),
-        }
-    }
-
-    /// Rows `first..end` into `dst` (the output from row `first` on), one
-    /// factor at a time.
-    fn run_each(&self, dst: &mut [f64], first: usize, end: usize) {
-        for r in first..end {
-            let mut prod = self.scale;
-            for f in &self.factors {
-                prod *= f.at(r);
-            }
-            dst[(r - first) * self.out_step] += prod;
+            _ => false,
         }
     }
 

@@ -21,7 +21,8 @@ use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
     add_products, block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, output_row, row_axpy, rows_dot, segment_dot,
-    value_runs, values_axpy, workspace_add, workspace_key, workspace_row, BlockOperands, KernelBuilder, Length, RowsOf,
+    strided_rows, value_runs, values_axpy, workspace_add, workspace_key, workspace_row, BlockOperands, KernelBuilder,
+    Length, RowsOf, StridedRead,
 };
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, Op, Program, Regs, RowOp, RunLength, Strided,
@@ -30,7 +31,7 @@ use tessera_engine::bytecode::{
 use tessera_engine::notation::Semiring;
 use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, ValueType};
 
-use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
+use super::builder::{output_flags, Clif, Slot, WorkspacePart};
 use super::functions::FunctionCalls;
 use super::kernel;
 use super::kernel_builder::{load_at, ValuesAt};
@@ -1211,36 +1212,22 @@ impl Translator<'_> {
         coords
     }
 
-    /// A dense output's run: the address of its row 0 and its step in bytes.
-    fn output_run(&mut self, clif: &mut Clif<'_>, out: StridedRun) -> (Value, Value) {
-        let output = clif.slot(Slot::Output);
-        let (start, step) = (self.iget(clif, out.start), self.iget(clif, out.step));
-        let out_bytes = clif.fb.ins().imul_imm_s(step, 8);
-        (clif.element(output, start, 8), out_bytes)
-    }
-
     /// For each row `r < rows`: `out[out.start + r * out.step] += scale * Π
     /// factors(r)`, a factor read at a stepping position or gathered
-    /// through a level's coordinates.
+    /// through a level's coordinates ([`strided_rows`]).
     fn strided_axpy(&mut self, clif: &mut Clif<'_>, rows: u32, scale: u32, factors: &[Strided], out: StridedRun) {
-        /// A factor as the loop reads it.
-        enum Read {
-            /// Row 0's address and the step in bytes.
-            Run(Value, Value),
-            /// The values at the gathered coordinate 0, the coordinates,
-            /// the first coordinate's position and the step.
-            Gather(Value, tessera_formats::staging::ArrayRef, Value, Value),
-        }
-        let mut reads: SmallVec<[Read; 3]> = SmallVec::new();
+        let mut reads: SmallVec<[StridedRead<Clif<'_>>; 3]> = SmallVec::new();
         for f in factors {
-            let read = match f {
+            let read = match *f {
                 Strided::Run(run) => {
-                    let Some(values) = self.values(clif, run.operand) else {
+                    if self.values(clif, run.operand).is_none() {
                         return;
-                    };
+                    }
                     let (start, step) = (self.iget(clif, run.start), self.iget(clif, run.step));
-                    let bytes = clif.fb.ins().imul_imm_s(step, 8);
-                    Read::Run(clif.element(values, start, 8), bytes)
+                    StridedRead::Run {
+                        run: clif.value_run(run.operand, start),
+                        step,
+                    }
                 }
                 Strided::Gather {
                     operand,
@@ -1249,93 +1236,53 @@ impl Translator<'_> {
                     start,
                     step,
                 } => {
-                    let Some(coords) = self.coordinates(clif, *level) else {
+                    let Some(coords) = self.coordinates(clif, level) else {
                         return;
                     };
-                    let Some(values) = self.values(clif, *operand) else {
+                    if self.values(clif, operand).is_none() {
                         return;
-                    };
-                    let base = self.iget(clif, *base);
-                    let (start, step) = (self.iget(clif, *start), self.iget(clif, *step));
-                    Read::Gather(clif.element(values, base, 8), coords, start, step)
+                    }
+                    let base = self.iget(clif, base);
+                    StridedRead::Gather {
+                        run: clif.value_run(operand, base),
+                        coords: clif.coordinates(coords),
+                        start: self.iget(clif, start),
+                        step: self.iget(clif, step),
+                    }
                 }
             };
             reads.push(read);
         }
-        let (out_row, out_bytes) = self.output_run(clif, out);
+        let (out_start, out_step) = (self.iget(clif, out.start), self.iget(clif, out.step));
+        let target = clif.output_target(out_start);
         let scale = self.fget(clif, scale);
         let n = self.iget(clif, rows);
+        let done = clif.fb.create_block();
         // Runs that all step by one value (a diagonal times x) take the
-        // vector loop of a dense row update; the others the loop below.
-        let mut steps: SmallVec<[Value; 4]> = reads
+        // vector loop of a dense row update, with the same sums.
+        let runs: SmallVec<[(ValuesAt, Value); 3]> = reads
             .iter()
-            .filter_map(|read| match read {
-                Read::Run(_, bytes) => Some(*bytes),
-                Read::Gather(..) => None,
+            .filter_map(|read| match *read {
+                StridedRead::Run { run, step } => Some((run, step)),
+                StridedRead::Gather { .. } => None,
             })
             .collect();
-        let done = clif.fb.create_block();
-        if steps.len() == reads.len() {
-            steps.push(out_bytes);
-            let mut unit = clif.bool_const(true);
-            for bytes in steps {
-                let one = clif.fb.ins().icmp_imm_s(IntCC::Equal, bytes, 8);
+        if runs.len() == reads.len() {
+            let mut unit = clif.fb.ins().icmp_imm_s(IntCC::Equal, out_step, 1);
+            for &(_, step) in &runs {
+                let one = clif.fb.ins().icmp_imm_s(IntCC::Equal, step, 1);
                 unit = clif.fb.ins().band(unit, one);
             }
             let (vector, scalar) = (clif.fb.create_block(), clif.fb.create_block());
             clif.fb.ins().brif(unit, vector, &[], scalar, &[]);
             clif.enter(vector);
-            let runs: SmallVec<[ValuesAt; 3]> = reads
-                .iter()
-                .map(|read| match read {
-                    Read::Run(base, _) => ValuesAt {
-                        base: *base,
-                        ty: ValueType::F64,
-                        written: false,
-                    },
-                    Read::Gather(..) => unreachable!("only runs here"),
-                })
-                .collect();
-            let target = ValuesAt {
-                base: out_row,
-                ty: ValueType::F64,
-                written: true,
-            };
+            let runs: SmallVec<[ValuesAt; 3]> = runs.iter().map(|&(run, _)| run).collect();
             add_products(clif, target, n, scale, &runs);
             clif.fb.ins().jump(done, &[]);
             clif.enter(scalar);
         }
         let zero = clif.int(0);
-        clif.loop_with(
-            &[zero],
-            &mut |clif, s| clif.compare(Cmp::Lt, s[0], n),
-            &mut |clif, s| {
-                let r = s[0];
-                let mut prod = scale;
-                for read in &reads {
-                    let addr = match *read {
-                        Read::Run(base, bytes) => {
-                            let shift = clif.fb.ins().imul(bytes, r);
-                            clif.fb.ins().iadd(base, shift)
-                        }
-                        Read::Gather(base, coords, start, step) => {
-                            let shift = clif.fb.ins().imul(step, r);
-                            let at = clif.fb.ins().iadd(start, shift);
-                            let c = clif.load(coords, at);
-                            clif.element(base, c, 8)
-                        }
-                    };
-                    let x = clif.fb.ins().load(types::F64, input_flags(), addr, 0);
-                    prod = clif.fb.ins().fmul(prod, x);
-                }
-                let shift = clif.fb.ins().imul(out_bytes, r);
-                let addr = clif.fb.ins().iadd(out_row, shift);
-                let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
-                let new = clif.fb.ins().fadd(old, prod);
-                clif.fb.ins().store(output_flags(), new, addr, 0);
-                smallvec::smallvec![clif.fb.ins().iadd_imm_s(r, 1)]
-            },
-        );
+        strided_rows(clif, (zero, n), scale, &reads, (target, out_step));
         clif.fb.ins().jump(done, &[]);
         clif.enter(done);
     }

@@ -15,7 +15,7 @@ use std::fmt::Write;
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
     block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, factor_rows, output_row, row_axpy, rows_dot, segment_dot,
-    semiring_dot, value_runs, values_axpy, BlockOperands, KernelBuilder, Length, RowsOf,
+    semiring_dot, strided_rows, value_runs, values_axpy, BlockOperands, KernelBuilder, Length, RowsOf, StridedRead,
 };
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedRun,
@@ -23,7 +23,7 @@ use tessera_engine::bytecode::{
 };
 use tessera_engine::notation::{Func, IntOp, Reduction, Semiring};
 use tessera_engine::runtime::StorageSignature;
-use tessera_formats::{ArrayRef, Cmp, Level, LevelFormat, LevelRef, ValueType};
+use tessera_formats::{ArrayRef, Builder, Cmp, Level, LevelFormat, LevelRef, ValueType};
 
 use super::ctext::{comparison, double_literal, int_op, long_literal, Args, CText, CVal, Pointer, Scalar};
 use super::rows::{RowsKernel, LANES_KERNEL, SPLIT_KERNEL};
@@ -953,13 +953,22 @@ impl Writer<'_> {
     }
 
     /// For each row `r < rows`: `out[start + r * step] += scale * Π
-    /// factors(r)`, the product taken from `scale` in the factors' order.
+    /// factors(r)`, the product taken from `scale` in the factors' order
+    /// ([`strided_rows`]).
     fn strided_axpy(&self, c: &mut CText, rows: u32, scale: u32, factors: &[Strided], out: StridedRun) {
         c.open("");
-        let mut terms = Vec::new();
+        let mut reads: SmallVec<[StridedRead<CText>; 3]> = SmallVec::new();
         for f in factors {
-            terms.push(match f {
-                Strided::Run(run) => format!("{}[r{} + r * r{}]", self.values(c, run.operand), run.start, run.step),
+            let read = match *f {
+                Strided::Run(run) => {
+                    // Refuses values of an operand that is not an input.
+                    self.values(c, run.operand);
+                    let start = c.val(reg(run.start));
+                    StridedRead::Run {
+                        run: c.value_run(run.operand, start),
+                        step: c.val(reg(run.step)),
+                    }
+                }
                 Strided::Gather {
                     operand,
                     base,
@@ -967,19 +976,27 @@ impl Writer<'_> {
                     start,
                     step,
                 } => {
-                    let values = self.values(c, *operand);
-                    let coords = self.coordinates(c, *level);
-                    format!("{values}[r{base} + {coords}[r{start} + r * r{step}]]")
+                    self.values(c, operand);
+                    let Some(coords) = self.format(c, level).and_then(|f| f.coordinate_array()) else {
+                        self.coordinates(c, level);
+                        c.close();
+                        return;
+                    };
+                    let base = c.val(reg(base));
+                    StridedRead::Gather {
+                        run: c.value_run(operand, base),
+                        coords: c.coordinates(level.array(coords)),
+                        start: c.val(reg(start)),
+                        step: c.val(reg(step)),
+                    }
                 }
-            });
+            };
+            reads.push(read);
         }
-        c.open(format!("for (long r = 0; r < r{rows}; r++)"));
-        c.line(format!("double prod = f{scale};"));
-        for term in terms {
-            c.line(format!("prod *= {term};"));
-        }
-        c.line(format!("out[r{} + r * r{} - out_base] += prod;", out.start, out.step));
-        c.close();
+        let out_start = c.val(reg(out.start));
+        let target = c.output_target(out_start);
+        let (zero, rows, scale, out_step) = (c.int(0), c.val(reg(rows)), c.val(freg(scale)), c.val(reg(out.step)));
+        strided_rows(c, (zero, rows), scale, &reads, (target, out_step));
         c.close();
     }
 
