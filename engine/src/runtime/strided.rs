@@ -98,13 +98,15 @@ impl StridedUpdate<'_> {
         if first >= end || self.run_slices(out, first, end) {
             return;
         }
-        let mut k = Eager::new(Operands::on_output(&[], &[], out));
+        // Rows from `first` on, counted from 0: a tile's window of the
+        // output may begin past the update's row 0.
+        let from = |start: usize, step: usize| start + first * step;
         let reads: SmallVec<[StridedRead<Eager<'_, '_>>; 3]> = self
             .factors
             .iter()
             .map(|f| match *f {
                 StridedFactor::Run { values, start, step } => StridedRead::Run {
-                    run: (values, start),
+                    run: (values, from(start, step)),
                     step: step as i64,
                 },
                 StridedFactor::Gather {
@@ -116,15 +118,16 @@ impl StridedUpdate<'_> {
                 } => StridedRead::Gather {
                     run: (values, base),
                     coords,
-                    start: start as i64,
+                    start: from(start, step) as i64,
                     step: step as i64,
                 },
             })
             .collect();
-        let target = k.output_target(self.out_start as i64);
+        let mut k = Eager::new(Operands::on_output(&[], &[], out));
+        let target = k.output_target(from(self.out_start, self.out_step) as i64);
         strided_rows(
             &mut k,
-            (first as i64, end as i64),
+            (0, (end - first) as i64),
             self.scale,
             &reads,
             (target, self.out_step as i64),

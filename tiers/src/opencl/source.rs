@@ -978,6 +978,7 @@ impl Writer<'_> {
                 } => {
                     self.values(c, operand);
                     let Some(coords) = self.format(c, level).and_then(|f| f.coordinate_array()) else {
+                        // Records the refusal: the level has no coordinates.
                         self.coordinates(c, level);
                         c.close();
                         return;
