@@ -391,3 +391,32 @@ fn interpreter_walks_the_rows_of_a_slot_or_a_diagonal_as_one_op() {
         assert_eq!(plan.contains(shortcut), walked, "{statement} on {format}:\n{plan}");
     }
 }
+
+/// DIA times a dense matrix: each diagonal's rows run as one op, a row of
+/// products per row (its value times a row of X, into a row of C), with no
+/// bytecode per stored entry: on a 490,000-row stencil times 4 columns the
+/// interpreter took 20x the compiled tier's time with it, 1.2-1.6x
+/// without.
+#[test]
+fn dia_times_a_dense_matrix_updates_rows_of_products_in_one_op() {
+    let expected = r#"
+loop order: k-i, i, k, j
+derived: k-i = k - i + |i| - 1, the diagonal of (i, k) its operands store; summed
+output C (dense): dense, accumulated in place
+parallel: runs on one thread: its outer loop runs over k-i, a level's diagonal or own variable, and chunks of those are not supported yet
+forall k-i: iterate A.compressed; lattice {A.compressed}
+  forall i: iterate A.range; lattice {A.range}
+    (all rows run as one block op: a row of products per row, one per column, positions stepping with the row)
+concrete index notation:
+  forall k-i
+    forall i
+      forall k
+        forall j
+          C(i,j) += (A(i,k) * X(k,j))
+"#;
+    let formats = [("A", Format::dia()), ("X", Format::dense(2))];
+    let kernel = Engine::new()
+        .compile("C(i,j) = A(i,k) * X(k,j)", &formats, &Format::dense(2))
+        .unwrap();
+    assert_eq!(kernel.plan().to_string(), pinned(expected));
+}

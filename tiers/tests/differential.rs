@@ -521,14 +521,31 @@ fn strided_updates_give_the_interpreters_bits() {
     let mut rng = Rng::new(53);
     // SpMV's updates are deferred and run by the runtime on both tiers;
     // beside another term they run in the kernel (the compiled vector
-    // loop for DIA, gathers for ELL); SpMM's in steps of x's columns.
-    let cases: [(&str, &[usize], Format); 4] = [
-        ("y(i) = A(i,j) * x(j)", &[9], Format::dense(1)),
-        ("y(i) = A(i,j) * x(j) + x(i)", &[9], Format::dense(1)),
-        ("y(i) = 3 * A(i,j) * x(j) + x(i)", &[9], Format::dense(1)),
-        ("Y(i,k) = A(i,j) * x(j,k)", &[9, 3], Format::dense(2)),
+    // loop for DIA, gathers for ELL). DIA's SpMM updates rows of x's
+    // columns (the vector loop, the interpreter's slices, or with three
+    // factors its shared op); in a column-major x or Y, columns of rows.
+    let (row_major, column_major) = (Format::dense(2), Format::dense_ordered(&[1, 0]));
+    let cases: [(&str, &[usize], &Format, Format); 8] = [
+        ("y(i) = A(i,j) * x(j)", &[9], &Format::dense(1), Format::dense(1)),
+        ("y(i) = A(i,j) * x(j) + x(i)", &[9], &Format::dense(1), Format::dense(1)),
+        (
+            "y(i) = 3 * A(i,j) * x(j) + x(i)",
+            &[9],
+            &Format::dense(1),
+            Format::dense(1),
+        ),
+        ("Y(i,k) = A(i,j) * x(j,k)", &[9, 3], &row_major, row_major.clone()),
+        ("Y(i,k) = 3 * A(i,j) * x(j,k)", &[9, 5], &row_major, row_major.clone()),
+        ("Y(i,k) = A(i,j) * x(j,k)", &[9, 5], &row_major, column_major.clone()),
+        ("Y(i,k) = A(i,j) * x(j,k)", &[9, 4], &column_major, row_major.clone()),
+        (
+            "Y(i,k) = x(i,k) * A(i,j) * x(j,k)",
+            &[9, 3],
+            &row_major,
+            row_major.clone(),
+        ),
     ];
-    let mut strided = 0;
+    let (mut strided, mut rows_of_products) = (0, 0);
     for format in [Format::dia(), Format::ell()] {
         for kind in [
             EntryKind::Random,
@@ -536,23 +553,23 @@ fn strided_updates_give_the_interpreters_bits() {
             EntryKind::Skewed,
             EntryKind::Empty,
         ] {
-            for (statement, x_shape, output) in &cases {
+            for (statement, x_shape, x_format, output) in &cases {
                 let a = random_tensor(&mut rng, &[9, 9], kind, &format).unwrap();
                 // Values that round: small integers would multiply exactly
                 // in any order, and hide a reordered product.
                 let n: usize = x_shape.iter().product();
                 let values = (0..n).map(|_| rng.next_u64() as f64 / 3e18 - 3.0).collect();
                 let x = Tensor::from_dense(x_shape, values).unwrap();
+                let x = x.convert(x_format).unwrap();
                 let formats = [("A", format.clone()), ("x", x.format().clone())];
                 let kernel = jit
                     .compile_scheduled(statement, &formats, output, &Schedule::new())
                     .unwrap();
-                strided += usize::from(
-                    kernel
-                        .program()
-                        .ops
-                        .iter()
-                        .any(|op| matches!(op, Op::StridedAxpy { .. })),
+                let ops = &kernel.program().ops;
+                strided += usize::from(ops.iter().any(|op| matches!(op, Op::StridedAxpy { .. })));
+                rows_of_products += usize::from(
+                    ops.iter()
+                        .any(|op| matches!(op, Op::StridedAxpy { columns: Some(_), .. })),
                 );
                 let inputs = Inputs::new().with("A", &a).with("x", &x);
                 let eval = |engine: &Engine, tier| {
@@ -572,4 +589,10 @@ fn strided_updates_give_the_interpreters_bits() {
         }
     }
     assert!(strided >= 16, "only {strided} of the kernels update in strides");
+    // DIA's SpMM into a row-major Y (three cases, four kinds of entries);
+    // a column-major Y loops over its columns outside.
+    assert!(
+        rows_of_products >= 12,
+        "only {rows_of_products} of the kernels update rows of products"
+    );
 }

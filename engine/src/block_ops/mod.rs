@@ -28,7 +28,7 @@ pub use axpy::{add_products, dense_axpy, row_axpy, values_axpy};
 pub use blocks::{block_rows_dot, BlockOperands};
 pub use dot::{dense_dot, dense_rows_dot, rows_of_dots, value_runs};
 pub use segments::{rows_dot, segment_dot, semiring_dot, RowsOf};
-pub use strided::{strided_rows, StridedRead};
+pub use strided::{strided_rows, Columns, StridedRead};
 pub use workspace::{workspace_add, workspace_key, workspace_row, WorkspaceBitmap};
 
 /// The builder block ops are written against: the formats' staged integer

@@ -1,7 +1,10 @@
 //! Strided row updates, written once: a DIA diagonal or an ELL slot
 //! times a vector, added into the rows of a dense output.
 
-use super::{KernelBuilder, Length};
+use smallvec::SmallVec;
+use tessera_formats::Cmp;
+
+use super::{add_products, KernelBuilder, Length};
 use crate::bytecode::FloatOp;
 
 /// A factor of [`strided_rows`] at row `r`, as a builder reads it.
@@ -26,8 +29,20 @@ impl<K: KernelBuilder> Clone for StridedRead<K> {
 
 impl<K: KernelBuilder> Copy for StridedRead<K> {}
 
+/// The columns of [`strided_rows`] whose rows hold several products:
+/// `count` of them, the output's step from one column to the next, and
+/// each factor's (`None`: one value per row, the same for every column).
+pub struct Columns<'a, K: KernelBuilder> {
+    pub count: K::Int,
+    pub out_step: K::Int,
+    pub steps: &'a [Option<K::Int>],
+}
+
 /// For each row `r` in `first..end`: `out[r * out_step] += scale * Π
-/// factors(r)`, the product taken left to right from `scale`.
+/// factors(r)`, the product taken left to right from `scale`. With
+/// `columns`, for each column `c` too, every position further on by `c`
+/// times its step: the factors that do not move along the columns are
+/// multiplied once per row, then each column's moving ones.
 ///
 /// ```
 /// use tessera_engine::block_ops::{strided_rows, KernelBuilder, StridedRead};
@@ -45,9 +60,34 @@ impl<K: KernelBuilder> Copy for StridedRead<K> {}
 ///     StridedRead::Run { run: k.value_run(1, 1), step: 1 },
 /// ];
 /// let out = k.output_target(0);
-/// strided_rows(&mut k, (0, 2), 1.0, &factors, (out, 1));
+/// strided_rows(&mut k, (0, 2), 1.0, &factors, (out, 1), None);
 /// drop(k);
 /// assert!(matches!(y, OutputState::Dense { values, .. } if values == [10.0, 200.0, 0.0]));
+/// ```
+///
+/// The same diagonal times the rows of a 3 × 2 matrix X stored by
+/// columns (so that a row's values are 3 apart), into Y's rows: `Y[r][c]
+/// += d[r] * X[r + 1][c]`.
+///
+/// ```
+/// use tessera_engine::block_ops::{strided_rows, Columns, KernelBuilder, StridedRead};
+/// use tessera_engine::interp::{Eager, Operands};
+/// use tessera_engine::runtime::output::OutputState;
+/// use tessera_formats::Format;
+///
+/// let (diagonal, x) = ([1.0, 2.0], [1.0, 10.0, 100.0, 2.0, 20.0, 200.0]);
+/// let values = [&diagonal[..], &x[..]];
+/// let mut y = OutputState::Dense { shape: vec![3, 2], format: Format::dense(2), values: vec![0.0; 6] };
+/// let mut k = Eager::new(Operands::on_output(&[], &values, &mut y));
+/// let factors = [
+///     StridedRead::Run { run: k.value_run(0, 0), step: 1 },
+///     StridedRead::Run { run: k.value_run(1, 1), step: 1 },
+/// ];
+/// let out = k.output_target(0);
+/// let columns = Columns { count: 2, out_step: 1, steps: &[None, Some(3)] };
+/// strided_rows(&mut k, (0, 2), 1.0, &factors, (out, 2), Some(columns));
+/// drop(k);
+/// assert!(matches!(y, OutputState::Dense { values, .. } if values == [10.0, 20.0, 200.0, 400.0, 0.0, 0.0]));
 /// ```
 #[inline(always)]
 pub fn strided_rows<K: KernelBuilder>(
@@ -56,30 +96,110 @@ pub fn strided_rows<K: KernelBuilder>(
     scale: K::Float,
     factors: &[StridedRead<K>],
     (out, out_step): (K::Target, K::Int),
+    columns: Option<Columns<'_, K>>,
 ) {
+    // Rows whose moving factors are runs, all of whose columns are side
+    // by side (a dense matrix's rows) as the output's are, take the
+    // vector loop of a dense row update: the same sums, lane by lane.
+    let unit = columns.as_ref().and_then(|columns| side_by_side(k, factors, columns));
     k.for_range(first, end, |k, r| {
-        let mut product = scale;
-        for &factor in factors {
-            let x = match factor {
-                StridedRead::Run { run, step } => {
-                    let at = k.mul(r, step);
-                    k.run_at(run, Length::In(at))
-                }
-                StridedRead::Gather {
-                    run,
-                    coords,
-                    start,
-                    step,
-                } => {
-                    let at = k.mul(r, step);
-                    let at = k.add(start, at);
-                    let c = k.coordinate(coords, at);
-                    k.run_at(run, Length::In(c))
-                }
-            };
-            product = k.float_op(FloatOp::Mul, product, x);
+        let out_row = k.mul(r, out_step);
+        let Some(columns) = &columns else {
+            let product = factors
+                .iter()
+                .fold(scale, |product, &factor| times(k, product, factor, r, None));
+            k.add_at(out, Length::In(out_row), product);
+            return;
+        };
+        let mut row = scale;
+        for (&factor, step) in factors.iter().zip(columns.steps) {
+            if step.is_none() {
+                row = times(k, row, factor, r, None);
+            }
         }
-        let at = k.mul(r, out_step);
-        k.add_at(out, Length::In(at), product);
+        let scalar = |k: &mut K| {
+            let zero = k.int(0);
+            k.for_range(zero, columns.count, |k, c| {
+                let mut product = row;
+                for (&factor, &step) in factors.iter().zip(columns.steps) {
+                    if let Some(step) = step {
+                        let along = k.mul(c, step);
+                        product = times(k, product, factor, r, Some(along));
+                    }
+                }
+                let along = k.mul(c, columns.out_step);
+                let at = k.add(out_row, along);
+                k.add_at(out, Length::In(at), product);
+            });
+        };
+        let Some(unit) = unit else {
+            return scalar(k);
+        };
+        k.when(unit, |k| {
+            let target = k.target_offset(out, out_row);
+            let mut runs: SmallVec<[K::Run; 3]> = SmallVec::new();
+            for (&factor, step) in factors.iter().zip(columns.steps) {
+                if let (StridedRead::Run { run, step: row_step }, Some(_)) = (factor, step) {
+                    let at = k.mul(r, row_step);
+                    runs.push(k.run_offset(run, at));
+                }
+            }
+            add_products(k, target, columns.count, row, &runs);
+        });
+        let strided = k.not(unit);
+        k.when(strided, scalar);
     });
+}
+
+/// Whether the output's and every moving factor's columns sit side by
+/// side, when the moving factors are all runs (`None` otherwise).
+fn side_by_side<K: KernelBuilder>(k: &mut K, factors: &[StridedRead<K>], columns: &Columns<'_, K>) -> Option<K::Bool> {
+    let one = k.int(1);
+    let mut unit = k.compare(Cmp::Eq, columns.out_step, one);
+    for (factor, step) in factors.iter().zip(columns.steps) {
+        match (factor, step) {
+            (StridedRead::Run { .. }, Some(step)) => {
+                let side = k.compare(Cmp::Eq, *step, one);
+                unit = k.and(unit, side);
+            }
+            (StridedRead::Gather { .. }, Some(_)) => return None,
+            (_, None) => {}
+        }
+    }
+    Some(unit)
+}
+
+/// `product * factor(r)`, read `along` positions further on.
+#[inline(always)]
+fn times<K: KernelBuilder>(
+    k: &mut K,
+    product: K::Float,
+    factor: StridedRead<K>,
+    r: K::Int,
+    along: Option<K::Int>,
+) -> K::Float {
+    let further = |k: &mut K, at: K::Int| match along {
+        Some(along) => k.add(at, along),
+        None => at,
+    };
+    let x = match factor {
+        StridedRead::Run { run, step } => {
+            let at = k.mul(r, step);
+            let at = further(k, at);
+            k.run_at(run, Length::In(at))
+        }
+        StridedRead::Gather {
+            run,
+            coords,
+            start,
+            step,
+        } => {
+            let at = k.mul(r, step);
+            let at = k.add(start, at);
+            let c = k.coordinate(coords, at);
+            let c = further(k, c);
+            k.run_at(run, Length::In(c))
+        }
+    };
+    k.float_op(FloatOp::Mul, product, x)
 }

@@ -160,6 +160,18 @@ impl fmt::Display for BlockRows {
     }
 }
 
+/// The columns of an [`Op::StridedAxpy`] whose rows hold several products:
+/// `count` of them, and how far the output's and each factor's positions
+/// move from one column to the next (`None`: the factor is one value per
+/// row, the same for every column). Factors that move come after those
+/// that do not, so that a row's product of the others is taken once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StridedColumns {
+    pub count: IReg,
+    pub out_step: IReg,
+    pub steps: SmallVec<[Option<IReg>; 3]>,
+}
+
 /// A factor of [`Op::StridedAxpy`] at row `r`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Strided {
@@ -461,16 +473,20 @@ pub enum Op {
     },
     /// One product per row: for each `r < rows`, `out[out.start + r *
     /// out.step] += scale * Π factors(r)`. The rows of a DIA diagonal, of an
-    /// ELL slot, in one op.
+    /// ELL slot, in one op. With `columns`, a row of products per row: for
+    /// each column `c` too, every position further on by `c` times its
+    /// column step (a DIA matrix times a dense matrix's rows).
     ///
     /// A `deferred` update may run as late as the next
     /// [`Op::StridedFlush`], together with the others deferred (see
     /// [`crate::runtime::strided`]): nothing between reads the output.
+    /// Updates with columns are not deferred.
     StridedAxpy {
         rows: IReg,
         scale: FReg,
         factors: SmallVec<[Strided; 3]>,
         out: StridedRun,
+        columns: Option<StridedColumns>,
         deferred: bool,
     },
     /// Runs the deferred [`Op::StridedAxpy`] updates.
@@ -1008,12 +1024,25 @@ impl fmt::Display for Op {
                 scale,
                 factors,
                 out,
+                columns,
                 deferred,
             } => {
-                let fs: Vec<String> = factors.iter().map(|x| format!(" * {x}")).collect();
+                let across = |k: usize| match columns.as_ref().and_then(|c| c.steps[k]) {
+                    Some(step) => format!(" (+ c * r{step})"),
+                    None => String::new(),
+                };
+                let fs: Vec<String> = factors
+                    .iter()
+                    .enumerate()
+                    .map(|(k, x)| format!(" * {x}{}", across(k)))
+                    .collect();
+                let (loops, out_across) = match columns {
+                    Some(c) => (format!(", c < r{}", c.count), format!(" + c * r{}", c.out_step)),
+                    None => (String::new(), String::new()),
+                };
                 write!(
                     f,
-                    "{}for r < r{rows}: out[r{} + r * r{}] += f{scale}{}",
+                    "{}for r < r{rows}{loops}: out[r{} + r * r{}{out_across}] += f{scale}{}",
                     if *deferred { "deferred " } else { "" },
                     out.start,
                     out.step,

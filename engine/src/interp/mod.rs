@@ -20,7 +20,7 @@ use crate::block_ops::{
 use crate::bytecode::{BlockRows, CoordinateRun, IReg, Op, Program, Regs, Strided};
 use crate::runtime::output::OutputState;
 use crate::runtime::rows::{Row, Run};
-use crate::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate};
+use crate::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate, UpdateColumns};
 
 mod eager;
 mod position_loop;
@@ -311,10 +311,16 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 scale,
                 factors,
                 out: out_run,
+                columns,
                 deferred,
             } => {
                 let reg = |r: IReg| ir[r as usize] as usize;
                 let update = StridedUpdate {
+                    columns: columns.as_ref().map(|c| UpdateColumns {
+                        count: ir[c.count as usize].max(0) as usize,
+                        out_step: reg(c.out_step),
+                        steps: c.steps.iter().map(|step| step.map(reg)).collect(),
+                    }),
                     rows: ir[*rows as usize].max(0) as usize,
                     scale: fr[*scale as usize],
                     out_start: reg(out_run.start),

@@ -862,11 +862,10 @@ impl<'a> Emitter<'a> {
                 self.unroll_factor(var)
             );
         }
-        let strided = "(all rows run as one block op: a product per row, positions stepping with the row)";
         if float_values && self.try_fibre_blocks(var, body, depth) {
             // The plan line above says what the blocks' loop does.
         } else if whole_rows && block_ops && !shape.universe && self.try_strided_axpy(var, body, &shape) {
-            let _ = writeln!(self.plan, "{pad}  {strided}");
+            let _ = writeln!(self.plan, "{pad}  {}", strided_rows_note(&self.ops));
         } else if whole_rows && block_ops && self.try_merge_runs(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
@@ -953,7 +952,7 @@ impl<'a> Emitter<'a> {
                 "{pad}  (inner products run as blocks of coordinates: {done})"
             );
         } else if whole_rows && block_ops && shape.universe && self.try_strided_axpy(var, body, &shape) {
-            let _ = writeln!(self.plan, "{pad}  {strided}");
+            let _ = writeln!(self.plan, "{pad}  {}", strided_rows_note(&self.ops));
         } else if !shape.universe && shape.walked.len() == 1 && shape.iterators[shape.walked[0]].format.unique {
             let plan_at = self.plan.len();
             let top = self.emit_driven_loop(walk, body, &shape, &involved, depth);
@@ -1058,5 +1057,19 @@ impl<'a> Emitter<'a> {
             located,
             universe: false,
         }
+    }
+}
+
+/// The plan's line for the strided update last emitted into `ops`.
+fn strided_rows_note(ops: &[Op]) -> &'static str {
+    let columns = ops.iter().rev().find_map(|op| match op {
+        Op::StridedAxpy { columns, .. } => Some(columns.is_some()),
+        _ => None,
+    });
+    match columns {
+        Some(true) => {
+            "(all rows run as one block op: a row of products per row, one per column, positions stepping with the row)"
+        }
+        _ => "(all rows run as one block op: a product per row, positions stepping with the row)",
     }
 }

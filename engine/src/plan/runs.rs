@@ -8,8 +8,8 @@
 use smallvec::SmallVec;
 use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelFormat, LevelRef};
 
-use super::{Emitter, LoopShape};
-use crate::bytecode::{IReg, Op, RunLength, Strided, StridedRun, ValueRun};
+use super::{Emitter, LoopShape, OperandState};
+use crate::bytecode::{IReg, Op, RunLength, Strided, StridedColumns, StridedRun, ValueRun};
 use crate::cin::{Blocking, Cin, CinExpr, LoopVar, Relation, Target};
 use crate::notation::Reduction;
 
@@ -308,7 +308,7 @@ impl Emitter<'_> {
             (true, []) => None,
             _ => return false,
         };
-        let Some((inner, expr)) = row_body(body) else {
+        let Some((inner, columns, expr)) = row_body(body) else {
             return false;
         };
         let mut accesses = Vec::new();
@@ -358,6 +358,11 @@ impl Emitter<'_> {
         if driver.is_some() && driver != row_operand {
             return false;
         }
+        // Rows of several products: after a shifted inner coordinate (a
+        // DIA diagonal times a dense matrix's rows).
+        if columns.is_some() && inner_kind != Some(InnerCoordinate::Shifted) {
+            return false;
+        }
         let mut fixed_values = Vec::new();
         let mut located = Vec::new();
         for &a in &accesses {
@@ -379,7 +384,7 @@ impl Emitter<'_> {
                 }
                 _ => self.dense_and_known(
                     a,
-                    &[Some(var), inner].into_iter().flatten().collect::<Vec<_>>(),
+                    &[Some(var), inner, columns].into_iter().flatten().collect::<Vec<_>>(),
                     st.done..st.level_vars.len(),
                 ),
             };
@@ -390,8 +395,12 @@ impl Emitter<'_> {
         }
         let out_loops: Vec<&LoopVar> = match inner_kind {
             Some(InnerCoordinate::Stored) => vec![var],
-            _ => [Some(var), inner].into_iter().flatten().collect(),
+            _ => [Some(var), inner, columns].into_iter().flatten().collect(),
         };
+        // The factors that move along the columns come last: the shared op
+        // multiplies the others once per row.
+        let moves = |st: &OperandState| columns.is_some_and(|c| st.level_vars.contains(c));
+        located.sort_by_key(|&a| moves(&self.states[a]));
         let ost = &self.states[out];
         if !self.dense_and_known(out, &out_loops, ost.done..ost.level_vars.len()) {
             return false;
@@ -429,6 +438,16 @@ impl Emitter<'_> {
             }
             factors.push(Strided::Run(self.run_between(r, value_at[0], value_at[1])));
         }
+        // The positions at column 0, and each factor's step to column 1.
+        let mut column_steps: SmallVec<[Option<IReg>; 3]> = SmallVec::new();
+        if row_operand.is_some() {
+            column_steps.push(None);
+        }
+        let column_at = |fixed: &mut Vec<(LoopVar, IReg)>, c: IReg| {
+            if let Some(col) = columns {
+                fixed.push((col.clone(), c));
+            }
+        };
         for &a in &located {
             let factor = match (inner_kind, inner) {
                 (Some(InnerCoordinate::Stored), Some(c)) => {
@@ -447,33 +466,57 @@ impl Emitter<'_> {
                     }
                 }
                 _ => {
-                    let at = |k: usize| {
+                    let at = |k: usize, c: IReg| {
                         let mut fixed = vec![(var.clone(), [begin, second][k])];
                         if let Some(c) = inner {
                             fixed.push((c.clone(), inner_at[k]));
                         }
+                        column_at(&mut fixed, c);
                         fixed
                     };
-                    let (first, next) = (self.locate_dense(a, &at(0)), self.locate_dense(a, &at(1)));
+                    let (first, next) = (self.locate_dense(a, &at(0, zero)), self.locate_dense(a, &at(1, zero)));
+                    column_steps.push(match moves(&self.states[a]) {
+                        true => {
+                            let beside = self.locate_dense(a, &at(0, one));
+                            Some(self.difference(beside, first))
+                        }
+                        false => None,
+                    });
                     Strided::Run(self.run_between(a, first, next))
                 }
             };
             factors.push(factor);
         }
-        let out_at = |k: usize| {
+        let out_at = |k: usize, c: IReg| {
             let mut fixed = vec![(var.clone(), [begin, second][k])];
             if let (Some(c), Some(InnerCoordinate::Shifted)) = (inner, inner_kind) {
                 fixed.push((c.clone(), inner_at[k]));
             }
+            column_at(&mut fixed, c);
             fixed
         };
-        let (first, next) = (self.locate_dense(out, &out_at(0)), self.locate_dense(out, &out_at(1)));
+        let (first, next) = (
+            self.locate_dense(out, &out_at(0, zero)),
+            self.locate_dense(out, &out_at(1, zero)),
+        );
+        let columns = match columns {
+            Some(col) => {
+                let beside = self.locate_dense(out, &out_at(0, one));
+                Some(StridedColumns {
+                    count: self.loop_extent(col),
+                    out_step: self.difference(beside, first),
+                    steps: column_steps,
+                })
+            }
+            None => None,
+        };
         let out_run = self.run_between(out, first, next);
         self.ops.push(Op::StridedAxpy {
             rows,
             scale,
             factors,
             out: out_run,
+            columns,
             deferred: false,
         });
         self.patch(skip);
@@ -584,22 +627,29 @@ impl Emitter<'_> {
 }
 
 /// The body of a row loop: `out += expr`, possibly through one inner loop
-/// (`forall c: out += expr`, or `out += t where t = forall c: t += expr`);
-/// the inner loop's variable and `expr`.
-fn row_body(body: &Cin) -> Option<(Option<&LoopVar>, &CinExpr)> {
+/// (`forall c: out += expr`, or `out += t where t = forall c: t += expr`)
+/// and then a loop over columns (`forall c: forall j: out += expr`); the
+/// inner loop's variable, the columns' and `expr`.
+fn row_body(body: &Cin) -> Option<(Option<&LoopVar>, Option<&LoopVar>, &CinExpr)> {
+    fn assigned(body: &Cin) -> Option<&CinExpr> {
+        match body {
+            Cin::Assign {
+                target: Target::Output,
+                expr,
+            } => Some(expr),
+            _ => None,
+        }
+    }
     match body {
         Cin::Assign {
             target: Target::Output,
             expr,
-        } => Some((None, expr)),
+        } => Some((None, None, expr)),
         Cin::Forall { var, body } => match body.as_ref() {
-            Cin::Assign {
-                target: Target::Output,
-                expr,
-            } => Some((Some(var), expr)),
-            _ => None,
+            Cin::Forall { var: columns, body } => assigned(body).map(|expr| (Some(var), Some(columns), expr)),
+            body => assigned(body).map(|expr| (Some(var), None, expr)),
         },
-        _ => reduction_of_product(body).map(|(var, expr)| (Some(var), expr)),
+        _ => reduction_of_product(body).map(|(var, expr)| (Some(var), None, expr)),
     }
 }
 
@@ -651,6 +701,10 @@ pub(super) fn defer_strided_updates(ops: &mut [Op]) -> bool {
     let (Some(at), None) = (strided.next(), strided.next()) else {
         return false;
     };
+    // Rows of several products are not cut into tiles.
+    if matches!(&ops[at], Op::StridedAxpy { columns: Some(_), .. }) {
+        return false;
+    }
     let alone = ops
         .iter()
         .all(|op| matches!(op, Op::StridedAxpy { .. }) || !op.touches_output());

@@ -15,7 +15,7 @@ use tessera_formats::IndexArray;
 
 use super::output::{DenseWindow, OutputState};
 use super::parallel::map_in_order;
-use crate::block_ops::{strided_rows, KernelBuilder, StridedRead};
+use crate::block_ops::{strided_rows, Columns, KernelBuilder, StridedRead};
 use crate::interp::{Eager, Operands};
 
 /// Output positions a tile of deferred updates covers when the hardware
@@ -78,7 +78,8 @@ impl StridedFactor<'_> {
 }
 
 /// For each row `r < rows`: `out[out_start + r * out_step] += scale * Π
-/// factors(r)`, the product taken left to right from `scale`.
+/// factors(r)`, the product taken left to right from `scale`; with
+/// `columns`, a row of such products ([`strided_rows`]).
 #[derive(Debug, Clone)]
 pub struct StridedUpdate<'a> {
     pub rows: usize,
@@ -86,6 +87,18 @@ pub struct StridedUpdate<'a> {
     pub out_start: usize,
     pub out_step: usize,
     pub factors: SmallVec<[StridedFactor<'a>; 3]>,
+    /// Never deferred: a tile of the output would cut rows apart.
+    pub columns: Option<UpdateColumns>,
+}
+
+/// The columns of a [`StridedUpdate`] whose rows hold several products:
+/// `count` of them, and the steps from one column to the next of the
+/// output and of each factor (`None`: one value per row).
+#[derive(Debug, Clone)]
+pub struct UpdateColumns {
+    pub count: usize,
+    pub out_step: usize,
+    pub steps: SmallVec<[Option<usize>; 3]>,
 }
 
 impl StridedUpdate<'_> {
@@ -95,7 +108,7 @@ impl StridedUpdate<'_> {
     /// compiler vectorizes or keeps free of index checks.
     pub fn run_rows(&self, out: &mut OutputState, first: usize, end: usize) {
         let end = end.min(self.rows);
-        if first >= end || self.run_slices(out, first, end) {
+        if first >= end || self.run_row_slices(out, first, end) || self.run_slices(out, first, end) {
             return;
         }
         // Rows from `first` on, counted from 0: a tile's window of the
@@ -123,6 +136,17 @@ impl StridedUpdate<'_> {
                 },
             })
             .collect();
+        let steps: SmallVec<[Option<i64>; 3]> = self
+            .columns
+            .iter()
+            .flat_map(|c| &c.steps)
+            .map(|step| step.map(|s| s as i64))
+            .collect();
+        let columns = self.columns.as_ref().map(|c| Columns {
+            count: c.count as i64,
+            out_step: c.out_step as i64,
+            steps: &steps,
+        });
         let mut k = Eager::new(Operands::on_output(&[], &[], out));
         let target = k.output_target(from(self.out_start, self.out_step) as i64);
         strided_rows(
@@ -131,13 +155,58 @@ impl StridedUpdate<'_> {
             self.scale,
             &reads,
             (target, self.out_step as i64),
+            columns,
         );
+    }
+
+    /// [`StridedUpdate::run_rows`] for a diagonal times a dense matrix's
+    /// rows (a row operand's value per row, times a row of values along
+    /// the columns, into a row of the output): a slice loop per row, with
+    /// the shared op's arithmetic.
+    fn run_row_slices(&self, out: &mut OutputState, first: usize, end: usize) -> bool {
+        let Some(columns) = &self.columns else {
+            return false;
+        };
+        let (n, scale) = (columns.count, self.scale);
+        match (self.factors.as_slice(), columns.steps.as_slice()) {
+            (
+                [StridedFactor::Run {
+                    values: a,
+                    start: sa,
+                    step: step_a,
+                }, StridedFactor::Run {
+                    values: b,
+                    start: sb,
+                    step: step_b,
+                }],
+                [None, Some(1)],
+            ) if columns.out_step == 1 => {
+                if n == 0 {
+                    return true;
+                }
+                let span = (end - first - 1) * self.out_step + n;
+                let dst = out.dense_range_mut(self.out_start + first * self.out_step, span);
+                for r in first..end {
+                    let x = scale * a[sa + r * step_a];
+                    let row = &b[sb + r * step_b..][..n];
+                    let at = (r - first) * self.out_step;
+                    for (d, &y) in dst[at..at + n].iter_mut().zip(row) {
+                        *d += x * y;
+                    }
+                }
+                true
+            }
+            _ => false,
+        }
     }
 
     /// [`StridedUpdate::run_rows`] for a diagonal times a vector, rows side
     /// by side, or a slot's values times values gathered at its columns:
     /// false, doing nothing, for other updates.
     fn run_slices(&self, out: &mut OutputState, first: usize, end: usize) -> bool {
+        if self.columns.is_some() {
+            return false;
+        }
         let rows = end - first;
         let (out_step, scale) = (self.out_step, self.scale);
         let contiguous = out_step == 1 || rows <= 1;
@@ -256,7 +325,8 @@ impl StridedUpdate<'_> {
 ///         StridedFactor::Run { values, start: 0, step: 1 },
 ///         StridedFactor::Run { values: x, start: x_start, step: 1 },
 ///     ];
-///     StridedUpdate { rows: values.len(), scale: 1.0, out_start, out_step: 1, factors: factors.into_iter().collect() }
+///     let factors = factors.into_iter().collect();
+///     StridedUpdate { rows: values.len(), scale: 1.0, out_start, out_step: 1, factors, columns: None }
 /// }
 /// let (d0, d1, x) = ([1.0, 2.0, 3.0], [4.0, 5.0], [1.0, 10.0, 100.0]);
 /// let mut y = OutputState::Dense { shape: vec![3], format: Format::dense(1), values: vec![0.0; 3] };
@@ -285,6 +355,10 @@ impl<'a> StridedBatch<'a> {
 
     /// Defers `update`.
     pub fn push(&mut self, update: StridedUpdate<'a>, out: &mut OutputState) {
+        if update.columns.is_some() {
+            // Rows of several products are not cut into tiles.
+            return update.run_rows(out, 0, update.rows);
+        }
         if update.rows > 0 {
             self.updates.push(update);
         }
@@ -414,6 +488,7 @@ mod tests {
                 out_start,
                 out_step,
                 factors,
+                columns: None,
             });
         }
         // A few updates run in short tiles, many (more streams than the

@@ -348,6 +348,8 @@ pub(crate) unsafe extern "C" fn strided_defer(ctx: *mut c_void, args: *const i64
             out_start: words[2] as usize,
             out_step: words[3] as usize,
             factors,
+            // The planner defers no update with columns.
+            columns: None,
         };
         ctx.strided.push(update, ctx.out);
     };

@@ -21,12 +21,12 @@ use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
     add_products, block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, output_row, row_axpy, rows_dot, segment_dot,
-    strided_rows, value_runs, values_axpy, workspace_add, workspace_key, workspace_row, BlockOperands, KernelBuilder,
-    Length, RowsOf, StridedRead,
+    strided_rows, value_runs, values_axpy, workspace_add, workspace_key, workspace_row, BlockOperands, Columns,
+    KernelBuilder, Length, RowsOf, StridedRead,
 };
 use tessera_engine::bytecode::{
     AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, Op, Program, Regs, RowOp, RunLength, Strided,
-    StridedRun, ValueRun,
+    StridedColumns, StridedRun, ValueRun,
 };
 use tessera_engine::notation::Semiring;
 use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, ValueType};
@@ -581,14 +581,16 @@ impl Translator<'_> {
                 scale,
                 factors,
                 out,
+                columns,
                 deferred: false,
-            } => self.strided_axpy(clif, *rows, *scale, factors, *out),
+            } => self.strided_axpy(clif, (*rows, *scale), factors, *out, columns.as_ref()),
             Op::StridedAxpy {
                 rows,
                 scale,
                 factors,
                 out,
                 deferred: true,
+                ..
             } => self.defer_strided(clif, *rows, *scale, factors, *out),
             Op::StridedFlush => {
                 let none = clif.int(0);
@@ -1214,8 +1216,16 @@ impl Translator<'_> {
 
     /// For each row `r < rows`: `out[out.start + r * out.step] += scale * Π
     /// factors(r)`, a factor read at a stepping position or gathered
-    /// through a level's coordinates ([`strided_rows`]).
-    fn strided_axpy(&mut self, clif: &mut Clif<'_>, rows: u32, scale: u32, factors: &[Strided], out: StridedRun) {
+    /// through a level's coordinates, and with `columns` a row of such
+    /// products ([`strided_rows`]).
+    fn strided_axpy(
+        &mut self,
+        clif: &mut Clif<'_>,
+        (rows, scale): (u32, u32),
+        factors: &[Strided],
+        out: StridedRun,
+        columns: Option<&StridedColumns>,
+    ) {
         let mut reads: SmallVec<[StridedRead<Clif<'_>>; 3]> = SmallVec::new();
         for f in factors {
             let read = match *f {
@@ -1257,6 +1267,18 @@ impl Translator<'_> {
         let target = clif.output_target(out_start);
         let scale = self.fget(clif, scale);
         let n = self.iget(clif, rows);
+        let zero = clif.int(0);
+        if let Some(columns) = columns {
+            let steps: SmallVec<[Option<Value>; 3]> =
+                columns.steps.iter().map(|s| s.map(|r| self.iget(clif, r))).collect();
+            let columns = Columns {
+                count: self.iget(clif, columns.count),
+                out_step: self.iget(clif, columns.out_step),
+                steps: &steps,
+            };
+            strided_rows(clif, (zero, n), scale, &reads, (target, out_step), Some(columns));
+            return;
+        }
         let done = clif.fb.create_block();
         // Runs that all step by one value (a diagonal times x) take the
         // vector loop of a dense row update, with the same sums.
@@ -1281,8 +1303,7 @@ impl Translator<'_> {
             clif.fb.ins().jump(done, &[]);
             clif.enter(scalar);
         }
-        let zero = clif.int(0);
-        strided_rows(clif, (zero, n), scale, &reads, (target, out_step));
+        strided_rows(clif, (zero, n), scale, &reads, (target, out_step), None);
         clif.fb.ins().jump(done, &[]);
         clif.enter(done);
     }

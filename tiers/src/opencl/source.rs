@@ -15,11 +15,12 @@ use std::fmt::Write;
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
     block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, factor_rows, output_row, row_axpy, rows_dot, segment_dot,
-    semiring_dot, strided_rows, value_runs, values_axpy, BlockOperands, KernelBuilder, Length, RowsOf, StridedRead,
+    semiring_dot, strided_rows, value_runs, values_axpy, BlockOperands, Columns, KernelBuilder, Length, RowsOf,
+    StridedRead,
 };
 use tessera_engine::bytecode::{
-    AxpyFactor, BlockRows, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedRun,
-    ValueRun,
+    AxpyFactor, BlockRows, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedColumns,
+    StridedRun, ValueRun,
 };
 use tessera_engine::notation::{Func, IntOp, Reduction, Semiring};
 use tessera_engine::runtime::StorageSignature;
@@ -752,8 +753,9 @@ impl Writer<'_> {
                 scale,
                 factors,
                 out,
+                columns,
                 ..
-            } => self.strided_axpy(c, *rows, *scale, factors, *out),
+            } => self.strided_axpy(c, (*rows, *scale), factors, *out, columns.as_ref()),
             Op::StridedFlush => {}
             Op::DenseRowsDot {
                 rows,
@@ -953,9 +955,16 @@ impl Writer<'_> {
     }
 
     /// For each row `r < rows`: `out[start + r * step] += scale * Π
-    /// factors(r)`, the product taken from `scale` in the factors' order
-    /// ([`strided_rows`]).
-    fn strided_axpy(&self, c: &mut CText, rows: u32, scale: u32, factors: &[Strided], out: StridedRun) {
+    /// factors(r)`, the product taken from `scale` in the factors' order,
+    /// and with `columns` a row of such products ([`strided_rows`]).
+    fn strided_axpy(
+        &self,
+        c: &mut CText,
+        (rows, scale): (u32, u32),
+        factors: &[Strided],
+        out: StridedRun,
+        columns: Option<&StridedColumns>,
+    ) {
         c.open("");
         let mut reads: SmallVec<[StridedRead<CText>; 3]> = SmallVec::new();
         for f in factors {
@@ -997,7 +1006,17 @@ impl Writer<'_> {
         let out_start = c.val(reg(out.start));
         let target = c.output_target(out_start);
         let (zero, rows, scale, out_step) = (c.int(0), c.val(reg(rows)), c.val(freg(scale)), c.val(reg(out.step)));
-        strided_rows(c, (zero, rows), scale, &reads, (target, out_step));
+        let steps: SmallVec<[Option<CVal>; 3]> = columns
+            .iter()
+            .flat_map(|columns| &columns.steps)
+            .map(|step| step.map(|r| c.val(reg(r))))
+            .collect();
+        let columns = columns.map(|columns| Columns {
+            count: c.val(reg(columns.count)),
+            out_step: c.val(reg(columns.out_step)),
+            steps: &steps,
+        });
+        strided_rows(c, (zero, rows), scale, &reads, (target, out_step), columns);
         c.close();
     }
 
