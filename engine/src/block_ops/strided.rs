@@ -11,13 +11,14 @@ use crate::bytecode::FloatOp;
 pub enum StridedRead<K: KernelBuilder> {
     /// `run[r * step]`.
     Run { run: K::Run, step: K::Int },
-    /// `run[coords[start + r * step]]`: a value gathered at a coordinate
-    /// stored beside the row.
+    /// `run[coords[start + r * step] * coord_step]`: a value gathered at a
+    /// coordinate stored beside the row (`coord_step` 1 when `None`).
     Gather {
         run: K::Run,
         coords: K::Coords,
         start: K::Int,
         step: K::Int,
+        coord_step: Option<K::Int>,
     },
 }
 
@@ -98,10 +99,10 @@ pub fn strided_rows<K: KernelBuilder>(
     (out, out_step): (K::Target, K::Int),
     columns: Option<Columns<'_, K>>,
 ) {
-    // Rows whose moving factors are runs, all of whose columns are side
-    // by side (a dense matrix's rows) as the output's are, take the
-    // vector loop of a dense row update: the same sums, lane by lane.
-    let unit = columns.as_ref().and_then(|columns| side_by_side(k, factors, columns));
+    // Rows whose moving factors' columns are side by side (a dense
+    // matrix's rows) as the output's are take the vector loop of a dense
+    // row update: the same sums, lane by lane.
+    let unit = columns.as_ref().map(|columns| side_by_side(k, columns));
     k.for_range(first, end, |k, r| {
         let out_row = k.mul(r, out_step);
         let Some(columns) = &columns else {
@@ -139,8 +140,8 @@ pub fn strided_rows<K: KernelBuilder>(
             let target = k.target_offset(out, out_row);
             let mut runs: SmallVec<[K::Run; 3]> = SmallVec::new();
             for (&factor, step) in factors.iter().zip(columns.steps) {
-                if let (StridedRead::Run { run, step: row_step }, Some(_)) = (factor, step) {
-                    let at = k.mul(r, row_step);
+                if step.is_some() {
+                    let (run, at) = row_of(k, factor, r);
                     runs.push(k.run_offset(run, at));
                 }
             }
@@ -152,21 +153,40 @@ pub fn strided_rows<K: KernelBuilder>(
 }
 
 /// Whether the output's and every moving factor's columns sit side by
-/// side, when the moving factors are all runs (`None` otherwise).
-fn side_by_side<K: KernelBuilder>(k: &mut K, factors: &[StridedRead<K>], columns: &Columns<'_, K>) -> Option<K::Bool> {
+/// side.
+fn side_by_side<K: KernelBuilder>(k: &mut K, columns: &Columns<'_, K>) -> K::Bool {
     let one = k.int(1);
     let mut unit = k.compare(Cmp::Eq, columns.out_step, one);
-    for (factor, step) in factors.iter().zip(columns.steps) {
-        match (factor, step) {
-            (StridedRead::Run { .. }, Some(step)) => {
-                let side = k.compare(Cmp::Eq, *step, one);
-                unit = k.and(unit, side);
-            }
-            (StridedRead::Gather { .. }, Some(_)) => return None,
-            (_, None) => {}
+    for step in columns.steps.iter().flatten() {
+        let side = k.compare(Cmp::Eq, *step, one);
+        unit = k.and(unit, side);
+    }
+    unit
+}
+
+/// The run `factor` reads row `r` from, and where in it: row `r` of a
+/// run, or the row a gather's stored coordinate picks.
+#[inline(always)]
+fn row_of<K: KernelBuilder>(k: &mut K, factor: StridedRead<K>, r: K::Int) -> (K::Run, K::Int) {
+    match factor {
+        StridedRead::Run { run, step } => (run, k.mul(r, step)),
+        StridedRead::Gather {
+            run,
+            coords,
+            start,
+            step,
+            coord_step,
+        } => {
+            let at = k.mul(r, step);
+            let at = k.add(start, at);
+            let c = k.coordinate(coords, at);
+            let c = match coord_step {
+                Some(s) => k.mul(c, s),
+                None => c,
+            };
+            (run, c)
         }
     }
-    Some(unit)
 }
 
 /// `product * factor(r)`, read `along` positions further on.
@@ -178,28 +198,11 @@ fn times<K: KernelBuilder>(
     r: K::Int,
     along: Option<K::Int>,
 ) -> K::Float {
-    let further = |k: &mut K, at: K::Int| match along {
+    let (run, at) = row_of(k, factor, r);
+    let at = match along {
         Some(along) => k.add(at, along),
         None => at,
     };
-    let x = match factor {
-        StridedRead::Run { run, step } => {
-            let at = k.mul(r, step);
-            let at = further(k, at);
-            k.run_at(run, Length::In(at))
-        }
-        StridedRead::Gather {
-            run,
-            coords,
-            start,
-            step,
-        } => {
-            let at = k.mul(r, step);
-            let at = k.add(start, at);
-            let c = k.coordinate(coords, at);
-            let c = further(k, c);
-            k.run_at(run, Length::In(c))
-        }
-    };
+    let x = k.run_at(run, Length::In(at));
     k.float_op(FloatOp::Mul, product, x)
 }

@@ -177,14 +177,18 @@ pub struct StridedColumns {
 pub enum Strided {
     /// `values[start + r * step]`.
     Run(StridedRun),
-    /// `values[base + coords[start + r * step]]`, `coords` the coordinate
-    /// array of level `level` (a stored column below each row).
+    /// `values[base + coords[start + r * step] * coord_step]`, `coords`
+    /// the coordinate array of level `level` (a stored column below each
+    /// row); `coord_step` 1 when `None` (the coordinate is the operand's
+    /// last, a vector's), else the positions from one coordinate to the
+    /// next (a dense matrix's row length).
     Gather {
         operand: u32,
         base: IReg,
         level: LevelRef,
         start: IReg,
         step: IReg,
+        coord_step: Option<IReg>,
     },
 }
 
@@ -198,10 +202,13 @@ impl fmt::Display for Strided {
                 level,
                 start,
                 step,
+                coord_step,
             } => write!(
                 f,
-                "t{operand}[r{base} + coords t{}.l{}[r{start} + r * r{step}]]",
-                level.operand, level.level
+                "t{operand}[r{base} + coords t{}.l{}[r{start} + r * r{step}]{}]",
+                level.operand,
+                level.level,
+                coord_step.map(|s| format!(" * r{s}")).unwrap_or_default()
             ),
         }
     }

@@ -339,7 +339,9 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                                 level,
                                 start,
                                 step,
+                                coord_step,
                             } => StridedFactor::Gather {
+                                coord_step: coord_step.map_or(1, reg),
                                 values: values[*operand as usize],
                                 base: reg(*base),
                                 coords: format_of(bind, *level)

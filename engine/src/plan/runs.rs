@@ -358,9 +358,10 @@ impl Emitter<'_> {
         if driver.is_some() && driver != row_operand {
             return false;
         }
-        // Rows of several products: after a shifted inner coordinate (a
-        // DIA diagonal times a dense matrix's rows).
-        if columns.is_some() && inner_kind != Some(InnerCoordinate::Shifted) {
+        // Rows of several products: after an inner coordinate, shifted or
+        // stored (a DIA diagonal's or an ELL slot's rows times a dense
+        // matrix's rows).
+        if columns.is_some() && inner_kind.is_none() {
             return false;
         }
         let mut fixed_values = Vec::new();
@@ -375,12 +376,15 @@ impl Emitter<'_> {
                 continue;
             }
             let ok = match inner_kind {
-                // Gathered: located at the stored coordinate alone.
+                // Gathered: located at the stored coordinate alone, or at it
+                // and the column.
                 Some(InnerCoordinate::Stored) => {
-                    let last = st.level_vars.len() - 1;
-                    Some(&st.level_vars[last]) == inner
-                        && locates_by_position(st.formats[last])
-                        && self.dense_and_known(a, &[], st.done..last)
+                    let tail: Vec<&LoopVar> = [inner, columns].into_iter().flatten().collect();
+                    let (n, t) = (st.level_vars.len(), tail.len());
+                    n >= st.done + t
+                        && st.level_vars[n - t..].iter().eq(tail.iter().copied())
+                        && st.formats[n - t..].iter().all(|&f| locates_by_position(f))
+                        && self.dense_and_known(a, &[], st.done..n - t)
                 }
                 _ => self.dense_and_known(
                     a,
@@ -394,7 +398,7 @@ impl Emitter<'_> {
             located.push(a);
         }
         let out_loops: Vec<&LoopVar> = match inner_kind {
-            Some(InnerCoordinate::Stored) => vec![var],
+            Some(InnerCoordinate::Stored) => [Some(var), columns].into_iter().flatten().collect(),
             _ => [Some(var), inner, columns].into_iter().flatten().collect(),
         };
         // The factors that move along the columns come last: the shared op
@@ -451,18 +455,35 @@ impl Emitter<'_> {
         for &a in &located {
             let factor = match (inner_kind, inner) {
                 (Some(InnerCoordinate::Stored), Some(c)) => {
-                    let base = self.locate_dense(a, &[(c.clone(), zero)]);
+                    let at = |coord: IReg, column: IReg| {
+                        let mut fixed = vec![(c.clone(), coord)];
+                        column_at(&mut fixed, column);
+                        fixed
+                    };
+                    let base = self.locate_dense(a, &at(zero, zero));
                     // A stored inner coordinate comes from the row operand's
                     // one-child level, whose positions the gather steps through.
                     let r = row_operand.expect("a stored inner coordinate has a row operand");
                     let level = LevelRef::new(r, self.states[r].done + 1);
                     let step = self.difference(value_at[1], value_at[0]);
+                    let (coord_step, column_step) = match columns {
+                        Some(_) => {
+                            let (below, beside) = (
+                                self.locate_dense(a, &at(one, zero)),
+                                self.locate_dense(a, &at(zero, one)),
+                            );
+                            (Some(self.difference(below, base)), Some(self.difference(beside, base)))
+                        }
+                        None => (None, None),
+                    };
+                    column_steps.push(column_step);
                     Strided::Gather {
                         operand: a as u32,
                         base,
                         level,
                         start: value_at[0],
                         step,
+                        coord_step,
                     }
                 }
                 _ => {

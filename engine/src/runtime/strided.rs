@@ -50,13 +50,14 @@ pub enum StridedFactor<'a> {
         start: usize,
         step: usize,
     },
-    /// `values[base + coords[start + r * step]]`.
+    /// `values[base + coords[start + r * step] * coord_step]`.
     Gather {
         values: &'a [f64],
         base: usize,
         coords: &'a IndexArray,
         start: usize,
         step: usize,
+        coord_step: usize,
     },
 }
 
@@ -128,11 +129,13 @@ impl StridedUpdate<'_> {
                     coords,
                     start,
                     step,
+                    coord_step,
                 } => StridedRead::Gather {
                     run: (values, base),
                     coords,
                     start: from(start, step) as i64,
                     step: step as i64,
+                    coord_step: (coord_step != 1).then_some(coord_step as i64),
                 },
             })
             .collect();
@@ -196,6 +199,56 @@ impl StridedUpdate<'_> {
                 }
                 true
             }
+            (
+                &[StridedFactor::Run {
+                    values: a,
+                    start: sa,
+                    step: step_a,
+                }, StridedFactor::Gather {
+                    values,
+                    base,
+                    coords,
+                    start,
+                    step,
+                    coord_step,
+                }],
+                &[None, Some(1)],
+            ) if columns.out_step == 1 => {
+                fn gather_rows<C: Copy + Into<u64>>(
+                    dst: &mut [f64],
+                    (out_step, n, scale): (usize, usize, f64),
+                    (a, sa, step_a): (&[f64], usize, usize),
+                    (values, base, coords, start, step, coord_step): (&[f64], usize, &[C], usize, usize, usize),
+                    rows: std::ops::Range<usize>,
+                ) {
+                    let first = rows.start;
+                    for r in rows {
+                        let x = scale * a[sa + r * step_a];
+                        let c: u64 = coords[start + r * step].into();
+                        let row = &values[base + c as usize * coord_step..][..n];
+                        let at = (r - first) * out_step;
+                        for (d, &y) in dst[at..at + n].iter_mut().zip(row) {
+                            *d += x * y;
+                        }
+                    }
+                }
+                if n == 0 {
+                    return true;
+                }
+                let span = (end - first - 1) * self.out_step + n;
+                let dst = out.dense_range_mut(self.out_start + first * self.out_step, span);
+                let (a, shape) = ((a, sa, step_a), (self.out_step, n, scale));
+                match coords {
+                    IndexArray::U32(c) => {
+                        gather_rows(dst, shape, a, (values, base, c, start, step, coord_step), first..end)
+                    }
+                    IndexArray::U64(c) => {
+                        gather_rows(dst, shape, a, (values, base, c, start, step, coord_step), first..end)
+                    }
+                    IndexArray::I64(_) => return false,
+                }
+                true
+            }
             _ => false,
         }
     }
@@ -240,6 +293,7 @@ impl StridedUpdate<'_> {
                 coords,
                 start,
                 step,
+                coord_step: 1,
             }] => {
                 fn gather<C: Copy + Into<u64>>(
                     dst: &mut [f64],
@@ -474,6 +528,7 @@ mod tests {
                     coords: &coords,
                     start: 0,
                     step: 1,
+                    coord_step: 1,
                 });
             } else {
                 factors.push(StridedFactor::Run {

@@ -312,15 +312,16 @@ pub(crate) unsafe extern "C" fn rows_merge(ctx: *mut c_void, args: *const i64, n
 
 /// A deferred `Op::StridedAxpy`: `args` holds the rows, the scale's bits,
 /// the output run's start and step, the number of factors, then for each
-/// of the `n` factors six words: its kind (0 a run, 1 a gather), operand,
-/// start, step, base and level (a [`level_word`]; gathers only).
+/// of the `n` factors seven words: its kind (0 a run, 1 a gather), operand,
+/// start, step, base, level (a [`level_word`]) and coordinate step
+/// (gathers only).
 pub(crate) unsafe extern "C" fn strided_defer(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and the words above.
-    let words = unsafe { std::slice::from_raw_parts(args, 5 + 6 * n) };
+    let words = unsafe { std::slice::from_raw_parts(args, 5 + 7 * n) };
     let run = |ctx: &mut CallContext<'_, '_>| {
         let bind = ctx.bind;
         let factors = words[5..]
-            .chunks_exact(6)
+            .chunks_exact(7)
             .map(|f| {
                 let (operand, start, step) = (f[1] as usize, f[2] as usize, f[3] as usize);
                 let values = bind.f64s(operand);
@@ -337,6 +338,7 @@ pub(crate) unsafe extern "C" fn strided_defer(ctx: *mut c_void, args: *const i64
                                 .expect("the planner gathers through levels with coordinate arrays"),
                             start,
                             step,
+                            coord_step: f[6] as usize,
                         }
                     }
                 }

@@ -901,15 +901,16 @@ impl Translator<'_> {
             clif.int(factors.len() as i64),
         ];
         for f in factors {
-            let (kind, operand, start, step, base, level) = match *f {
-                Strided::Run(run) => (0, run.operand, run.start, run.step, None, None),
+            let (kind, operand, start, step, base, level, coord_step) = match *f {
+                Strided::Run(run) => (0, run.operand, run.start, run.step, None, None, None),
                 Strided::Gather {
                     operand,
                     base,
                     level,
                     start,
                     step,
-                } => (1, operand, start, step, Some(base), Some(level)),
+                    coord_step,
+                } => (1, operand, start, step, Some(base), Some(level), coord_step),
             };
             words.push(clif.int(kind));
             words.push(clif.int(i64::from(operand)));
@@ -920,6 +921,10 @@ impl Translator<'_> {
                 None => clif.int(0),
             });
             words.push(clif.int(level.map_or(0, kernel::level_word)));
+            words.push(match coord_step {
+                Some(s) => self.iget(clif, s),
+                None => clif.int(1),
+            });
         }
         self.call_with_words(clif, kernel::strided_defer as *const () as usize, &words, factors.len());
     }
@@ -1245,6 +1250,7 @@ impl Translator<'_> {
                     level,
                     start,
                     step,
+                    coord_step,
                 } => {
                     let Some(coords) = self.coordinates(clif, level) else {
                         return;
@@ -1258,6 +1264,7 @@ impl Translator<'_> {
                         coords: clif.coordinates(coords),
                         start: self.iget(clif, start),
                         step: self.iget(clif, step),
+                        coord_step: coord_step.map(|s| self.iget(clif, s)),
                     }
                 }
             };

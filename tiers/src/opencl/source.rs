@@ -984,6 +984,7 @@ impl Writer<'_> {
                     level,
                     start,
                     step,
+                    coord_step,
                 } => {
                     self.values(c, operand);
                     let Some(coords) = self.format(c, level).and_then(|f| f.coordinate_array()) else {
@@ -998,6 +999,7 @@ impl Writer<'_> {
                         coords: c.coordinates(level.array(coords)),
                         start: c.val(reg(start)),
                         step: c.val(reg(step)),
+                        coord_step: coord_step.map(|s| c.val(reg(s))),
                     }
                 }
             };
