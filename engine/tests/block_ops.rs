@@ -532,8 +532,11 @@ fn fibre_loops_run_as_one_interpreter_op_and_match_the_reference() {
 /// A(i,j) * x(i)`) or summed into a scalar (`s = A(i,j) * A(i,j)`), with
 /// values of other operands gathered by the entry's coordinate (`y(j)` in
 /// `s = x(i) * A(i,j) * y(j)`), and a dot per stored fibre added into a
-/// dense result (SpMV on DCSR, TTV on CSF into a dense matrix). The results
-/// stay the reference's for awkward tensors, on one thread and on several.
+/// dense result (SpMV on DCSR, TTV on CSF into a dense matrix), and the
+/// scaled stored values appended into a sparse result (`C(i,j) = 2 *
+/// A(i,j)` into DCSR), scales holding the statement's literals. The
+/// results stay the reference's for awkward tensors, on one thread and on
+/// several.
 #[test]
 fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
     use tessera_engine::bytecode::PositionBody;
@@ -554,6 +557,7 @@ fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
     let scatter: IsBody = |b| matches!(b, PositionBody::Scatter { .. });
     let reduce: IsBody = |b| matches!(b, PositionBody::Reduce { flag: Some(_), .. });
     let added_dots: IsBody = |b| matches!(b, PositionBody::AddedDots { .. });
+    let copies: IsBody = |b| matches!(b, PositionBody::Copies { .. });
     let engine = Engine::new();
     let mut rng = Rng::new(37);
     let cases = [
@@ -654,6 +658,34 @@ fn straight_line_loops_run_as_one_interpreter_op_and_match_the_reference() {
             dense: &[("X", &[8, RANK])],
             output: Format::dense(2),
             body: scatter,
+        },
+        Case {
+            statement: "y(j) = 2 * A(i,j) * x(i)",
+            sparse: ("A", Format::csr(), &[8, 6]),
+            dense: &[("x", &[8])],
+            output: Format::dense(1),
+            body: scatter,
+        },
+        Case {
+            statement: "C(i,j) = 2 * A(i,j)",
+            sparse: ("A", Format::dcsr(), &[8, 6]),
+            dense: &[],
+            output: Format::dcsr(),
+            body: copies,
+        },
+        Case {
+            statement: "C(i,j) = 3 * A(i,j) * x(i) * 0.5",
+            sparse: ("A", Format::dcsr(), &[8, 6]),
+            dense: &[("x", &[8])],
+            output: Format::dcsr(),
+            body: copies,
+        },
+        Case {
+            statement: "C(i,j) = A(i,j) * d(j) * 2",
+            sparse: ("A", Format::csr(), &[8, 6]),
+            dense: &[("d", &[6])],
+            output: Format::dcsr(),
+            body: copies,
         },
     ];
     for case in cases {

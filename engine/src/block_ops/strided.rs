@@ -1,5 +1,6 @@
 //! Strided row updates, written once: a DIA diagonal or an ELL slot
-//! times a vector, added into the rows of a dense output.
+//! times a vector or a dense matrix's rows, added into the rows of a
+//! dense output.
 
 use smallvec::SmallVec;
 use tessera_formats::Cmp;
@@ -102,10 +103,13 @@ pub fn strided_rows<K: KernelBuilder>(
     // Rows whose moving factors' columns are side by side (a dense
     // matrix's rows) as the output's are take the vector loop of a dense
     // row update: the same sums, lane by lane.
-    let unit = columns.as_ref().map(|columns| side_by_side(k, columns));
+    let columns = columns.map(|columns| {
+        let unit = side_by_side(k, &columns);
+        (columns, unit)
+    });
     k.for_range(first, end, |k, r| {
         let out_row = k.mul(r, out_step);
-        let Some(columns) = &columns else {
+        let Some((columns, unit)) = &columns else {
             let product = factors
                 .iter()
                 .fold(scale, |product, &factor| times(k, product, factor, r, None));
@@ -133,10 +137,7 @@ pub fn strided_rows<K: KernelBuilder>(
                 k.add_at(out, Length::In(at), product);
             });
         };
-        let Some(unit) = unit else {
-            return scalar(k);
-        };
-        k.when(unit, |k| {
+        k.when(*unit, |k| {
             let target = k.target_offset(out, out_row);
             let mut runs: SmallVec<[K::Run; 3]> = SmallVec::new();
             for (&factor, step) in factors.iter().zip(columns.steps) {
@@ -147,7 +148,7 @@ pub fn strided_rows<K: KernelBuilder>(
             }
             add_products(k, target, columns.count, row, &runs);
         });
-        let strided = k.not(unit);
+        let strided = k.not(*unit);
         k.when(strided, scalar);
     });
 }

@@ -68,6 +68,12 @@ pub enum PositionBody {
         scale: SmallVec<[ScaleFactor; 2]>,
         prefix: Regs,
     },
+    /// `scale` appended at `prefix ++ [c]`: a scaled copy of the stored
+    /// values into a sparse result, `C(i,j) = 2 * A(i,j)` into DCSR.
+    Copies {
+        scale: SmallVec<[ScaleFactor; 2]>,
+        prefix: Regs,
+    },
     /// `scale` added to the dense output at position `at`: a row
     /// scattered into a dense result, `y(j) += A(i,j) * x(i)`.
     Scatter {
@@ -115,6 +121,8 @@ pub enum ScaleFactor {
     Own,
     /// A register the loop does not write.
     Reg(FReg),
+    /// A constant the loop sets (a literal of the statement), by its bits.
+    Const(u64),
     /// Operand `operand`'s value at position `at` (of a dense level, found
     /// by arithmetic): `y(j)` in `s = x(i) * A(i,j) * y(j)`.
     Gathered { operand: u32, at: Affine },
@@ -137,6 +145,7 @@ impl PositionBody {
             PositionBody::AppendedDots { .. } => true,
             PositionBody::Nested { body, .. } => body.only_appends(),
             PositionBody::DenseDots { append, .. } => append.is_some(),
+            PositionBody::Copies { .. } => true,
             PositionBody::AddedDots { .. }
             | PositionBody::RowUpdates { .. }
             | PositionBody::WorkspaceRows { .. }
@@ -154,7 +163,10 @@ impl PositionBody {
             | PositionBody::Nested { child, .. }
             | PositionBody::RowUpdates { child, .. }
             | PositionBody::WorkspaceRows { rows: child, .. } => Some(*child),
-            PositionBody::DenseDots { .. } | PositionBody::Scatter { .. } | PositionBody::Reduce { .. } => None,
+            PositionBody::DenseDots { .. }
+            | PositionBody::Copies { .. }
+            | PositionBody::Scatter { .. }
+            | PositionBody::Reduce { .. } => None,
         }
     }
 }
@@ -231,6 +243,7 @@ impl fmt::Display for PositionBody {
                 regs(prefix),
                 Scale(scale)
             ),
+            PositionBody::Copies { scale, prefix } => write!(f, "append {} ++ [c] {}", regs(prefix), Scale(scale)),
             PositionBody::Scatter { scale, at } => write!(f, "out[{at}] += {}", Scale(scale)),
             PositionBody::Reduce { scale, acc, flag } => {
                 write!(f, "f{acc} += {}", Scale(scale))?;
@@ -266,6 +279,7 @@ impl fmt::Display for Scale<'_> {
             .map(|x| match x {
                 ScaleFactor::Own => "value[p]".to_string(),
                 ScaleFactor::Reg(r) => format!("f{r}"),
+                ScaleFactor::Const(bits) => format!("{:?}", f64::from_bits(*bits)),
                 ScaleFactor::Gathered { operand, at } => format!("t{operand}[{at}]"),
             })
             .collect();

@@ -108,6 +108,7 @@ impl<'a> Registers<'_, 'a> {
             .map(|f| match f {
                 ScaleFactor::Own => Factor::Own,
                 ScaleFactor::Reg(r) => Factor::Fixed(self.fr[*r as usize]),
+                ScaleFactor::Const(bits) => Factor::Fixed(f64::from_bits(*bits)),
                 ScaleFactor::Gathered { operand, at } => {
                     Factor::Gathered(self.values[*operand as usize], self.line(at))
                 }
@@ -175,6 +176,20 @@ fn scale_at(factors: &[Factor<'_>], own: f64, c: i64, o: i64) -> f64 {
             Factor::Gathered(values, at) => values[at.at(c, o) as usize],
         }
     })
+}
+
+/// The product, from 1, of the factors before the driver's value, when
+/// the scale holds the value once and constants otherwise.
+fn fixed_before_own(factors: &[Factor<'_>]) -> Option<f64> {
+    let own = factors.iter().position(|f| matches!(f, Factor::Own))?;
+    let constant = |f: &Factor<'_>| matches!(f, Factor::Fixed(_));
+    if !(factors[..own].iter().all(constant) && factors[own + 1..].iter().all(constant)) {
+        return None;
+    }
+    Some(factors[..own].iter().fold(1.0, |s, f| match *f {
+        Factor::Fixed(x) => s * x,
+        _ => unreachable!("checked: constants only"),
+    }))
 }
 
 /// How many positions ahead a row update asks for the rows it will read.
@@ -255,6 +270,11 @@ enum ReadyKind<'p> {
         own: &'p [f64],
         scale: SmallVec<[Factor<'p>; 2]>,
         at: Line,
+    },
+    Copies {
+        own: &'p [f64],
+        scale: SmallVec<[Factor<'p>; 2]>,
+        prefix: &'p Regs,
     },
     WorkspaceRows {
         own: &'p [f64],
@@ -367,6 +387,11 @@ impl<'p> Ready<'p> {
                 scale: regs.scale(scale),
                 at: regs.line(at),
             },
+            PositionBody::Copies { scale, prefix } => ReadyKind::Copies {
+                own: regs.values[driver.operand as usize],
+                scale: regs.scale(scale),
+                prefix,
+            },
         };
         Ready { coords, kind }
     }
@@ -380,7 +405,8 @@ impl<'p> Ready<'p> {
             }
             | ReadyKind::DenseDots {
                 append: Some(prefix), ..
-            } => prefix,
+            }
+            | ReadyKind::Copies { prefix, .. } => prefix,
             ReadyKind::Nested { inner, .. } => inner.prefix(),
             ReadyKind::SegmentDots {
                 into: DotInto::Add(_), ..
@@ -526,9 +552,25 @@ impl<'p> Ready<'p> {
                     let Some((base, dst)) = out.dense_values_mut() else {
                         unreachable!("only dense outputs are accumulated in place")
                     };
+                    let Some(before) = fixed_before_own(scale) else {
+                        for (&c, &v) in coords.iter().zip(own) {
+                            let c = wide(c);
+                            dst[at.at(c, o) as usize - base] += scale_at(scale, v, c, o);
+                        }
+                        return;
+                    };
+                    // A scale of constants around the entry's value (a
+                    // column of CSC times x's component): the product
+                    // before the value taken once, as `scale_at` takes it
+                    // from the left, and no dispatch per entry.
+                    let after = &scale[scale.iter().position(|f| matches!(f, Factor::Own)).map_or(0, |k| k + 1)..];
+                    let (start, slope) = (at.outer * o + at.offset - base as i64, at.slope);
                     for (&c, &v) in coords.iter().zip(own) {
-                        let c = wide(c);
-                        dst[at.at(c, o) as usize - base] += scale_at(scale, v, c, o);
+                        let value = after.iter().fold(before * v, |s, f| match *f {
+                            Factor::Fixed(x) => s * x,
+                            _ => unreachable!("checked: constants only after the value"),
+                        });
+                        dst[(slope * wide(c) + start) as usize] += value;
                     }
                 }
                 let (own, args) = (&own[positions.clone()], (&scale[..], *at, o));
@@ -536,6 +578,17 @@ impl<'p> Ready<'p> {
                     IndexArray::U32(c) => scatter((&c[positions], |c| i64::from(c)), own, args, out),
                     IndexArray::U64(c) => scatter((&c[positions], |c| c as i64), own, args, out),
                     IndexArray::I64(c) => scatter((&c[positions], |c| c), own, args, out),
+                }
+            }
+            ReadyKind::Copies { own, scale, .. } => {
+                for p in positions {
+                    let c = self.coords.get(p);
+                    entry[slot] = c;
+                    let value = scale_at(scale, own[p], c, o);
+                    match batch.as_deref_mut() {
+                        Some(batch) => batch.push_entry(entry, value, out),
+                        None => out.append(entry, value),
+                    }
                 }
             }
             ReadyKind::WorkspaceRows {

@@ -285,9 +285,11 @@ impl Emitter<'_> {
                 child: *child,
                 body: Box::new(Self::coordinate_joined(body, coord, own)?),
             }),
-            // Bodies that do not append take no coordinates.
+            // Bodies that do not append take no coordinates; copies of
+            // the values append only at their own loop's.
             PositionBody::AddedDots { .. }
             | PositionBody::DenseDots { .. }
+            | PositionBody::Copies { .. }
             | PositionBody::RowUpdates { .. }
             | PositionBody::WorkspaceRows { .. }
             | PositionBody::Scatter { .. }

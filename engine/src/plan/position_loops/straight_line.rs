@@ -79,6 +79,7 @@ impl Emitter<'_> {
                 Some((body, "a row scattered into the workspace per stored entry"))
             }
             body @ PositionBody::Scatter { .. } => Some((body, "the scaled stored values added into the output")),
+            body @ PositionBody::Copies { .. } => Some((body, "the scaled stored values appended")),
             body @ PositionBody::Reduce { .. } => Some((body, "a sum of products of the stored values")),
             _ => None,
         }
@@ -241,6 +242,8 @@ impl Reading<'_> {
     fn scale(&self, r: FReg) -> Option<SmallVec<[ScaleFactor; 2]>> {
         match self.floats.get(&r) {
             Some(Float::Const(one)) if *one == 1.0 => Some(SmallVec::new()),
+            // Multiplying by a literal from 1 gives the literal: exact.
+            Some(Float::Const(x)) => Some(smallvec::smallvec![ScaleFactor::Const(x.to_bits())]),
             Some(Float::Scale(factors)) => Some(factors.clone()),
             Some(Float::Own) => Some(smallvec::smallvec![ScaleFactor::Own]),
             Some(Float::Gathered(operand, at)) => Some(smallvec::smallvec![ScaleFactor::Gathered {
@@ -450,6 +453,16 @@ impl Reading<'_> {
                 self.block = Some(PositionBody::Scatter {
                     scale: self.scale(*value)?,
                     at: self.int(*pos)?,
+                });
+                self.wrote = true;
+            }
+            Op::Append { coords, value } if self.block.is_none() && !self.wrote => {
+                let (&last, prefix) = coords.split_last()?;
+                let invariant = prefix.iter().all(|&r| self.int(r) == Some(Affine::Reg(r)));
+                (last == lp.coord && invariant).then_some(())?;
+                self.block = Some(PositionBody::Copies {
+                    scale: self.scale(*value)?,
+                    prefix: prefix.iter().copied().collect(),
                 });
                 self.wrote = true;
             }
