@@ -162,95 +162,75 @@ impl StridedUpdate<'_> {
         );
     }
 
-    /// [`StridedUpdate::run_rows`] for a diagonal times a dense matrix's
-    /// rows (a row operand's value per row, times a row of values along
-    /// the columns, into a row of the output): a slice loop per row, with
-    /// the shared op's arithmetic.
+    /// [`StridedUpdate::run_rows`] for a diagonal or a slot times a dense
+    /// matrix's rows (a row operand's value per row, times a row of values
+    /// along the columns, read from a run or gathered at the row's stored
+    /// column, into a row of the output): a slice loop per row, with the
+    /// shared op's arithmetic.
     fn run_row_slices(&self, out: &mut OutputState, first: usize, end: usize) -> bool {
         let Some(columns) = &self.columns else {
             return false;
         };
-        let (n, scale) = (columns.count, self.scale);
-        match (self.factors.as_slice(), columns.steps.as_slice()) {
-            (
-                [StridedFactor::Run {
-                    values: a,
-                    start: sa,
-                    step: step_a,
-                }, StridedFactor::Run {
-                    values: b,
-                    start: sb,
-                    step: step_b,
-                }],
-                [None, Some(1)],
-            ) if columns.out_step == 1 => {
-                if n == 0 {
-                    return true;
-                }
-                let span = (end - first - 1) * self.out_step + n;
-                let dst = out.dense_range_mut(self.out_start + first * self.out_step, span);
-                for r in first..end {
-                    let x = scale * a[sa + r * step_a];
-                    let row = &b[sb + r * step_b..][..n];
-                    let at = (r - first) * self.out_step;
-                    for (d, &y) in dst[at..at + n].iter_mut().zip(row) {
-                        *d += x * y;
-                    }
-                }
-                true
-            }
-            (
-                &[StridedFactor::Run {
-                    values: a,
-                    start: sa,
-                    step: step_a,
-                }, StridedFactor::Gather {
-                    values,
-                    base,
-                    coords,
-                    start,
-                    step,
-                    coord_step,
-                }],
-                &[None, Some(1)],
-            ) if columns.out_step == 1 => {
-                fn gather_rows<C: Copy + Into<u64>>(
-                    dst: &mut [f64],
-                    (out_step, n, scale): (usize, usize, f64),
-                    (a, sa, step_a): (&[f64], usize, usize),
-                    (values, base, coords, start, step, coord_step): (&[f64], usize, &[C], usize, usize, usize),
-                    rows: std::ops::Range<usize>,
-                ) {
-                    let first = rows.start;
-                    for r in rows {
-                        let x = scale * a[sa + r * step_a];
-                        let c: u64 = coords[start + r * step].into();
-                        let row = &values[base + c as usize * coord_step..][..n];
-                        let at = (r - first) * out_step;
-                        for (d, &y) in dst[at..at + n].iter_mut().zip(row) {
-                            *d += x * y;
-                        }
-                    }
-                }
-                if n == 0 {
-                    return true;
-                }
-                let span = (end - first - 1) * self.out_step + n;
-                let dst = out.dense_range_mut(self.out_start + first * self.out_step, span);
-                let (a, shape) = ((a, sa, step_a), (self.out_step, n, scale));
-                match coords {
-                    IndexArray::U32(c) => {
-                        gather_rows(dst, shape, a, (values, base, c, start, step, coord_step), first..end)
-                    }
-                    IndexArray::U64(c) => {
-                        gather_rows(dst, shape, a, (values, base, c, start, step, coord_step), first..end)
-                    }
-                    IndexArray::I64(_) => return false,
-                }
-                true
-            }
-            _ => false,
+        let n = columns.count;
+        let (
+            [StridedFactor::Run {
+                values: a,
+                start: sa,
+                step: step_a,
+            }, rows_of],
+            [None, Some(1)],
+            1,
+        ) = (self.factors.as_slice(), columns.steps.as_slice(), columns.out_step)
+        else {
+            return false;
+        };
+        if let StridedFactor::Gather {
+            coords: IndexArray::I64(_),
+            ..
+        } = rows_of
+        {
+            return false;
         }
+        if n == 0 {
+            return true;
+        }
+        let span = (end - first - 1) * self.out_step + n;
+        let dst = out.dense_range_mut(self.out_start + first * self.out_step, span);
+        let shape = (self.out_step, n, self.scale);
+        let scaled = (*a, *sa, *step_a);
+        match *rows_of {
+            StridedFactor::Run { values, start, step } => {
+                add_scaled_rows(dst, shape, scaled, (values, |r| start + r * step), first..end)
+            }
+            StridedFactor::Gather {
+                values,
+                base,
+                coords,
+                start,
+                step,
+                coord_step,
+            } => {
+                let gathered = |c: u64| base + c as usize * coord_step;
+                match coords {
+                    IndexArray::U32(c) => add_scaled_rows(
+                        dst,
+                        shape,
+                        scaled,
+                        (values, |r| gathered(c[start + r * step].into())),
+                        first..end,
+                    ),
+                    IndexArray::U64(c) => add_scaled_rows(
+                        dst,
+                        shape,
+                        scaled,
+                        (values, |r| gathered(c[start + r * step])),
+                        first..end,
+                    ),
+                    IndexArray::I64(_) => unreachable!("refused above"),
+                }
+            }
+        }
+        true
     }
 
     /// [`StridedUpdate::run_rows`] for a diagonal times a vector, rows side
@@ -360,6 +340,28 @@ impl StridedUpdate<'_> {
         match self.rows {
             0 => (self.out_start, self.out_start),
             n => (self.out_start, self.out_start + (n - 1) * self.out_step + 1),
+        }
+    }
+}
+
+/// For each row `r` in `rows`: the output's `n` values from `(r - first)
+/// * out_step` on get `(scale * a[sa + r * step_a]) * values[row_start(r)
+/// + c]` for each column `c`, as [`strided_rows`] computes them.
+#[inline(always)]
+fn add_scaled_rows(
+    dst: &mut [f64],
+    (out_step, n, scale): (usize, usize, f64),
+    (a, sa, step_a): (&[f64], usize, usize),
+    (values, row_start): (&[f64], impl Fn(usize) -> usize),
+    rows: std::ops::Range<usize>,
+) {
+    let first = rows.start;
+    for r in rows {
+        let x = scale * a[sa + r * step_a];
+        let row = &values[row_start(r)..][..n];
+        let at = (r - first) * out_step;
+        for (d, &y) in dst[at..at + n].iter_mut().zip(row) {
+            *d += x * y;
         }
     }
 }
