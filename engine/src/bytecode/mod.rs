@@ -487,7 +487,6 @@ pub enum Op {
     /// A `deferred` update may run as late as the next
     /// [`Op::StridedFlush`], together with the others deferred (see
     /// [`crate::runtime::strided`]): nothing between reads the output.
-    /// Updates with columns are not deferred.
     StridedAxpy {
         rows: IReg,
         scale: FReg,

@@ -722,10 +722,6 @@ pub(super) fn defer_strided_updates(ops: &mut [Op]) -> bool {
     let (Some(at), None) = (strided.next(), strided.next()) else {
         return false;
     };
-    // Rows of several products are not cut into tiles.
-    if matches!(&ops[at], Op::StridedAxpy { columns: Some(_), .. }) {
-        return false;
-    }
     let alone = ops
         .iter()
         .all(|op| matches!(op, Op::StridedAxpy { .. }) || !op.touches_output());

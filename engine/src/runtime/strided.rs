@@ -88,7 +88,8 @@ pub struct StridedUpdate<'a> {
     pub out_start: usize,
     pub out_step: usize,
     pub factors: SmallVec<[StridedFactor<'a>; 3]>,
-    /// Never deferred: a tile of the output would cut rows apart.
+    /// Deferred updates with columns run in tiles of whole rows (or at
+    /// once, when their rows do not line up).
     pub columns: Option<UpdateColumns>,
 }
 
@@ -315,7 +316,7 @@ impl StridedUpdate<'_> {
         }
     }
 
-    /// The rows whose output positions lie in `lo..hi`.
+    /// The rows whose (first) output positions lie in `lo..hi`.
     fn rows_within(&self, lo: usize, hi: usize) -> (usize, usize) {
         let (start, step) = (self.out_start, self.out_step);
         if step == 1 {
@@ -337,10 +338,25 @@ impl StridedUpdate<'_> {
 
     /// The output positions the update writes: `lo..hi`.
     fn span(&self) -> (usize, usize) {
+        let row = self
+            .columns
+            .as_ref()
+            .map_or(1, |c| (c.count.max(1) - 1) * c.out_step + 1);
         match self.rows {
             0 => (self.out_start, self.out_start),
-            n => (self.out_start, self.out_start + (n - 1) * self.out_step + 1),
+            n => (self.out_start, self.out_start + (n - 1) * self.out_step + row),
         }
+    }
+
+    /// The output's row length when the update's rows of products lie
+    /// whole in the aligned stretches of that length (`Some(1)` for an
+    /// update of one product per row).
+    fn row_width(&self) -> Option<usize> {
+        let Some(columns) = &self.columns else {
+            return Some(1);
+        };
+        let width = self.out_step.max(1);
+        (columns.out_step == 1 && columns.count <= width && self.out_start % width == 0).then_some(width)
     }
 }
 
@@ -411,10 +427,6 @@ impl<'a> StridedBatch<'a> {
 
     /// Defers `update`.
     pub fn push(&mut self, update: StridedUpdate<'a>, out: &mut OutputState) {
-        if update.columns.is_some() {
-            // Rows of several products are not cut into tiles.
-            return update.run_rows(out, 0, update.rows);
-        }
         if update.rows > 0 {
             self.updates.push(update);
         }
@@ -430,6 +442,18 @@ impl<'a> StridedBatch<'a> {
     /// gets its updates in the same order however the tiles fall.
     pub fn flush(&mut self, out: &mut OutputState) {
         let threads = self.threads;
+        // Tiles and spans hold whole rows of products: they are cut at
+        // multiples of the rows' length, the same for every update.
+        let mut widths = self.updates.iter().map(StridedUpdate::row_width);
+        let first = widths.next().flatten();
+        let Some(width) = first.filter(|&w| widths.all(|v| v == Some(w))) else {
+            // Rows that would straddle a tile: every update at once, in order.
+            for update in &self.updates {
+                update.run_rows(out, 0, update.rows);
+            }
+            self.updates.clear();
+            return;
+        };
         let (lo, hi) = self
             .updates
             .iter()
@@ -445,7 +469,10 @@ impl<'a> StridedBatch<'a> {
             SHORT_TILE
         } else {
             LONG_TILE
-        };
+        }
+        .div_ceil(width)
+            * width;
+        let lo = lo - lo % width;
         let run_span = |out: &mut OutputState, (span, end): (usize, usize)| {
             for tile in (span..end).step_by(tile_rows) {
                 let tile_end = tile.saturating_add(tile_rows).min(end);
@@ -455,7 +482,7 @@ impl<'a> StridedBatch<'a> {
                 }
             }
         };
-        let span = tile_rows.max(SPAN);
+        let span = SPAN.div_ceil(tile_rows).max(1) * tile_rows;
         let spans: Vec<(usize, usize)> = (lo..hi)
             .step_by(span)
             .map(|start| (start, start.saturating_add(span).min(hi)))
@@ -547,6 +574,64 @@ mod tests {
                 factors,
                 columns: None,
             });
+        }
+        // Rows of products (a diagonal times a matrix's rows of 5 values
+        // into rows of 5, or of 3 of them): deferred in tiles of whole
+        // rows; and, after an update whose rows do not start at a row of
+        // the output, at once.
+        let width = 5;
+        let rows_of = |k: usize, rng: &mut Rng| {
+            let count = [width, 3, 0][k % 3];
+            let rows = rng.below(n / width - 1);
+            let out_row = rng.below(n / width - rows);
+            let factors: SmallVec<[StridedFactor<'_>; 3]> = smallvec::smallvec![
+                StridedFactor::Run {
+                    values: &data,
+                    start: rng.below(n),
+                    step: 1,
+                },
+                StridedFactor::Run {
+                    values: &data,
+                    start: rng.below(n),
+                    step: width,
+                },
+            ];
+            StridedUpdate {
+                rows,
+                scale: uniform(rng),
+                out_start: out_row * width,
+                out_step: width,
+                factors,
+                columns: Some(UpdateColumns {
+                    count,
+                    out_step: 1,
+                    steps: smallvec::smallvec![None, Some(1)],
+                }),
+            }
+        };
+        let aligned: Vec<StridedUpdate<'_>> = (0..7).map(|k| rows_of(k, &mut rng)).collect();
+        let mut unaligned = aligned.clone();
+        unaligned[3].out_start += 1;
+        for updates in [&aligned, &unaligned] {
+            let mut at_once = dense(n);
+            for u in updates {
+                u.run_rows(&mut at_once, 0, u.rows);
+            }
+            let want = values(at_once);
+            assert!(want.iter().any(|&v| v != 0.0), "the updates write something");
+            for threads in [1, 2, 3] {
+                let mut deferred = dense(n);
+                let mut batch = StridedBatch::new(threads);
+                for u in updates {
+                    batch.push(u.clone(), &mut deferred);
+                }
+                batch.flush(&mut deferred);
+                let got = values(deferred);
+                assert!(
+                    want.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "rows of products deferred on {threads} threads changed bits"
+                );
+            }
         }
         // A few updates run in short tiles, many (more streams than the
         // prefetcher follows) in long ones.

@@ -19,7 +19,7 @@ use tessera_engine::bytecode::temp_lengths;
 use tessera_engine::interp::Bindings;
 use tessera_engine::runtime::output::{DenseWorkspaceParts, OutputState};
 use tessera_engine::runtime::rows::{run_rows_merge, Row, RowOp, Run};
-use tessera_engine::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate};
+use tessera_engine::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate, UpdateColumns};
 use tessera_engine::runtime::{CompiledKernel, StorageSignature};
 use tessera_formats::{Level, LevelRef};
 
@@ -311,17 +311,19 @@ pub(crate) unsafe extern "C" fn rows_merge(ctx: *mut c_void, args: *const i64, n
 }
 
 /// A deferred `Op::StridedAxpy`: `args` holds the rows, the scale's bits,
-/// the output run's start and step, the number of factors, then for each
-/// of the `n` factors seven words: its kind (0 a run, 1 a gather), operand,
-/// start, step, base, level (a [`level_word`]) and coordinate step
-/// (gathers only).
+/// the output run's start and step, the number of factors, whether the
+/// update has columns, their count and the output's step along them, then
+/// for each of the `n` factors eight words: its kind (0 a run, 1 a
+/// gather), operand, start, step, base, level (a [`level_word`]) and
+/// coordinate step (gathers only), and its step along the columns (-1 for
+/// none).
 pub(crate) unsafe extern "C" fn strided_defer(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and the words above.
-    let words = unsafe { std::slice::from_raw_parts(args, 5 + 7 * n) };
+    let words = unsafe { std::slice::from_raw_parts(args, 8 + 8 * n) };
     let run = |ctx: &mut CallContext<'_, '_>| {
         let bind = ctx.bind;
-        let factors = words[5..]
-            .chunks_exact(7)
+        let factors = words[8..]
+            .chunks_exact(8)
             .map(|f| {
                 let (operand, start, step) = (f[1] as usize, f[2] as usize, f[3] as usize);
                 let values = bind.f64s(operand);
@@ -350,8 +352,14 @@ pub(crate) unsafe extern "C" fn strided_defer(ctx: *mut c_void, args: *const i64
             out_start: words[2] as usize,
             out_step: words[3] as usize,
             factors,
-            // The planner defers no update with columns.
-            columns: None,
+            columns: (words[5] != 0).then(|| UpdateColumns {
+                count: words[6].max(0) as usize,
+                out_step: words[7] as usize,
+                steps: words[8..]
+                    .chunks_exact(8)
+                    .map(|f| (f[7] >= 0).then_some(f[7] as usize))
+                    .collect(),
+            }),
         };
         ctx.strided.push(update, ctx.out);
     };

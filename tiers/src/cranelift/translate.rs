@@ -589,9 +589,9 @@ impl Translator<'_> {
                 scale,
                 factors,
                 out,
+                columns,
                 deferred: true,
-                ..
-            } => self.defer_strided(clif, *rows, *scale, factors, *out),
+            } => self.defer_strided(clif, (*rows, *scale), factors, *out, columns.as_ref()),
             Op::StridedFlush => {
                 let none = clif.int(0);
                 let (callee, words) = (kernel::strided_flush as *const () as usize, [none]);
@@ -882,7 +882,14 @@ impl Translator<'_> {
     /// to the runtime (`kernel::strided_defer`), which runs the deferred
     /// updates together at `Op::StridedFlush`. Once per update (a DIA
     /// diagonal), not per row.
-    fn defer_strided(&mut self, clif: &mut Clif<'_>, rows: u32, scale: u32, factors: &[Strided], out: StridedRun) {
+    fn defer_strided(
+        &mut self,
+        clif: &mut Clif<'_>,
+        (rows, scale): (u32, u32),
+        factors: &[Strided],
+        out: StridedRun,
+        columns: Option<&StridedColumns>,
+    ) {
         // The runtime's deferred updates read the factors' values as f64.
         let operand = |f: &Strided| match *f {
             Strided::Run(run) => run.operand,
@@ -899,8 +906,17 @@ impl Translator<'_> {
             self.iget(clif, out.start),
             self.iget(clif, out.step),
             clif.int(factors.len() as i64),
+            clif.int(i64::from(columns.is_some())),
+            match columns {
+                Some(c) => self.iget(clif, c.count),
+                None => clif.int(0),
+            },
+            match columns {
+                Some(c) => self.iget(clif, c.out_step),
+                None => clif.int(0),
+            },
         ];
-        for f in factors {
+        for (k, f) in factors.iter().enumerate() {
             let (kind, operand, start, step, base, level, coord_step) = match *f {
                 Strided::Run(run) => (0, run.operand, run.start, run.step, None, None, None),
                 Strided::Gather {
@@ -924,6 +940,10 @@ impl Translator<'_> {
             words.push(match coord_step {
                 Some(s) => self.iget(clif, s),
                 None => clif.int(1),
+            });
+            words.push(match columns.and_then(|c| c.steps[k]) {
+                Some(s) => self.iget(clif, s),
+                None => clif.int(-1),
             });
         }
         self.call_with_words(clif, kernel::strided_defer as *const () as usize, &words, factors.len());
