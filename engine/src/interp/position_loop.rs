@@ -178,18 +178,20 @@ fn scale_at(factors: &[Factor<'_>], own: f64, c: i64, o: i64) -> f64 {
     })
 }
 
-/// The product, from 1, of the factors before the driver's value, when
-/// the scale holds the value once and constants otherwise.
-fn fixed_before_own(factors: &[Factor<'_>]) -> Option<f64> {
+/// The product, from 1, of the factors before the driver's value, and
+/// the factors after it, when the scale holds the value once and
+/// constants otherwise.
+fn fixed_around_own<'f>(factors: &'f [Factor<'f>]) -> Option<(f64, &'f [Factor<'f>])> {
     let own = factors.iter().position(|f| matches!(f, Factor::Own))?;
     let constant = |f: &Factor<'_>| matches!(f, Factor::Fixed(_));
     if !(factors[..own].iter().all(constant) && factors[own + 1..].iter().all(constant)) {
         return None;
     }
-    Some(factors[..own].iter().fold(1.0, |s, f| match *f {
+    let before = factors[..own].iter().fold(1.0, |s, f| match *f {
         Factor::Fixed(x) => s * x,
         _ => unreachable!("checked: constants only"),
-    }))
+    });
+    Some((before, &factors[own + 1..]))
 }
 
 /// How many positions ahead a row update asks for the rows it will read.
@@ -552,7 +554,7 @@ impl<'p> Ready<'p> {
                     let Some((base, dst)) = out.dense_values_mut() else {
                         unreachable!("only dense outputs are accumulated in place")
                     };
-                    let Some(before) = fixed_before_own(scale) else {
+                    let Some((before, after)) = fixed_around_own(scale) else {
                         for (&c, &v) in coords.iter().zip(own) {
                             let c = wide(c);
                             dst[at.at(c, o) as usize - base] += scale_at(scale, v, c, o);
@@ -563,7 +565,6 @@ impl<'p> Ready<'p> {
                     // column of CSC times x's component): the product
                     // before the value taken once, as `scale_at` takes it
                     // from the left, and no dispatch per entry.
-                    let after = &scale[scale.iter().position(|f| matches!(f, Factor::Own)).map_or(0, |k| k + 1)..];
                     let (start, slope) = (at.outer * o + at.offset - base as i64, at.slope);
                     for (&c, &v) in coords.iter().zip(own) {
                         let value = after.iter().fold(before * v, |s, f| match *f {

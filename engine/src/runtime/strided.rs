@@ -613,49 +613,36 @@ mod tests {
         let mut unaligned = aligned.clone();
         unaligned[3].out_start += 1;
         for updates in [&aligned, &unaligned] {
-            let mut at_once = dense(n);
-            for u in updates {
-                u.run_rows(&mut at_once, 0, u.rows);
-            }
-            let want = values(at_once);
-            assert!(want.iter().any(|&v| v != 0.0), "the updates write something");
-            for threads in [1, 2, 3] {
-                let mut deferred = dense(n);
-                let mut batch = StridedBatch::new(threads);
-                for u in updates {
-                    batch.push(u.clone(), &mut deferred);
-                }
-                batch.flush(&mut deferred);
-                let got = values(deferred);
-                assert!(
-                    want.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
-                    "rows of products deferred on {threads} threads changed bits"
-                );
-            }
+            assert_deferred_bits(updates, n, "rows of products");
         }
         // A few updates run in short tiles, many (more streams than the
         // prefetcher follows) in long ones.
         for count in [4, updates.len()] {
-            let updates = &updates[..count];
-            let mut at_once = dense(n);
+            assert_deferred_bits(&updates[..count], n, &format!("{count} updates"));
+        }
+    }
+
+    /// `updates` deferred and flushed on 1, 2 and 3 threads leave the bits
+    /// of running each at once.
+    fn assert_deferred_bits(updates: &[StridedUpdate<'_>], n: usize, what: &str) {
+        let mut at_once = dense(n);
+        for u in updates {
+            u.run_rows(&mut at_once, 0, u.rows);
+        }
+        let want = values(at_once);
+        assert!(want.iter().any(|&v| v != 0.0), "{what}: the updates write something");
+        for threads in [1, 2, 3] {
+            let mut deferred = dense(n);
+            let mut batch = StridedBatch::new(threads);
             for u in updates {
-                u.run_rows(&mut at_once, 0, u.rows);
+                batch.push(u.clone(), &mut deferred);
             }
-            let want = values(at_once);
-            assert!(want.iter().any(|&v| v != 0.0), "the updates write something");
-            for threads in [1, 2, 3] {
-                let mut deferred = dense(n);
-                let mut batch = StridedBatch::new(threads);
-                for u in updates {
-                    batch.push(u.clone(), &mut deferred);
-                }
-                batch.flush(&mut deferred);
-                let got = values(deferred);
-                assert!(
-                    want.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
-                    "{count} deferred updates on {threads} threads changed bits"
-                );
-            }
+            batch.flush(&mut deferred);
+            let got = values(deferred);
+            assert!(
+                want.iter().zip(&got).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{what} deferred on {threads} threads changed bits"
+            );
         }
     }
 }
