@@ -100,29 +100,48 @@ pub fn strided_rows<K: KernelBuilder>(
     (out, out_step): (K::Target, K::Int),
     columns: Option<Columns<'_, K>>,
 ) {
-    // Rows whose moving factors' columns are side by side (a dense
-    // matrix's rows) as the output's are take the vector loop of a dense
-    // row update: the same sums, lane by lane.
-    let columns = columns.map(|columns| {
-        let unit = side_by_side(k, &columns);
-        (columns, unit)
-    });
-    k.for_range(first, end, |k, r| {
-        let out_row = k.mul(r, out_step);
-        let Some((columns, unit)) = &columns else {
+    let Some(columns) = columns else {
+        k.for_range(first, end, |k, r| {
             let product = factors
                 .iter()
                 .fold(scale, |product, &factor| times(k, product, factor, r, None));
-            k.add_at(out, Length::In(out_row), product);
-            return;
-        };
-        let mut row = scale;
-        for (&factor, step) in factors.iter().zip(columns.steps) {
-            if step.is_none() {
-                row = times(k, row, factor, r, None);
+            let at = k.mul(r, out_step);
+            k.add_at(out, Length::In(at), product);
+        });
+        return;
+    };
+    // The product of the factors that do not move along the columns.
+    let row_scale = |k: &mut K, r: K::Int| {
+        factors
+            .iter()
+            .zip(columns.steps)
+            .filter(|(_, step)| step.is_none())
+            .fold(scale, |row, (&factor, _)| times(k, row, factor, r, None))
+    };
+    // Rows whose moving factors' columns are side by side (a dense
+    // matrix's rows) as the output's are take the vector loop of a dense
+    // row update: the same sums, lane by lane. Decided once per op.
+    let unit = side_by_side(k, &columns);
+    k.when(unit, |k| {
+        k.for_range(first, end, |k, r| {
+            let row = row_scale(k, r);
+            let out_row = k.mul(r, out_step);
+            let target = k.target_offset(out, out_row);
+            let mut runs: SmallVec<[K::Run; 3]> = SmallVec::new();
+            for (&factor, step) in factors.iter().zip(columns.steps) {
+                if step.is_some() {
+                    let (run, at) = row_of(k, factor, r);
+                    runs.push(k.run_offset(run, at));
+                }
             }
-        }
-        let scalar = |k: &mut K| {
+            add_products(k, target, columns.count, row, &runs);
+        });
+    });
+    let strided = k.not(unit);
+    k.when(strided, |k| {
+        k.for_range(first, end, |k, r| {
+            let row = row_scale(k, r);
+            let out_row = k.mul(r, out_step);
             let zero = k.int(0);
             k.for_range(zero, columns.count, |k, c| {
                 let mut product = row;
@@ -136,20 +155,7 @@ pub fn strided_rows<K: KernelBuilder>(
                 let at = k.add(out_row, along);
                 k.add_at(out, Length::In(at), product);
             });
-        };
-        k.when(*unit, |k| {
-            let target = k.target_offset(out, out_row);
-            let mut runs: SmallVec<[K::Run; 3]> = SmallVec::new();
-            for (&factor, step) in factors.iter().zip(columns.steps) {
-                if step.is_some() {
-                    let (run, at) = row_of(k, factor, r);
-                    runs.push(k.run_offset(run, at));
-                }
-            }
-            add_products(k, target, columns.count, row, &runs);
         });
-        let strided = k.not(*unit);
-        k.when(strided, scalar);
     });
 }
 

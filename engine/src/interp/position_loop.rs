@@ -178,20 +178,54 @@ fn scale_at(factors: &[Factor<'_>], own: f64, c: i64, o: i64) -> f64 {
     })
 }
 
-/// The product, from 1, of the factors before the driver's value, and
-/// the factors after it, when the scale holds the value once and
-/// constants otherwise.
-fn fixed_around_own<'f>(factors: &'f [Factor<'f>]) -> Option<(f64, &'f [Factor<'f>])> {
-    let own = factors.iter().position(|f| matches!(f, Factor::Own))?;
-    let constant = |f: &Factor<'_>| matches!(f, Factor::Fixed(_));
-    if !(factors[..own].iter().all(constant) && factors[own + 1..].iter().all(constant)) {
-        return None;
+/// A scale resolved for a walk: the usual product of constants around the
+/// driver's value (`2 · v`, `v · x(j)`) with no dispatch over factors;
+/// any other factor by factor ([`scale_at`]).
+enum Scale<'a> {
+    /// `(before · own) · after`, `before` the product of the constants
+    /// before the value taken from 1 and `after` the one constant after
+    /// it, if any: what [`scale_at`] takes.
+    Around {
+        before: f64,
+        after: Option<f64>,
+    },
+    Factors(SmallVec<[Factor<'a>; 2]>),
+}
+
+impl<'a> Scale<'a> {
+    fn new(factors: SmallVec<[Factor<'a>; 2]>) -> Self {
+        let fixed = |f: &Factor<'_>| match *f {
+            Factor::Fixed(x) => Some(x),
+            _ => None,
+        };
+        let Some(own) = factors.iter().position(|f| matches!(f, Factor::Own)) else {
+            return Scale::Factors(factors);
+        };
+        let before: Option<f64> = factors[..own].iter().map(fixed).try_fold(1.0, |s, x| Some(s * x?));
+        let after = match &factors[own + 1..] {
+            [] => Some(None),
+            [one] => fixed(one).map(Some),
+            _ => None,
+        };
+        match (before, after) {
+            (Some(before), Some(after)) => Scale::Around { before, after },
+            _ => Scale::Factors(factors),
+        }
     }
-    let before = factors[..own].iter().fold(1.0, |s, f| match *f {
-        Factor::Fixed(x) => s * x,
-        _ => unreachable!("checked: constants only"),
-    });
-    Some((before, &factors[own + 1..]))
+
+    /// The scale at a position whose value is `own` and coordinate `c`,
+    /// below the outer coordinate `o`.
+    #[inline(always)]
+    fn at(&self, own: f64, c: i64, o: i64) -> f64 {
+        match *self {
+            Scale::Around { before, after: None } => before * own,
+            Scale::Around {
+                before,
+                after: Some(after),
+            } => before * own * after,
+            Scale::Factors(ref factors) => scale_at(factors, own, c, o),
+        }
+    }
 }
 
 /// How many positions ahead a row update asks for the rows it will read.
@@ -247,7 +281,7 @@ enum ReadyKind<'p> {
     },
     DenseDots {
         own: &'p [f64],
-        scale: SmallVec<[Factor<'p>; 2]>,
+        scale: Scale<'p>,
         runs: SmallVec<[(&'p [f64], Line); 2]>,
         len: Line,
         append: Option<&'p Regs>,
@@ -270,12 +304,12 @@ enum ReadyKind<'p> {
     },
     Scatter {
         own: &'p [f64],
-        scale: SmallVec<[Factor<'p>; 2]>,
+        scale: Scale<'p>,
         at: Line,
     },
     Copies {
         own: &'p [f64],
-        scale: SmallVec<[Factor<'p>; 2]>,
+        scale: Scale<'p>,
         prefix: &'p Regs,
     },
     WorkspaceRows {
@@ -284,7 +318,7 @@ enum ReadyKind<'p> {
         idx: &'p IndexArray,
         values: &'p [f64],
         parent: Line,
-        scale: SmallVec<[Factor<'p>; 2]>,
+        scale: Scale<'p>,
         prefix: SmallVec<[i64; 4]>,
     },
 }
@@ -324,7 +358,7 @@ impl<'p> Ready<'p> {
             } => ReadyKind::DenseDots {
                 append: append.as_ref(),
                 own: regs.values[driver.operand as usize],
-                scale: regs.scale(scale),
+                scale: Scale::new(regs.scale(scale)),
                 runs: runs
                     .iter()
                     .map(|(operand, start)| (regs.values[*operand as usize], regs.line(start)))
@@ -379,19 +413,19 @@ impl<'p> Ready<'p> {
                     idx,
                     values: regs.values[rows.operand as usize],
                     parent: regs.line(parent),
-                    scale: regs.scale(scale),
+                    scale: Scale::new(regs.scale(scale)),
                     prefix: prefix.iter().map(|&r| regs.ir[r as usize]).collect(),
                 }
             }
             PositionBody::Reduce { .. } => unreachable!("the interpreter sums into registers before walking"),
             PositionBody::Scatter { scale, at } => ReadyKind::Scatter {
                 own: regs.values[driver.operand as usize],
-                scale: regs.scale(scale),
+                scale: Scale::new(regs.scale(scale)),
                 at: regs.line(at),
             },
             PositionBody::Copies { scale, prefix } => ReadyKind::Copies {
                 own: regs.values[driver.operand as usize],
-                scale: regs.scale(scale),
+                scale: Scale::new(regs.scale(scale)),
                 prefix,
             },
         };
@@ -498,7 +532,7 @@ impl<'p> Ready<'p> {
                         many => dot_of_runs(&many.iter().map(run).collect::<SmallVec<[&[f64]; 3]>>(), n),
                     };
                     // As the loop's `acc = 0; acc += scale · dot`, then its write.
-                    let value = 0.0 + scale_at(scale, own[p], c, o) * dot;
+                    let value = 0.0 + scale.at(own[p], c, o) * dot;
                     match append {
                         None => out.accumulate(Adder::Float, p, value),
                         Some(_) => {
@@ -547,34 +581,22 @@ impl<'p> Ready<'p> {
                 fn scatter<I: Copy>(
                     (coords, wide): (&[I], fn(I) -> i64),
                     own: &[f64],
-                    (scale, at, o): (&[Factor<'_>], Line, i64),
+                    (scale, at, o): (&Scale<'_>, Line, i64),
                     out: &mut OutputState,
                 ) {
                     // The output's values once, not a dispatch per entry.
                     let Some((base, dst)) = out.dense_values_mut() else {
                         unreachable!("only dense outputs are accumulated in place")
                     };
-                    let Some((before, after)) = fixed_around_own(scale) else {
-                        for (&c, &v) in coords.iter().zip(own) {
-                            let c = wide(c);
-                            dst[at.at(c, o) as usize - base] += scale_at(scale, v, c, o);
-                        }
-                        return;
-                    };
-                    // A scale of constants around the entry's value (a
-                    // column of CSC times x's component): the product
-                    // before the value taken once, as `scale_at` takes it
-                    // from the left, and no dispatch per entry.
-                    let (start, slope) = (at.outer * o + at.offset - base as i64, at.slope);
+                    // The output's position as `slope · c + start`, the
+                    // outer coordinate's part taken once.
+                    let start = at.at(0, o) - base as i64;
                     for (&c, &v) in coords.iter().zip(own) {
-                        let value = after.iter().fold(before * v, |s, f| match *f {
-                            Factor::Fixed(x) => s * x,
-                            _ => unreachable!("checked: constants only after the value"),
-                        });
-                        dst[(slope * wide(c) + start) as usize] += value;
+                        let c = wide(c);
+                        dst[(at.slope * c + start) as usize] += scale.at(v, c, o);
                     }
                 }
-                let (own, args) = (&own[positions.clone()], (&scale[..], *at, o));
+                let (own, args) = (&own[positions.clone()], (scale, *at, o));
                 match self.coords {
                     IndexArray::U32(c) => scatter((&c[positions], |c| i64::from(c)), own, args, out),
                     IndexArray::U64(c) => scatter((&c[positions], |c| c as i64), own, args, out),
@@ -585,7 +607,7 @@ impl<'p> Ready<'p> {
                 for p in positions {
                     let c = self.coords.get(p);
                     entry[slot] = c;
-                    let value = scale_at(scale, own[p], c, o);
+                    let value = scale.at(own[p], c, o);
                     match batch.as_deref_mut() {
                         Some(batch) => batch.push_entry(entry, value, out),
                         None => out.append(entry, value),
@@ -605,7 +627,7 @@ impl<'p> Ready<'p> {
                     let c = self.coords.get(p);
                     let below = parent.at(c, o) as usize;
                     let row = pos.get_usize(below)..pos.get_usize(below + 1);
-                    out.workspace_accumulate_row(prefix, idx, values, scale_at(scale, own[p], c, o), row);
+                    out.workspace_accumulate_row(prefix, idx, values, scale.at(own[p], c, o), row);
                 }
             }
         }
