@@ -14,6 +14,7 @@
 //! [`Op::MergeRuns`]: crate::bytecode::Op::MergeRuns
 
 use std::cmp::Ordering;
+use std::mem::MaybeUninit;
 
 use tessera_formats::{IndexArray, Level, LevelRef};
 
@@ -433,9 +434,7 @@ pub fn merge_rows(
                 (&$bp[b_rows], $bc, bv),
                 out_first,
                 op,
-                $out,
-                values,
-                counts,
+                ($out, values, counts),
             )
         };
     }
@@ -455,36 +454,73 @@ pub fn merge_rows(
 /// (one more than the rows), its coordinates and its values.
 type BlockRows<'a, P, C> = (&'a [P], &'a [C], &'a [f64]);
 
-/// [`merge_rows`] for one width of positions `P` and coordinates `C`.
+/// [`merge_rows`] for one width of positions `P` and coordinates `C`:
+/// one loop per op, each inlined.
 #[inline(always)]
 fn merge_block<P: Coord, C: Coord + Ord>(
+    a: BlockRows<'_, P, C>,
+    b: BlockRows<'_, P, C>,
+    out_first: usize,
+    op: RowOp,
+    out: (&mut Vec<C>, &mut Vec<f64>, &mut Vec<(usize, usize)>),
+) -> u64 {
+    match op {
+        RowOp::Add => merge_block_with(a, b, out_first, out, |a, b, room| union_into(a, b, |a, b| a + b, room)),
+        RowOp::Sub => merge_block_with(a, b, out_first, out, |a, b, room| union_into(a, b, |a, b| a - b, room)),
+        RowOp::Mul => merge_block_with(a, b, out_first, out, intersection_into),
+    }
+}
+
+/// Room to write entries in: the spare capacity after a row's
+/// coordinates and after its values.
+type Room<'a, O> = (&'a mut [MaybeUninit<O>], &'a mut [MaybeUninit<f64>]);
+
+/// [`merge_block`] with the rows combined by `combine`, which writes a
+/// merged row at the start of the room it is given and returns its
+/// length. The block's room is made once and its rows written one after
+/// another: rows of a few entries each (a stencil's) would otherwise pay
+/// for a vector's bookkeeping per row.
+#[inline(always)]
+fn merge_block_with<P: Coord, C: Coord + Ord>(
     (ap, ac, av): BlockRows<'_, P, C>,
     (bp, bc, bv): BlockRows<'_, P, C>,
     out_first: usize,
-    op: RowOp,
-    coords: &mut Vec<C>,
-    values: &mut Vec<f64>,
-    counts: &mut Vec<(usize, usize)>,
+    (coords, values, counts): (&mut Vec<C>, &mut Vec<f64>, &mut Vec<(usize, usize)>),
+    combine: impl Fn((&[C], &[f64]), (&[C], &[f64]), Room<'_, C>) -> usize,
 ) -> u64 {
     let rows = ap.len() - 1;
+    let span = |p: &[P]| (p[rows].wide() as usize).saturating_sub(p[0].wide() as usize);
+    let most = span(ap) + span(bp);
     counts.reserve(rows);
-    let mut largest = 0;
+    coords.reserve(most);
+    values.reserve(most);
+    let (cs, vs) = (
+        &mut coords.spare_capacity_mut()[..most],
+        &mut values.spare_capacity_mut()[..most],
+    );
+    let (mut n, mut largest) = (0, 0);
     for r in 0..rows {
         let ra = ap[r].wide() as usize..ap[r + 1].wide() as usize;
         let rb = bp[r].wide() as usize..bp[r + 1].wide() as usize;
-        let before = coords.len();
-        merge_typed(
+        let written = combine(
             (&ac[ra.clone()], &av[ra]),
             (&bc[rb.clone()], &bv[rb]),
-            op,
-            coords,
-            values,
+            (&mut cs[n..], &mut vs[n..]),
         );
-        if let Some(&c) = coords.get(before..).and_then(<[C]>::last) {
+        if written > 0 {
+            // SAFETY: `combine` wrote the `written` slots after `n`.
+            let last = unsafe { cs[n + written - 1].assume_init() };
             // A merged row increases: its last coordinate is its largest.
-            largest = largest.max(c.wide());
-            counts.push((out_first + r, coords.len() - before));
+            largest = largest.max(last.wide());
+            counts.push((out_first + r, written));
+            n += written;
         }
+    }
+    // SAFETY: the first `n` spare slots were written above, right after
+    // the elements already there.
+    unsafe {
+        coords.set_len(coords.len() + n);
+        values.set_len(values.len() + n);
     }
     largest
 }
@@ -549,30 +585,60 @@ fn merge_typed<A: Coord, B: Coord, O: Coord>(
     }
 }
 
+/// Appends the merge `combine` writes ([`union_into`],
+/// [`intersection_into`]) of rows of `most` entries at most.
+#[inline(always)]
+fn append_merged<O: Coord>(
+    most: usize,
+    coords: &mut Vec<O>,
+    values: &mut Vec<f64>,
+    combine: impl FnOnce(Room<'_, O>) -> usize,
+) {
+    coords.reserve(most);
+    values.reserve(most);
+    let n = combine((
+        &mut coords.spare_capacity_mut()[..most],
+        &mut values.spare_capacity_mut()[..most],
+    ));
+    // SAFETY: `combine` wrote the first `n` spare slots, right after the
+    // elements already there.
+    unsafe {
+        coords.set_len(coords.len() + n);
+        values.set_len(values.len() + n);
+    }
+}
+
 #[inline(always)]
 fn union<A: Coord, B: Coord, O: Coord>(
-    (ac, av): (&[A], &[f64]),
-    (bc, bv): (&[B], &[f64]),
+    a: (&[A], &[f64]),
+    b: (&[B], &[f64]),
     f: impl Fn(f64, f64) -> f64,
     coords: &mut Vec<O>,
     values: &mut Vec<f64>,
 ) {
-    assert!(
-        ac.len() == av.len() && bc.len() == bv.len(),
-        "a row has a value per coordinate"
-    );
+    append_merged(a.0.len() + b.0.len(), coords, values, |room| union_into(a, b, f, room));
+}
+
+/// Writes the union of two rows, each coordinate's values combined by
+/// `f` (a value missing from one row is `0.0`), at the start of `room`;
+/// returns its length.
+#[inline(always)]
+fn union_into<A: Coord, B: Coord, O: Coord>(
+    (ac, av): (&[A], &[f64]),
+    (bc, bv): (&[B], &[f64]),
+    f: impl Fn(f64, f64) -> f64,
+    (cs, vs): Room<'_, O>,
+) -> usize {
     let most = ac.len() + bc.len();
-    coords.reserve(most);
-    values.reserve(most);
-    let (cs, vs) = (
-        &mut coords.spare_capacity_mut()[..most],
-        &mut values.spare_capacity_mut()[..most],
+    assert!(
+        ac.len() == av.len() && bc.len() == bv.len() && cs.len() >= most && vs.len() >= most,
+        "a row has a value per coordinate, and the room holds both rows"
     );
     let (mut p, mut q, mut n) = (0, 0, 0);
     // SAFETY: p < ac.len() == av.len() and q < bc.len() == bv.len() by
-    // the loop conditions (asserted above); n <= p + q < most, the
-    // spare room's length. The merge runs at every stored entry of two
-    // matrices: bounds checks there cost a third of its time.
+    // the loop conditions (asserted above); n <= p + q < most, within the
+    // room. The merge runs at every stored entry of two matrices: bounds
+    // checks there cost a third of its time.
     unsafe {
         while p < ac.len() && q < bc.len() {
             let (x, y) = ((*ac.get_unchecked(p)).wide(), (*bc.get_unchecked(q)).wide());
@@ -602,47 +668,56 @@ fn union<A: Coord, B: Coord, O: Coord>(
             vs.get_unchecked_mut(n).write(v);
             n += 1;
         }
+        // The rest of one row: n + its length <= most, as above.
+        while p < ac.len() {
+            cs.get_unchecked_mut(n).write(O::narrow((*ac.get_unchecked(p)).wide()));
+            vs.get_unchecked_mut(n).write(f(*av.get_unchecked(p), 0.0));
+            (p, n) = (p + 1, n + 1);
+        }
+        while q < bc.len() {
+            cs.get_unchecked_mut(n).write(O::narrow((*bc.get_unchecked(q)).wide()));
+            vs.get_unchecked_mut(n).write(f(0.0, *bv.get_unchecked(q)));
+            (q, n) = (q + 1, n + 1);
+        }
     }
-    for (&c, &v) in ac[p..].iter().zip(&av[p..]) {
-        cs[n].write(O::narrow(c.wide()));
-        vs[n].write(f(v, 0.0));
-        n += 1;
-    }
-    for (&c, &v) in bc[q..].iter().zip(&bv[q..]) {
-        cs[n].write(O::narrow(c.wide()));
-        vs[n].write(f(0.0, v));
-        n += 1;
-    }
-    // SAFETY: the first `n` spare slots were written above, right after
-    // the `len` elements already there.
-    unsafe {
-        coords.set_len(coords.len() + n);
-        values.set_len(values.len() + n);
-    }
+    n
 }
 
 #[inline(always)]
 fn intersection<A: Coord, B: Coord, O: Coord>(
-    (ac, av): (&[A], &[f64]),
-    (bc, bv): (&[B], &[f64]),
+    a: (&[A], &[f64]),
+    b: (&[B], &[f64]),
     coords: &mut Vec<O>,
     values: &mut Vec<f64>,
 ) {
-    let (mut p, mut q) = (0, 0);
+    append_merged(a.0.len().min(b.0.len()), coords, values, |room| {
+        intersection_into(a, b, room)
+    });
+}
+
+/// Writes the intersection of two rows, each coordinate's values
+/// multiplied, at the start of `room`; returns its length.
+#[inline(always)]
+fn intersection_into<A: Coord, B: Coord, O: Coord>(
+    (ac, av): (&[A], &[f64]),
+    (bc, bv): (&[B], &[f64]),
+    (cs, vs): Room<'_, O>,
+) -> usize {
+    let (mut p, mut q, mut n) = (0, 0, 0);
     while p < ac.len() && q < bc.len() {
         let (x, y) = (ac[p].wide(), bc[q].wide());
-        // Branches, as in `union`.
+        // Branches, as in `union_into`.
         match x.cmp(&y) {
             Ordering::Equal => {
-                coords.push(O::narrow(x));
-                values.push(av[p] * bv[q]);
-                p += 1;
-                q += 1;
+                cs[n].write(O::narrow(x));
+                vs[n].write(av[p] * bv[q]);
+                (p, q, n) = (p + 1, q + 1, n + 1);
             }
             Ordering::Less => p += 1,
             Ordering::Greater => q += 1,
         }
     }
+    n
 }
 
 #[cfg(test)]
