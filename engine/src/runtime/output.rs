@@ -869,7 +869,10 @@ impl Assembler {
             // A workspace's keys are distinct.
             keys.iter().max().is_some_and(|&k| self.inside(last, i64::from(k)))
         } else {
-            keys.windows(2).all(|w| w[0] < w[1]) && self.inside(last, i64::from(keys[keys.len() - 1]))
+            // Increasing by the contract (a workspace's sorted drain, the
+            // only caller, makes them so): its last key is its largest.
+            debug_assert!(keys.windows(2).all(|w| w[0] < w[1]), "a row's keys increase");
+            self.inside(last, i64::from(keys[keys.len() - 1]))
         };
         if self.opens_row_at(prefix, i64::from(first)) {
             self.extend_last(

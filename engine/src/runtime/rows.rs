@@ -741,6 +741,89 @@ mod tests {
         assert!(v[0].is_sign_negative());
     }
 
+    /// Random rows as a compressed level of `rows` rows over `cols`
+    /// columns: empty rows, full rows and everything between.
+    fn random_rows(rng: &mut crate::testing::Rng, rows: usize, cols: u64) -> (Vec<u64>, Vec<u64>, Vec<f64>) {
+        let (mut pos, mut crd, mut vals) = (vec![0], vec![], vec![]);
+        for _ in 0..rows {
+            let keep = [0, 1, 2, cols as usize][rng.below(4)];
+            for c in 0..cols {
+                if rng.below(cols as usize) < keep {
+                    crd.push(c);
+                    vals.push([-0.0, 1.5, -2.0, 0.25][rng.below(4)]);
+                }
+            }
+            pos.push(crd.len() as u64);
+        }
+        (pos, crd, vals)
+    }
+
+    #[test]
+    fn a_block_of_merged_rows_is_each_row_merged_in_turn() {
+        let mut rng = crate::testing::Rng::new(7);
+        for case in 0..60 {
+            let (rows, cols) = (1 + rng.below(12), 1 + rng.below(70) as u64);
+            let (a, b) = (random_rows(&mut rng, rows, cols), random_rows(&mut rng, rows, cols));
+            // The block: rows `first..end` of both, after some entries
+            // already in the output.
+            let first = rng.below(rows);
+            let end = first + rng.below(rows - first + 1);
+            let wide = case % 2 == 0;
+            let index = |v: &[u64]| {
+                if wide {
+                    IndexArray::from_u64_with_bound(v.to_vec(), u64::MAX)
+                } else {
+                    IndexArray::U32(v.iter().map(|&x| x as u32).collect())
+                }
+            };
+            let (ap, ac, bp, bc) = (index(&a.0), index(&a.1), index(&b.0), index(&b.1));
+            for op in [RowOp::Add, RowOp::Sub, RowOp::Mul] {
+                let below = |positions, coords, values| RowsBelow {
+                    positions,
+                    coords,
+                    values,
+                    base: 0,
+                };
+                let (mut coords, mut values, mut counts) = (index(&[5, 9]), vec![3.0, 4.0], vec![]);
+                let largest = merge_rows(
+                    below(&ap, &ac, &a.2),
+                    below(&bp, &bc, &b.2),
+                    first..end,
+                    op,
+                    100,
+                    &mut coords,
+                    &mut values,
+                    &mut counts,
+                );
+                let (mut want_coords, mut want_values, mut want_counts) = (vec![5, 9], vec![3.0, 4.0], vec![]);
+                let (mut row_coords, mut row_values) = (vec![], vec![]);
+                for r in first..end {
+                    let (ra, rb) = (
+                        a.0[r] as usize..a.0[r + 1] as usize,
+                        b.0[r] as usize..b.0[r + 1] as usize,
+                    );
+                    let (row_a, row_b) = (
+                        Row::U64(&a.1[ra.clone()], &a.2[ra]),
+                        Row::U64(&b.1[rb.clone()], &b.2[rb]),
+                    );
+                    merge(row_a, row_b, op, &mut row_coords, &mut row_values);
+                    if !row_coords.is_empty() {
+                        want_counts.push((100 + r - first, row_coords.len()));
+                    }
+                    want_coords.extend(&row_coords);
+                    want_values.extend(&row_values);
+                }
+                let want_largest = want_coords[2..].iter().copied().max().unwrap_or(0);
+                let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                let what = format!("case {case}, {op:?}, rows {first}..{end}");
+                assert_eq!(largest, Some(want_largest), "{what}");
+                assert_eq!(coords.to_u64_vec(), want_coords, "{what}");
+                assert_eq!(bits(&values), bits(&want_values), "{what}");
+                assert_eq!(counts, want_counts, "{what}");
+            }
+        }
+    }
+
     #[test]
     fn merged_runs_are_stretches_of_the_values_the_entry_loop_computes() {
         let runs = |a: &[f64], b: &[f64], (ab, bb): (i64, i64), op| {
