@@ -475,9 +475,10 @@ fn merge_block<P: Coord, C: Coord + Ord>(
 /// coordinates and after its values.
 type Room<'a, O> = (&'a mut [MaybeUninit<O>], &'a mut [MaybeUninit<f64>]);
 
-/// [`merge_block`] with the rows combined by `combine`, which writes a
-/// merged row at the start of the room it is given and returns its
-/// length. The block's room is made once and its rows written one after
+/// [`merge_block`] with the rows combined by `combine` ([`union_into`] or
+/// [`intersection_into`]), which writes a merged row at the start of the
+/// room it is given and returns its length: every slot it counts is
+/// written, which the unsafe code here relies on. The block's room is made once and its rows written one after
 /// another: rows of a few entries each (a stencil's) would otherwise pay
 /// for a vector's bookkeeping per row.
 #[inline(always)]
