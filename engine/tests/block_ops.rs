@@ -826,3 +826,87 @@ fn a_square_of_one_operand_is_computed_in_every_format() {
         }
     }
 }
+
+/// COO's rows: the end of a row's run of entries is found by one
+/// interpreter op (`RunEnd`), and the entries below the run (the
+/// children of all its entries, which follow one another) are read by
+/// the block ops of a CSR row: a dot (SpMV), a sum of squares (the
+/// interpreter's loop into a scalar), a dense row update (SpMM), a row
+/// scattered into the workspace (SpGEMM). Results stay the
+/// reference's for awkward tensors, duplicates and unsorted entries
+/// included.
+#[test]
+fn coo_rows_end_in_one_op_and_their_entries_run_as_block_ops_matching_the_reference() {
+    let engine = Engine::new();
+    let mut rng = Rng::new(41);
+    let coo = Format::coo(2);
+    use tessera_engine::bytecode::PositionBody;
+    let dot: fn(&Op) -> bool = |op| matches!(op, Op::DotBlock { .. });
+    let sum: fn(&Op) -> bool = |op| {
+        matches!(
+            op,
+            Op::PositionLoop {
+                body: PositionBody::Reduce { .. },
+                ..
+            }
+        )
+    };
+    let row_update: fn(&Op) -> bool = |op| matches!(op, Op::RowAxpy { .. });
+    let scatter: fn(&Op) -> bool = |op| matches!(op, Op::WorkspaceAxpy { .. });
+    // (statement, the other operand's name, shape and format, the output's format, its block op)
+    let cases = [
+        (
+            "y(i) = A(i,j) * x(j)",
+            ("x", vec![7], Format::dense(1)),
+            Format::dense(1),
+            dot,
+        ),
+        (
+            "s = A(i,j) * A(i,j)",
+            ("A", vec![9, 7], coo.clone()),
+            Format::dense(0),
+            sum,
+        ),
+        (
+            "C(i,j) = A(i,k) * X(k,j)",
+            ("X", vec![7, 3], Format::dense(2)),
+            Format::dense(2),
+            row_update,
+        ),
+        (
+            "C(i,j) = A(i,k) * B(k,j)",
+            ("B", vec![7, 5], Format::csr()),
+            Format::csr(),
+            scatter,
+        ),
+    ];
+    for (statement, (other, shape, format), output, block_op) in cases {
+        let kernel = engine
+            .compile(statement, &[("A", coo.clone()), (other, format.clone())], &output)
+            .unwrap();
+        let ops = &kernel.program().ops;
+        assert!(
+            ops.iter().any(|op| matches!(op, Op::RunEnd { .. })) && ops.iter().any(block_op),
+            "{statement}: no run end or no block op:\n{}",
+            kernel.program()
+        );
+        for kind in [
+            EntryKind::Empty,
+            EntryKind::Single,
+            EntryKind::EmptySlices,
+            EntryKind::Duplicates,
+            EntryKind::Skewed,
+            EntryKind::Unsorted,
+        ] {
+            let a = random_tensor(&mut rng, &[9, 7], kind, &coo).unwrap();
+            let b = random_tensor(&mut rng, &shape, EntryKind::Random, &format).unwrap();
+            let inputs: Vec<(&str, &_)> = if other == "A" {
+                vec![("A", &a)]
+            } else {
+                vec![("A", &a), (other, &b)]
+            };
+            check_statement(&engine, statement, &inputs, Some(&output), &[])
+                .unwrap_or_else(|e| panic!("{statement} on {kind:?} entries: {e}"));
+        }
+    }
+}

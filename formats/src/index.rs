@@ -131,6 +131,30 @@ impl IndexArray {
         }
     }
 
+    /// The first position in `from..end` (clamped to the array) whose
+    /// element is not `value`, or the end: the end of a run of equal
+    /// elements, as a non-unique level's coordinates hold them.
+    ///
+    /// ```
+    /// use tessera_formats::IndexArray;
+    /// let rows = IndexArray::U32(vec![0, 0, 2, 2, 2, 5]);
+    /// assert_eq!(rows.run_end(2, 6, 2), 5);
+    /// assert_eq!(rows.run_end(2, 4, 2), 4);
+    /// assert_eq!(rows.run_end(0, 6, 7), 0);
+    /// ```
+    pub fn run_end(&self, from: usize, end: usize, value: i64) -> usize {
+        fn scan<T: Copy>(v: &[T], from: usize, end: usize, same: impl Fn(T) -> bool) -> usize {
+            let end = end.min(v.len());
+            let from = from.min(end);
+            from + v[from..end].iter().take_while(|&&x| same(x)).count()
+        }
+        match self {
+            IndexArray::U32(v) => scan(v, from, end, |x| i64::from(x) == value),
+            IndexArray::U64(v) => scan(v, from, end, |x| x as i64 == value),
+            IndexArray::I64(v) => scan(v, from, end, |x| x == value),
+        }
+    }
+
     /// Element `i` as an unsigned index. Only meaningful for unsigned arrays
     /// or non-negative signed values.
     #[inline(always)]

@@ -334,8 +334,12 @@ fn dense_updates_of_any_width_give_the_interpreters_bits() {
             let spmm = [("A", &a), ("B", &b), ("D", &d)];
             check("C(i,k) = A(i,j) * B(j,k)", &spmm, "", is_row_axpy);
             check("C(i,k) = A(i,j) * B(j,k) * D(j,k)", &spmm, "", is_row_axpy);
+            // COO's rows are the entries of a run of equal rows: one row
+            // update per run. CSC's columns scatter a dense row per entry.
             let coo = random_tensor(&mut rng, &[7, 6], kind, &Format::coo(2)).unwrap();
-            check("C(i,k) = A(i,j) * B(j,k)", &[("A", &coo), ("B", &b)], "", |op| {
+            check("C(i,k) = A(i,j) * B(j,k)", &[("A", &coo), ("B", &b)], "", is_row_axpy);
+            let csc = random_tensor(&mut rng, &[7, 6], kind, &Format::csc()).unwrap();
+            check("C(i,k) = A(i,j) * B(j,k)", &[("A", &csc), ("B", &b)], "", |op| {
                 matches!(op, Op::DenseAxpy { .. })
             });
             let t = random_tensor(&mut rng, &[5, 4, 3], kind, &Format::csf(3)).unwrap();

@@ -639,6 +639,19 @@ pub enum Op {
         body: PositionBody,
         resume: usize,
     },
+    /// An interpreter shortcut for the scan that follows it, which ends
+    /// just before `resume`: `while pos < end && coordinate(level, pos) ==
+    /// coord { pos += 1 }`, the end of a run of equal coordinates of a
+    /// non-unique level (COO's rows), on the level's coordinate array in
+    /// one op instead of five per position. Compiled tiers skip it and
+    /// compile the scan.
+    RunEnd {
+        level: LevelRef,
+        pos: IReg,
+        end: IReg,
+        coord: IReg,
+        resume: usize,
+    },
     Halt,
 }
 
@@ -816,7 +829,8 @@ impl Op {
             | Op::MergeRuns { .. }
             | Op::RowsMerge { .. }
             | Op::PositionLoop { .. } => true,
-            Op::IConst { .. }
+            Op::RunEnd { .. }
+            | Op::IConst { .. }
             | Op::IMove { .. }
             | Op::IBin { .. }
             | Op::ICmp { .. }
@@ -1260,6 +1274,17 @@ impl fmt::Display for Op {
                 lv(driver),
                 lv(&walk.level),
                 walk.parent
+            ),
+            Op::RunEnd {
+                level,
+                pos,
+                end,
+                coord,
+                resume,
+            } => write!(
+                f,
+                "interpreter: r{pos} = end of the run of r{coord} in {} below r{end}; then @{resume}",
+                lv(level)
             ),
             Op::Halt => write!(f, "halt"),
         }

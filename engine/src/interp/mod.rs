@@ -269,6 +269,24 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 pc = *resume;
                 continue;
             }
+            Op::RunEnd {
+                level,
+                pos,
+                end,
+                coord,
+                resume,
+            } => {
+                let slot = format_of(bind, *level)
+                    .coordinate_array()
+                    .expect("the planner only emits run ends over levels with a coordinate array");
+                let coords = &bind.levels[level.operand as usize][level.level as usize].arrays[slot as usize];
+                let (from, to) = (ir[*pos as usize], ir[*end as usize]);
+                if from < to {
+                    ir[*pos as usize] = coords.run_end(from as usize, to as usize, ir[*coord as usize]) as i64;
+                }
+                pc = *resume;
+                continue;
+            }
             Op::Append { coords, value } if batched => appends.push(&ir, coords, fr[*value as usize], out),
             Op::Append { coords, value } => out.append(&gather(&ir, coords), fr[*value as usize]),
             Op::WorkspaceAccum { coords, value } => out.workspace_accumulate(&gather(&ir, coords), fr[*value as usize]),

@@ -19,9 +19,11 @@ impl Emitter<'_> {
         let driver = shape.iterators[shape.walked[0]].clone();
         let dst = &self.states[driver.operand];
         let props = driver.format.properties();
+        // Below a run of equal parents (COO's rows) the row is the
+        // children of the whole run, which follow one another (compact):
+        // `bounds` gives them, and the ops run them in order as the loop.
         if !(props.compact && props.ordered && props.unique)
             || driver.level + 1 != dst.level_vars.len()
-            || dst.parent_run_end().is_some()
             || !matches!(driver.format.kind, LevelKind::Compressed | LevelKind::Singleton)
         {
             return None;
@@ -666,7 +668,6 @@ impl Emitter<'_> {
         if !(props.compact && props.ordered && props.unique)
             || driver.format.capabilities().iteration != Iteration::CoordinatePosition
             || driver.level + 1 != dst.level_vars.len()
-            || dst.parent_run_end().is_some()
             || !matches!(driver.format.kind, LevelKind::Compressed | LevelKind::Singleton)
         {
             return None;

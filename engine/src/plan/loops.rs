@@ -362,47 +362,7 @@ impl Emitter<'_> {
                 self.ops.push(Op::BOr { dst: any, a: any, b: m });
                 matched.push(m);
                 // A non-unique level: the run of positions with this coordinate.
-                let run_end = if !it.format.unique {
-                    let e = self.ireg();
-                    let one = self.iconst(1);
-                    self.int_op(IntOp::Add, e, cursors[k].0, one);
-                    let skip = self.jump_unless(m);
-                    let scan = self.label();
-                    let more = self.breg();
-                    self.ops.push(Op::ICmp {
-                        op: Cmp::Lt,
-                        dst: more,
-                        a: e,
-                        b: cursors[k].1,
-                    });
-                    let stop = self.jump_unless(more);
-                    let next = self.ireg();
-                    let nf = self.breg();
-                    let ancestors = self.ancestors(it.operand, it.level);
-                    self.ops.push(Op::PosAccess {
-                        level: LevelRef::new(it.operand, it.level),
-                        pos: e,
-                        ancestors,
-                        coord: next,
-                        found: nf,
-                    });
-                    let same = self.breg();
-                    self.ops.push(Op::ICmp {
-                        op: Cmp::Eq,
-                        dst: same,
-                        a: next,
-                        b: coord,
-                    });
-                    let stop2 = self.jump_unless(same);
-                    self.int_op(IntOp::Add, e, e, one);
-                    self.ops.push(Op::Jump { to: scan });
-                    self.patch(stop);
-                    self.patch(stop2);
-                    self.patch(skip);
-                    Some(e)
-                } else {
-                    None
-                };
+                let run_end = (!it.format.unique).then(|| self.run_end(it, cursors[k], coord, Some(m)));
                 run_ends.push(run_end);
             }
             // In a merge, a step where only empty buckets were seen does nothing.
@@ -498,9 +458,76 @@ impl Emitter<'_> {
         }
     }
 
-    /// A loop driven by one unique iterator: walk its positions and run the
-    /// body at each labelled one. The common case (a row of CSR, a fibre of
-    /// CSF) without the bookkeeping of a merge. Returns the index of the
+    /// The end of the run of positions of `it`'s non-unique level from
+    /// `cursor` (below `end`) whose coordinate is `coord`: a scan from the
+    /// next position, run only when `when` holds (the position is the
+    /// loop's coordinate). The interpreter runs it on the level's
+    /// coordinate array as one op ([`Op::RunEnd`]) when there is one.
+    fn run_end(&mut self, it: &IterInfo, (cursor, end): (IReg, IReg), coord: IReg, when: Option<BReg>) -> IReg {
+        let e = self.ireg();
+        let one = self.iconst(1);
+        self.int_op(IntOp::Add, e, cursor, one);
+        let skip = when.map(|m| self.jump_unless(m));
+        let scan = self.label();
+        let more = self.breg();
+        self.ops.push(Op::ICmp {
+            op: Cmp::Lt,
+            dst: more,
+            a: e,
+            b: end,
+        });
+        let stop = self.jump_unless(more);
+        let (next, next_found, same) = (self.ireg(), self.breg(), self.breg());
+        let ancestors = self.ancestors(it.operand, it.level);
+        self.ops.push(Op::PosAccess {
+            level: LevelRef::new(it.operand, it.level),
+            pos: e,
+            ancestors,
+            coord: next,
+            found: next_found,
+        });
+        self.ops.push(Op::ICmp {
+            op: Cmp::Eq,
+            dst: same,
+            a: next,
+            b: coord,
+        });
+        let differs = self.jump_unless(same);
+        self.int_op(IntOp::Add, e, e, one);
+        self.ops.push(Op::Jump { to: scan });
+        self.patch(stop);
+        self.patch(differs);
+        if let Some(skip) = skip {
+            self.patch(skip);
+        }
+        if Self::scans_coordinates(it) {
+            let resume = self.ops.len() + 1;
+            let level = LevelRef::new(it.operand, it.level);
+            self.insert_op(
+                scan,
+                Op::RunEnd {
+                    level,
+                    pos: e,
+                    end,
+                    coord,
+                    resume,
+                },
+            );
+        }
+        e
+    }
+
+    /// Whether the coordinates of `it`'s level are its coordinate array,
+    /// position by position (a run's end is then a scan of the array).
+    pub(super) fn scans_coordinates(it: &IterInfo) -> bool {
+        it.format.coordinate_array().is_some() && it.format.properties().compact
+    }
+
+    /// A loop driven by one iterator: walk its positions and run the body
+    /// at each labelled one. The common case (a row of CSR, a fibre of
+    /// CSF) without the bookkeeping of a merge. A non-unique level whose
+    /// coordinates are an array (COO's rows) is walked run by run of equal
+    /// coordinates, the body run once per run. Returns the index of the
     /// loop's test.
     pub(super) fn emit_driven_loop(
         &mut self,
@@ -536,12 +563,13 @@ impl Emitter<'_> {
                 coord,
                 found,
             });
+            let run_end = (!it.format.unique).then(|| self.run_end(&it, (cursor, end), coord, None));
             // An unlabelled position (an empty bucket) holds no coordinate.
             // The loop runs only when the operand is present (its bounds are
             // empty otherwise) and the body only at labelled positions.
             self.body_and_advance(
                 (it.operand, cursor, coord),
-                found,
+                (found, run_end),
                 (shape, involved),
                 body,
                 depth,
@@ -605,7 +633,7 @@ impl Emitter<'_> {
     ) {
         self.body_and_advance(
             (operand, pos, coord),
-            found,
+            (found, None),
             (shape, involved),
             body,
             depth,
@@ -620,19 +648,23 @@ impl Emitter<'_> {
     fn body_and_advance(
         &mut self,
         (operand, pos, coord): (usize, IReg, IReg),
-        found: BReg,
+        (found, run_end): (BReg, Option<IReg>),
         (shape, involved): (&LoopShape, &BTreeSet<usize>),
         body: &Cin,
         depth: usize,
         (counter, one): (IReg, IReg),
     ) {
         let skip = self.jump_unless(found);
-        self.states[operand].bind(pos, None, self.true_reg);
+        self.states[operand].bind(pos, run_end, self.true_reg);
         self.hoist_value(operand);
         self.bind_located(shape, involved, coord);
         self.stmt(body, depth + 1);
         self.patch(skip);
-        self.int_op(IntOp::Add, counter, counter, one);
+        match run_end {
+            // The next run; a run ends past its first position.
+            Some(end) => self.ops.push(Op::IMove { dst: counter, src: end }),
+            None => self.int_op(IntOp::Add, counter, counter, one),
+        }
     }
 
     /// Loads an input's value as soon as all its levels are bound and it is

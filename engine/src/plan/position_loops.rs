@@ -299,14 +299,14 @@ impl Emitter<'_> {
 
     /// Inserts `op` at `at`, moving the ops from there on one place later
     /// and every jump into them with them.
-    fn insert_op(&mut self, at: usize, op: Op) {
+    pub(super) fn insert_op(&mut self, at: usize, op: Op) {
         for existing in &mut self.ops {
             match existing {
                 // Jumps still to be patched point nowhere yet.
                 Op::Jump { to } | Op::JumpIf { to, .. } | Op::JumpIfNot { to, .. } if (at..usize::MAX).contains(to) => {
                     *to += 1
                 }
-                Op::PositionLoop { resume, .. } if *resume >= at => *resume += 1,
+                Op::PositionLoop { resume, .. } | Op::RunEnd { resume, .. } if *resume >= at => *resume += 1,
                 _ => {}
             }
         }

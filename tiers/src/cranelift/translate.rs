@@ -721,8 +721,8 @@ impl Translator<'_> {
                 *op,
                 prefix,
             ),
-            // The interpreter's shortcut: the loop that follows is compiled.
-            Op::PositionLoop { .. } => {}
+            // The interpreter's shortcuts: the loop that follows is compiled.
+            Op::PositionLoop { .. } | Op::RunEnd { .. } => {}
             Op::Halt => {
                 self.finish(clif);
                 return true;

@@ -901,8 +901,8 @@ impl Writer<'_> {
                 prefix,
             } => self.workspace_axpy(c, (*driver, *begin, *end), *scale, prefix),
             Op::WorkspaceFlush { prefix } => self.workspace_flush(c, prefix),
-            // The interpreter's shortcut: the loop that follows is the kernel's.
-            Op::PositionLoop { .. } => {}
+            // The interpreter's shortcuts: the loop that follows is the kernel's.
+            Op::PositionLoop { .. } | Op::RunEnd { .. } => {}
             Op::Halt => c.line("goto done;"),
         }
     }
