@@ -519,8 +519,15 @@ impl Emitter<'_> {
 
     /// Whether the coordinates of `it`'s level are its coordinate array,
     /// position by position (a run's end is then a scan of the array).
-    pub(super) fn scans_coordinates(it: &IterInfo) -> bool {
+    fn scans_coordinates(it: &IterInfo) -> bool {
         it.format.coordinate_array().is_some() && it.format.properties().compact
+    }
+
+    /// Whether [`Self::emit_driven_loop`] walks `it` when it is the loop's
+    /// only walked iterator: position by position when unique, run by run
+    /// when its coordinates are an array.
+    pub(super) fn drives_alone(it: &IterInfo) -> bool {
+        it.format.unique || Self::scans_coordinates(it)
     }
 
     /// A loop driven by one iterator: walk its positions and run the body

@@ -953,10 +953,7 @@ impl<'a> Emitter<'a> {
             );
         } else if whole_rows && block_ops && shape.universe && self.try_strided_axpy(var, body, &shape) {
             let _ = writeln!(self.plan, "{pad}  {}", strided_rows_note(&self.ops));
-        } else if !shape.universe && shape.walked.len() == 1 && {
-            let it = &shape.iterators[shape.walked[0]];
-            it.format.unique || Self::scans_coordinates(it)
-        } {
+        } else if !shape.universe && shape.walked.len() == 1 && Self::drives_alone(&shape.iterators[shape.walked[0]]) {
             let plan_at = self.plan.len();
             let top = self.emit_driven_loop(walk, body, &shape, &involved, depth);
             if let Some(what) = float_values.then(|| self.shortcut_position_loop(top)).flatten() {
