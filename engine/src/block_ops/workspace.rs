@@ -28,7 +28,7 @@ pub enum WorkspaceBitmap {
 /// ```
 /// use tessera_engine::block_ops::{workspace_add, KernelBuilder};
 /// use tessera_engine::interp::{Eager, Operands};
-/// use tessera_engine::runtime::output::Workspace;
+/// use tessera_engine::runtime::workspace::Workspace;
 ///
 /// let mut workspace = Workspace::new(&[100]);
 /// let cells = workspace.dense_cells().expect("100 slots are stored densely");

@@ -8,7 +8,8 @@ use tessera_formats::{ArrayRef, Immediate, IndexArray, LevelRef, LevelStorage, S
 use crate::block_ops::{KernelBuilder, Length, WorkspaceBitmap};
 use crate::bytecode::FloatOp;
 use crate::notation::Reduction;
-use crate::runtime::output::{OutputState, WorkspaceCells};
+use crate::runtime::output::OutputState;
+use crate::runtime::workspace::WorkspaceCells;
 
 /// What a program reads, resolved for the interpreter: each operand's
 /// levels and its values as `f64`, and the part of a dense output a block

@@ -30,6 +30,7 @@ mod promotion;
 pub mod rows;
 pub mod strided;
 pub mod tier;
+pub mod workspace;
 
 use crate::words::Adder;
 use std::collections::HashMap;
@@ -48,7 +49,7 @@ use crate::plan::emit;
 use crate::schedule::apply::check_parallel;
 use crate::schedule::Schedule;
 pub use defaults::default_output;
-use output::{dense_levels, Assembler, OutputSizes, OutputState, Workspace};
+use output::{dense_levels, Assembler, OutputSizes, OutputState};
 use parallel::{default_threads, Joined};
 pub use parallel::{CancelToken, Parallelism, CHUNK_WORK, PARALLEL_FROM};
 pub use progress::Progress;
@@ -58,6 +59,7 @@ pub use tier::{
     CompileRequest, CompiledKernel, KernelFallback, PromotionPolicy, StorageSignature, Tier, TierChoice, TierDiagnostic,
 };
 use tier::{TierSet, INTERPRETER};
+use workspace::Workspace;
 
 /// Named input tensors for one evaluation, of any value type.
 ///

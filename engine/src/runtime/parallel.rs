@@ -21,8 +21,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use hashbrown::HashMap;
 use tessera_formats::{LevelKind, LevelRef, Tensor};
 
-use super::output::{Assembler, DenseWindow, OutputSizes, OutputState, Workspace};
+use super::output::{Assembler, DenseWindow, OutputSizes, OutputState};
 use super::progress::Progress;
+use super::workspace::Workspace;
 use crate::bytecode::{ChunkOutput, Chunking, Program};
 use crate::error::{EngineError, Result};
 use crate::interp::{self, Bindings};

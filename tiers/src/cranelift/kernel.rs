@@ -17,9 +17,10 @@ use cranelift_jit::JITModule;
 use smallvec::SmallVec;
 use tessera_engine::bytecode::temp_lengths;
 use tessera_engine::interp::Bindings;
-use tessera_engine::runtime::output::{DenseWorkspaceParts, OutputState};
+use tessera_engine::runtime::output::OutputState;
 use tessera_engine::runtime::rows::{run_rows_merge, Row, RowOp, Run};
 use tessera_engine::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate, UpdateColumns};
+use tessera_engine::runtime::workspace::DenseWorkspaceParts;
 use tessera_engine::runtime::{CompiledKernel, StorageSignature};
 use tessera_formats::{Level, LevelRef};
 
