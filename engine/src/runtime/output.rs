@@ -428,6 +428,8 @@ pub struct Assembler {
     /// written: the level closes them together ([`Assembler::close_segments`]).
     closed: Vec<(usize, usize)>,
     closed_from: usize,
+    /// Every level is a coordinate list's ([`Assembler::append_listed`]).
+    listed: bool,
     /// Subtracted from the first coordinate: a part of a parallel run holds
     /// rows `origin..` of a dense first level as rows `0..`.
     origin: i64,
@@ -474,6 +476,7 @@ impl Assembler {
             closed_from: 0,
             origin: 0,
             adder: Adder::Float,
+            listed: false,
         };
         assembler.runs = assembler.appends_runs();
         let levels = assembler.format.levels();
@@ -485,7 +488,29 @@ impl Assembler {
             let props = l.properties();
             l.capabilities().assembly == Some(Assembly::Append) && props.unique && !props.branchless
         };
-        assembler.in_order = levels.iter().all(|l| positional(&l.level) || appended_unique(&l.level));
+        // Then, optionally, a coordinate list's levels (COO's): one appended
+        // non-unique level and singletons below it, the last unique. Each
+        // entry appends one coordinate to each of them, so entries in
+        // increasing order leave each sorted, and every chain of equal
+        // coordinates above a unique level with distinct coordinates below.
+        let appended = |l: &LevelFormat| l.capabilities().assembly == Some(Assembly::Append);
+        let list_head = |l: &LevelFormat| appended(l) && !l.unique && !l.properties().branchless;
+        let list_tail = |tail: &[tessera_formats::FormatLevel]| match tail.split_last() {
+            Some((last, above)) => {
+                let singleton = |l: &LevelFormat| appended(l) && l.properties().branchless;
+                singleton(&last.level)
+                    && last.level.unique
+                    && above.iter().all(|l| singleton(&l.level) && !l.level.unique)
+            }
+            None => false,
+        };
+        let head = levels
+            .iter()
+            .position(|l| !(positional(&l.level) || appended_unique(&l.level)))
+            .unwrap_or(n);
+        let listed = head < n && list_head(&levels[head].level) && list_tail(&levels[head + 1..]);
+        assembler.in_order = head == n || listed;
+        assembler.listed = listed && head == 0;
         assembler.tracks_order = assembler.in_order && levels.iter().all(|l| l.level.ordered);
         assembler.unordered_last = levels.last().is_some_and(|l| !l.level.ordered);
         assembler.rows_by_arithmetic =
@@ -562,6 +587,13 @@ impl Assembler {
             }
             self.adder.add_to(&mut self.values[0], value);
             return;
+        }
+        if self.listed && self.started {
+            let mut entry: smallvec::SmallVec<[i64; 8]> = coords.iter().copied().collect();
+            entry.push(value.to_bits() as i64);
+            if self.append_listed(&entry, n).is_empty() {
+                return;
+            }
         }
         let last = n - 1;
         // (Compared element by element: a slice comparison calls memcmp.)
@@ -681,6 +713,7 @@ impl Assembler {
     pub fn append_entries(&mut self, entries: &[i64], width: usize) {
         let stride = width + 1;
         if !self.runs || width == 0 {
+            let entries = self.append_listed(entries, width);
             for entry in entries.chunks_exact(stride) {
                 self.append(&entry[..width], f64::from_bits(entry[width] as u64));
             }
@@ -712,6 +745,55 @@ impl Assembler {
         }
         self.commit_run(&mut run);
         self.run_coords = run;
+    }
+
+    /// [`Assembler::append_entries`] into a coordinate list (COO), whose
+    /// every level takes one coordinate per entry: the entries that follow
+    /// the last one in increasing order, inside the shape, are written a
+    /// level at a time, each level's coordinates as one run. Returns the
+    /// entries from the first that does not (equal to the one before it,
+    /// out of order, or the very first), which the caller appends as any.
+    fn append_listed<'e>(&mut self, entries: &'e [i64], width: usize) -> &'e [i64] {
+        if !self.listed || !self.started || width != self.levels.len() {
+            return entries;
+        }
+        let stride = width + 1;
+        let mut last = &self.current[..width];
+        let mut taken = 0;
+        for entry in entries.chunks_exact(stride) {
+            let coords = &entry[..width];
+            if coords <= last || !(0..width).all(|k| self.inside(k, coords[k])) {
+                break;
+            }
+            last = coords;
+            taken += 1;
+        }
+        if taken == 0 {
+            return entries;
+        }
+        let last = last.to_vec();
+        let taken_entries = || entries.chunks_exact(stride).take(taken);
+        let mut run = std::mem::take(&mut self.run_coords);
+        for k in 0..width {
+            let shift = if k == 0 { self.origin } else { 0 };
+            run.clear();
+            run.extend(taken_entries().map(|e| (e[k] - shift) as u64));
+            let slot = self.format.level(k).coordinate_array().map(usize::from);
+            let slot = slot.expect("a coordinate list's levels store their coordinates");
+            self.levels[k].arrays[slot].write_run(self.sizes[k] as usize, CoordRun::Wide(&run));
+            self.sizes[k] += taken as i64;
+            self.positions[k] = self.sizes[k] - 1;
+            if k > 0 {
+                // A singleton's segment is its parent's one position.
+                self.segment[k] = (self.positions[k - 1], self.positions[k]);
+            }
+        }
+        self.run_coords = run;
+        debug_assert_eq!(self.values.len() as i64 + taken as i64, self.sizes[width - 1]);
+        self.values
+            .extend(taken_entries().map(|e| f64::from_bits(e[width] as u64)));
+        self.current[..width].copy_from_slice(&last);
+        &entries[taken * stride..]
     }
 
     /// [`Assembler::append_entries`] for entries `(row, column, value)`
@@ -1327,6 +1409,10 @@ mod tests {
             (vec![0, 4], Format::csr()),
             (vec![4, 3, 5], dense_dense_compressed),
             (vec![4, 3, 5], Format::csf(3)),
+            // Coordinate lists, appended a level at a time.
+            (vec![7, 9], Format::coo(2)),
+            (vec![1, 1], Format::coo(2)),
+            (vec![4, 3, 5], Format::coo(3)),
         ];
         for (shape, format) in cases {
             let order = format.mode_order().unwrap();
@@ -1390,8 +1476,11 @@ mod tests {
             .iter()
             .flat_map(|&(i, j, v): &(i64, i64, f64)| [i, j, v.to_bits() as i64])
             .collect();
-        for batch in [1, 2, 7] {
-            let mut a = Assembler::new(Format::csr(), &[4, 4]);
+        for (format, batch) in [Format::csr(), Format::coo(2)]
+            .iter()
+            .flat_map(|f| [(f, 1), (f, 2), (f, 7)])
+        {
+            let mut a = Assembler::new(format.clone(), &[4, 4]);
             for chunk in words.chunks(3 * batch) {
                 a.append_entries(chunk, 2);
             }
@@ -1403,8 +1492,8 @@ mod tests {
                 (vec![3, 3], 0.0),
             ];
             assert!(
-                crate::testing::same_bits(&got, &packed(&[4, 4], &Format::csr(), &want)),
-                "batches of {batch}"
+                crate::testing::same_bits(&got, &packed(&[4, 4], format, &want)),
+                "{format} in batches of {batch}"
             );
         }
     }
@@ -1413,7 +1502,7 @@ mod tests {
     /// checked, and refused.
     #[test]
     fn entries_out_of_order_are_refused_at_finish() {
-        for format in [Format::csr(), Format::dcsr()] {
+        for format in [Format::csr(), Format::dcsr(), Format::coo(2)] {
             let mut a = Assembler::new(format.clone(), &[3, 4]);
             let words: Vec<i64> = [(1, 2), (1, 0), (2, 1)]
                 .iter()
@@ -1425,6 +1514,10 @@ mod tests {
             b.append(&[2, 0], 1.0);
             b.append(&[1, 3], 1.0);
             assert!(b.finish().is_err(), "{format}: a row after a later one");
+            let mut c = Assembler::new(format.clone(), &[3, 4]);
+            c.append(&[0, 1], 1.0);
+            c.append(&[0, 4], 1.0);
+            assert!(c.finish().is_err(), "{format}: a column outside the shape");
         }
     }
 }
