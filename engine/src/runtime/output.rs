@@ -588,12 +588,8 @@ impl Assembler {
             self.adder.add_to(&mut self.values[0], value);
             return;
         }
-        if self.listed && self.started {
-            let mut entry: smallvec::SmallVec<[i64; 8]> = coords.iter().copied().collect();
-            entry.push(value.to_bits() as i64);
-            if self.append_listed(&entry, n).is_empty() {
-                return;
-            }
+        if self.listed && self.started && self.append_listed_one(coords, value) {
+            return;
         }
         let last = n - 1;
         // (Compared element by element: a slice comparison calls memcmp.)
@@ -778,22 +774,47 @@ impl Assembler {
             let shift = if k == 0 { self.origin } else { 0 };
             run.clear();
             run.extend(taken_entries().map(|e| (e[k] - shift) as u64));
-            let slot = self.format.level(k).coordinate_array().map(usize::from);
-            let slot = slot.expect("a coordinate list's levels store their coordinates");
-            self.levels[k].arrays[slot].write_run(self.sizes[k] as usize, CoordRun::Wide(&run));
-            self.sizes[k] += taken as i64;
-            self.positions[k] = self.sizes[k] - 1;
-            if k > 0 {
-                // A singleton's segment is its parent's one position.
-                self.segment[k] = (self.positions[k - 1], self.positions[k]);
-            }
+            self.extend_listed_level(k, CoordRun::Wide(&run));
         }
         self.run_coords = run;
-        debug_assert_eq!(self.values.len() as i64 + taken as i64, self.sizes[width - 1]);
         self.values
             .extend(taken_entries().map(|e| f64::from_bits(e[width] as u64)));
         self.current[..width].copy_from_slice(&last);
         &entries[taken * stride..]
+    }
+
+    /// [`Assembler::append_listed`] for one entry: false, changing
+    /// nothing, unless it follows the last one in increasing order, inside
+    /// the shape.
+    fn append_listed_one(&mut self, coords: &[i64], value: f64) -> bool {
+        let n = coords.len();
+        if !self.listed || n != self.levels.len() || coords <= &self.current[..n] {
+            return false;
+        }
+        if !(0..n).all(|k| self.inside(k, coords[k])) {
+            return false;
+        }
+        for (k, &c) in coords.iter().enumerate() {
+            let shift = if k == 0 { self.origin } else { 0 };
+            self.extend_listed_level(k, CoordRun::Wide(&[(c - shift) as u64]));
+        }
+        self.values.push(value);
+        self.current[..n].copy_from_slice(coords);
+        true
+    }
+
+    /// Appends `run` to level `k` of a coordinate list, below the last
+    /// position of the level above.
+    fn extend_listed_level(&mut self, k: usize, run: CoordRun<'_>) {
+        let slot = self.format.level(k).coordinate_array().map(usize::from);
+        let slot = slot.expect("a coordinate list's levels store their coordinates");
+        self.levels[k].arrays[slot].write_run(self.sizes[k] as usize, run);
+        self.sizes[k] += run.len() as i64;
+        self.positions[k] = self.sizes[k] - 1;
+        if k > 0 {
+            // A singleton's segment is its parent's one position.
+            self.segment[k] = (self.positions[k - 1], self.positions[k]);
+        }
     }
 
     /// [`Assembler::append_entries`] for entries `(row, column, value)`
