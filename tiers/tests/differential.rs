@@ -601,3 +601,61 @@ fn strided_updates_give_the_interpreters_bits() {
         "only {rows_of_products} of the kernels update rows of products"
     );
 }
+
+/// A DIA operand scaled into its own pattern is one `ValuesAxpy` per
+/// diagonal (its rows' values are one run of positions, and its columns'
+/// level has no coordinate array to read): the same bits on both tiers as
+/// the interpreter's, and the reference's values.
+#[test]
+fn scaled_diagonals_written_in_place_give_the_interpreters_bits() {
+    use tessera_engine::bytecode::Op;
+    use tessera_engine::runtime::TierChoice;
+    use tessera_engine::schedule::Schedule;
+    use tessera_engine::testing::{check_statement, same_bits};
+    use tessera_engine::{EvalOptions, Inputs};
+    let interp = Engine::new();
+    let jit = jit_engine();
+    let mut rng = Rng::new(59);
+    let dia = Format::dia();
+    let mut checked = 0;
+    for statement in ["C(i,j) = 2 * A(i,j)", "C(i,j) = A(i,j) * 0.3"] {
+        let kernel = jit
+            .compile_scheduled(statement, &[("A", dia.clone())], &dia, &Schedule::new())
+            .unwrap();
+        assert!(
+            kernel
+                .program()
+                .ops
+                .iter()
+                .any(|op| matches!(op, Op::ValuesAxpy { .. })),
+            "{statement}: not one op per diagonal:\n{}",
+            kernel.program()
+        );
+        for kind in EntryKind::ALL {
+            for shape in [[9, 9], [5, 12], [1, 1]] {
+                let Ok(a) = random_tensor(&mut rng, &shape, kind, &dia) else {
+                    continue;
+                };
+                let inputs = Inputs::new().with("A", &a);
+                let eval = |engine: &Engine, tier| {
+                    let options = EvalOptions {
+                        output_format: Some(dia.clone()),
+                        tier,
+                        ..EvalOptions::default()
+                    };
+                    engine.eval_with(statement, &inputs, &options).unwrap()
+                };
+                let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
+                assert!(
+                    same_bits(&want, &got),
+                    "{statement} on {shape:?}, {kind:?}: the tiers' bits differ"
+                );
+                check_statement(&interp, statement, &[("A", &a)], Some(&dia), &[])
+                    .unwrap_or_else(|e| panic!("{statement} on {shape:?}, {kind:?}: {e}"));
+                checked += 1;
+            }
+        }
+    }
+    let cases = 2 * 3 * EntryKind::ALL.len();
+    assert_eq!(checked, cases, "only {checked} of {cases} tensors packed as DIA");
+}

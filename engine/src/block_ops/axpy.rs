@@ -158,14 +158,14 @@ fn add_products_of<K: KernelBuilder, R: AsRef<[K::Run]>>(
 /// let factor = DotFactor { operand: 1, level: LevelRef { operand: 1, level: 0 }, parent: 0 };
 /// let (begin, end, scale) = (k.int(0), k.int(2), k.float(1.0));
 /// // r0 = 0: x's only row.
-/// values_axpy(&mut k, (driver, driver.array(1)), (begin, end), scale, &[factor], &mut |_, _| 0);
+/// values_axpy(&mut k, (driver, Some(driver.array(1))), (begin, end), scale, &[factor], &mut |_, _| 0);
 /// assert_eq!(out, [20.0, 90.0]);
 /// ```
 ///
 /// [`Op::ValuesAxpy`]: crate::bytecode::Op::ValuesAxpy
 pub fn values_axpy<K: KernelBuilder>(
     k: &mut K,
-    (driver, coords): (LevelRef, ArrayRef),
+    (driver, coords): (LevelRef, Option<ArrayRef>),
     (begin, end): (K::Int, K::Int),
     scale: K::Float,
     factors: &[DotFactor],
@@ -173,6 +173,7 @@ pub fn values_axpy<K: KernelBuilder>(
 ) {
     let zero = k.int(0);
     let (rows, _) = factor_rows(k, factors, zero, reg);
+    let coords = || coords.expect("factors of a stored value are gathered through its coordinate array");
     let len = k.sub(end, begin);
     let target = k.output_target(begin);
     let values = k.value_run(driver.operand, zero);
@@ -182,9 +183,9 @@ pub fn values_axpy<K: KernelBuilder>(
     match *rows {
         // A scaled copy: no coordinates to read.
         [] => add_products_of(k, target, len, scale, [own]),
-        [x] => gathered_products(k, (target, len), (values, scale), (coords, begin), [x]),
-        [x, y] => gathered_products(k, (target, len), (values, scale), (coords, begin), [x, y]),
-        _ => gathered_products(k, (target, len), (values, scale), (coords, begin), &rows[..]),
+        [x] => gathered_products(k, (target, len), (values, scale), (coords(), begin), [x]),
+        [x, y] => gathered_products(k, (target, len), (values, scale), (coords(), begin), [x, y]),
+        _ => gathered_products(k, (target, len), (values, scale), (coords(), begin), &rows[..]),
     }
 }
 

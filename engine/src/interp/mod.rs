@@ -563,7 +563,10 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 scale,
                 factors,
             } => {
-                let coords = coordinate_array(bind, *driver);
+                // A scaled copy reads no coordinates: its level may have none.
+                let coords = format_of(bind, *driver)
+                    .coordinate_array()
+                    .map(|slot| driver.array(slot));
                 let mut k = Immediate::new(Operands::on_output(&bind.levels, &values, out));
                 let positions = (ir[*begin as usize], ir[*end as usize]);
                 values_axpy(

@@ -125,7 +125,7 @@ impl Emitter<'_> {
     /// The run of `it`'s computed range below its bound parent (empty when
     /// the operand is absent), and for each of the `below` one-child levels
     /// under it, its coordinate less the run's (0 when the run is empty).
-    fn coordinate_run(&mut self, it: &IterInfo, below: usize) -> (CoordinateRun, Vec<IReg>) {
+    pub(super) fn coordinate_run(&mut self, it: &IterInfo, below: usize) -> (CoordinateRun, Vec<IReg>) {
         let st = self.states[it.operand].clone();
         let level = LevelRef::new(it.operand, it.level);
         let (begin, end) = self.range_bounds(it);

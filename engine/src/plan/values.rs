@@ -5,7 +5,7 @@
 //! no bytecode per stored value.
 
 use smallvec::SmallVec;
-use tessera_formats::{IntOp, Level, LevelKind, LevelRef};
+use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelFormat, LevelKind, LevelRef};
 
 use super::{Emitter, LoopShape};
 use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op};
@@ -116,6 +116,63 @@ impl Emitter<'_> {
         true
     }
 
+    /// Emits the loop over `var`, a computed range of the pattern operand
+    /// whose consecutive coordinates sit at consecutive positions, each
+    /// with one child on every level below (DIA's rows of a diagonal, and
+    /// their columns), and the loops inside it as one [`Op::ValuesAxpy`]
+    /// over the run's positions, when the body adds the stored value times
+    /// literals and values bound outside: `C(i,j) = 2 * A(i,j)` into DIA.
+    pub(super) fn try_range_values_run(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        let OutputAssembly::OnPattern { operand } = self.lowered.assembly else {
+            return false;
+        };
+        if shape.universe || shape.walked.len() != 1 || self.chunk_of(var).is_some() {
+            return false;
+        }
+        let range = shape.iterators[shape.walked[0]].clone();
+        let st = self.states[operand].clone();
+        let positional = |l: LevelFormat| l.coordinate_relation() == CoordinateRelation::Positional;
+        let one_child = |l: LevelFormat| {
+            let p = l.properties();
+            l.coordinate_relation() == CoordinateRelation::ShiftedParent && p.branchless && p.unique
+        };
+        let below = range.level + 1..st.level_vars.len();
+        if range.operand != operand
+            || range.format.capabilities().iteration != Iteration::CoordinateValue
+            || !positional(range.format)
+            || !range.format.unique
+            || below.is_empty()
+            || !below.clone().all(|k| one_child(st.formats[k]))
+        {
+            return false;
+        }
+        let Some(inner) = super::blocks::within_loops(body, &st.level_vars[below.clone()]) else {
+            return false;
+        };
+        let leaf = below.end - 1;
+        let driver = super::IterInfo {
+            operand,
+            level: leaf,
+            format: st.formats[leaf],
+        };
+        let Some(update) = self.values_update(&st.level_vars[leaf], inner, &driver) else {
+            return false;
+        };
+        if !update.factors.is_empty() {
+            return false;
+        }
+        let skip = self.skip_unless_all(&update.presences);
+        let scale = self.scale_of(&update);
+        // The one-child levels below share the range's positions.
+        let run = self.coordinate_run(&range, 0).0;
+        let (len, end) = (self.ireg(), self.ireg());
+        self.int_op(IntOp::Sub, len, run.end, run.begin);
+        self.int_op(IntOp::Add, end, run.values.start, len);
+        self.push_values_axpy(&driver, (run.values.start, end), scale, update.factors);
+        self.patch(skip);
+        true
+    }
+
     /// Whether the loop over `var` driven by `driver` adds a product of
     /// the pattern operand's value (`driver` its last level), literals,
     /// values bound outside it and dense last levels at `var` into the
@@ -126,12 +183,7 @@ impl Emitter<'_> {
         };
         let st = &self.states[operand];
         let last = driver.operand == operand && driver.level + 1 == st.level_vars.len();
-        if !last
-            || self.workspace.is_some()
-            || !driver.format.unique
-            || st.parent_run_end().is_some()
-            || driver.format.coordinate_array().is_none()
-        {
+        if !last || self.workspace.is_some() || !driver.format.unique || st.parent_run_end().is_some() {
             return None;
         }
         let Cin::Assign {
@@ -168,7 +220,9 @@ impl Emitter<'_> {
             }
             update.presences.push(st.present);
         }
-        Some(update)
+        // Factors are gathered at the stored coordinates, read from the
+        // level's array; a scaled copy reads none.
+        (update.factors.is_empty() || driver.format.coordinate_array().is_some()).then_some(update)
     }
 
     /// The product of an update's literals and bound values, in a register.

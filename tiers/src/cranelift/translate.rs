@@ -1198,7 +1198,17 @@ impl Translator<'_> {
         scale: u32,
         factors: &[DotFactor],
     ) {
-        let Some(coords) = self.walked(clif, driver, factors) else {
+        // A scaled copy reads no coordinates: its level may have none.
+        let coords = match factors {
+            [] => match self.typed_values(clif, driver.operand) {
+                Some(_) => self
+                    .format(clif, driver)
+                    .map(|f| f.coordinate_array().map(|slot| driver.array(slot))),
+                None => None,
+            },
+            _ => self.walked(clif, driver, factors).map(Some),
+        };
+        let Some(coords) = coords else {
             return;
         };
         let scale = self.fget(clif, scale);

@@ -1059,7 +1059,16 @@ impl Writer<'_> {
         scale: u32,
         factors: &[DotFactor],
     ) {
-        let Some(coords) = self.walked(c, driver, factors) else {
+        // A scaled copy reads no coordinates: its level may have none.
+        let coords = match factors {
+            [] => {
+                self.values(c, driver.operand);
+                self.format(c, driver)
+                    .map(|f| f.coordinate_array().map(|slot| driver.array(slot)))
+            }
+            _ => self.walked(c, driver, factors).map(Some),
+        };
+        let Some(coords) = coords else {
             return;
         };
         c.open("");
