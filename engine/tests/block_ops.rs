@@ -334,8 +334,9 @@ fn dia_updates_deferred_across_tiles_and_threads_match_the_reference() {
 
 /// An output stored as a factor is, over the same variables, takes its
 /// pattern: scaling, a product with dense factors gathered at each
-/// entry's column and with values fixed per row, and a DIA operand
-/// scaled (a diagonal's values, one run of positions) are each one
+/// entry's column and with values fixed per row, and a DIA or BCSR
+/// operand scaled (a diagonal's values, or the blocks of every block
+/// row, one run of positions) are each one
 /// `ValuesAxpy` (over every row's positions at once where nothing varies
 /// per row), with no append; every result is the reference's for awkward
 /// operands, on 1, 2 and 7 threads (`check_statement`).
@@ -367,6 +368,9 @@ fn outputs_on_a_factors_pattern_write_its_scaled_values_in_one_op_and_match_the_
         // A diagonal's stored values are one run of positions.
         ("B(i,j) = 2 * A(i,j)", Format::dia(), vec![9, 9], false),
         ("B(i,j) = A(i,j) * 0.5", Format::dia(), vec![6, 11], false),
+        // So are the blocks of all block rows.
+        ("B(i,j) = 2 * A(i,j)", Format::bcsr(2, 3).unwrap(), vec![8, 9], true),
+        ("B(i,j) = A(i,j) * 0.5", Format::bcsr(1, 1).unwrap(), vec![5, 5], true),
     ];
     for (statement, format, shape, every_row) in cases {
         let dense = |n: usize| vec![n];

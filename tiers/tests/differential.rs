@@ -602,12 +602,13 @@ fn strided_updates_give_the_interpreters_bits() {
     );
 }
 
-/// A DIA operand scaled into its own pattern is one `ValuesAxpy` per
-/// diagonal (its rows' values are one run of positions, and its columns'
-/// level has no coordinate array to read): the same bits on both tiers as
-/// the interpreter's, and the reference's values.
+/// A DIA or BCSR operand scaled into its own pattern is one `ValuesAxpy`
+/// (per diagonal: its rows' values are one run of positions, and its
+/// columns' level has no coordinate array to read; for all block rows at
+/// once: their blocks' values follow one another): the same bits on both
+/// tiers as the interpreter's, and the reference's values.
 #[test]
-fn scaled_diagonals_written_in_place_give_the_interpreters_bits() {
+fn scaled_structured_values_written_in_place_give_the_interpreters_bits() {
     use tessera_engine::bytecode::Op;
     use tessera_engine::runtime::TierChoice;
     use tessera_engine::schedule::Schedule;
@@ -616,46 +617,48 @@ fn scaled_diagonals_written_in_place_give_the_interpreters_bits() {
     let interp = Engine::new();
     let jit = jit_engine();
     let mut rng = Rng::new(59);
-    let dia = Format::dia();
     let mut checked = 0;
-    for statement in ["C(i,j) = 2 * A(i,j)", "C(i,j) = A(i,j) * 0.3"] {
-        let kernel = jit
-            .compile_scheduled(statement, &[("A", dia.clone())], &dia, &Schedule::new())
-            .unwrap();
-        assert!(
-            kernel
-                .program()
-                .ops
-                .iter()
-                .any(|op| matches!(op, Op::ValuesAxpy { .. })),
-            "{statement}: not one op per diagonal:\n{}",
-            kernel.program()
-        );
-        for kind in EntryKind::ALL {
-            for shape in [[9, 9], [5, 12], [1, 1]] {
-                let Ok(a) = random_tensor(&mut rng, &shape, kind, &dia) else {
-                    continue;
-                };
-                let inputs = Inputs::new().with("A", &a);
-                let eval = |engine: &Engine, tier| {
-                    let options = EvalOptions {
-                        output_format: Some(dia.clone()),
-                        tier,
-                        ..EvalOptions::default()
+    let cases = [
+        (Format::dia(), [[9, 9], [5, 12], [1, 1]]),
+        (Format::bcsr(2, 3).unwrap(), [[6, 6], [4, 9], [2, 3]]),
+    ];
+    for (format, shapes) in &cases {
+        for statement in ["C(i,j) = 2 * A(i,j)", "C(i,j) = A(i,j) * 0.3"] {
+            let kernel = jit
+                .compile_scheduled(statement, &[("A", format.clone())], format, &Schedule::new())
+                .unwrap();
+            assert!(
+                kernel
+                    .program()
+                    .ops
+                    .iter()
+                    .any(|op| matches!(op, Op::ValuesAxpy { .. })),
+                "{statement} on {format}: not one op over runs of values:\n{}",
+                kernel.program()
+            );
+            for kind in EntryKind::ALL {
+                for shape in shapes {
+                    let a = random_tensor(&mut rng, shape, kind, format).unwrap();
+                    let inputs = Inputs::new().with("A", &a);
+                    let eval = |engine: &Engine, tier| {
+                        let options = EvalOptions {
+                            output_format: Some(format.clone()),
+                            tier,
+                            ..EvalOptions::default()
+                        };
+                        engine.eval_with(statement, &inputs, &options).unwrap()
                     };
-                    engine.eval_with(statement, &inputs, &options).unwrap()
-                };
-                let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
-                assert!(
-                    same_bits(&want, &got),
-                    "{statement} on {shape:?}, {kind:?}: the tiers' bits differ"
-                );
-                check_statement(&interp, statement, &[("A", &a)], Some(&dia), &[])
-                    .unwrap_or_else(|e| panic!("{statement} on {shape:?}, {kind:?}: {e}"));
-                checked += 1;
+                    let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
+                    assert!(
+                        same_bits(&want, &got),
+                        "{statement} on {format} {shape:?}, {kind:?}: the tiers' bits differ"
+                    );
+                    check_statement(&interp, statement, &[("A", &a)], Some(format), &[])
+                        .unwrap_or_else(|e| panic!("{statement} on {format} {shape:?}, {kind:?}: {e}"));
+                    checked += 1;
+                }
             }
         }
     }
-    let cases = 2 * 3 * EntryKind::ALL.len();
-    assert_eq!(checked, cases, "only {checked} of {cases} tensors packed as DIA");
+    assert_eq!(checked, 2 * 2 * 3 * EntryKind::ALL.len());
 }

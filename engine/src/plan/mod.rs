@@ -871,10 +871,10 @@ impl<'a> Emitter<'a> {
                 self.plan,
                 "{pad}  (runs as one block op: the two computed ranges merged into an output range)"
             );
-        } else if whole_rows && block_ops && self.try_range_values_run(var, body, &shape) {
+        } else if whole_rows && block_ops && self.try_values_run(var, body, &shape) {
             let _ = writeln!(
                 self.plan,
-                "{pad}  (runs as one block op: the range's stored values, scaled, written at their positions)"
+                "{pad}  (runs as one block op: the stored values below it, scaled, written at their positions)"
             );
         } else if let Some(how) = self.structured_driver(&shape).filter(|_| whole_rows) {
             let _ = writeln!(

@@ -8,7 +8,7 @@ use smallvec::SmallVec;
 use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelFormat, LevelKind, LevelRef};
 
 use super::{Emitter, LoopShape};
-use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op};
+use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs};
 use crate::cin::{Cin, LoopVar, OutputAssembly, Target};
 
 /// What an [`Op::ValuesAxpy`] multiplies each stored value by: the
@@ -42,9 +42,10 @@ impl Emitter<'_> {
     }
 
     /// Emits the loop over `var`, every coordinate of a dense level of
-    /// the pattern operand, and the loop inside it as one
-    /// [`Op::ValuesAxpy`] over the positions of all its rows (or the
-    /// chunk's): the next level is compact, so they follow one another.
+    /// the pattern operand, and the loops inside it as one
+    /// [`Op::ValuesAxpy`] over the values of all its rows (or the
+    /// chunk's): the next level is compact, and any below it dense (BCSR's
+    /// blocks), so they follow one another.
     pub(super) fn try_every_values_row(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
         let OutputAssembly::OnPattern { operand } = self.lowered.assembly else {
             return false;
@@ -71,12 +72,22 @@ impl Emitter<'_> {
         {
             return false;
         }
+        // Dense levels below (BCSR's blocks) hold their values in order
+        // too: the loops over them are part of the run.
+        let below = next + 1..st.level_vars.len();
+        if !below.clone().all(|k| st.formats[k].kind == LevelKind::Dense) {
+            return false;
+        }
+        let Some(values_body) = super::blocks::within_loops(inner_body, &st.level_vars[below.clone()]) else {
+            return false;
+        };
+        let leaf = st.level_vars.len() - 1;
         let driver = super::IterInfo {
             operand,
-            level: next,
-            format: st.formats[next],
+            level: leaf,
+            format: st.formats[leaf],
         };
-        let Some(update) = self.values_update(inner, inner_body, &driver) else {
+        let Some(update) = self.values_update(&st.level_vars[leaf], values_body, &driver) else {
             return false;
         };
         let (first, last) = match self.chunk_of(var) {
@@ -108,7 +119,9 @@ impl Emitter<'_> {
                 begin,
                 end,
             });
-            ends[k] = if k == 0 { begin } else { end };
+            let mut above = ancestors.clone();
+            above.extend([row, self.iconst(0)]);
+            ends[k] = self.first_value_below(operand, (next, if k == 0 { begin } else { end }), above);
         }
         self.push_values_axpy(&driver, (ends[0], ends[1]), scale, update.factors);
         self.patch(skip);
@@ -116,33 +129,37 @@ impl Emitter<'_> {
         true
     }
 
-    /// Emits the loop over `var`, a computed range of the pattern operand
-    /// whose consecutive coordinates sit at consecutive positions, each
-    /// with one child on every level below (DIA's rows of a diagonal, and
-    /// their columns), and the loops inside it as one [`Op::ValuesAxpy`]
-    /// over the run's positions, when the body adds the stored value times
-    /// literals and values bound outside: `C(i,j) = 2 * A(i,j)` into DIA.
-    pub(super) fn try_range_values_run(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+    /// Emits the loop over `var`, a level of the pattern operand with only
+    /// dense and one-child levels below it, and the loops inside it as one
+    /// [`Op::ValuesAxpy`] over the values below the loop's positions, when
+    /// the body adds the stored value times literals and values bound
+    /// outside: those values are one run of positions. The level is walked
+    /// by position (BCSR's blocks of a block row: `C(i,j) = 2 * A(i,j)`
+    /// into BCSR), or a computed range whose consecutive coordinates sit at
+    /// consecutive positions (DIA's rows of a diagonal).
+    pub(super) fn try_values_run(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
         let OutputAssembly::OnPattern { operand } = self.lowered.assembly else {
             return false;
         };
         if shape.universe || shape.walked.len() != 1 || self.chunk_of(var).is_some() {
             return false;
         }
-        let range = shape.iterators[shape.walked[0]].clone();
+        let walked = shape.iterators[shape.walked[0]].clone();
         let st = self.states[operand].clone();
         let positional = |l: LevelFormat| l.coordinate_relation() == CoordinateRelation::Positional;
+        let dense = |l: LevelFormat| positional(l) && l.kind == LevelKind::Dense;
         let one_child = |l: LevelFormat| {
             let p = l.properties();
             l.coordinate_relation() == CoordinateRelation::ShiftedParent && p.branchless && p.unique
         };
-        let below = range.level + 1..st.level_vars.len();
-        if range.operand != operand
-            || range.format.capabilities().iteration != Iteration::CoordinateValue
-            || !positional(range.format)
-            || !range.format.unique
+        let range = walked.format.capabilities().iteration == Iteration::CoordinateValue;
+        let below = walked.level + 1..st.level_vars.len();
+        if walked.operand != operand
+            || st.parent_run_end().is_some()
+            || !walked.format.unique
+            || (range && !positional(walked.format))
             || below.is_empty()
-            || !below.clone().all(|k| one_child(st.formats[k]))
+            || !below.clone().all(|k| dense(st.formats[k]) || one_child(st.formats[k]))
         {
             return false;
         }
@@ -163,14 +180,54 @@ impl Emitter<'_> {
         }
         let skip = self.skip_unless_all(&update.presences);
         let scale = self.scale_of(&update);
-        // The one-child levels below share the range's positions.
-        let run = self.coordinate_run(&range, 0).0;
-        let (len, end) = (self.ireg(), self.ireg());
-        self.int_op(IntOp::Sub, len, run.end, run.begin);
-        self.int_op(IntOp::Add, end, run.values.start, len);
-        self.push_values_axpy(&driver, (run.values.start, end), scale, update.factors);
+        let (first, end) = if range {
+            let run = self.coordinate_run(&walked, 0).0;
+            let (len, end) = (self.ireg(), self.ireg());
+            self.int_op(IntOp::Sub, len, run.end, run.begin);
+            self.int_op(IntOp::Add, end, run.values.start, len);
+            (run.values.start, end)
+        } else {
+            self.bounds(&walked)
+        };
+        let mut above = self.ancestors(operand, walked.level);
+        above.push(self.iconst(0));
+        let (first, end) = (
+            self.first_value_below(operand, (walked.level, first), above.clone()),
+            self.first_value_below(operand, (walked.level, end), above),
+        );
+        self.push_values_axpy(&driver, (first, end), scale, update.factors);
         self.patch(skip);
         true
+    }
+
+    /// The position of the first value below position `position` of the
+    /// pattern operand's level `level`, every level below it dense or
+    /// with one child: each dense level's coordinate 0 located in turn.
+    /// Its position is arithmetic in the parent's, which may be one past
+    /// the last, and the coordinates above it, `above` for the levels down
+    /// to `level`, are not read (a placeholder will do).
+    fn first_value_below(&mut self, operand: usize, (level, position): (usize, IReg), above: Regs) -> IReg {
+        let st = self.states[operand].clone();
+        let zero = self.iconst(0);
+        let mut ancestors = above;
+        let mut parent = position;
+        for k in level + 1..st.level_vars.len() {
+            if st.formats[k].kind == LevelKind::Dense {
+                let (pos, found) = (self.ireg(), self.breg());
+                self.ops.push(Op::Locate {
+                    level: LevelRef::new(operand, k),
+                    parent,
+                    ancestors: ancestors.clone(),
+                    coord: zero,
+                    pos,
+                    found,
+                });
+                parent = pos;
+            }
+            // A level with one child shares its parent's position.
+            ancestors.push(zero);
+        }
+        parent
     }
 
     /// Whether the loop over `var` driven by `driver` adds a product of
