@@ -834,6 +834,38 @@ fn a_square_of_one_operand_is_computed_in_every_format() {
     }
 }
 
+/// Sums over a BCSR matrix's values (of squares, scaled, or of the values
+/// themselves) run a block row at a time as one `DenseDot` over the
+/// blocks' values, which follow one another: the reference's results for
+/// awkward matrices and block shapes, on 1, 2 and 7 threads.
+#[test]
+fn sums_over_block_rows_are_one_dense_dot_and_match_the_reference() {
+    let engine = Engine::new();
+    let mut rng = Rng::new(67);
+    for (r, c, shape) in [(2, 3, [8, 9]), (1, 1, [5, 4]), (3, 3, [3, 6])] {
+        let format = Format::bcsr(r, c).unwrap();
+        for statement in [
+            "s = A(i,j) * A(i,j)",
+            "s = 0.5 * A(i,j) * A(i,j) * A(i,j)",
+            "s = A(i,j)",
+        ] {
+            let kernel = engine
+                .compile(statement, &[("A", format.clone())], &Format::dense(0))
+                .unwrap();
+            assert!(
+                kernel.program().ops.iter().any(|op| matches!(op, Op::DenseDot { .. })),
+                "{statement} on {format}: no dense dot over a block row:\n{}",
+                kernel.program()
+            );
+            for kind in EntryKind::ALL {
+                let a = random_tensor(&mut rng, &shape, kind, &format).unwrap();
+                check_statement(&engine, statement, &[("A", &a)], Some(&Format::dense(0)), &[])
+                    .unwrap_or_else(|e| panic!("{statement} on {format}, {kind:?}: {e}"));
+            }
+        }
+    }
+}
+
 /// COO's rows: the end of a row's run of entries is found by one
 /// interpreter op (`RunEnd`), and the entries below the run (the
 /// children of all its entries, which follow one another) are read by

@@ -662,3 +662,31 @@ fn scaled_structured_values_written_in_place_give_the_interpreters_bits() {
     }
     assert_eq!(checked, 2 * 2 * 3 * EntryKind::ALL.len());
 }
+
+/// Sums over a BCSR matrix's values, one `DenseDot` per block row, give
+/// the interpreter's bits on the compiled tier.
+#[test]
+fn sums_over_block_rows_give_the_interpreters_bits() {
+    use tessera_engine::runtime::TierChoice;
+    use tessera_engine::testing::same_bits;
+    use tessera_engine::{EvalOptions, Inputs};
+    let interp = Engine::new();
+    let jit = jit_engine();
+    let mut rng = Rng::new(61);
+    let format = Format::bcsr(2, 3).unwrap();
+    for statement in ["s = A(i,j) * A(i,j)", "s = 0.5 * A(i,j) * A(i,j) * A(i,j)"] {
+        for kind in EntryKind::ALL {
+            let a = random_tensor(&mut rng, &[8, 9], kind, &format).unwrap();
+            let inputs = Inputs::new().with("A", &a);
+            let eval = |engine: &Engine, tier| {
+                let options = EvalOptions {
+                    tier,
+                    ..EvalOptions::default()
+                };
+                engine.eval_with(statement, &inputs, &options).unwrap()
+            };
+            let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
+            assert!(same_bits(&want, &got), "{statement}, {kind:?}: the tiers' bits differ");
+        }
+    }
+}

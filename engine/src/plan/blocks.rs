@@ -629,7 +629,7 @@ impl Emitter<'_> {
     /// A temporary a block op summed into is present once the block's
     /// range `begin..end` was not empty (as the loop it replaces would have
     /// assigned it).
-    fn present_if_nonempty(&mut self, present: BReg, begin: IReg, end: IReg) {
+    pub(super) fn present_if_nonempty(&mut self, present: BReg, begin: IReg, end: IReg) {
         let nonempty = self.breg();
         self.ops.push(Op::ICmp {
             op: Cmp::Lt,

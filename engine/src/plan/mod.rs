@@ -876,6 +876,11 @@ impl<'a> Emitter<'a> {
                 self.plan,
                 "{pad}  (runs as one block op: the stored values below it, scaled, written at their positions)"
             );
+        } else if whole_rows && block_ops && self.try_values_run_sum(var, body, &shape) {
+            let _ = writeln!(
+                self.plan,
+                "{pad}  (runs as one block op: a sum of products of the stored values below it)"
+            );
         } else if let Some(how) = self.structured_driver(&shape).filter(|_| whole_rows) {
             let _ = writeln!(
                 self.plan,

@@ -688,7 +688,9 @@ pub(super) fn distinct(accesses: &[usize]) -> bool {
     accesses.iter().enumerate().all(|(k, a)| !accesses[..k].contains(a))
 }
 
-fn collect_product_parts(expr: &CinExpr, accesses: &mut Vec<usize>, literal: &mut f64) -> bool {
+/// [`product_parts`] that keeps an operand read more than once, for ops
+/// that read each factor's value on its own ([`Op::DenseDot`]).
+pub(super) fn collect_product_parts(expr: &CinExpr, accesses: &mut Vec<usize>, literal: &mut f64) -> bool {
     match expr {
         CinExpr::Access(a) => {
             accesses.push(*a);

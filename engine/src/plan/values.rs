@@ -1,15 +1,17 @@
-//! Outputs on an operand's pattern written a row at a time
-//! ([`Op::ValuesAxpy`]): where the output's values line up with the
-//! positions of the level a loop walks (`B(i,j) = 2 * A(i,j)`, `A(i,j) *
-//! x(j)` into A's pattern), the loop is one op over the row's positions,
-//! no bytecode per stored value.
+//! Runs of an operand's stored values. Outputs on its pattern written a
+//! row at a time ([`Op::ValuesAxpy`]): where the output's values line up
+//! with the positions of the level a loop walks (`B(i,j) = 2 * A(i,j)`,
+//! `A(i,j) * x(j)` into A's pattern), the loop is one op over the row's
+//! positions, no bytecode per stored value. Sums of its values over such
+//! runs are one [`Op::DenseDot`].
 
 use smallvec::SmallVec;
 use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelFormat, LevelKind, LevelRef};
 
 use super::{Emitter, LoopShape};
-use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs};
+use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs, RunLength, ValueRun};
 use crate::cin::{Cin, LoopVar, OutputAssembly, Target};
+use crate::notation::Reduction;
 
 /// What an [`Op::ValuesAxpy`] multiplies each stored value by: the
 /// product of literals, of values bound outside the loop and of dense
@@ -145,24 +147,13 @@ impl Emitter<'_> {
             return false;
         }
         let walked = shape.iterators[shape.walked[0]].clone();
-        let st = self.states[operand].clone();
-        let positional = |l: LevelFormat| l.coordinate_relation() == CoordinateRelation::Positional;
-        let dense = |l: LevelFormat| positional(l) && l.kind == LevelKind::Dense;
-        let one_child = |l: LevelFormat| {
-            let p = l.properties();
-            l.coordinate_relation() == CoordinateRelation::ShiftedParent && p.branchless && p.unique
-        };
-        let range = walked.format.capabilities().iteration == Iteration::CoordinateValue;
-        let below = walked.level + 1..st.level_vars.len();
-        if walked.operand != operand
-            || st.parent_run_end().is_some()
-            || !walked.format.unique
-            || (range && !positional(walked.format))
-            || below.is_empty()
-            || !below.clone().all(|k| dense(st.formats[k]) || one_child(st.formats[k]))
-        {
+        if walked.operand != operand {
             return false;
         }
+        let Some(below) = self.dense_below(&walked) else {
+            return false;
+        };
+        let st = self.states[operand].clone();
         let Some(inner) = super::blocks::within_loops(body, &st.level_vars[below.clone()]) else {
             return false;
         };
@@ -180,24 +171,124 @@ impl Emitter<'_> {
         }
         let skip = self.skip_unless_all(&update.presences);
         let scale = self.scale_of(&update);
+        let (first, end) = self.values_run(&walked);
+        self.push_values_axpy(&driver, (first, end), scale, update.factors);
+        self.patch(skip);
+        true
+    }
+
+    /// A sum of products of the values of one operand (read any number of
+    /// times) and values bound outside, over a loop that walks a level of
+    /// that operand with only dense and one-child levels below (as
+    /// [`Self::try_values_run`] finds them), into a temporary: one
+    /// [`Op::DenseDot`] over the run of values below the loop's positions.
+    /// The sum of squares of a BCSR matrix, `s = A(i,j) * A(i,j)`, a block
+    /// row at a time.
+    pub(super) fn try_values_run_sum(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
+        if shape.universe || shape.walked.len() != 1 || self.chunk_of(var).is_some() || self.workspace.is_some() {
+            return false;
+        }
+        let walked = shape.iterators[shape.walked[0]].clone();
+        let operand = walked.operand;
+        let Some(below) = self.dense_below(&walked) else {
+            return false;
+        };
+        let st = self.states[operand].clone();
+        let Some(Cin::Assign {
+            target: Target::Temp(t),
+            expr,
+        }) = super::blocks::within_loops(body, &st.level_vars[below])
+        else {
+            return false;
+        };
+        if self.temps[t].reduction != Reduction::Sum {
+            return false;
+        }
+        let (mut accesses, mut literal) = (Vec::new(), 1.0);
+        if !super::runs::collect_product_parts(expr, &mut accesses, &mut literal) {
+            return false;
+        }
+        let reads = accesses.iter().filter(|&&a| a == operand).count();
+        let fixed: Vec<usize> = accesses.iter().copied().filter(|&a| a != operand).collect();
+        if reads == 0
+            || fixed
+                .iter()
+                .any(|&a| self.states[a].done != self.states[a].level_vars.len())
+        {
+            return false;
+        }
+        let presences: Vec<BReg> = accesses.iter().map(|&a| self.states[a].present).collect();
+        let (acc, tpresent) = (self.temps[t].value, self.temps[t].present);
+        let skip = self.skip_unless_all(&presences);
+        let update = ValuesUpdate {
+            literal,
+            fixed,
+            factors: SmallVec::new(),
+            presences,
+        };
+        let scale = self.scale_of(&update);
+        let (first, end) = self.values_run(&walked);
+        let len = self.ireg();
+        self.int_op(IntOp::Sub, len, end, first);
+        let run = ValueRun {
+            operand: operand as u32,
+            start: first,
+        };
+        self.ops.push(Op::DenseDot {
+            scale,
+            factors: std::iter::repeat_n(run, reads).collect(),
+            len: RunLength::In(len),
+            acc,
+        });
+        // The loop assigns the temporary at each position there is.
+        self.present_if_nonempty(tpresent, first, end);
+        self.patch(skip);
+        true
+    }
+
+    /// The levels below the level `walked` walks when each is dense or
+    /// has one child, and the walked level's positions (or, walked as a
+    /// computed range, its coordinates) are unique and its operand's
+    /// values below them follow one another ([`Self::values_run`]).
+    fn dense_below(&self, walked: &super::IterInfo) -> Option<std::ops::Range<usize>> {
+        let st = &self.states[walked.operand];
+        let positional = |l: LevelFormat| l.coordinate_relation() == CoordinateRelation::Positional;
+        let dense = |l: LevelFormat| positional(l) && l.kind == LevelKind::Dense;
+        let one_child = |l: LevelFormat| {
+            let p = l.properties();
+            l.coordinate_relation() == CoordinateRelation::ShiftedParent && p.branchless && p.unique
+        };
+        let range = walked.format.capabilities().iteration == Iteration::CoordinateValue;
+        let below = walked.level + 1..st.level_vars.len();
+        let fits = st.parent_run_end().is_none()
+            && walked.format.unique
+            && (!range || positional(walked.format))
+            && !below.is_empty()
+            && below.clone().all(|k| dense(st.formats[k]) || one_child(st.formats[k]));
+        fits.then_some(below)
+    }
+
+    /// The positions of the values below the positions `walked` walks
+    /// (accepted by [`Self::dense_below`]): one run, from the first
+    /// position's first value to the end's.
+    fn values_run(&mut self, walked: &super::IterInfo) -> (IReg, IReg) {
+        let operand = walked.operand;
+        let range = walked.format.capabilities().iteration == Iteration::CoordinateValue;
         let (first, end) = if range {
-            let run = self.coordinate_run(&walked, 0).0;
+            let run = self.coordinate_run(walked, 0).0;
             let (len, end) = (self.ireg(), self.ireg());
             self.int_op(IntOp::Sub, len, run.end, run.begin);
             self.int_op(IntOp::Add, end, run.values.start, len);
             (run.values.start, end)
         } else {
-            self.bounds(&walked)
+            self.bounds(walked)
         };
         let mut above = self.ancestors(operand, walked.level);
         above.push(self.iconst(0));
-        let (first, end) = (
+        (
             self.first_value_below(operand, (walked.level, first), above.clone()),
             self.first_value_below(operand, (walked.level, end), above),
-        );
-        self.push_values_axpy(&driver, (first, end), scale, update.factors);
-        self.patch(skip);
-        true
+        )
     }
 
     /// The position of the first value below position `position` of the
