@@ -96,7 +96,7 @@ pub fn emit(lowered: &Lowered) -> Result<Planned> {
         _ => lowered.order.first().into_iter().collect(),
     };
     let overlapping = outer_loops.iter().any(|v| !lowered.output.vars.contains(v));
-    let deferred = overlapping && runs::defer_strided_updates(&mut e.ops);
+    let deferred = overlapping && !e.strided_per_block && runs::defer_strided_updates(&mut e.ops);
     if deferred {
         e.ops.push(Op::StridedFlush);
     }
@@ -292,6 +292,10 @@ struct Emitter<'a> {
     plan: String,
     /// Why the statement cannot be planned; emission stops once it is set.
     refused: Option<String>,
+    /// A strided update covers one block of a blocked operand (BCSR's):
+    /// updates that short are not deferred, as each deferred update costs
+    /// a hand-over to the runtime ([`runs::defer_strided_updates`]).
+    strided_per_block: bool,
     /// The enclosing loops that visit every coordinate of their variable.
     every_coordinate: Vec<LoopVar>,
     /// Whether a sparse output gets a value at every coordinate.
@@ -353,6 +357,7 @@ impl<'a> Emitter<'a> {
             copies: 1,
             plan: String::new(),
             refused: None,
+            strided_per_block: false,
             every_coordinate: Vec::new(),
             fills_in: false,
             chunk: None,

@@ -532,6 +532,7 @@ impl Emitter<'_> {
             None => None,
         };
         let out_run = self.run_between(out, first, next);
+        self.strided_per_block |= matches!(var.relation(), Some(Relation::WithinBlock { .. }));
         self.ops.push(Op::StridedAxpy {
             rows,
             scale,
