@@ -145,7 +145,8 @@ concrete index notation:
 
 /// A DIA output in the format of a DIA factor takes its pattern: the
 /// diagonals are iterated natively and the values written at A's
-/// positions, with no conversion and no workspace to sort.
+/// positions, with no conversion and no workspace to sort: a diagonal's
+/// rows, and the columns below them, are one run of values.
 #[test]
 fn dia_output_of_a_dia_factor_takes_its_pattern() {
     let expected = r#"
@@ -156,9 +157,7 @@ output B (dia): A's pattern, values accumulated in place at its positions
 parallel: runs on one thread: its outer loop runs over j-i, a level's diagonal or own variable, and chunks of those are not supported yet
 forall j-i: iterate A.compressed; lattice {A.compressed}
   forall i: iterate A.range; lattice {A.range}
-    (its coordinates are a computed range)
-    forall j: iterate A.offset; lattice {A.offset}
-      (one child per parent position: no loop)
+    (runs as one block op: the stored values below it, scaled, written at their positions)
 concrete index notation:
   forall j-i
     forall i

@@ -178,9 +178,10 @@ impl Emitter<'_> {
     }
 
     /// A sum of products of the values of one operand (read any number of
-    /// times) and values bound outside, over a loop that walks a level of
-    /// that operand with only dense and one-child levels below (as
-    /// [`Self::try_values_run`] finds them), into a temporary: one
+    /// times) and values bound outside, over a loop that walks the
+    /// positions of a level of that operand with only dense and one-child
+    /// levels below (as [`Self::try_values_run`] finds them), into a
+    /// temporary: one
     /// [`Op::DenseDot`] over the run of values below the loop's positions.
     /// The sum of squares of a BCSR matrix, `s = A(i,j) * A(i,j)`, a block
     /// row at a time.
@@ -190,6 +191,11 @@ impl Emitter<'_> {
         }
         let walked = shape.iterators[shape.walked[0]].clone();
         let operand = walked.operand;
+        // A computed range's sums (DIA's) are the interpreter's position
+        // loops already, and compile as loops.
+        if walked.format.capabilities().iteration == Iteration::CoordinateValue {
+            return false;
+        }
         let Some(below) = self.dense_below(&walked) else {
             return false;
         };
