@@ -14,6 +14,26 @@ use tessera_engine::testing::{
 use tessera_engine::Engine;
 use tessera_formats::{Format, Tensor};
 
+/// What `statement` gives on the interpreter (`engines.0`) and on the
+/// compiled tier (`engines.1`, promoting at once), with `options`
+/// otherwise: the pair whose bits must agree.
+fn on_both_tiers(
+    engines: (&Engine, &Engine),
+    statement: &str,
+    inputs: &tessera_engine::Inputs<'_>,
+    options: tessera_engine::EvalOptions,
+) -> (Tensor<f64>, Tensor<f64>) {
+    use tessera_engine::runtime::TierChoice;
+    let on = |engine: &Engine, tier| {
+        let options = tessera_engine::EvalOptions {
+            tier,
+            ..options.clone()
+        };
+        engine.eval_with(statement, inputs, &options).unwrap()
+    };
+    (on(engines.0, TierChoice::Interpreter), on(engines.1, TierChoice::Auto))
+}
+
 /// One kernel: its statement, and the shape of each tensor it reads.
 struct Kernel {
     statement: &'static str,
@@ -272,7 +292,6 @@ fn dense_row_updates_of_any_width_give_the_interpreters_bits() {
 #[test]
 fn dense_updates_of_any_width_give_the_interpreters_bits() {
     use tessera_engine::bytecode::Op;
-    use tessera_engine::runtime::TierChoice;
     use tessera_engine::schedule::Schedule;
     use tessera_engine::testing::{check_scheduled, same_bits, Tolerance};
     use tessera_engine::{EvalOptions, Inputs};
@@ -290,16 +309,12 @@ fn dense_updates_of_any_width_give_the_interpreters_bits() {
                 "{statement}: not the expected block op:\n{}",
                 kernel.program()
             );
-            let eval = |engine: &Engine, tier| {
-                let options = EvalOptions {
-                    output_format: Some(output.clone()),
-                    tier,
-                    schedule: schedule.clone(),
-                    ..EvalOptions::default()
-                };
-                engine.eval_with(statement, &inputs, &options).unwrap()
+            let options = EvalOptions {
+                output_format: Some(output.clone()),
+                schedule: schedule.clone(),
+                ..EvalOptions::default()
             };
-            let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
+            let (want, got) = on_both_tiers((&interp, &jit), statement, &inputs, options);
             assert!(
                 same_bits(&want, &got),
                 "{statement} on {formats:?}: the tiers' bits differ"
@@ -516,7 +531,6 @@ fn dots_of_any_length_give_the_interpreters_bits() {
 #[test]
 fn strided_updates_give_the_interpreters_bits() {
     use tessera_engine::bytecode::Op;
-    use tessera_engine::runtime::TierChoice;
     use tessera_engine::schedule::Schedule;
     use tessera_engine::testing::same_bits;
     use tessera_engine::{EvalOptions, Inputs};
@@ -576,15 +590,11 @@ fn strided_updates_give_the_interpreters_bits() {
                         .any(|op| matches!(op, Op::StridedAxpy { columns: Some(_), .. })),
                 );
                 let inputs = Inputs::new().with("A", &a).with("x", &x);
-                let eval = |engine: &Engine, tier| {
-                    let options = EvalOptions {
-                        output_format: Some(output.clone()),
-                        tier,
-                        ..EvalOptions::default()
-                    };
-                    engine.eval_with(statement, &inputs, &options).unwrap()
+                let options = EvalOptions {
+                    output_format: Some(output.clone()),
+                    ..EvalOptions::default()
                 };
-                let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
+                let (want, got) = on_both_tiers((&interp, &jit), statement, &inputs, options);
                 assert!(
                     same_bits(&want, &got),
                     "{statement} on {format}, {kind:?}: the tiers' bits differ"
@@ -610,7 +620,6 @@ fn strided_updates_give_the_interpreters_bits() {
 #[test]
 fn scaled_structured_values_written_in_place_give_the_interpreters_bits() {
     use tessera_engine::bytecode::Op;
-    use tessera_engine::runtime::TierChoice;
     use tessera_engine::schedule::Schedule;
     use tessera_engine::testing::{check_statement, same_bits};
     use tessera_engine::{EvalOptions, Inputs};
@@ -640,15 +649,11 @@ fn scaled_structured_values_written_in_place_give_the_interpreters_bits() {
                 for shape in shapes {
                     let a = random_tensor(&mut rng, shape, kind, format).unwrap();
                     let inputs = Inputs::new().with("A", &a);
-                    let eval = |engine: &Engine, tier| {
-                        let options = EvalOptions {
-                            output_format: Some(format.clone()),
-                            tier,
-                            ..EvalOptions::default()
-                        };
-                        engine.eval_with(statement, &inputs, &options).unwrap()
+                    let options = EvalOptions {
+                        output_format: Some(format.clone()),
+                        ..EvalOptions::default()
                     };
-                    let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
+                    let (want, got) = on_both_tiers((&interp, &jit), statement, &inputs, options);
                     assert!(
                         same_bits(&want, &got),
                         "{statement} on {format} {shape:?}, {kind:?}: the tiers' bits differ"
@@ -667,7 +672,6 @@ fn scaled_structured_values_written_in_place_give_the_interpreters_bits() {
 /// the interpreter's bits on the compiled tier.
 #[test]
 fn sums_over_block_rows_give_the_interpreters_bits() {
-    use tessera_engine::runtime::TierChoice;
     use tessera_engine::testing::same_bits;
     use tessera_engine::{EvalOptions, Inputs};
     let interp = Engine::new();
@@ -678,14 +682,7 @@ fn sums_over_block_rows_give_the_interpreters_bits() {
         for kind in EntryKind::ALL {
             let a = random_tensor(&mut rng, &[8, 9], kind, &format).unwrap();
             let inputs = Inputs::new().with("A", &a);
-            let eval = |engine: &Engine, tier| {
-                let options = EvalOptions {
-                    tier,
-                    ..EvalOptions::default()
-                };
-                engine.eval_with(statement, &inputs, &options).unwrap()
-            };
-            let (want, got) = (eval(&interp, TierChoice::Interpreter), eval(&jit, TierChoice::Auto));
+            let (want, got) = on_both_tiers((&interp, &jit), statement, &inputs, EvalOptions::default());
             assert!(same_bits(&want, &got), "{statement}, {kind:?}: the tiers' bits differ");
         }
     }

@@ -588,7 +588,7 @@ impl Assembler {
             self.adder.add_to(&mut self.values[0], value);
             return;
         }
-        if self.listed && self.started && self.append_listed_one(coords, value) {
+        if self.append_listed_one(coords, value) {
             return;
         }
         let last = n - 1;
@@ -788,7 +788,7 @@ impl Assembler {
     /// the shape.
     fn append_listed_one(&mut self, coords: &[i64], value: f64) -> bool {
         let n = coords.len();
-        if !self.listed || n != self.levels.len() || coords <= &self.current[..n] {
+        if !self.listed || !self.started || n != self.levels.len() || coords <= &self.current[..n] {
             return false;
         }
         if !(0..n).all(|k| self.inside(k, coords[k])) {
@@ -1422,6 +1422,15 @@ mod tests {
             &[0, 1, 2],
         )
         .unwrap();
+        let dense_coo = Format::from_levels(
+            &[
+                LevelFormat::dense(),
+                LevelFormat::compressed().non_unique(),
+                LevelFormat::singleton(),
+            ],
+            &[0, 1, 2],
+        )
+        .unwrap();
         let cases = [
             (vec![7, 9], Format::csr()),
             (vec![7, 9], Format::dcsr()),
@@ -1430,10 +1439,12 @@ mod tests {
             (vec![0, 4], Format::csr()),
             (vec![4, 3, 5], dense_dense_compressed),
             (vec![4, 3, 5], Format::csf(3)),
-            // Coordinate lists, appended a level at a time.
+            // Coordinate lists, appended a level at a time, and below a
+            // dense level.
             (vec![7, 9], Format::coo(2)),
             (vec![1, 1], Format::coo(2)),
             (vec![4, 3, 5], Format::coo(3)),
+            (vec![4, 3, 5], dense_coo),
         ];
         for (shape, format) in cases {
             let order = format.mode_order().unwrap();
