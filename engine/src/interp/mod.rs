@@ -564,9 +564,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 factors,
             } => {
                 // A scaled copy reads no coordinates: its level may have none.
-                let coords = format_of(bind, *driver)
-                    .coordinate_array()
-                    .map(|slot| driver.array(slot));
+                let coords = coordinates_if_any(bind, *driver);
                 let mut k = Immediate::new(Operands::on_output(&bind.levels, &values, out));
                 let positions = (ir[*begin as usize], ir[*end as usize]);
                 values_axpy(
@@ -735,10 +733,12 @@ fn dense_row<'a>(bind: &Bindings<'a>, ir: &[i64], f: &crate::bytecode::DotFactor
 
 /// The coordinate array of a level the planner walks by position.
 fn coordinate_array(bind: &Bindings<'_>, level: LevelRef) -> tessera_formats::ArrayRef {
-    format_of(bind, level)
-        .coordinate_array()
-        .map(|slot| level.array(slot))
-        .expect("the planner only walks the positions of levels with a coordinate array")
+    coordinates_if_any(bind, level).expect("the planner only walks the positions of levels with a coordinate array")
+}
+
+/// The level's coordinate array, if it has one.
+fn coordinates_if_any(bind: &Bindings<'_>, level: LevelRef) -> Option<tessera_formats::ArrayRef> {
+    format_of(bind, level).coordinate_array().map(|slot| level.array(slot))
 }
 
 fn format_of<'a>(bind: &Bindings<'a>, level: LevelRef) -> &'a LevelFormat {

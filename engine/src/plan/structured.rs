@@ -63,11 +63,6 @@ impl Emitter<'_> {
             return false;
         };
         let inner = &out_vars[at + 1..];
-        let positional = |l: LevelFormat| l.coordinate_relation() == CoordinateRelation::Positional;
-        let one_child = |l: LevelFormat| {
-            let p = l.properties();
-            l.coordinate_relation() == CoordinateRelation::ShiftedParent && p.branchless && p.unique
-        };
         let out_level = *output.format.level(at);
         if !positional(out_level)
             || out_level.capabilities().assembly != Some(Assembly::Insert)
@@ -372,4 +367,17 @@ pub(super) enum StructuredDriver {
     CoordinateRanges,
     /// The parent's one child, without a loop.
     OneChild,
+}
+
+/// A level whose positions are arithmetic in its parent's and its
+/// coordinate (dense, DIA's rows of a diagonal).
+pub(super) fn positional(l: LevelFormat) -> bool {
+    l.coordinate_relation() == CoordinateRelation::Positional
+}
+
+/// A level with exactly one child per parent, at the parent's position
+/// (DIA's columns).
+pub(super) fn one_child(l: LevelFormat) -> bool {
+    let p = l.properties();
+    l.coordinate_relation() == CoordinateRelation::ShiftedParent && p.branchless && p.unique
 }

@@ -6,7 +6,7 @@
 //! runs are one [`Op::DenseDot`].
 
 use smallvec::SmallVec;
-use tessera_formats::{CoordinateRelation, IntOp, Iteration, Level, LevelFormat, LevelKind, LevelRef};
+use tessera_formats::{IntOp, Iteration, Level, LevelFormat, LevelKind, LevelRef};
 
 use super::{Emitter, LoopShape};
 use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs, RunLength, ValueRun};
@@ -77,7 +77,7 @@ impl Emitter<'_> {
         // Dense levels below (BCSR's blocks) hold their values in order
         // too: the loops over them are part of the run.
         let below = next + 1..st.level_vars.len();
-        if !below.clone().all(|k| st.formats[k].kind == LevelKind::Dense) {
+        if !below.clone().all(|k| dense(st.formats[k])) {
             return false;
         }
         let Some(values_body) = super::blocks::within_loops(inner_body, &st.level_vars[below.clone()]) else {
@@ -122,7 +122,7 @@ impl Emitter<'_> {
                 end,
             });
             let mut above = ancestors.clone();
-            above.extend([row, self.iconst(0)]);
+            above.push(row);
             ends[k] = self.first_value_below(operand, (next, if k == 0 { begin } else { end }), above);
         }
         self.push_values_axpy(&driver, (ends[0], ends[1]), scale, update.factors);
@@ -257,13 +257,8 @@ impl Emitter<'_> {
     /// computed range, its coordinates) are unique and its operand's
     /// values below them follow one another ([`Self::values_run`]).
     fn dense_below(&self, walked: &super::IterInfo) -> Option<std::ops::Range<usize>> {
+        use super::structured::{one_child, positional};
         let st = &self.states[walked.operand];
-        let positional = |l: LevelFormat| l.coordinate_relation() == CoordinateRelation::Positional;
-        let dense = |l: LevelFormat| positional(l) && l.kind == LevelKind::Dense;
-        let one_child = |l: LevelFormat| {
-            let p = l.properties();
-            l.coordinate_relation() == CoordinateRelation::ShiftedParent && p.branchless && p.unique
-        };
         let range = walked.format.capabilities().iteration == Iteration::CoordinateValue;
         let below = walked.level + 1..st.level_vars.len();
         let fits = st.parent_run_end().is_none()
@@ -289,8 +284,7 @@ impl Emitter<'_> {
         } else {
             self.bounds(walked)
         };
-        let mut above = self.ancestors(operand, walked.level);
-        above.push(self.iconst(0));
+        let above = self.ancestors(operand, walked.level);
         (
             self.first_value_below(operand, (walked.level, first), above.clone()),
             self.first_value_below(operand, (walked.level, end), above),
@@ -301,15 +295,16 @@ impl Emitter<'_> {
     /// pattern operand's level `level`, every level below it dense or
     /// with one child: each dense level's coordinate 0 located in turn.
     /// Its position is arithmetic in the parent's, which may be one past
-    /// the last, and the coordinates above it, `above` for the levels down
-    /// to `level`, are not read (a placeholder will do).
+    /// the last, and the coordinates above it are not read: `above`, the
+    /// coordinates of the levels above `level`, and 0 for the rest.
     fn first_value_below(&mut self, operand: usize, (level, position): (usize, IReg), above: Regs) -> IReg {
         let st = self.states[operand].clone();
         let zero = self.iconst(0);
         let mut ancestors = above;
+        ancestors.push(zero);
         let mut parent = position;
         for k in level + 1..st.level_vars.len() {
-            if st.formats[k].kind == LevelKind::Dense {
+            if dense(st.formats[k]) {
                 let (pos, found) = (self.ireg(), self.breg());
                 self.ops.push(Op::Locate {
                     level: LevelRef::new(operand, k),
@@ -413,4 +408,9 @@ impl Emitter<'_> {
             factors,
         });
     }
+}
+
+/// A dense level: every coordinate, at positions by arithmetic.
+fn dense(l: LevelFormat) -> bool {
+    super::structured::positional(l) && l.kind == LevelKind::Dense
 }

@@ -381,6 +381,26 @@ impl StorageResolver for OutputLevels<'_> {
     }
 }
 
+/// Whether `levels` are a coordinate list's (COO's): one appended
+/// non-unique level and singletons below it, the last unique. Each entry
+/// appends one coordinate to each of them, so entries in increasing order
+/// leave each sorted, and every chain of equal coordinates above a unique
+/// level with distinct coordinates below.
+fn is_coordinate_list(levels: &[tessera_formats::FormatLevel]) -> bool {
+    let appended = |l: &LevelFormat| l.capabilities().assembly == Some(Assembly::Append);
+    let singleton = |l: &LevelFormat| appended(l) && l.properties().branchless;
+    let Some(((head, tail), (last, middle))) = levels.split_first().zip(levels.split_last()) else {
+        return false;
+    };
+    !tail.is_empty()
+        && appended(&head.level)
+        && !head.level.unique
+        && !head.level.properties().branchless
+        && singleton(&last.level)
+        && last.level.unique
+        && middle[1..].iter().all(|l| singleton(&l.level) && !l.level.unique)
+}
+
 /// Assembles an output from entries that arrive in its level order, by the
 /// levels' insert and append functions.
 pub struct Assembler {
@@ -488,27 +508,12 @@ impl Assembler {
             let props = l.properties();
             l.capabilities().assembly == Some(Assembly::Append) && props.unique && !props.branchless
         };
-        // Then, optionally, a coordinate list's levels (COO's): one appended
-        // non-unique level and singletons below it, the last unique. Each
-        // entry appends one coordinate to each of them, so entries in
-        // increasing order leave each sorted, and every chain of equal
-        // coordinates above a unique level with distinct coordinates below.
-        let appended = |l: &LevelFormat| l.capabilities().assembly == Some(Assembly::Append);
-        let list_head = |l: &LevelFormat| appended(l) && !l.unique && !l.properties().branchless;
-        let list_tail = |tail: &[tessera_formats::FormatLevel]| match tail.split_last() {
-            Some((last, above)) => {
-                let singleton = |l: &LevelFormat| appended(l) && l.properties().branchless;
-                singleton(&last.level)
-                    && last.level.unique
-                    && above.iter().all(|l| singleton(&l.level) && !l.level.unique)
-            }
-            None => false,
-        };
+        // Then, optionally, a coordinate list's levels (COO's).
         let head = levels
             .iter()
             .position(|l| !(positional(&l.level) || appended_unique(&l.level)))
             .unwrap_or(n);
-        let listed = head < n && list_head(&levels[head].level) && list_tail(&levels[head + 1..]);
+        let listed = is_coordinate_list(&levels[head..]);
         assembler.in_order = head == n || listed;
         assembler.listed = listed && head == 0;
         assembler.tracks_order = assembler.in_order && levels.iter().all(|l| l.level.ordered);
@@ -588,7 +593,7 @@ impl Assembler {
             self.adder.add_to(&mut self.values[0], value);
             return;
         }
-        if self.append_listed_one(coords, value) {
+        if self.listed && self.append_listed_one(coords, value) {
             return;
         }
         let last = n - 1;
@@ -783,12 +788,13 @@ impl Assembler {
         &entries[taken * stride..]
     }
 
-    /// [`Assembler::append_listed`] for one entry: false, changing
-    /// nothing, unless it follows the last one in increasing order, inside
-    /// the shape.
+    /// [`Assembler::append_listed`] for one entry of a coordinate list:
+    /// false, changing nothing, unless it follows the last one in
+    /// increasing order, inside the shape.
     fn append_listed_one(&mut self, coords: &[i64], value: f64) -> bool {
         let n = coords.len();
-        if !self.listed || !self.started || n != self.levels.len() || coords <= &self.current[..n] {
+        debug_assert!(self.listed, "only a coordinate list's entries are listed");
+        if !self.started || n != self.levels.len() || coords <= &self.current[..n] {
             return false;
         }
         if !(0..n).all(|k| self.inside(k, coords[k])) {

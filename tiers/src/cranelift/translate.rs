@@ -1200,12 +1200,10 @@ impl Translator<'_> {
     ) {
         // A scaled copy reads no coordinates: its level may have none.
         let coords = match factors {
-            [] => match self.typed_values(clif, driver.operand) {
-                Some(_) => self
-                    .format(clif, driver)
-                    .map(|f| f.coordinate_array().map(|slot| driver.array(slot))),
-                None => None,
-            },
+            [] => self
+                .typed_values(clif, driver.operand)
+                .and_then(|_| self.format(clif, driver))
+                .map(|f| f.coordinate_array().map(|slot| driver.array(slot))),
             _ => self.walked(clif, driver, factors).map(Some),
         };
         let Some(coords) = coords else {
