@@ -197,6 +197,45 @@ impl<V: Value> Tensor<V> {
         Self::checked(shape, format, (levels, sizes), values, V::zero())
     }
 
+    /// A tensor storing what `pattern` stores, with `values` in place of
+    /// its values: a kernel's output written at its operand's positions.
+    /// The pattern's structure was checked when it was made, so only the
+    /// format (its name aside), the shape and the count of values are:
+    /// a result on a million-entry pattern costs a copy, not a check.
+    ///
+    /// ```
+    /// use tessera_formats::{CoordinateList, Format, Tensor};
+    /// let mut entries = CoordinateList::new(&[2, 2]);
+    /// entries.push(&[0, 1], 2.0).unwrap();
+    /// entries.push(&[1, 0], 3.0).unwrap();
+    /// let a = Tensor::pack(&entries, Format::csr()).unwrap();
+    /// let doubled = Tensor::on_pattern_of(&a, a.shape(), Format::csr(), vec![4.0, 6.0]).unwrap();
+    /// assert_eq!(doubled.to_dense_vec().unwrap(), vec![0.0, 4.0, 6.0, 0.0]);
+    /// assert!(Tensor::on_pattern_of(&a, a.shape(), Format::csr(), vec![1.0]).is_err());
+    /// ```
+    pub fn on_pattern_of<W: Value>(
+        pattern: &Tensor<W>,
+        shape: &[usize],
+        format: Format,
+        values: Vec<V>,
+    ) -> Result<Self> {
+        if format != pattern.format || shape != pattern.shape.as_slice() || values.len() != pattern.values.len() {
+            return Err(FormatError::BadFormat {
+                format: format.to_string(),
+                reason: format!(
+                    "values for {} positions of a {:?} tensor cannot take the pattern of {} positions of a {:?} tensor in {}",
+                    values.len(),
+                    shape,
+                    pattern.values.len(),
+                    pattern.shape,
+                    pattern.format
+                ),
+            });
+        }
+        let (levels, sizes) = (pattern.levels.clone(), pattern.sizes.clone());
+        Ok(Self::checked(shape, format, (levels, sizes), values, V::zero()))
+    }
+
     /// Packs entries (any order, duplicates summed) into `format`.
     pub fn pack(entries: &CoordinateList<V>, format: Format) -> Result<Self> {
         pack(entries, format, V::zero())

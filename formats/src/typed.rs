@@ -428,6 +428,11 @@ impl<'a> TensorRef<'a> {
     pub fn to_f64(&self) -> Tensor<f64> {
         each_type!(TensorRef, *self, t => t.map_values(Value::to_f64))
     }
+    /// A tensor in `format` storing what this one stores, with `values`
+    /// ([`Tensor::on_pattern_of`]).
+    pub fn on_pattern(&self, shape: &[usize], format: Format, values: Vec<f64>) -> Result<Tensor<f64>> {
+        each_type!(TensorRef, *self, t => Tensor::on_pattern_of(t, shape, format, values))
+    }
     /// The same tensor in another format.
     pub fn convert(&self, format: &Format) -> Result<AnyTensor> {
         Ok(each_type!(TensorRef, *self, t => AnyTensor::from(t.convert(format)?)))

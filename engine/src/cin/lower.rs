@@ -1460,8 +1460,9 @@ fn pattern_source(provenance: &Provenance, operands: &[Operand], output: &Operan
 ///   own levels, which visit each of its positions once; its padding
 ///   zeros stay zeros.
 /// - A per-mode `k` needs no schedule (a schedule's blocks of positions
-///   have a rule of their own), a dense first level (rows a chunk can
-///   start at), unique ordered levels, and every other operand locating
+///   have a rule of their own), a dense or compressed first level (rows
+///   a chunk can start at: CSR's, DCSR's), unique ordered levels, and
+///   every other operand locating
 ///   the variables `k` stores, so that the loops visit each of `k`'s
 ///   entries once and nothing else (SDDMM's `A(i,j) * U(i,k) * V(j,k)`,
 ///   scaling, a mask of a dense tensor).
@@ -1508,7 +1509,7 @@ fn takes_pattern(
     });
     !scheduled
         && !levels.is_empty()
-        && levels[0].level.kind == LevelKind::Dense
+        && matches!(levels[0].level.kind, LevelKind::Dense | LevelKind::Compressed)
         && levels.iter().all(|l| l.level.unique && l.level.ordered)
         && others_locate
 }

@@ -77,11 +77,15 @@ pub(crate) fn chunking(lowered: &Lowered) -> std::result::Result<(LoopVar, Chunk
         OutputAssembly::Dense if leads => ChunkOutput::DenseRows,
         OutputAssembly::Dense => ChunkOutput::DensePartials,
         // A chunk's positions start at its first row's when rows are a
-        // dense level over the output's first mode (not a block of it).
+        // dense or compressed level over the output's first mode (not a
+        // block of it).
         OutputAssembly::OnPattern { operand }
             if leads
                 && lowered.operands[operand].format.is_per_mode()
-                && lowered.operands[operand].format.levels()[0].level.kind == LevelKind::Dense =>
+                && matches!(
+                    lowered.operands[operand].format.levels()[0].level.kind,
+                    LevelKind::Dense | LevelKind::Compressed
+                ) =>
         {
             ChunkOutput::PatternRows {
                 operand: operand as u32,

@@ -44,18 +44,20 @@ impl Emitter<'_> {
     }
 
     /// Emits the loop over `var`, every coordinate of a dense level of
-    /// the pattern operand, and the loops inside it as one
-    /// [`Op::ValuesAxpy`] over the values of all its rows (or the
-    /// chunk's): the next level is compact, and any below it dense (BCSR's
-    /// blocks), so they follow one another.
+    /// the pattern operand or the positions of a compressed one, and the
+    /// loops inside it as one [`Op::ValuesAxpy`] over the values of all
+    /// its rows (or the chunk's): the next level is compact, and any below
+    /// it dense (BCSR's blocks), so they follow one another. CSR's and
+    /// DCSR's scaled copies.
     pub(super) fn try_every_values_row(&mut self, var: &LoopVar, body: &Cin, shape: &LoopShape) -> bool {
         let OutputAssembly::OnPattern { operand } = self.lowered.assembly else {
             return false;
         };
-        if !shape.universe || !shape.walked.is_empty() || shape.located.len() != 1 {
-            return false;
-        }
-        let rows = shape.iterators[shape.located[0]].clone();
+        let rows = match (shape.universe, shape.walked.as_slice(), shape.located.as_slice()) {
+            (true, [], &[located]) => shape.iterators[located].clone(),
+            (false, &[walked], []) => shape.iterators[walked].clone(),
+            _ => return false,
+        };
         let st = self.states[operand].clone();
         let Cin::Forall {
             var: inner,
@@ -65,8 +67,13 @@ impl Emitter<'_> {
             return false;
         };
         let next = rows.level + 1;
+        let rows_fit = match rows.format.kind {
+            LevelKind::Dense => shape.universe,
+            LevelKind::Compressed => rows.format.unique,
+            _ => false,
+        };
         if rows.operand != operand
-            || rows.format.kind != LevelKind::Dense
+            || !rows_fit
             || st.parent_run_end().is_some()
             || next >= st.level_vars.len()
             || st.level_vars[next] != *inner
@@ -92,29 +99,46 @@ impl Emitter<'_> {
         let Some(update) = self.values_update(&st.level_vars[leaf], values_body, &driver) else {
             return false;
         };
-        let (first, last) = match self.chunk_of(var) {
-            Some(range) => range,
-            None => (self.iconst(0), self.loop_extent(var)),
-        };
         let ancestors = self.ancestors(operand, rows.level);
-        let empty = self.exit_unless_lt(first, last);
+        let one = self.iconst(1);
+        // The first and the final row's positions, and their coordinates
+        // (read only by the dense levels below, as 0 where unknown).
+        let (empty, first, final_row) = if shape.universe {
+            let (first, last) = match self.chunk_of(var) {
+                Some(range) => range,
+                None => (self.iconst(0), self.loop_extent(var)),
+            };
+            let empty = self.exit_unless_lt(first, last);
+            let final_row = self.ireg();
+            self.int_op(IntOp::Sub, final_row, last, one);
+            let mut located = [(first, first); 2];
+            for (k, row) in [first, final_row].into_iter().enumerate() {
+                let (position, found) = (self.ireg(), self.breg());
+                self.ops.push(Op::Locate {
+                    level: LevelRef::new(operand, rows.level),
+                    parent: st.parent_pos(),
+                    ancestors: ancestors.clone(),
+                    coord: row,
+                    pos: position,
+                    found,
+                });
+                located[k] = (position, row);
+            }
+            (empty, located[0], located[1])
+        } else {
+            let (begin, end) = self.bounds(&rows);
+            let empty = self.exit_unless_lt(begin, end);
+            let last = self.ireg();
+            self.int_op(IntOp::Sub, last, end, one);
+            let zero = self.iconst(0);
+            (empty, (begin, zero), (last, zero))
+        };
         let skip = self.skip_unless_all(&update.presences);
         let scale = self.scale_of(&update);
-        // The first row's first position and the last row's end.
-        let one = self.iconst(1);
-        let final_row = self.ireg();
-        self.int_op(IntOp::Sub, final_row, last, one);
+        // The first row's first value and the final row's end.
         let mut ends = [0; 2];
-        for (k, row) in [first, final_row].into_iter().enumerate() {
-            let (position, found, begin, end) = (self.ireg(), self.breg(), self.ireg(), self.ireg());
-            self.ops.push(Op::Locate {
-                level: LevelRef::new(operand, rows.level),
-                parent: st.parent_pos(),
-                ancestors: ancestors.clone(),
-                coord: row,
-                pos: position,
-                found,
-            });
+        for (k, (position, row)) in [first, final_row].into_iter().enumerate() {
+            let (begin, end) = (self.ireg(), self.ireg());
             self.ops.push(Op::PosIter {
                 level: LevelRef::new(operand, next),
                 parent: position,

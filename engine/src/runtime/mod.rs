@@ -882,7 +882,7 @@ impl Kernel {
                         name: name.clone(),
                         column: 0,
                     })?;
-                    out.finish_on(pattern.levels())?
+                    out.finish_on(pattern)?
                 }
                 _ => out.finish()?,
             },

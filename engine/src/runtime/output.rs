@@ -6,7 +6,8 @@
 use tessera_formats::memory::advise_huge_pages;
 use tessera_formats::{
     reserve_moving_elements, Assembly, CoordRun, CoordinateList, CoordinateRelation, Format, Immediate, IndexArray,
-    Level, LevelFormat, LevelKind, LevelRef, LevelStorage, Projection, Split, StorageResolver, Tensor, MAX_POSITIONS,
+    Level, LevelFormat, LevelKind, LevelRef, LevelStorage, Projection, Split, StorageResolver, Tensor, TensorRef,
+    MAX_POSITIONS,
 };
 
 use super::rows::{Row, RowOp, RowsBelow, Run};
@@ -324,19 +325,17 @@ impl OutputState {
         }
     }
 
-    /// The finished tensor.
     /// The output of a run whose values line up with `pattern`'s
     /// ([`OutputAssembly::OnPattern`](crate::cin::OutputAssembly)): its
     /// levels are a copy of the pattern's.
-    pub fn finish_on(self, pattern: &[LevelStorage]) -> Result<Tensor<f64>> {
+    pub fn finish_on(self, pattern: TensorRef<'_>) -> Result<Tensor<f64>> {
         match self {
-            OutputState::Dense { shape, format, values } => {
-                Ok(Tensor::from_parts(&shape, format, pattern.to_vec(), values)?)
-            }
+            OutputState::Dense { shape, format, values } => Ok(pattern.on_pattern(&shape, format, values)?),
             _ => unreachable!("an output on a pattern accumulates in place"),
         }
     }
 
+    /// The finished tensor.
     pub fn finish(self) -> Result<Tensor<f64>> {
         match self {
             OutputState::Dense { shape, format, values } => {

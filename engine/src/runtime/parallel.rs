@@ -466,17 +466,32 @@ fn first_row(chunking: &Chunking, bind: &Bindings<'_>, c: i64, rows: i64) -> i64
     (c * rows_per_coordinate(chunking, bind)).min(rows)
 }
 
-/// The first position of row `row` in the last level of `levels`, a dense
-/// first level with dense or compressed levels below (the patterns outputs
-/// take).
+/// The first position of row `row` in the last level of `levels`, dense
+/// or compressed levels with unique ordered coordinates (the patterns
+/// outputs take): below a compressed first level (DCSR's), the first
+/// stored row from `row` on.
 fn first_position(levels: &[tessera_formats::LevelStorage], row: i64) -> usize {
-    levels[1..]
-        .iter()
-        .fold(row as usize, |p, level| match level.arrays.first() {
-            Some(segments) => segments.get_usize(p),
-            // A dense level: `extent` children per parent.
-            None => p * level.extent,
-        })
+    let top = match levels[0].arrays.as_slice() {
+        [segments, coordinates, ..] => {
+            let stored = segments.get_usize(0)..segments.get_usize(1);
+            let (mut low, mut high) = (stored.start, stored.end);
+            while low < high {
+                let mid = low + (high - low) / 2;
+                if coordinates.get(mid) < row {
+                    low = mid + 1;
+                } else {
+                    high = mid;
+                }
+            }
+            low
+        }
+        _ => row as usize,
+    };
+    levels[1..].iter().fold(top, |p, level| match level.arrays.first() {
+        Some(segments) => segments.get_usize(p),
+        // A dense level: `extent` children per parent.
+        None => p * level.extent,
+    })
 }
 
 /// The stored values of every operand: the run's work in units.
