@@ -52,7 +52,21 @@ pub(super) fn run(
     out: &mut OutputState,
     mut batch: Option<&mut AppendBatch>,
 ) {
-    let ready = Ready::new(&Registers { bind, ir, fr, values }, driver, body);
+    let regs = Registers { bind, ir, fr, values };
+    if let PositionBody::Scatter { scale, at } = body {
+        // A body that appends nothing keeps no entry: straight to its loop.
+        let (Some(coords), _) = regs.views(driver) else {
+            unreachable!("the planner only shortcuts loops over levels with a coordinate array")
+        };
+        let own = values[driver.operand as usize];
+        return scatter(
+            coords,
+            (own, positions),
+            (&Scale::new(regs.scale(scale)), regs.line(at), 0),
+            out,
+        );
+    }
+    let ready = Ready::new(&regs, driver, body);
     // The entries' coordinates: the innermost body's prefix registers, then
     // one slot per loop, outermost first.
     let mut entry: SmallVec<[i64; 4]> = ready.prefix().iter().map(|&r| ir[r as usize]).collect();
@@ -302,11 +316,6 @@ enum ReadyKind<'p> {
         out_extent: usize,
         out_parent: Line,
     },
-    Scatter {
-        own: &'p [f64],
-        scale: Scale<'p>,
-        at: Line,
-    },
     Copies {
         own: &'p [f64],
         scale: Scale<'p>,
@@ -418,11 +427,7 @@ impl<'p> Ready<'p> {
                 }
             }
             PositionBody::Reduce { .. } => unreachable!("the interpreter sums into registers before walking"),
-            PositionBody::Scatter { scale, at } => ReadyKind::Scatter {
-                own: regs.values[driver.operand as usize],
-                scale: Scale::new(regs.scale(scale)),
-                at: regs.line(at),
-            },
+            PositionBody::Scatter { .. } => unreachable!("the interpreter scatters before walking"),
             PositionBody::Copies { scale, prefix } => ReadyKind::Copies {
                 own: regs.values[driver.operand as usize],
                 scale: Scale::new(regs.scale(scale)),
@@ -449,7 +454,6 @@ impl<'p> Ready<'p> {
             }
             | ReadyKind::DenseDots { append: None, .. }
             | ReadyKind::RowUpdates { .. }
-            | ReadyKind::Scatter { .. }
             | ReadyKind::WorkspaceRows { .. } => &[],
         }
     }
@@ -577,32 +581,6 @@ impl<'p> Ready<'p> {
                     row_axpy(&mut k, *child, segment, *scale, factors, (target, len), reg);
                 }
             }
-            ReadyKind::Scatter { own, scale, at } => {
-                fn scatter<I: Copy>(
-                    (coords, wide): (&[I], fn(I) -> i64),
-                    own: &[f64],
-                    (scale, at, o): (&Scale<'_>, Line, i64),
-                    out: &mut OutputState,
-                ) {
-                    // The output's values once, not a dispatch per entry.
-                    let Some((base, dst)) = out.dense_values_mut() else {
-                        unreachable!("only dense outputs are accumulated in place")
-                    };
-                    // The output's position as `slope · c + start`, the
-                    // outer coordinate's part taken once.
-                    let start = at.at(0, o) - base as i64;
-                    for (&c, &v) in coords.iter().zip(own) {
-                        let c = wide(c);
-                        dst[(at.slope * c + start) as usize] += scale.at(v, c, o);
-                    }
-                }
-                let (own, args) = (&own[positions.clone()], (scale, *at, o));
-                match self.coords {
-                    IndexArray::U32(c) => scatter((&c[positions], |c| i64::from(c)), own, args, out),
-                    IndexArray::U64(c) => scatter((&c[positions], |c| c as i64), own, args, out),
-                    IndexArray::I64(c) => scatter((&c[positions], |c| c), own, args, out),
-                }
-            }
             ReadyKind::Copies { own, scale, .. } => {
                 for p in positions {
                     let c = self.coords.get(p);
@@ -631,5 +609,58 @@ impl<'p> Ready<'p> {
                 }
             }
         }
+    }
+}
+
+/// Adds each of `positions`' scaled values (of `own`) into the dense
+/// output at `at` of its coordinate: a row of `y(j) += A(i,j) · x(i)`.
+fn scatter(
+    coords: &IndexArray,
+    (own, positions): (&[f64], Range<usize>),
+    (scale, at, o): (&Scale<'_>, Line, i64),
+    out: &mut OutputState,
+) {
+    fn typed<I: Copy>(
+        (coords, wide): (&[I], fn(I) -> i64),
+        own: &[f64],
+        (scale, at, o): (&Scale<'_>, Line, i64),
+        out: &mut OutputState,
+    ) {
+        // The output's values once, not a dispatch per entry.
+        let Some((base, dst)) = out.dense_values_mut() else {
+            unreachable!("only dense outputs are accumulated in place")
+        };
+        // The output's position as `slope · c + start`, the
+        // outer coordinate's part taken once.
+        let start = at.at(0, o) - base as i64;
+        #[inline(always)]
+        fn each<I: Copy>(
+            (coords, wide): (&[I], fn(I) -> i64),
+            own: &[f64],
+            (dst, slope, start): (&mut [f64], i64, i64),
+            term: impl Fn(f64, i64) -> f64,
+        ) {
+            for (&c, &v) in coords.iter().zip(own) {
+                let c = wide(c);
+                dst[(slope * c + start) as usize] += term(v, c);
+            }
+        }
+        let (entries, into) = ((coords, wide), (dst, at.slope, start));
+        // The scale's shape chosen once, not per entry: `v · x(i)`
+        // as the loop's one product (`1 · v` is `v` exactly).
+        match *scale {
+            Scale::Around { before, after: None } => each(entries, own, into, |v, _| before * v),
+            Scale::Around {
+                before: 1.0,
+                after: Some(after),
+            } => each(entries, own, into, |v, _| v * after),
+            _ => each(entries, own, into, |v, c| scale.at(v, c, o)),
+        }
+    }
+    let (own, args) = (&own[positions.clone()], (scale, at, o));
+    match coords {
+        IndexArray::U32(c) => typed((&c[positions], |c| i64::from(c)), own, args, out),
+        IndexArray::U64(c) => typed((&c[positions], |c| c as i64), own, args, out),
+        IndexArray::I64(c) => typed((&c[positions], |c| c), own, args, out),
     }
 }
