@@ -155,6 +155,31 @@ impl IndexArray {
         }
     }
 
+    /// The first position in `from..end` whose element is at least
+    /// `value`, or `end`: where `value` goes among sorted elements (the
+    /// first stored row from a row on, in a compressed level).
+    ///
+    /// ```
+    /// use tessera_formats::IndexArray;
+    /// let rows = IndexArray::U32(vec![1, 4, 4, 9]);
+    /// assert_eq!(rows.first_at_least(0, 4, 4), 1);
+    /// assert_eq!(rows.first_at_least(0, 4, 5), 3);
+    /// assert_eq!(rows.first_at_least(0, 4, 10), 4);
+    /// assert_eq!(rows.first_at_least(2, 4, 0), 2);
+    /// ```
+    pub fn first_at_least(&self, from: usize, end: usize, value: i64) -> usize {
+        fn search<T: Copy>(v: &[T], from: usize, end: usize, below: impl Fn(T) -> bool) -> usize {
+            let end = end.min(v.len());
+            let from = from.min(end);
+            from + v[from..end].partition_point(|&x| below(x))
+        }
+        match self {
+            IndexArray::U32(v) => search(v, from, end, |x| i64::from(x) < value),
+            IndexArray::U64(v) => search(v, from, end, |x| (x as i64) < value),
+            IndexArray::I64(v) => search(v, from, end, |x| x < value),
+        }
+    }
+
     /// Element `i` as an unsigned index. Only meaningful for unsigned arrays
     /// or non-negative signed values.
     #[inline(always)]

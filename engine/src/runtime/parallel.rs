@@ -472,19 +472,7 @@ fn first_row(chunking: &Chunking, bind: &Bindings<'_>, c: i64, rows: i64) -> i64
 /// stored row from `row` on.
 fn first_position(levels: &[tessera_formats::LevelStorage], row: i64) -> usize {
     let top = match levels[0].arrays.as_slice() {
-        [segments, coordinates, ..] => {
-            let stored = segments.get_usize(0)..segments.get_usize(1);
-            let (mut low, mut high) = (stored.start, stored.end);
-            while low < high {
-                let mid = low + (high - low) / 2;
-                if coordinates.get(mid) < row {
-                    low = mid + 1;
-                } else {
-                    high = mid;
-                }
-            }
-            low
-        }
+        [segments, coordinates, ..] => coordinates.first_at_least(segments.get_usize(0), segments.get_usize(1), row),
         _ => row as usize,
     };
     levels[1..].iter().fold(top, |p, level| match level.arrays.first() {
