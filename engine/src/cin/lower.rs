@@ -1462,10 +1462,9 @@ fn pattern_source(provenance: &Provenance, operands: &[Operand], output: &Operan
 /// - A per-mode `k` needs no schedule (a schedule's blocks of positions
 ///   have a rule of their own), a dense or compressed first level (rows
 ///   a chunk can start at: CSR's, DCSR's), unique ordered levels, and
-///   every other operand locating
-///   the variables `k` stores, so that the loops visit each of `k`'s
-///   entries once and nothing else (SDDMM's `A(i,j) * U(i,k) * V(j,k)`,
-///   scaling, a mask of a dense tensor).
+///   every other operand locating the variables `k` stores, so that the
+///   loops visit each of `k`'s entries once and nothing else (SDDMM's
+///   `A(i,j) * U(i,k) * V(j,k)`, scaling, a mask of a dense tensor).
 fn takes_pattern(
     k: usize,
     operands: &[Operand],

@@ -62,7 +62,7 @@ pub(super) fn run(
         return scatter(
             coords,
             (own, positions),
-            (&Scale::new(regs.scale(scale)), regs.line(at), 0),
+            (&Scale::new(regs.scale(scale)), regs.line(at)),
             out,
         );
     }
@@ -613,54 +613,60 @@ impl<'p> Ready<'p> {
 }
 
 /// Adds each of `positions`' scaled values (of `own`) into the dense
-/// output at `at` of its coordinate: a row of `y(j) += A(i,j) · x(i)`.
+/// output at `at` of its coordinate: a row of `y(j) += A(i,j) · x(i)`. A
+/// scatter is never nested in another position loop: there is no outer
+/// coordinate.
 fn scatter(
     coords: &IndexArray,
     (own, positions): (&[f64], Range<usize>),
-    (scale, at, o): (&Scale<'_>, Line, i64),
+    (scale, at): (&Scale<'_>, Line),
     out: &mut OutputState,
 ) {
+    // The output's values once, not a dispatch per entry.
+    let Some((base, dst)) = out.dense_values_mut() else {
+        unreachable!("only dense outputs are accumulated in place")
+    };
+    // The output's position as `slope · c + start`.
+    let into = (dst, at.slope, at.at(0, 0) - base as i64);
+    let own = &own[positions.clone()];
+    // The scale's shape chosen once, not per entry: `v · x(i)` as the
+    // loop's one product (`1 · v` is `v` exactly).
+    match *scale {
+        Scale::Around { before, after: None } => scatter_by(coords, positions, own, into, |v, _| before * v),
+        Scale::Around {
+            before: 1.0,
+            after: Some(after),
+        } => scatter_by(coords, positions, own, into, |v, _| v * after),
+        _ => scatter_by(coords, positions, own, into, |v, c| scale.at(v, c, 0)),
+    }
+}
+
+/// `dst[slope · c + start] += term(v, c)` for each coordinate `c` at
+/// `positions` and its value `v`, on the coordinates' own width.
+#[inline(always)]
+fn scatter_by(
+    coords: &IndexArray,
+    positions: Range<usize>,
+    own: &[f64],
+    (dst, slope, start): (&mut [f64], i64, i64),
+    term: impl Fn(f64, i64) -> f64,
+) {
     fn typed<I: Copy>(
-        (coords, wide): (&[I], fn(I) -> i64),
+        coords: &[I],
+        wide: fn(I) -> i64,
         own: &[f64],
-        (scale, at, o): (&Scale<'_>, Line, i64),
-        out: &mut OutputState,
+        dst: &mut [f64],
+        (slope, start): (i64, i64),
+        term: impl Fn(f64, i64) -> f64,
     ) {
-        // The output's values once, not a dispatch per entry.
-        let Some((base, dst)) = out.dense_values_mut() else {
-            unreachable!("only dense outputs are accumulated in place")
-        };
-        // The output's position as `slope · c + start`, the
-        // outer coordinate's part taken once.
-        let start = at.at(0, o) - base as i64;
-        #[inline(always)]
-        fn each<I: Copy>(
-            (coords, wide): (&[I], fn(I) -> i64),
-            own: &[f64],
-            (dst, slope, start): (&mut [f64], i64, i64),
-            term: impl Fn(f64, i64) -> f64,
-        ) {
-            for (&c, &v) in coords.iter().zip(own) {
-                let c = wide(c);
-                dst[(slope * c + start) as usize] += term(v, c);
-            }
-        }
-        let (entries, into) = ((coords, wide), (dst, at.slope, start));
-        // The scale's shape chosen once, not per entry: `v · x(i)`
-        // as the loop's one product (`1 · v` is `v` exactly).
-        match *scale {
-            Scale::Around { before, after: None } => each(entries, own, into, |v, _| before * v),
-            Scale::Around {
-                before: 1.0,
-                after: Some(after),
-            } => each(entries, own, into, |v, _| v * after),
-            _ => each(entries, own, into, |v, c| scale.at(v, c, o)),
+        for (&c, &v) in coords.iter().zip(own) {
+            let c = wide(c);
+            dst[(slope * c + start) as usize] += term(v, c);
         }
     }
-    let (own, args) = (&own[positions.clone()], (scale, at, o));
     match coords {
-        IndexArray::U32(c) => typed((&c[positions], |c| i64::from(c)), own, args, out),
-        IndexArray::U64(c) => typed((&c[positions], |c| c as i64), own, args, out),
-        IndexArray::I64(c) => typed((&c[positions], |c| c), own, args, out),
+        IndexArray::U32(c) => typed(&c[positions], i64::from, own, dst, (slope, start), term),
+        IndexArray::U64(c) => typed(&c[positions], |c| c as i64, own, dst, (slope, start), term),
+        IndexArray::I64(c) => typed(&c[positions], |c| c, own, dst, (slope, start), term),
     }
 }
