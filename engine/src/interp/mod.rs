@@ -253,17 +253,23 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                         (base + from) as usize..(base + to) as usize
                     }
                 };
-                if let crate::bytecode::PositionBody::Reduce { scale, acc, flag } = body {
-                    // A sum into registers: the op's only effect.
-                    let start = fr[*acc as usize];
-                    let on = (*driver, positions.clone());
-                    fr[*acc as usize] = position_loop::reduce(bind, (&ir, &fr), &values, on, scale, start);
-                    if let (Some(flag), false) = (flag, positions.is_empty()) {
-                        br[*flag as usize] = true;
+                let on = (*driver, positions.clone());
+                match body {
+                    crate::bytecode::PositionBody::Reduce { scale, acc, flag } => {
+                        // A sum into registers: the op's only effect.
+                        let start = fr[*acc as usize];
+                        fr[*acc as usize] = position_loop::reduce(bind, (&ir, &fr), &values, on, scale, start);
+                        if let (Some(flag), false) = (flag, positions.is_empty()) {
+                            br[*flag as usize] = true;
+                        }
                     }
-                } else {
-                    let batch = batched.then_some(&mut appends);
-                    position_loop::run(bind, (&ir, &fr), &values, (*driver, positions), body, out, batch);
+                    crate::bytecode::PositionBody::Scatter { scale, at } => {
+                        position_loop::scatter(bind, (&ir, &fr), &values, on, (scale, at), out)
+                    }
+                    _ => {
+                        let batch = batched.then_some(&mut appends);
+                        position_loop::run(bind, (&ir, &fr), &values, on, body, out, batch);
+                    }
                 }
                 ir[*cursor as usize] = ir[*end as usize];
                 pc = *resume;

@@ -53,19 +53,6 @@ pub(super) fn run(
     mut batch: Option<&mut AppendBatch>,
 ) {
     let regs = Registers { bind, ir, fr, values };
-    if let PositionBody::Scatter { scale, at } = body {
-        // A body that appends nothing keeps no entry: straight to its loop.
-        let (Some(coords), _) = regs.views(driver) else {
-            unreachable!("the planner only shortcuts loops over levels with a coordinate array")
-        };
-        let own = values[driver.operand as usize];
-        return scatter(
-            coords,
-            (own, positions),
-            (&Scale::new(regs.scale(scale)), regs.line(at)),
-            out,
-        );
-    }
     let ready = Ready::new(&regs, driver, body);
     // The entries' coordinates: the innermost body's prefix registers, then
     // one slot per loop, outermost first.
@@ -240,6 +227,32 @@ impl<'a> Scale<'a> {
             Scale::Factors(ref factors) => scale_at(factors, own, c, o),
         }
     }
+
+    /// Runs `body` with [`Self::at`] as a function chosen here, once: a
+    /// loop of one shape with no dispatch per entry. The functions give
+    /// [`Self::at`]'s bits (`1 · v` is `v` exactly).
+    #[inline(always)]
+    fn chosen(&self, body: impl ScaledLoop) {
+        match *self {
+            Scale::Around { before, after: None } => body.run(|v, _, _| before * v),
+            Scale::Around {
+                before: 1.0,
+                after: Some(after),
+            } => body.run(|v, _, _| v * after),
+            Scale::Around {
+                before,
+                after: Some(after),
+            } => body.run(|v, _, _| before * v * after),
+            Scale::Factors(ref factors) => body.run(|v, c, o| scale_at(factors, v, c, o)),
+        }
+    }
+}
+
+/// A loop that takes its scale as a function of a position's value,
+/// coordinate and outer coordinate, so that [`Scale::chosen`] picks the
+/// scale's shape once for the loop, not per entry.
+trait ScaledLoop {
+    fn run(self, scale: impl Fn(f64, i64, i64) -> f64);
 }
 
 /// How many positions ahead a row update asks for the rows it will read.
@@ -426,8 +439,8 @@ impl<'p> Ready<'p> {
                     prefix: prefix.iter().map(|&r| regs.ir[r as usize]).collect(),
                 }
             }
-            PositionBody::Reduce { .. } => unreachable!("the interpreter sums into registers before walking"),
-            PositionBody::Scatter { .. } => unreachable!("the interpreter scatters before walking"),
+            PositionBody::Reduce { .. } => unreachable!("the interpreter sums into registers without a walk"),
+            PositionBody::Scatter { .. } => unreachable!("the interpreter scatters without a walk"),
             PositionBody::Copies { scale, prefix } => ReadyKind::Copies {
                 own: regs.values[driver.operand as usize],
                 scale: Scale::new(regs.scale(scale)),
@@ -612,32 +625,50 @@ impl<'p> Ready<'p> {
     }
 }
 
-/// Adds each of `positions`' scaled values (of `own`) into the dense
-/// output at `at` of its coordinate: a row of `y(j) += A(i,j) · x(i)`. A
-/// scatter is never nested in another position loop: there is no outer
+/// Adds each of `positions`' scaled values of `driver` into the dense
+/// output at `at` of its coordinate: a row of `y(j) += A(i,j) · x(i)`.
+/// A scatter appends nothing, so it keeps no entry and skips a walk's
+/// setup; it is never nested in another position loop, so it has no outer
 /// coordinate.
-fn scatter(
-    coords: &IndexArray,
-    (own, positions): (&[f64], Range<usize>),
-    (scale, at): (&Scale<'_>, Line),
+pub(super) fn scatter(
+    bind: &Bindings<'_>,
+    (ir, fr): (&[i64], &[f64]),
+    values: &[&[f64]],
+    (driver, positions): (LevelRef, Range<usize>),
+    (scale, at): (&[ScaleFactor], &Affine),
     out: &mut OutputState,
 ) {
+    let regs = Registers { bind, ir, fr, values };
+    let (Some(coords), _) = regs.views(driver) else {
+        unreachable!("the planner only shortcuts loops over levels with a coordinate array")
+    };
     // The output's values once, not a dispatch per entry.
     let Some((base, dst)) = out.dense_values_mut() else {
         unreachable!("only dense outputs are accumulated in place")
     };
-    // The output's position as `slope · c + start`.
-    let into = (dst, at.slope, at.at(0, 0) - base as i64);
-    let own = &own[positions.clone()];
-    // The scale's shape chosen once, not per entry: `v · x(i)` as the
-    // loop's one product (`1 · v` is `v` exactly).
-    match *scale {
-        Scale::Around { before, after: None } => scatter_by(coords, positions, own, into, |v, _| before * v),
-        Scale::Around {
-            before: 1.0,
-            after: Some(after),
-        } => scatter_by(coords, positions, own, into, |v, _| v * after),
-        _ => scatter_by(coords, positions, own, into, |v, c| scale.at(v, c, 0)),
+    let at = regs.line(at);
+    let own = &values[driver.operand as usize][positions.clone()];
+    Scale::new(regs.scale(scale)).chosen(ScatterRow {
+        coords,
+        positions,
+        own,
+        // The output's position as `slope · c + start`.
+        into: (dst, at.slope, at.at(0, 0) - base as i64),
+    });
+}
+
+/// The loop of [`scatter`], its scale chosen once by [`Scale::chosen`].
+struct ScatterRow<'s> {
+    coords: &'s IndexArray,
+    positions: Range<usize>,
+    own: &'s [f64],
+    into: (&'s mut [f64], i64, i64),
+}
+
+impl ScaledLoop for ScatterRow<'_> {
+    #[inline(always)]
+    fn run(self, scale: impl Fn(f64, i64, i64) -> f64) {
+        scatter_by(self.coords, self.positions, self.own, self.into, |v, c| scale(v, c, 0));
     }
 }
 

@@ -111,8 +111,7 @@ impl Emitter<'_> {
             let empty = self.exit_unless_lt(first, last);
             let final_row = self.ireg();
             self.int_op(IntOp::Sub, final_row, last, one);
-            let mut located = [(first, first); 2];
-            for (k, row) in [first, final_row].into_iter().enumerate() {
+            let [first, final_row] = [first, final_row].map(|row| {
                 let (position, found) = (self.ireg(), self.breg());
                 self.ops.push(Op::Locate {
                     level: LevelRef::new(operand, rows.level),
@@ -122,9 +121,9 @@ impl Emitter<'_> {
                     pos: position,
                     found,
                 });
-                located[k] = (position, row);
-            }
-            (empty, located[0], located[1])
+                (position, row)
+            });
+            (empty, first, final_row)
         } else {
             let (begin, end) = self.bounds(&rows);
             let empty = self.exit_unless_lt(begin, end);

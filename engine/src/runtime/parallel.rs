@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use hashbrown::HashMap;
-use tessera_formats::{LevelKind, LevelRef, Tensor};
+use tessera_formats::{Level, LevelFormat, LevelKind, LevelRef, LevelStorage, Tensor};
 
 use super::output::{Assembler, DenseWindow, OutputSizes, OutputState};
 use super::progress::Progress;
@@ -258,7 +258,9 @@ pub(crate) fn run(
             // equal length, or the first position of the row in the
             // pattern's last level.
             let start = |row: i64| match chunking.output {
-                ChunkOutput::PatternRows { operand } => first_position(bind.levels[operand as usize], row),
+                ChunkOutput::PatternRows { operand } => {
+                    first_position(bind.formats[operand as usize], bind.levels[operand as usize], row)
+                }
                 _ => row as usize * (values.len() / rows.max(1) as usize),
             };
             let cuts: Vec<usize> = ranges[1..]
@@ -466,20 +468,30 @@ fn first_row(chunking: &Chunking, bind: &Bindings<'_>, c: i64, rows: i64) -> i64
     (c * rows_per_coordinate(chunking, bind)).min(rows)
 }
 
-/// The first position of row `row` in the last level of `levels`, dense
-/// or compressed levels with unique ordered coordinates (the patterns
-/// outputs take): below a compressed first level (DCSR's), the first
-/// stored row from `row` on.
-fn first_position(levels: &[tessera_formats::LevelStorage], row: i64) -> usize {
-    let top = match levels[0].arrays.as_slice() {
-        [segments, coordinates, ..] => coordinates.first_at_least(segments.get_usize(0), segments.get_usize(1), row),
+/// The first position of row `row` in the last level of an operand,
+/// whose levels the patterns outputs take are (dense, or ones whose
+/// positions and coordinates are views, with unique ordered coordinates):
+/// below a compressed first level (DCSR's), the first stored row from
+/// `row` on.
+fn first_position(formats: &[LevelFormat], levels: &[LevelStorage], row: i64) -> usize {
+    let top = match (
+        formats[0].position_view(&levels[0]),
+        formats[0].coordinate_view(&levels[0]),
+    ) {
+        (Some(segments), Some(coordinates)) => {
+            coordinates.first_at_least(segments.get_usize(0), segments.get_usize(1), row)
+        }
         _ => row as usize,
     };
-    levels[1..].iter().fold(top, |p, level| match level.arrays.first() {
-        Some(segments) => segments.get_usize(p),
-        // A dense level: `extent` children per parent.
-        None => p * level.extent,
-    })
+    formats
+        .iter()
+        .zip(levels)
+        .skip(1)
+        .fold(top, |p, (format, level)| match format.position_view(level) {
+            Some(segments) => segments.get_usize(p),
+            // A dense level: `extent` children per parent.
+            None => p * level.extent,
+        })
 }
 
 /// The stored values of every operand: the run's work in units.
