@@ -119,7 +119,32 @@ pub fn kernel(statement: &str, inputs: &Inputs<'_>, output: Format) -> (Arc<Kern
 /// The hand-written baseline: one row at a time, summed in order.
 pub fn spmv_loop(a: &Csr, x: &[f64]) -> Vec<f64> {
     let mut y = vec![0.0; a.rows];
-    for (i, yi) in y.iter_mut().enumerate() {
+    spmv_rows(a, x, 0, &mut y);
+    y
+}
+
+/// [`spmv_loop`] on `threads` threads, each given rows of about equal
+/// nonzeros, the caller's the last: the speedup the machine itself allows
+/// a memory-bound loop, which a tier's speedup is read against.
+pub fn spmv_loop_on_threads(a: &Csr, x: &[f64], threads: usize) -> Vec<f64> {
+    let mut y = vec![0.0; a.rows];
+    let nnz = a.idx.len();
+    let cuts = (1..threads).map(|t| a.pos.partition_point(|&p| (p as usize) < nnz * t / threads).min(a.rows));
+    std::thread::scope(|scope| {
+        let (mut rest, mut first) = (&mut y[..], 0);
+        for cut in cuts {
+            let (mine, tail) = rest.split_at_mut(cut - first);
+            scope.spawn(move || spmv_rows(a, x, first, mine));
+            (rest, first) = (tail, cut);
+        }
+        spmv_rows(a, x, first, rest);
+    });
+    y
+}
+
+/// `y[r] = (A x)(first + r)` for each row of `y`.
+fn spmv_rows(a: &Csr, x: &[f64], first: usize, y: &mut [f64]) {
+    for (i, yi) in (first..).zip(y.iter_mut()) {
         let (b, e) = (a.pos[i] as usize, a.pos[i + 1] as usize);
         let mut sum = 0.0;
         for (v, &j) in a.vals[b..e].iter().zip(&a.idx[b..e]) {
@@ -127,7 +152,6 @@ pub fn spmv_loop(a: &Csr, x: &[f64]) -> Vec<f64> {
         }
         *yi = sum;
     }
-    y
 }
 
 /// `C = A * B` for CSR `A` and dense row-major `B` of `n` columns.
