@@ -29,7 +29,7 @@ pub use blocks::{block_rows_dot, BlockOperands};
 pub use dot::{dense_dot, dense_rows_dot, rows_of_dots, value_runs};
 pub use segments::{rows_dot, segment_dot, semiring_dot, RowsOf};
 pub use strided::{strided_rows, Columns, StridedRead};
-pub use workspace::{workspace_add, workspace_key, workspace_row, WorkspaceBitmap};
+pub use workspace::{workspace_add, workspace_key, workspace_row};
 
 /// The builder block ops are written against: the formats' staged integer
 /// [`Builder`] plus floats and the operands' values.
@@ -183,9 +183,9 @@ pub trait KernelBuilder: Builder {
         F: FnOnce(&mut Self);
     /// Word `index` of a bitmap of the output's dense workspace
     /// ([`workspace_add`]).
-    fn workspace_word(&mut self, bitmap: WorkspaceBitmap, index: Self::Int) -> Self::Int;
+    fn workspace_word(&mut self, index: Self::Int) -> Self::Int;
     /// Stores `word` at `index` of a bitmap of the workspace.
-    fn set_workspace_word(&mut self, bitmap: WorkspaceBitmap, index: Self::Int, word: Self::Int);
+    fn set_workspace_word(&mut self, index: Self::Int, word: Self::Int);
     /// Appends `key` to the workspace's list of the keys set.
     fn push_touched_key(&mut self, key: Self::Int);
     /// `values[key] += x` in the workspace, adding as the output adds.

@@ -1,29 +1,22 @@
 //! The dense workspace, written once: how a value is added at a key and
 //! the key recorded, for every tier.
 //!
-//! A dense workspace holds a value per key, a bitmap of the keys set, a
-//! summary bitmap of the bitmap's words that hold a key (so that a drain
-//! visits only those), and the list of keys set, in the order they were
-//! first set. The interpreter runs these ops on the runtime's workspace
-//! through its eager builder; compiled tiers emit them into the kernel.
+//! A dense workspace holds a value per key, a bitmap of the keys set and
+//! the list of keys set, in the order they were first set. The
+//! interpreter runs these ops on the runtime's workspace through its eager
+//! builder; compiled tiers emit them into the kernel. A sorted drain
+//! finds the bitmap's words that hold keys from the list
+//! (`runtime::workspace`), so a new key writes only its bit and its place
+//! in the list: marking a summary of the bitmap here too cost Cranelift's
+//! SpGEMM a quarter of its time.
 
 use tessera_formats::{Cmp, IntOp};
 
 use super::KernelBuilder;
 use crate::bytecode::FloatOp;
 
-/// The two bitmaps of a dense workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum WorkspaceBitmap {
-    /// Bit `key % 64` of word `key / 64`: whether `key` holds a value.
-    Keys,
-    /// Bit `w % 64` of word `w / 64`: whether word `w` of `Keys` has a bit
-    /// set.
-    Words,
-}
-
-/// `values[key] += x`; a key not set before is marked in both bitmaps and
-/// appended to the list of keys.
+/// `values[key] += x`; a key not set before is marked in the bitmap (bit
+/// `key % 64` of word `key / 64`) and appended to the list of keys.
 ///
 /// ```
 /// use tessera_engine::block_ops::{workspace_add, KernelBuilder};
@@ -44,7 +37,7 @@ pub enum WorkspaceBitmap {
 pub fn workspace_add<K: KernelBuilder>(k: &mut K, key: K::Int, x: K::Float) {
     let six = k.int(6);
     let word_at = k.binary(IntOp::Shr, key, six);
-    let word = k.workspace_word(WorkspaceBitmap::Keys, word_at);
+    let word = k.workspace_word(word_at);
     let one = k.int(1);
     let bit = k.binary(IntOp::Shl, one, key);
     let held = k.binary(IntOp::BitAnd, word, bit);
@@ -52,12 +45,7 @@ pub fn workspace_add<K: KernelBuilder>(k: &mut K, key: K::Int, x: K::Float) {
     let fresh = k.compare(Cmp::Eq, held, zero);
     k.when(fresh, |k| {
         let marked = k.binary(IntOp::BitOr, word, bit);
-        k.set_workspace_word(WorkspaceBitmap::Keys, word_at, marked);
-        let summary_at = k.binary(IntOp::Shr, word_at, six);
-        let summary = k.workspace_word(WorkspaceBitmap::Words, summary_at);
-        let word_bit = k.binary(IntOp::Shl, one, word_at);
-        let summary = k.binary(IntOp::BitOr, summary, word_bit);
-        k.set_workspace_word(WorkspaceBitmap::Words, summary_at, summary);
+        k.set_workspace_word(word_at, marked);
         k.push_touched_key(key);
     });
     k.add_to_workspace(key, x);

@@ -5,7 +5,7 @@ use std::cell::Cell;
 
 use tessera_formats::{ArrayRef, Immediate, IndexArray, LevelRef, LevelStorage, StorageResolver};
 
-use crate::block_ops::{KernelBuilder, Length, WorkspaceBitmap};
+use crate::block_ops::{KernelBuilder, Length};
 use crate::bytecode::FloatOp;
 use crate::notation::Reduction;
 use crate::runtime::output::OutputState;
@@ -278,12 +278,12 @@ impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
         }
     }
     #[inline(always)]
-    fn workspace_word(&mut self, bitmap: WorkspaceBitmap, index: i64) -> i64 {
-        self.storage.workspace().bitmap(bitmap)[index as usize].get() as i64
+    fn workspace_word(&mut self, index: i64) -> i64 {
+        self.storage.workspace().keys[index as usize].get() as i64
     }
     #[inline(always)]
-    fn set_workspace_word(&mut self, bitmap: WorkspaceBitmap, index: i64, word: i64) {
-        self.storage.workspace().bitmap(bitmap)[index as usize].set(word as u64);
+    fn set_workspace_word(&mut self, index: i64, word: i64) {
+        self.storage.workspace().keys[index as usize].set(word as u64);
     }
     #[inline(always)]
     fn push_touched_key(&mut self, key: i64) {

@@ -7,7 +7,7 @@ use std::cell::Cell;
 use hashbrown::HashMap;
 use tessera_formats::IndexArray;
 
-use crate::block_ops::{workspace_add, workspace_key, workspace_row, WorkspaceBitmap};
+use crate::block_ops::{workspace_add, workspace_key, workspace_row};
 use crate::interp::{Eager, Operands};
 use crate::words::Adder;
 
@@ -22,8 +22,6 @@ pub struct DenseWorkspaceParts {
     pub values: *mut f64,
     /// One bit per key: whether it holds a value.
     pub set: *mut u64,
-    /// One bit per word of `set`: whether it has a bit set.
-    pub summary: *mut u64,
     /// Keys fit 32 bits: dense workspaces have at most
     /// `DENSE_WORKSPACE_LIMIT` slots.
     pub touched: *mut u32,
@@ -38,23 +36,10 @@ pub struct WorkspaceCells<'b> {
     pub values: &'b [Cell<f64>],
     /// The bitmap of the keys set.
     pub keys: &'b [Cell<u64>],
-    /// The bitmap of the words of `keys` that hold a key.
-    pub words: &'b [Cell<u64>],
     pub touched: &'b [Cell<u32>],
     pub count: &'b Cell<usize>,
     pub strides: &'b [u64],
     pub adder: Adder,
-}
-
-impl<'b> WorkspaceCells<'b> {
-    /// One of the bitmaps.
-    #[inline(always)]
-    pub fn bitmap(&self, bitmap: WorkspaceBitmap) -> &'b [Cell<u64>] {
-        match bitmap {
-            WorkspaceBitmap::Keys => self.keys,
-            WorkspaceBitmap::Words => self.words,
-        }
-    }
 }
 
 /// Collects values by coordinates (the workspace's variables), then hands
@@ -135,7 +120,6 @@ impl Workspace {
         Some(WorkspaceCells {
             values: Cell::from_mut(values.as_mut_slice()).as_slice_of_cells(),
             keys: Cell::from_mut(set.words.as_mut_slice()).as_slice_of_cells(),
-            words: Cell::from_mut(set.summary.as_mut_slice()).as_slice_of_cells(),
             touched: Cell::from_mut(&mut touched[..]).as_slice_of_cells(),
             count: Cell::from_mut(count),
             strides: &self.strides,
@@ -163,7 +147,6 @@ impl Workspace {
         Some(DenseWorkspaceParts {
             values: values.as_mut_ptr(),
             set: set.words.as_mut_ptr(),
-            summary: set.summary.as_mut_ptr(),
             touched: touched.as_mut_ptr(),
             count,
             strides: self.strides.as_ptr(),
@@ -225,10 +208,15 @@ impl Workspace {
         range: std::ops::Range<usize>,
     ) {
         if let Some(cells) = self.dense_cells() {
-            let mut k = Eager::new(Operands::levels(&[]).with_workspace(cells));
-            let base = workspace_key(&mut k, prefix, false);
-            let (begin, end) = (range.start as i64, range.end as i64);
-            return workspace_row(&mut k, (coords, (values, 0)), (begin, end), scale, base);
+            // The adder a constant in each arm: the loop adds with no
+            // dispatch per entry.
+            let with = |adder| WorkspaceCells { adder, ..cells };
+            let row = (coords, values, scale, range);
+            return match cells.adder {
+                Adder::Float => add_row(with(Adder::Float), prefix, row),
+                Adder::I64 => add_row(with(Adder::I64), prefix, row),
+                Adder::I32 => add_row(with(Adder::I32), prefix, row),
+            };
         }
         let mut full: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();
         full.push(0);
@@ -309,11 +297,28 @@ impl Workspace {
     }
 }
 
-/// The keys a dense workspace holds: one bit per key, and one summary bit
-/// per word of keys, so that the keys come out in order by visiting only
-/// the words that hold some.
+/// [`Workspace::accumulate_row`] on a dense store, through the
+/// interpreter's builder.
+#[inline(always)]
+fn add_row(
+    cells: WorkspaceCells<'_>,
+    prefix: &[i64],
+    (coords, values, scale, range): (&IndexArray, &[f64], f64, std::ops::Range<usize>),
+) {
+    let mut k = Eager::new(Operands::levels(&[]).with_workspace(cells));
+    let base = workspace_key(&mut k, prefix, false);
+    let (begin, end) = (range.start as i64, range.end as i64);
+    workspace_row(&mut k, (coords, (values, 0)), (begin, end), scale, base);
+}
+
+/// The keys a dense workspace holds: one bit per key, and, while a drain
+/// runs, one summary bit per word of keys, so that the keys come out in
+/// order by visiting only the words that hold some. Adding a key marks
+/// only its own bit (`block_ops::workspace_add`): the drain marks the
+/// summary from the list of keys.
 struct KeySet {
     words: Vec<u64>,
+    /// All zero outside a drain.
     summary: Vec<u64>,
 }
 
@@ -333,20 +338,22 @@ impl KeySet {
             return self.drain_sorted(keys);
         }
         for &key in keys.iter() {
-            let w = key as usize / 64;
-            self.words[w] = 0;
-            self.summary[w / 64] = 0;
+            self.words[key as usize / 64] = 0;
         }
     }
 
     /// Writes the keys, which are exactly those of `keys` (in any order),
     /// into `keys` in increasing order, and empties the set. Visiting the
-    /// summary and the words it marks takes about `summary + 2 n` steps;
+    /// summary and the words it marks takes about `summary + 3 n` steps (marking it too);
     /// sorting takes about `n log n`: the cheaper is chosen.
     fn drain_sorted(&mut self, keys: &mut [u32]) {
         let n = keys.len();
         let log = (usize::BITS - n.leading_zeros()) as usize;
-        if self.summary.len() + 2 * n <= n * log {
+        if self.summary.len() + 3 * n <= n * log {
+            for &key in keys.iter() {
+                let w = key as usize / 64;
+                self.summary[w / 64] |= 1 << (w % 64);
+            }
             let mut k = 0;
             for (s, summary) in self.summary.iter_mut().enumerate() {
                 let mut marked = std::mem::take(summary);
@@ -365,9 +372,7 @@ impl KeySet {
         } else {
             keys.sort_unstable();
             for &key in keys.iter() {
-                let w = key as usize / 64;
-                self.words[w] = 0;
-                self.summary[w / 64] = 0;
+                self.words[key as usize / 64] = 0;
             }
         }
     }

@@ -60,7 +60,6 @@ pub(crate) enum Slot {
 pub(crate) enum WorkspacePart {
     Values,
     Set,
-    Summary,
     Touched,
     Count,
     Strides,

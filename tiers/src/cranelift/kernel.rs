@@ -81,7 +81,6 @@ fn word(
         Slot::Workspace(part) => workspace.map_or(0, |w| match part {
             WorkspacePart::Values => w.values as u64,
             WorkspacePart::Set => w.set as u64,
-            WorkspacePart::Summary => w.summary as u64,
             WorkspacePart::Touched => w.touched as u64,
             WorkspacePart::Count => w.count as u64,
             WorkspacePart::Strides => w.strides as u64,

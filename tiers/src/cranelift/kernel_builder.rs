@@ -4,7 +4,7 @@
 
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use smallvec::SmallVec;
-use tessera_engine::block_ops::{KernelBuilder, Length, WorkspaceBitmap};
+use tessera_engine::block_ops::{KernelBuilder, Length};
 use tessera_engine::bytecode::FloatOp;
 use tessera_engine::notation::Reduction;
 use tessera_formats::{ArrayRef, Builder, Cmp, LoopState, ValueType};
@@ -200,13 +200,13 @@ impl KernelBuilder for Clif<'_> {
         self.enter(done);
     }
 
-    fn workspace_word(&mut self, bitmap: WorkspaceBitmap, index: Value) -> Value {
-        let at = self.workspace_element(bitmap_part(bitmap), index, 8);
+    fn workspace_word(&mut self, index: Value) -> Value {
+        let at = self.workspace_element(WorkspacePart::Set, index, 8);
         self.fb.ins().load(types::I64, output_flags(), at, 0)
     }
 
-    fn set_workspace_word(&mut self, bitmap: WorkspaceBitmap, index: Value, word: Value) {
-        let at = self.workspace_element(bitmap_part(bitmap), index, 8);
+    fn set_workspace_word(&mut self, index: Value, word: Value) {
+        let at = self.workspace_element(WorkspacePart::Set, index, 8);
         self.fb.ins().store(output_flags(), word, at, 0);
     }
 
@@ -231,14 +231,6 @@ impl KernelBuilder for Clif<'_> {
     fn workspace_stride(&mut self, d: usize) -> Value {
         let strides = self.slot(Slot::Workspace(WorkspacePart::Strides));
         self.fb.ins().load(types::I64, output_flags(), strides, (d * 8) as i32)
-    }
-}
-
-/// The part of the workspace that holds `bitmap`.
-fn bitmap_part(bitmap: WorkspaceBitmap) -> WorkspacePart {
-    match bitmap {
-        WorkspaceBitmap::Keys => WorkspacePart::Set,
-        WorkspaceBitmap::Words => WorkspacePart::Summary,
     }
 }
 

@@ -343,7 +343,6 @@ impl Writer<'_> {
         c.line("const double value = wsv[key];");
         c.line("wsv[key] = 0.0;");
         c.line("wsk[key >> 6] = 0;");
-        c.line("wsw[key >> 12] = 0;");
         self.append(c, &coords, "value");
         c.close();
         c.line("ws_count = 0;");

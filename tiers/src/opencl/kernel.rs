@@ -80,16 +80,13 @@ pub(crate) struct Workspaces {
     slots: usize,
     values: Buffer<f64>,
     keys: Buffer<u64>,
-    words: Buffer<u64>,
     touched: Buffer<u32>,
 }
 
-/// The words of a workspace of `slots` slots' two bitmaps: a bit per slot,
-/// and a bit per word of those (as the kernel's `ws_key_words` and
-/// `ws_word_words`).
-fn bitmap_words(slots: usize) -> (usize, usize) {
-    let keys = slots / 64 + 1;
-    (keys, keys / 64 + 1)
+/// The words of a workspace of `slots` slots' bitmap, a bit per slot (as
+/// the kernel's `ws_key_words`).
+fn bitmap_words(slots: usize) -> usize {
+    slots / 64 + 1
 }
 
 /// A device copy of `data` (one default element when it is empty: OpenCL
@@ -140,7 +137,6 @@ struct Fixed {
     entry_values: Buffer<f64>,
     ws_values: Buffer<f64>,
     ws_keys: Buffer<u64>,
-    ws_words: Buffer<u64>,
     ws_touched: Buffer<u32>,
     ws_strides: Buffer<i64>,
     ws_size: i64,
@@ -250,7 +246,6 @@ impl OpenClKernel {
             entry_values: upload(queue, &[0f64], write).map_err(error)?,
             ws_values: workspaces.values.clone(),
             ws_keys: workspaces.keys.clone(),
-            ws_words: workspaces.words.clone(),
             ws_touched: workspaces.touched.clone(),
             ws_strides: upload(queue, &strides, read).map_err(error)?,
             ws_size: ws_size as i64,
@@ -385,13 +380,12 @@ impl OpenClKernel {
         }
         drop(pool);
         let (queue, write) = (&self.queue, MemFlags::new().read_write());
-        let (keys, words) = bitmap_words(slots);
+        let keys = bitmap_words(slots);
         Ok(Workspaces {
             items,
             slots,
             values: upload(queue, &vec![0f64; items * slots], write)?,
             keys: upload(queue, &vec![0u64; items * keys], write)?,
-            words: upload(queue, &vec![0u64; items * words], write)?,
             touched: upload(queue, &vec![0u32; items * slots], write)?,
         })
     }
@@ -634,7 +628,6 @@ fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fil
         Arg::F64(&fixed.entry_values),
         Arg::F64(&fixed.ws_values),
         Arg::U64(&fixed.ws_keys),
-        Arg::U64(&fixed.ws_words),
         Arg::U32(&fixed.ws_touched),
         Arg::I64(&fixed.ws_strides),
         Arg::Long(fixed.ws_size),
@@ -648,8 +641,7 @@ fn arguments<'a>(uploads: &'a [Upload], fixed: &'a Fixed, chunk: (i64, i64), fil
         Arg::I64(&fixed.carry_rows),
         Arg::F64(&fixed.carry_sums),
         Arg::LocalF64(fixed.local_slots),
-        Arg::LocalU64(bitmap_words(fixed.local_slots).0),
-        Arg::LocalU64(bitmap_words(fixed.local_slots).1),
+        Arg::LocalU64(bitmap_words(fixed.local_slots)),
         Arg::LocalU32(fixed.local_slots),
         Arg::Int(fill),
     ]);

@@ -2,7 +2,7 @@
 //! are `double` expressions, a run is its values' name and first position,
 //! and a reduction over a range is a `for` loop over a `double` local.
 
-use tessera_engine::block_ops::{KernelBuilder, Length, WorkspaceBitmap};
+use tessera_engine::block_ops::{KernelBuilder, Length};
 use tessera_engine::bytecode::FloatOp;
 use tessera_engine::notation::Reduction;
 use tessera_formats::{ArrayRef, Builder};
@@ -164,15 +164,15 @@ impl KernelBuilder for CText {
         self.close();
     }
 
-    fn workspace_word(&mut self, bitmap: WorkspaceBitmap, index: CVal) -> CVal {
+    fn workspace_word(&mut self, index: CVal) -> CVal {
         let index = self.text(index);
-        let word = self.local("long", format!("(long){}[{index}]", bitmap_name(bitmap)));
+        let word = self.local("long", format!("(long)wsk[{index}]"));
         self.val(word)
     }
 
-    fn set_workspace_word(&mut self, bitmap: WorkspaceBitmap, index: CVal, word: CVal) {
+    fn set_workspace_word(&mut self, index: CVal, word: CVal) {
         let (index, word) = (self.text(index), self.text(word));
-        self.line(format!("{}[{index}] = (ulong)({word});", bitmap_name(bitmap)));
+        self.line(format!("wsk[{index}] = (ulong)({word});"));
     }
 
     fn push_touched_key(&mut self, key: CVal) {
@@ -249,13 +249,5 @@ impl CText {
             Length::Fixed(c) => format!("{values}[{start} + {c}]"),
             Length::In(c) => format!("{values}[{start} + {}]", self.text(c)),
         }
-    }
-}
-
-/// The C name of a workspace bitmap (`source::body` declares them).
-fn bitmap_name(bitmap: WorkspaceBitmap) -> &'static str {
-    match bitmap {
-        WorkspaceBitmap::Keys => "wsk",
-        WorkspaceBitmap::Words => "wsw",
     }
 }

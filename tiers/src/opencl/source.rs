@@ -175,9 +175,8 @@ pub(crate) const KERNEL_NAME: &str = "tessera_kernel";
 /// that fit there.
 pub(crate) const LOCAL_WORKSPACE_KERNEL: &str = "tessera_kernel_local";
 
-/// The words of a workspace's two bitmaps (`kernel::bitmap_words`).
-const WORKSPACE_BITMAP_WORDS: &str =
-    "const long ws_key_words = ws_size / 64 + 1, ws_word_words = ws_key_words / 64 + 1;";
+/// The words of a workspace's bitmap (`kernel::bitmap_words`).
+const WORKSPACE_BITMAP_WORDS: &str = "const long ws_key_words = ws_size / 64 + 1;";
 
 /// The kernel's arguments after its pointers, in order; `kernel` sets them
 /// in the same order.
@@ -190,7 +189,6 @@ const FIXED_ARGUMENTS: &str = "    __global double* restrict out_all,
     __global double* restrict entry_values,
     __global double* restrict ws_values,
     __global ulong* restrict ws_keys,
-    __global ulong* restrict ws_words,
     __global uint* restrict ws_touched,
     __global const long* restrict ws_strides,
     const long ws_size,
@@ -205,7 +203,6 @@ const FIXED_ARGUMENTS: &str = "    __global double* restrict out_all,
     __global double* restrict carry_sums,
     __local double* restrict local_ws_values,
     __local ulong* restrict local_ws_keys,
-    __local ulong* restrict local_ws_words,
     __local uint* restrict local_ws_touched,
     const int fill)
 ";
@@ -521,11 +518,9 @@ impl Writer<'_> {
             c.line(WORKSPACE_BITMAP_WORDS);
             c.line("__local double* restrict wsv = local_ws_values;");
             c.line("__local ulong* restrict wsk = local_ws_keys;");
-            c.line("__local ulong* restrict wsw = local_ws_words;");
             c.line("__local uint* restrict wst = local_ws_touched;");
             c.line("for (long k = 0; k < ws_size; k++) wsv[k] = 0.0;");
             c.line("for (long k = 0; k < ws_key_words; k++) wsk[k] = 0;");
-            c.line("for (long k = 0; k < ws_word_words; k++) wsw[k] = 0;");
             c.line("long ws_count = 0;");
         } else if self.entries.workspace.is_some() {
             // Each work-item has a workspace of its own.
@@ -533,7 +528,6 @@ impl Writer<'_> {
             c.line("const long item = (long)get_global_id(0);");
             c.line("__global double* restrict wsv = ws_values + item * ws_size;");
             c.line("__global ulong* restrict wsk = ws_keys + item * ws_key_words;");
-            c.line("__global ulong* restrict wsw = ws_words + item * ws_word_words;");
             c.line("__global uint* restrict wst = ws_touched + item * ws_size;");
             c.line("long ws_count = 0;");
         }
