@@ -468,11 +468,11 @@ fn first_row(chunking: &Chunking, bind: &Bindings<'_>, c: i64, rows: i64) -> i64
     (c * rows_per_coordinate(chunking, bind)).min(rows)
 }
 
-/// The first position of row `row` in the last level of an operand,
-/// whose levels the patterns outputs take are (dense, or ones whose
-/// positions and coordinates are views, with unique ordered coordinates):
-/// below a compressed first level (DCSR's), the first stored row from
-/// `row` on.
+/// The first position of row `row` in the last level of an operand whose
+/// pattern an output takes: its levels are dense, or have position and
+/// coordinate views with unique, ordered coordinates. Below a compressed
+/// first level (DCSR's), the position is the first stored row's from `row`
+/// on.
 fn first_position(formats: &[LevelFormat], levels: &[LevelStorage], row: i64) -> usize {
     let top = match (
         formats[0].position_view(&levels[0]),
