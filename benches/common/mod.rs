@@ -129,7 +129,8 @@ pub fn spmv_loop(a: &Csr, x: &[f64]) -> Vec<f64> {
 pub fn spmv_loop_on_threads(a: &Csr, x: &[f64], threads: usize) -> Vec<f64> {
     let mut y = vec![0.0; a.rows];
     let nnz = a.idx.len();
-    let cuts = (1..threads).map(|t| a.pos.partition_point(|&p| (p as usize) < nnz * t / threads).min(a.rows));
+    // `pos[rows]` is `nnz`, above every target: each cut is a row.
+    let cuts = (1..threads).map(|t| a.pos.partition_point(|&p| (p as usize) < nnz * t / threads));
     std::thread::scope(|scope| {
         let (mut rest, mut first) = (&mut y[..], 0);
         for cut in cuts {

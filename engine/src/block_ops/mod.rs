@@ -181,10 +181,10 @@ pub trait KernelBuilder: Builder {
     fn when<F>(&mut self, cond: Self::Bool, body: F)
     where
         F: FnOnce(&mut Self);
-    /// Word `index` of a bitmap of the output's dense workspace
+    /// Word `index` of the bitmap of keys of the output's dense workspace
     /// ([`workspace_add`]).
     fn workspace_word(&mut self, index: Self::Int) -> Self::Int;
-    /// Stores `word` at `index` of a bitmap of the workspace.
+    /// Stores `word` at `index` of the workspace's bitmap of keys.
     fn set_workspace_word(&mut self, index: Self::Int, word: Self::Int);
     /// Appends `key` to the workspace's list of the keys set.
     fn push_touched_key(&mut self, key: Self::Int);

@@ -337,15 +337,21 @@ impl KeySet {
         if sorted {
             return self.drain_sorted(keys);
         }
-        for &key in keys.iter() {
+        self.clear_words_of(keys);
+    }
+
+    /// Clears the words that hold `keys`.
+    fn clear_words_of(&mut self, keys: &[u32]) {
+        for &key in keys {
             self.words[key as usize / 64] = 0;
         }
     }
 
     /// Writes the keys, which are exactly those of `keys` (in any order),
-    /// into `keys` in increasing order, and empties the set. Visiting the
-    /// summary and the words it marks takes about `summary + 3 n` steps (marking it too);
-    /// sorting takes about `n log n`: the cheaper is chosen.
+    /// into `keys` in increasing order, and empties the set. Marking the
+    /// summary from `keys`, then visiting it and the words it marks, takes
+    /// about `summary + 3 n` steps; sorting takes about `n log n`: the
+    /// cheaper is chosen.
     fn drain_sorted(&mut self, keys: &mut [u32]) {
         let n = keys.len();
         let log = (usize::BITS - n.leading_zeros()) as usize;
@@ -371,9 +377,7 @@ impl KeySet {
             debug_assert_eq!(k, n, "the set holds exactly the touched keys");
         } else {
             keys.sort_unstable();
-            for &key in keys.iter() {
-                self.words[key as usize / 64] = 0;
-            }
+            self.clear_words_of(keys);
         }
     }
 }
