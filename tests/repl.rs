@@ -45,6 +45,44 @@ fn in_the_repl_threads_are_set_shown_and_used() {
         ));
 }
 
+/// A kernel the chosen tier cannot compile is reported on stderr, as
+/// `tessera eval` reports it, and once: the second run of the same kernel
+/// says nothing new.
+#[test]
+fn in_the_repl_a_kernel_the_tier_cannot_compile_is_reported_once() {
+    // The jit tier's row merges read f64 only: f32 operands stay interpreted.
+    let output = tessera()
+        .args([
+            "repl",
+            "-g",
+            "A:5x5:0.5:1",
+            "-g",
+            "B:5x5:0.5:2",
+            "-t",
+            "A:f32",
+            "-t",
+            "B:f32",
+        ])
+        .args(["-f", "C:csr", "--tier", "jit"])
+        .write_stdin("C(i,j) = A(i,j) + B(i,j)\nD(i,j) = A(i,j) + B(i,j)\nC(i,j) = A(i,j) + B(i,j)\n")
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let notes: Vec<&str> = stderr.lines().filter(|l| l.starts_with("note: tier jit")).collect();
+    // C's kernel and D's (stored as the default, another kernel): one each.
+    assert_eq!(notes.len(), 2, "{stderr}");
+    assert!(
+        notes[0].contains("could not compile `C(i,j) = A(i,j) + B(i,j)`"),
+        "{stderr}"
+    );
+    assert!(notes[0].contains("the kernel stays interpreted"), "{stderr}");
+    assert!(notes[1].contains("`D(i,j) = A(i,j) + B(i,j)`"), "{stderr}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(stdout.matches("C: 5 x 5 matrix of f32, csr").count(), 2, "{stdout}");
+}
+
 /// `:schedule` sets, shows and clears the schedule later statements are
 /// compiled with; their plans show it.
 #[test]

@@ -97,9 +97,8 @@ pub fn run(args: &EvalArgs, out: &mut dyn Write) -> Result<ExitCode> {
         }
         None => (session.run(&prepared)?, None),
     };
-    // What a tier could not do (a kernel interpreted, or handed to another
-    // tier) goes to stderr: the answer is right, the tier is not the one asked.
-    for diagnostic in prepared.kernel().diagnostics() {
+    // On stderr: the answer on stdout is right either way.
+    for diagnostic in session.new_diagnostics(&prepared) {
         eprintln!("note: {diagnostic}");
     }
     let (result, restore) = match &reordering {

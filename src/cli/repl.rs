@@ -379,6 +379,10 @@ fn evaluate(session: &mut Session, statement: &str, times: Option<usize>, out: &
         }
         None => (session.run(&prepared)?, None),
     };
+    // On stderr, once per kernel, as `tessera eval` says it.
+    for diagnostic in session.new_diagnostics(&prepared) {
+        eprintln!("note: {diagnostic}");
+    }
     let name = prepared.output_name().to_string();
     write_named(out, &name, &result, SHOWN_NONZEROS)?;
     if let Some(timing) = timing {

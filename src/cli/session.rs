@@ -54,6 +54,9 @@ pub struct Session {
     /// Value types asked for (`-t`, `:type`): of inputs, or of results.
     types: BTreeMap<String, ValueType>,
     sizes: BTreeMap<String, usize>,
+    /// What the tiers reported and the user was told, so that a kernel
+    /// run again is not reported again.
+    reported: BTreeSet<String>,
     /// Where commands come from, for advice in errors.
     front: Front,
 }
@@ -167,6 +170,7 @@ impl Session {
             formats: BTreeMap::new(),
             types: BTreeMap::new(),
             sizes: BTreeMap::new(),
+            reported: BTreeSet::new(),
             front,
         })
     }
@@ -633,6 +637,19 @@ impl Session {
         }
         let sizes: Vec<(String, usize)> = self.sizes.iter().map(|(v, s)| (v.clone(), *s)).collect();
         f(&inputs, &sizes)
+    }
+
+    /// What the tiers could not do for `prepared` (a kernel interpreted, or
+    /// handed to another tier) that the user has not been told yet: the
+    /// answer is right, the tier is not the one asked.
+    pub fn new_diagnostics(&mut self, prepared: &Prepared) -> Vec<String> {
+        prepared
+            .kernel()
+            .diagnostics()
+            .into_iter()
+            .map(|d| d.to_string())
+            .filter(|text| self.reported.insert(text.clone()))
+            .collect()
     }
 
     /// Runs a prepared statement once.
