@@ -47,6 +47,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tessera_engine::runtime::{CompileRequest, CompiledKernel, PromotionPolicy, Tier};
+use tessera_engine::testing::Rng;
 use tessera_engine::Engine;
 use tessera_tiers::opencl::{unmapped, OpenClTier};
 
@@ -76,13 +77,10 @@ fn one_in_from_env() -> u64 {
 }
 
 /// A hash of what the device would build from `request`, the same on every
-/// run (FNV-1a: the standard library's hasher may change between
-/// releases, and the sample should not).
+/// run: the testing module's generator seeded by the kernel's text.
 fn kernel_hash(request: &CompileRequest) -> u64 {
     let text = format!("{}{:?}{:?}", request.program, request.formats, request.signature);
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    Rng::from_bytes(text.as_bytes()).next_u64()
 }
 
 impl Tier for Strict {
@@ -91,8 +89,7 @@ impl Tier for Strict {
     }
     fn compile(&self, request: &CompileRequest) -> Result<Arc<dyn CompiledKernel>, String> {
         let first = self.requests.fetch_add(1, Ordering::Relaxed) == 0;
-        // FNV's low bits mix least, so the sample reads its high half.
-        if !first && (kernel_hash(request) >> 32) % self.one_in != 0 {
+        if !first && kernel_hash(request) % self.one_in != 0 {
             self.sampled_out.fetch_add(1, Ordering::Relaxed);
             return Err(format!(
                 "left out of the sample (TESSERA_OPENCL_ONE_IN={})",
