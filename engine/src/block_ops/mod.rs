@@ -1,4 +1,5 @@
-//! Block ops written once, for every tier.
+//! Block ops written once, for every tier, and the scalar ops walked once
+//! for every compiled tier ([`scalar_op`]).
 //!
 //! A block op (an inner product of dense runs, say) is one bytecode op
 //! that does a loop's worth of work. Written against [`KernelBuilder`], it
@@ -20,6 +21,7 @@ use crate::notation::Reduction;
 mod axpy;
 mod blocks;
 mod dot;
+mod scalars;
 mod segments;
 mod strided;
 mod workspace;
@@ -27,6 +29,7 @@ mod workspace;
 pub use axpy::{add_products, dense_axpy, row_axpy, values_axpy};
 pub use blocks::{block_rows_dot, BlockOperands};
 pub use dot::{dense_dot, dense_rows_dot, rows_of_dots, value_runs};
+pub use scalars::{format_of, scalar_op, RegisterFile, ScalarOp};
 pub use segments::{rows_dot, segment_dot, semiring_dot, RowsOf};
 pub use strided::{strided_rows, Columns, StridedRead};
 pub use workspace::{workspace_add, workspace_key, workspace_row};
@@ -73,6 +76,8 @@ pub trait KernelBuilder: Builder {
     /// The coordinate stored at `position`.
     fn coordinate(&mut self, coords: Self::Coords, position: Self::Int) -> Self::Int;
     fn float_op(&mut self, op: FloatOp, a: Self::Float, b: Self::Float) -> Self::Float;
+    /// `-x`: the sign flipped, of zeros and NaNs too.
+    fn float_neg(&mut self, x: Self::Float) -> Self::Float;
     /// `a ⊕ b` of `reduction` ([`Reduction::combine`] defines it).
     fn combine(&mut self, reduction: Reduction, a: Self::Float, b: Self::Float) -> Self::Float;
     /// Input `operand`'s values from position `start` on.

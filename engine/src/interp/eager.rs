@@ -141,6 +141,10 @@ impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
         op.apply(a, b)
     }
     #[inline(always)]
+    fn float_neg(&mut self, x: f64) -> f64 {
+        -x
+    }
+    #[inline(always)]
     fn combine(&mut self, reduction: Reduction, a: f64, b: f64) -> f64 {
         reduction.combine(a, b)
     }

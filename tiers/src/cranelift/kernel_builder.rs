@@ -66,6 +66,10 @@ impl KernelBuilder for Clif<'_> {
         }
     }
 
+    fn float_neg(&mut self, x: Value) -> Value {
+        self.fb.ins().fneg(x)
+    }
+
     fn value_run(&mut self, operand: u32, start: Value) -> ValuesAt {
         let values = self.slot(Slot::Values(operand));
         let ty = self.value_type(operand);

@@ -3,9 +3,10 @@
 //! Takes a [`Program`] and the level formats of its operands; emits the body
 //! of `fn(table: *const u64, ctx: *mut c_void) -> u32` into a [`Clif`]
 //! builder. Registers become Cranelift variables (the frontend builds SSA
-//! form), jump targets become blocks, and ops that name a level function
-//! call that level's one staged implementation with the Cranelift builder,
-//! inlining it. Output ops write a dense output in place or call back into
+//! form) and jump targets become blocks. Scalar ops are the walk every
+//! compiled tier shares ([`scalar_op`]): the ones that name a level
+//! function call that level's one staged implementation with the Cranelift
+//! builder, inlining it. Output ops write a dense output in place or call back into
 //! the runtime's output state ([`super::kernel`]); a callback that fails
 //! makes the kernel return 1 at once. Inner products ([`Op::DotBlock`],
 //! [`Op::RowsDot`]) and dense updates ([`Op::DenseAxpy`], [`Op::RowAxpy`])
@@ -20,15 +21,15 @@ use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::Variable;
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
-    add_products, block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, output_row, row_axpy, rows_dot, segment_dot,
-    strided_rows, value_runs, values_axpy, workspace_add, workspace_key, workspace_row, BlockOperands, Columns,
-    KernelBuilder, Length, RowsOf, StridedRead,
+    add_products, block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, format_of, output_row, row_axpy, rows_dot,
+    scalar_op, segment_dot, strided_rows, value_runs, values_axpy, workspace_add, workspace_key, workspace_row,
+    BlockOperands, Columns, KernelBuilder, Length, RegisterFile, RowsOf, ScalarOp, StridedRead,
 };
 use tessera_engine::bytecode::{
-    AxpyFactor, BlockRows, BlockRun, CoordinateRun, DotFactor, Op, Program, Regs, RowOp, RunLength, Strided,
-    StridedColumns, StridedRun, ValueRun,
+    AxpyFactor, BReg, BlockRows, BlockRun, CoordinateRun, DotFactor, FReg, IReg, Op, Program, Regs, RowOp, RunLength,
+    Strided, StridedColumns, StridedRun, ValueRun,
 };
-use tessera_engine::notation::Semiring;
+use tessera_engine::notation::{Func, Semiring};
 use tessera_formats::{ArrayRef, Builder, Cmp, IndexWidth, Level, LevelFormat, LevelRef, ValueType};
 
 use super::builder::{output_flags, Clif, Slot, WorkspacePart};
@@ -150,48 +151,10 @@ impl Translator<'_> {
         }
         *vars[r].get_or_insert_with(|| clif.fb.declare_var(ty))
     }
-    fn iget(&mut self, clif: &mut Clif<'_>, r: u32) -> Value {
-        let v = Self::var(&mut self.ivars, clif, r, types::I64);
-        clif.fb.use_var(v)
-    }
-    fn iset(&mut self, clif: &mut Clif<'_>, r: u32, value: Value) {
-        let v = Self::var(&mut self.ivars, clif, r, types::I64);
-        clif.fb.def_var(v, value);
-    }
-    fn fget(&mut self, clif: &mut Clif<'_>, r: u32) -> Value {
-        let v = Self::var(&mut self.fvars, clif, r, types::F64);
-        clif.fb.use_var(v)
-    }
-    fn fset(&mut self, clif: &mut Clif<'_>, r: u32, value: Value) {
-        let v = Self::var(&mut self.fvars, clif, r, types::F64);
-        clif.fb.def_var(v, value);
-    }
-    fn bget(&mut self, clif: &mut Clif<'_>, r: u32) -> Value {
-        let v = Self::var(&mut self.bvars, clif, r, types::I8);
-        clif.fb.use_var(v)
-    }
-    fn bset(&mut self, clif: &mut Clif<'_>, r: u32, value: Value) {
-        let v = Self::var(&mut self.bvars, clif, r, types::I8);
-        clif.fb.def_var(v, value);
-    }
-    fn igets(&mut self, clif: &mut Clif<'_>, regs: &Regs) -> SmallVec<[Value; 4]> {
-        regs.iter().map(|&r| self.iget(clif, r)).collect()
-    }
 
     /// The level format of `level`, or a recorded error.
     fn format(&self, clif: &mut Clif<'_>, level: LevelRef) -> Option<LevelFormat> {
-        let f = self
-            .formats
-            .get(level.operand as usize)
-            .and_then(|levels| levels.get(level.level as usize))
-            .copied();
-        if f.is_none() {
-            clif.fail(format!(
-                "the program names level {} of operand {}, which the formats do not have",
-                level.level, level.operand
-            ));
-        }
-        f
+        format_of(self.formats, level).map_err(|why| clif.fail(why)).ok()
     }
 
     /// Base pointer of an input operand's values, or a recorded error.
@@ -337,57 +300,18 @@ impl Translator<'_> {
     /// Emits op `pc`; returns whether it ended the block.
     fn op(&mut self, clif: &mut Clif<'_>, pc: usize) -> bool {
         let op = &self.program.ops[pc];
+        // A scalar op leaves its block open (a refusal is in `clif.error`).
+        if scalar_op(clif, self, op) != ScalarOp::NotScalar {
+            return false;
+        }
         match op {
-            Op::IConst { dst, value } => {
-                let v = clif.int(*value);
-                self.iset(clif, *dst, v);
-            }
-            Op::IMove { dst, src } => {
-                let v = self.iget(clif, *src);
-                self.iset(clif, *dst, v);
-            }
-            Op::IBin { op, dst, a, b } => {
-                let (x, y) = (self.iget(clif, *a), self.iget(clif, *b));
-                let v = clif.binary(*op, x, y);
-                self.iset(clif, *dst, v);
-            }
-            Op::ICmp { op, dst, a, b } => {
-                let (x, y) = (self.iget(clif, *a), self.iget(clif, *b));
-                let v = clif.compare(*op, x, y);
-                self.bset(clif, *dst, v);
-            }
-            Op::ISelect { dst, cond, a, b } => {
-                let c = self.bget(clif, *cond);
-                let (x, y) = (self.iget(clif, *a), self.iget(clif, *b));
-                let v = clif.select(c, x, y);
-                self.iset(clif, *dst, v);
-            }
-            Op::BConst { dst, value } => {
-                let v = clif.bool_const(*value);
-                self.bset(clif, *dst, v);
-            }
-            Op::BAnd { dst, a, b } => {
-                let (x, y) = (self.bget(clif, *a), self.bget(clif, *b));
-                let v = clif.and(x, y);
-                self.bset(clif, *dst, v);
-            }
-            Op::BOr { dst, a, b } => {
-                let (x, y) = (self.bget(clif, *a), self.bget(clif, *b));
-                let v = clif.or(x, y);
-                self.bset(clif, *dst, v);
-            }
-            Op::BNot { dst, a } => {
-                let x = self.bget(clif, *a);
-                let v = clif.not(x);
-                self.bset(clif, *dst, v);
-            }
             Op::Jump { to } => {
                 let target = self.block(*to);
                 clif.fb.ins().jump(target, &[]);
                 return true;
             }
             Op::JumpIf { cond, to } | Op::JumpIfNot { cond, to } => {
-                let c = self.bget(clif, *cond);
+                let c = self.bool(clif, *cond);
                 let (target, next) = (self.block(*to), self.block(pc + 1));
                 let (yes, no) = match op {
                     Op::JumpIf { .. } => (target, next),
@@ -396,135 +320,17 @@ impl Translator<'_> {
                 clif.fb.ins().brif(c, yes, &[], no, &[]);
                 return true;
             }
-            Op::Dim { dst, var } => {
-                let v = clif.slot(Slot::Dim(*var));
-                self.iset(clif, *dst, v);
-            }
-            Op::Chunk { begin, end } => {
-                let (b, e) = (clif.slot(Slot::ChunkBegin), clif.slot(Slot::ChunkEnd));
-                self.iset(clif, *begin, b);
-                self.iset(clif, *end, e);
-            }
-            Op::CoordIter {
-                level,
-                ancestors,
-                begin,
-                end,
-            } => {
-                let Some(f) = self.format(clif, *level) else {
-                    return false;
-                };
-                let anc = self.igets(clif, ancestors);
-                let (x, y) = f.coord_iter(clif, *level, &anc);
-                self.iset(clif, *begin, x);
-                self.iset(clif, *end, y);
-            }
-            Op::CoordAccess {
-                level,
-                parent,
-                ancestors,
-                coord,
-                pos,
-                found,
-            } => {
-                let Some(f) = self.format(clif, *level) else {
-                    return false;
-                };
-                let anc = self.igets(clif, ancestors);
-                let (p, c) = (self.iget(clif, *parent), self.iget(clif, *coord));
-                let (x, y) = f.coord_access(clif, *level, p, &anc, c);
-                self.iset(clif, *pos, x);
-                self.bset(clif, *found, y);
-            }
-            Op::PosIter {
-                level,
-                parent,
-                begin,
-                end,
-            } => {
-                let Some(f) = self.format(clif, *level) else {
-                    return false;
-                };
-                let p = self.iget(clif, *parent);
-                let (x, y) = f.pos_iter(clif, *level, p);
-                self.iset(clif, *begin, x);
-                self.iset(clif, *end, y);
-            }
-            Op::PosAccess {
-                level,
-                pos,
-                ancestors,
-                coord,
-                found,
-            } => {
-                let Some(f) = self.format(clif, *level) else {
-                    return false;
-                };
-                let anc = self.igets(clif, ancestors);
-                let p = self.iget(clif, *pos);
-                let (x, y) = f.pos_access(clif, *level, p, &anc);
-                self.iset(clif, *coord, x);
-                self.bset(clif, *found, y);
-            }
-            Op::Locate {
-                level,
-                parent,
-                ancestors,
-                coord,
-                pos,
-                found,
-            } => {
-                let Some(f) = self.format(clif, *level) else {
-                    return false;
-                };
-                let anc = self.igets(clif, ancestors);
-                let (p, c) = (self.iget(clif, *parent), self.iget(clif, *coord));
-                let (x, y) = f.locate(clif, *level, p, &anc, c);
-                self.iset(clif, *pos, x);
-                self.bset(clif, *found, y);
-            }
-            Op::FConst { dst, value } => {
-                let v = clif.fb.ins().f64const(*value);
-                self.fset(clif, *dst, v);
-            }
-            Op::FMove { dst, src } => {
-                let v = self.fget(clif, *src);
-                self.fset(clif, *dst, v);
-            }
-            Op::FBin { op, dst, a, b } => {
-                let (x, y) = (self.fget(clif, *a), self.fget(clif, *b));
-                let v = clif.float_op(*op, x, y);
-                self.fset(clif, *dst, v);
-            }
-            Op::FCall { func, dst, a, b } => {
-                let (x, y) = (self.fget(clif, *a), self.fget(clif, *b));
-                let v = self.functions.emit(clif, self.call_conv, *func, x, y);
-                self.fset(clif, *dst, v);
-            }
-            Op::FNeg { dst, a } => {
-                let x = self.fget(clif, *a);
-                let v = clif.fb.ins().fneg(x);
-                self.fset(clif, *dst, v);
-            }
-            Op::LoadValue { operand, pos, dst } => {
-                let Some((base, ty)) = self.typed_values(clif, *operand) else {
-                    return false;
-                };
-                let p = self.iget(clif, *pos);
-                let v = load_value(clif, ty, base, p);
-                self.fset(clif, *dst, v);
-            }
             Op::TempLoad { temp, index, dst } => {
                 let base = clif.slot(Slot::Temp(*temp));
-                let at = self.iget(clif, *index);
+                let at = self.int(clif, *index);
                 let addr = clif.element(base, at, 8);
                 let v = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
-                self.fset(clif, *dst, v);
+                self.set_float(clif, *dst, v);
             }
             Op::TempFill { temp, value } => {
                 let base = clif.slot(Slot::Temp(*temp));
                 let n = self.temp_length(clif, *temp);
-                let x = self.fget(clif, *value);
+                let x = self.float(clif, *value);
                 let zero = clif.int(0);
                 clif.loop_with(
                     &[zero],
@@ -538,15 +344,15 @@ impl Translator<'_> {
             }
             Op::TempStore { temp, index, value } => {
                 let base = clif.slot(Slot::Temp(*temp));
-                let at = self.iget(clif, *index);
-                let x = self.fget(clif, *value);
+                let at = self.int(clif, *index);
+                let x = self.float(clif, *value);
                 let addr = clif.element(base, at, 8);
                 clif.fb.ins().store(output_flags(), x, addr, 0);
             }
             Op::AccumOutput { pos, value } => {
                 let base = clif.slot(Slot::Output);
-                let p = self.iget(clif, *pos);
-                let x = self.fget(clif, *value);
+                let p = self.int(clif, *pos);
+                let x = self.float(clif, *value);
                 let addr = clif.element(base, p, 8);
                 let old = clif.fb.ins().load(types::F64, output_flags(), addr, 0);
                 let new = clif.add_output(old, x);
@@ -656,7 +462,7 @@ impl Translator<'_> {
                 out_parent,
             } => {
                 if self.format(clif, *out).is_some() {
-                    let parent = self.iget(clif, *out_parent);
+                    let parent = self.int(clif, *out_parent);
                     let row = output_row(clif, *out, parent);
                     self.dense_axpy(clif, row, *scale, factors, *temp);
                 }
@@ -755,7 +561,7 @@ impl Translator<'_> {
         let sig = self.three_word_callback(clif);
         let addr = clif.fb.ins().stack_addr(types::I64, slot, 0);
         for (k, &r) in prefix.iter().enumerate() {
-            let v = self.iget(clif, r);
+            let v = self.int(clif, r);
             clif.fb.ins().store(MemFlagsData::trusted(), v, addr, (k * 8) as i32);
         }
         let n = clif.int(prefix.len() as i64);
@@ -815,12 +621,12 @@ impl Translator<'_> {
             code |= width_code << (8 * (k + 1));
             words.push(clif.slot(Slot::Array(coords)));
             words.push(values);
-            words.push(self.iget(clif, begin));
-            words.push(self.iget(clif, end));
+            words.push(self.int(clif, begin));
+            words.push(self.int(clif, end));
         }
         words.push(clif.int(code as i64));
         for &r in prefix {
-            words.push(self.iget(clif, r));
+            words.push(self.int(clif, r));
         }
         for &size in block {
             words.push(clif.int(i64::from(size)));
@@ -839,12 +645,12 @@ impl Translator<'_> {
             };
             words.push(values);
             for r in [run.values.start, run.begin, run.end] {
-                words.push(self.iget(clif, r));
+                words.push(self.int(clif, r));
             }
         }
         words.push(clif.int((op.code() | ((shifts.len() as u64) << 24)) as i64));
         for &r in prefix.iter().chain(shifts) {
-            words.push(self.iget(clif, r));
+            words.push(self.int(clif, r));
         }
         self.call_with_words(clif, kernel::merge_runs as *const () as usize, &words, prefix.len());
     }
@@ -867,13 +673,13 @@ impl Translator<'_> {
         let mut words: Vec<Value> = Vec::with_capacity(7 + prefix.len());
         for (level, parent) in rows {
             words.push(clif.int(kernel::level_word(level)));
-            words.push(self.iget(clif, parent));
+            words.push(self.int(clif, parent));
         }
-        words.push(self.iget(clif, first));
-        words.push(self.iget(clif, last));
+        words.push(self.int(clif, first));
+        words.push(self.int(clif, last));
         words.push(clif.int(op.code() as i64));
         for &r in prefix {
-            words.push(self.iget(clif, r));
+            words.push(self.int(clif, r));
         }
         self.call_with_words(clif, kernel::rows_merge as *const () as usize, &words, prefix.len());
     }
@@ -898,21 +704,21 @@ impl Translator<'_> {
         if factors.iter().any(|f| self.values(clif, operand(f)).is_none()) {
             return;
         }
-        let scale = self.fget(clif, scale);
+        let scale = self.float(clif, scale);
         let scale = clif.fb.ins().bitcast(types::I64, MemFlagsData::new(), scale);
         let mut words: Vec<Value> = vec![
-            self.iget(clif, rows),
+            self.int(clif, rows),
             scale,
-            self.iget(clif, out.start),
-            self.iget(clif, out.step),
+            self.int(clif, out.start),
+            self.int(clif, out.step),
             clif.int(factors.len() as i64),
             clif.int(i64::from(columns.is_some())),
             match columns {
-                Some(c) => self.iget(clif, c.count),
+                Some(c) => self.int(clif, c.count),
                 None => clif.int(0),
             },
             match columns {
-                Some(c) => self.iget(clif, c.out_step),
+                Some(c) => self.int(clif, c.out_step),
                 None => clif.int(0),
             },
         ];
@@ -930,19 +736,19 @@ impl Translator<'_> {
             };
             words.push(clif.int(kind));
             words.push(clif.int(i64::from(operand)));
-            words.push(self.iget(clif, start));
-            words.push(self.iget(clif, step));
+            words.push(self.int(clif, start));
+            words.push(self.int(clif, step));
             words.push(match base {
-                Some(base) => self.iget(clif, base),
+                Some(base) => self.int(clif, base),
                 None => clif.int(0),
             });
             words.push(clif.int(level.map_or(0, kernel::level_word)));
             words.push(match coord_step {
-                Some(s) => self.iget(clif, s),
+                Some(s) => self.int(clif, s),
                 None => clif.int(1),
             });
             words.push(match columns.and_then(|c| c.steps[k]) {
-                Some(s) => self.iget(clif, s),
+                Some(s) => self.int(clif, s),
                 None => clif.int(-1),
             });
         }
@@ -1001,10 +807,10 @@ impl Translator<'_> {
         let row_offset = clif.fb.ins().imul_imm_s(n, stride as i64);
         let row = clif.fb.ins().iadd(buffer, row_offset);
         for (k, &r) in coords.iter().enumerate() {
-            let c = self.iget(clif, r);
+            let c = self.int(clif, r);
             clif.fb.ins().store(output_flags(), c, row, (k * 8) as i32);
         }
-        let v = self.fget(clif, value);
+        let v = self.float(clif, value);
         clif.fb.ins().store(output_flags(), v, row, (coords.len() * 8) as i32);
         let n1 = clif.fb.ins().iadd_imm_s(n, 1);
         clif.fb.def_var(pending, n1);
@@ -1077,9 +883,9 @@ impl Translator<'_> {
     /// Adds a value into the dense workspace in place ([`workspace_add`];
     /// the runtime interprets kernels whose workspace is not dense).
     fn workspace_accumulate(&mut self, clif: &mut Clif<'_>, coords: &Regs, value: u32) {
-        let coords: SmallVec<[Value; 4]> = coords.iter().map(|&r| self.iget(clif, r)).collect();
+        let coords: SmallVec<[Value; 4]> = coords.iter().map(|&r| self.int(clif, r)).collect();
         let key = workspace_key(clif, &coords, true);
-        let x = self.fget(clif, value);
+        let x = self.float(clif, value);
         workspace_add(clif, key, x);
     }
 
@@ -1103,10 +909,10 @@ impl Translator<'_> {
         let Some(slot) = format.coordinate_array() else {
             return clif.fail("a workspace row is read from a level without a coordinate array");
         };
-        let prefix: SmallVec<[Value; 4]> = prefix.iter().map(|&r| self.iget(clif, r)).collect();
+        let prefix: SmallVec<[Value; 4]> = prefix.iter().map(|&r| self.int(clif, r)).collect();
         let base = workspace_key(clif, &prefix, false);
-        let scale = self.fget(clif, scale);
-        let (b, e) = (self.iget(clif, begin), self.iget(clif, end));
+        let scale = self.float(clif, scale);
+        let (b, e) = (self.int(clif, begin), self.int(clif, end));
         let coords = clif.coordinates(driver.array(slot));
         let zero = clif.int(0);
         let values = clif.value_run(driver.operand, zero);
@@ -1119,13 +925,13 @@ impl Translator<'_> {
         if factors.iter().any(|f| self.typed_values(clif, f.operand).is_none()) {
             return;
         }
-        let runs = value_runs(clif, factors, &mut |clif, r| self.iget(clif, r));
-        let scale = self.fget(clif, scale);
-        let len = len.resolve(|r| self.iget(clif, r));
+        let runs = value_runs(clif, factors, &mut |clif, r| self.int(clif, r));
+        let scale = self.float(clif, scale);
+        let len = len.resolve(|r| self.int(clif, r));
         let total = dense_dot(clif, scale, &runs, len);
-        let old = self.fget(clif, acc);
+        let old = self.float(clif, acc);
         let new = clif.fb.ins().fadd(old, total);
-        self.fset(clif, acc, new);
+        self.set_float(clif, acc, new);
     }
 
     /// For each row `r`: `out[out.start + r * out.step] += scale * Σ_c Π
@@ -1150,9 +956,9 @@ impl Translator<'_> {
             return;
         }
         let shape = (self.length(clif, rows), self.length(clif, len));
-        let scale = self.fget(clif, scale);
+        let scale = self.float(clif, scale);
         dense_rows_dot(clif, shape, scale, (factors, shared), out, &mut |clif, r| {
-            self.iget(clif, r)
+            self.int(clif, r)
         });
     }
 
@@ -1183,8 +989,8 @@ impl Translator<'_> {
         }
         let operands = BlockOperands::new((driver, format), coords, (factors, shared), (out, out_block_step));
         let shape = (self.length(clif, rows), self.length(clif, len));
-        let scale = self.fget(clif, scale);
-        block_rows_dot(clif, operands, blocks, shape, scale, &mut |clif, r| self.iget(clif, r));
+        let scale = self.float(clif, scale);
+        block_rows_dot(clif, operands, blocks, shape, scale, &mut |clif, r| self.int(clif, r));
     }
 
     /// `out[p] += scale * value[p] * Π factors[c]` for each position `p`
@@ -1209,10 +1015,10 @@ impl Translator<'_> {
         let Some(coords) = coords else {
             return;
         };
-        let scale = self.fget(clif, scale);
-        let positions = (self.iget(clif, begin), self.iget(clif, end));
+        let scale = self.float(clif, scale);
+        let positions = (self.int(clif, begin), self.int(clif, end));
         values_axpy(clif, (driver, coords), positions, scale, factors, &mut |clif, r| {
-            self.iget(clif, r)
+            self.int(clif, r)
         });
     }
 
@@ -1266,7 +1072,7 @@ impl Translator<'_> {
                     if self.values(clif, run.operand).is_none() {
                         return;
                     }
-                    let (start, step) = (self.iget(clif, run.start), self.iget(clif, run.step));
+                    let (start, step) = (self.int(clif, run.start), self.int(clif, run.step));
                     StridedRead::Run {
                         run: clif.value_run(run.operand, start),
                         step,
@@ -1286,29 +1092,29 @@ impl Translator<'_> {
                     if self.values(clif, operand).is_none() {
                         return;
                     }
-                    let base = self.iget(clif, base);
+                    let base = self.int(clif, base);
                     StridedRead::Gather {
                         run: clif.value_run(operand, base),
                         coords: clif.coordinates(coords),
-                        start: self.iget(clif, start),
-                        step: self.iget(clif, step),
-                        coord_step: coord_step.map(|s| self.iget(clif, s)),
+                        start: self.int(clif, start),
+                        step: self.int(clif, step),
+                        coord_step: coord_step.map(|s| self.int(clif, s)),
                     }
                 }
             };
             reads.push(read);
         }
-        let (out_start, out_step) = (self.iget(clif, out.start), self.iget(clif, out.step));
+        let (out_start, out_step) = (self.int(clif, out.start), self.int(clif, out.step));
         let target = clif.output_target(out_start);
-        let scale = self.fget(clif, scale);
-        let n = self.iget(clif, rows);
+        let scale = self.float(clif, scale);
+        let n = self.int(clif, rows);
         let zero = clif.int(0);
         if let Some(columns) = columns {
             let steps: SmallVec<[Option<Value>; 3]> =
-                columns.steps.iter().map(|s| s.map(|r| self.iget(clif, r))).collect();
+                columns.steps.iter().map(|s| s.map(|r| self.int(clif, r))).collect();
             let columns = Columns {
-                count: self.iget(clif, columns.count),
-                out_step: self.iget(clif, columns.out_step),
+                count: self.int(clif, columns.count),
+                out_step: self.int(clif, columns.out_step),
                 steps: &steps,
             };
             strided_rows(clif, (zero, n), scale, &reads, (target, out_step), Some(columns));
@@ -1345,7 +1151,7 @@ impl Translator<'_> {
 
     /// A run length for the block ops: fixed, or its register's value.
     fn length(&mut self, clif: &mut Clif<'_>, len: RunLength) -> Length<Value> {
-        len.resolve(|r| self.iget(clif, r))
+        len.resolve(|r| self.int(clif, r))
     }
 
     /// `acc += Σ_{p in begin..end} values[p] * Π factors`.
@@ -1360,13 +1166,13 @@ impl Translator<'_> {
         let Some(coords) = self.walked(clif, driver, factors) else {
             return;
         };
-        let segment = (self.iget(clif, begin), self.iget(clif, end));
+        let segment = (self.int(clif, begin), self.int(clif, end));
         let total = segment_dot(clif, (driver, coords), segment, (factors, temp), &mut |clif, r| {
-            self.iget(clif, r)
+            self.int(clif, r)
         });
-        let old = self.fget(clif, acc);
+        let old = self.float(clif, acc);
         let new = clif.fb.ins().fadd(old, total);
-        self.fset(clif, acc, new);
+        self.set_float(clif, acc, new);
     }
 
     /// For each coordinate `c` of the dense level `rows` below `parent`,
@@ -1403,7 +1209,7 @@ impl Translator<'_> {
             driver,
             factors,
             (out, out_parent),
-            &mut |clif, r| self.iget(clif, r),
+            &mut |clif, r| self.int(clif, r),
         );
     }
 }
@@ -1423,8 +1229,8 @@ impl Translator<'_> {
             return;
         }
         let temp = temp.map(|t| (clif.temp_run(t), self.temp_length(clif, t)));
-        let scale = self.fget(clif, scale);
-        dense_axpy(clif, target, scale, factors, temp, &mut |clif, r| self.iget(clif, r));
+        let scale = self.float(clif, scale);
+        dense_axpy(clif, target, scale, factors, temp, &mut |clif, r| self.int(clif, r));
     }
 
     /// The number of components of vector temporary `temp`.
@@ -1466,10 +1272,10 @@ impl Translator<'_> {
         if !readable {
             return;
         }
-        let parent = self.iget(clif, out_parent);
+        let parent = self.int(clif, out_parent);
         let row = output_row(clif, out, parent);
-        let scale = self.fget(clif, scale);
-        let positions = (self.iget(clif, begin), self.iget(clif, end));
+        let scale = self.float(clif, scale);
+        let positions = (self.int(clif, begin), self.int(clif, end));
         row_axpy(
             clif,
             (driver, coords),
@@ -1477,8 +1283,52 @@ impl Translator<'_> {
             scale,
             factors,
             row,
-            &mut |clif, r| self.iget(clif, r),
+            &mut |clif, r| self.int(clif, r),
         );
+    }
+}
+
+/// The translator's variables as the registers of the scalar ops' walk.
+impl<'c> RegisterFile<Clif<'c>> for Translator<'_> {
+    fn int(&mut self, clif: &mut Clif<'c>, r: IReg) -> Value {
+        let v = Self::var(&mut self.ivars, clif, r, types::I64);
+        clif.fb.use_var(v)
+    }
+    fn set_int(&mut self, clif: &mut Clif<'c>, r: IReg, value: Value) {
+        let v = Self::var(&mut self.ivars, clif, r, types::I64);
+        clif.fb.def_var(v, value);
+    }
+    fn float(&mut self, clif: &mut Clif<'c>, r: FReg) -> Value {
+        let v = Self::var(&mut self.fvars, clif, r, types::F64);
+        clif.fb.use_var(v)
+    }
+    fn set_float(&mut self, clif: &mut Clif<'c>, r: FReg, value: Value) {
+        let v = Self::var(&mut self.fvars, clif, r, types::F64);
+        clif.fb.def_var(v, value);
+    }
+    fn bool(&mut self, clif: &mut Clif<'c>, r: BReg) -> Value {
+        let v = Self::var(&mut self.bvars, clif, r, types::I8);
+        clif.fb.use_var(v)
+    }
+    fn set_bool(&mut self, clif: &mut Clif<'c>, r: BReg, value: Value) {
+        let v = Self::var(&mut self.bvars, clif, r, types::I8);
+        clif.fb.def_var(v, value);
+    }
+    fn dim(&mut self, clif: &mut Clif<'c>, var: u32) -> Value {
+        clif.slot(Slot::Dim(var))
+    }
+    fn chunk(&mut self, clif: &mut Clif<'c>) -> (Value, Value) {
+        (clif.slot(Slot::ChunkBegin), clif.slot(Slot::ChunkEnd))
+    }
+    fn level_format(&mut self, clif: &mut Clif<'c>, level: LevelRef) -> Option<LevelFormat> {
+        self.format(clif, level)
+    }
+    fn call(&mut self, clif: &mut Clif<'c>, func: Func, a: Value, b: Value) -> Value {
+        self.functions.emit(clif, self.call_conv, func, a, b)
+    }
+    fn load_value(&mut self, clif: &mut Clif<'c>, operand: u32, pos: Value) -> Option<Value> {
+        let (base, ty) = self.typed_values(clif, operand)?;
+        Some(load_value(clif, ty, base, pos))
     }
 }
 

@@ -373,3 +373,18 @@ impl Builder for CText {
         state
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals_read_back_as_the_same_values() {
+        assert_eq!(double_literal(0.1), "0.1");
+        assert_eq!(double_literal(-0.0), "-0.0");
+        assert_eq!(double_literal(1e300), "1e300");
+        assert_eq!(double_literal(f64::NEG_INFINITY), "(-INFINITY)");
+        assert_eq!(long_literal(i64::MIN), "(-9223372036854775807L - 1)");
+        assert_eq!(long_literal(-3), "-3L");
+    }
+}

@@ -48,6 +48,11 @@ impl KernelBuilder for CText {
         self.val(format!("({a} {op} {b})"))
     }
 
+    fn float_neg(&mut self, x: CVal) -> CVal {
+        let x = self.text(x);
+        self.val(format!("(-{x})"))
+    }
+
     fn value_run(&mut self, operand: u32, start: CVal) -> (CVal, CVal) {
         let values = self.values(operand);
         (self.val(values), start)

@@ -1,11 +1,13 @@
 //! Bytecode → OpenCL C.
 //!
 //! The program becomes one kernel function. Registers are C locals declared
-//! at its top; each op is a statement (a block when it needs locals of its
-//! own), and the ops that jumps reach carry labels, so the bytecode's jumps
-//! are `goto`s and its loops stay as the planner made them. Level functions
-//! are written through [`CText`]; block ops are loops in the interpreter's
-//! order of operations, so the sums round as on the other tiers.
+//! at its top; each op is a few statements (a level function's in a block
+//! of its own), and the ops that jumps reach carry labels, so the
+//! bytecode's jumps are `goto`s and its loops stay as the planner made
+//! them. Scalar ops are the walk every compiled tier shares
+//! ([`scalar_op`]) and level functions are written through [`CText`];
+//! block ops are loops in the interpreter's order of operations, so the
+//! sums round as on the other tiers.
 //!
 //! [`mapping`] decides how the work spreads over work-items; [`unmapped`]
 //! names the ops the tier cannot run on a device yet.
@@ -14,19 +16,19 @@ use std::fmt::Write;
 
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{
-    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, factor_rows, output_row, row_axpy, rows_dot, segment_dot,
-    semiring_dot, strided_rows, value_runs, values_axpy, BlockOperands, Columns, KernelBuilder, Length, RowsOf,
-    StridedRead,
+    block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, factor_rows, format_of, output_row, row_axpy, rows_dot,
+    scalar_op, segment_dot, semiring_dot, strided_rows, value_runs, values_axpy, BlockOperands, Columns, KernelBuilder,
+    Length, RegisterFile, RowsOf, ScalarOp, StridedRead,
 };
 use tessera_engine::bytecode::{
-    AxpyFactor, BlockRows, BlockRun, ChunkOutput, DotFactor, FloatOp, Op, Program, RunLength, Strided, StridedColumns,
-    StridedRun, ValueRun,
+    AxpyFactor, BReg, BlockRows, BlockRun, ChunkOutput, DotFactor, FReg, IReg, Op, Program, RunLength, Strided,
+    StridedColumns, StridedRun, ValueRun,
 };
 use tessera_engine::notation::{Func, IntOp, Reduction, Semiring};
 use tessera_engine::runtime::StorageSignature;
 use tessera_formats::{ArrayRef, Builder, Cmp, Level, LevelFormat, LevelRef, ValueType};
 
-use super::ctext::{comparison, double_literal, int_op, long_literal, Args, CText, CVal, Pointer, Scalar};
+use super::ctext::{Args, CText, CVal, Pointer, Scalar};
 use super::rows::{RowsKernel, LANES_KERNEL, SPLIT_KERNEL};
 
 /// How a kernel's work is spread over work-items.
@@ -456,18 +458,7 @@ fn integer(op: IntOp, ty: ValueType, a: &str, b: &str) -> String {
 
 impl Writer<'_> {
     pub(super) fn format(&self, c: &mut CText, level: LevelRef) -> Option<LevelFormat> {
-        let format = self
-            .formats
-            .get(level.operand as usize)
-            .and_then(|levels| levels.get(level.level as usize))
-            .copied();
-        if format.is_none() {
-            c.fail(format!(
-                "the program names level {} of operand {}, which the formats do not have",
-                level.level, level.operand
-            ));
-        }
-        format
+        format_of(self.formats, level).map_err(|why| c.fail(why)).ok()
     }
 
     /// `a + b` as the output adds its values (the program's value type).
@@ -609,22 +600,11 @@ impl Writer<'_> {
         }
     }
 
-    /// The values of integer registers, for a level function.
-    fn regs(c: &mut CText, regs: &[u32]) -> Vec<CVal> {
-        regs.iter().map(|&r| c.val(reg(r))).collect()
-    }
-
     pub(super) fn op(&mut self, c: &mut CText, op: &Op) {
+        if scalar_op(c, self, op) != ScalarOp::NotScalar {
+            return;
+        }
         match op {
-            Op::IConst { dst, value } => c.line(format!("r{dst} = {};", long_literal(*value))),
-            Op::IMove { dst, src } => c.line(format!("r{dst} = r{src};")),
-            Op::IBin { op, dst, a, b } => c.line(format!("r{dst} = {};", int_op(*op, &reg(*a), &reg(*b)))),
-            Op::ICmp { op, dst, a, b } => c.line(format!("b{dst} = r{a} {} r{b};", comparison(*op))),
-            Op::ISelect { dst, cond, a, b } => c.line(format!("r{dst} = b{cond} ? r{a} : r{b};")),
-            Op::BConst { dst, value } => c.line(format!("b{dst} = {value};")),
-            Op::BAnd { dst, a, b } => c.line(format!("b{dst} = b{a} && b{b};")),
-            Op::BOr { dst, a, b } => c.line(format!("b{dst} = b{a} || b{b};")),
-            Op::BNot { dst, a } => c.line(format!("b{dst} = !b{a};")),
             Op::Jump { to } => c.line(format!("goto L{to};")),
             Op::JumpIf { cond, to } => c.line(format!("if (b{cond}) goto L{to};")),
             Op::JumpIfNot { cond, to } => c.line(format!("if (!b{cond}) goto L{to};")),
@@ -633,93 +613,6 @@ impl Writer<'_> {
             Op::TempFill { temp, value } => {
                 let n = self.temp_length(c, *temp);
                 c.line(format!("for (long k = 0; k < {n}; k++) tmp{temp}[k] = f{value};"));
-            }
-            Op::Dim { dst, var } => {
-                let size = c.scalar(Scalar::Dim(*var));
-                c.line(format!("r{dst} = {size};"));
-            }
-            Op::Chunk { begin, end } => c.line(format!("r{begin} = item_begin; r{end} = item_end;")),
-            Op::CoordIter {
-                level,
-                ancestors,
-                begin,
-                end,
-            } => self.level_call(c, *level, |f, c| {
-                let ancestors = Self::regs(c, ancestors);
-                let (x, y) = f.coord_iter(c, *level, &ancestors);
-                format!("{} = {}; {} = {};", reg(*begin), c.text(x), reg(*end), c.text(y))
-            }),
-            Op::CoordAccess {
-                level,
-                parent,
-                ancestors,
-                coord,
-                pos,
-                found,
-            } => self.level_call(c, *level, |f, c| {
-                let ancestors = Self::regs(c, ancestors);
-                let (parent, coord) = (c.val(reg(*parent)), c.val(reg(*coord)));
-                let (x, y) = f.coord_access(c, *level, parent, &ancestors, coord);
-                format!("{} = {}; {} = {};", reg(*pos), c.text(x), breg(*found), c.text(y))
-            }),
-            Op::PosIter {
-                level,
-                parent,
-                begin,
-                end,
-            } => self.level_call(c, *level, |f, c| {
-                let parent = c.val(reg(*parent));
-                let (x, y) = f.pos_iter(c, *level, parent);
-                format!("{} = {}; {} = {};", reg(*begin), c.text(x), reg(*end), c.text(y))
-            }),
-            Op::PosAccess {
-                level,
-                pos,
-                ancestors,
-                coord,
-                found,
-            } => self.level_call(c, *level, |f, c| {
-                let ancestors = Self::regs(c, ancestors);
-                let pos = c.val(reg(*pos));
-                let (x, y) = f.pos_access(c, *level, pos, &ancestors);
-                format!("{} = {}; {} = {};", reg(*coord), c.text(x), breg(*found), c.text(y))
-            }),
-            Op::Locate {
-                level,
-                parent,
-                ancestors,
-                coord,
-                pos,
-                found,
-            } => self.level_call(c, *level, |f, c| {
-                let ancestors = Self::regs(c, ancestors);
-                let (parent, coord) = (c.val(reg(*parent)), c.val(reg(*coord)));
-                let (x, y) = f.locate(c, *level, parent, &ancestors, coord);
-                format!("{} = {}; {} = {};", reg(*pos), c.text(x), breg(*found), c.text(y))
-            }),
-            Op::FConst { dst, value } => c.line(format!("f{dst} = {};", double_literal(*value))),
-            Op::FMove { dst, src } => c.line(format!("f{dst} = f{src};")),
-            Op::FBin { op, dst, a, b } => {
-                let op = match op {
-                    FloatOp::Add => "+",
-                    FloatOp::Sub => "-",
-                    FloatOp::Mul => "*",
-                    FloatOp::Div => "/",
-                };
-                c.line(format!("f{dst} = f{a} {op} f{b};"));
-            }
-            Op::FNeg { dst, a } => c.line(format!("f{dst} = -f{a};")),
-            Op::FCall { func, dst, a, b } => c.line(format!("f{dst} = {};", call(*func, &freg(*a), &freg(*b)))),
-            Op::LoadValue { operand, pos, dst } => {
-                let values = self.values(c, *operand);
-                let value = format!("{values}[r{pos}]");
-                // Integers are held as their bits (sign-extended to 64).
-                let word = if c.value_type(*operand).is_integer() {
-                    format!("as_double((long){value})")
-                } else {
-                    value
-                };
-                c.line(format!("f{dst} = {word};"));
             }
             Op::AccumOutput { pos, value } => {
                 let at = format!("out[r{pos} - out_base]");
@@ -898,19 +791,8 @@ impl Writer<'_> {
             // The interpreter's shortcuts: the loop that follows is the kernel's.
             Op::PositionLoop { .. } | Op::RunEnd { .. } => {}
             Op::Halt => c.line("goto done;"),
+            other => c.fail(format!("the OpenCL tier does not write `{other}` yet")),
         }
-    }
-
-    /// A level function's code in a block of its own; `call` writes it and
-    /// returns the assignments of its results to registers.
-    fn level_call(&self, c: &mut CText, level: LevelRef, call: impl FnOnce(LevelFormat, &mut CText) -> String) {
-        let Some(format) = self.format(c, level) else {
-            return;
-        };
-        c.open("");
-        let assign = call(format, c);
-        c.line(assign);
-        c.close();
     }
 
     /// `acc += Σ_p own[p] * Π factors[coords[p]]` ([`segment_dot`]).
@@ -1249,19 +1131,65 @@ impl Writer<'_> {
     }
 }
 
+/// The kernel's C variables (`r3`, `f0`, `b2`) as the registers of the
+/// scalar ops' walk.
+impl RegisterFile<CText> for Writer<'_> {
+    fn int(&mut self, c: &mut CText, r: IReg) -> CVal {
+        c.val(reg(r))
+    }
+    fn set_int(&mut self, c: &mut CText, r: IReg, value: CVal) {
+        let value = c.text(value);
+        c.line(format!("{} = {value};", reg(r)));
+    }
+    fn float(&mut self, c: &mut CText, r: FReg) -> CVal {
+        c.val(freg(r))
+    }
+    fn set_float(&mut self, c: &mut CText, r: FReg, value: CVal) {
+        let value = c.text(value);
+        c.line(format!("{} = {value};", freg(r)));
+    }
+    fn bool(&mut self, c: &mut CText, r: BReg) -> CVal {
+        c.val(breg(r))
+    }
+    fn set_bool(&mut self, c: &mut CText, r: BReg, value: CVal) {
+        let value = c.text(value);
+        c.line(format!("{} = {value};", breg(r)));
+    }
+    fn dim(&mut self, c: &mut CText, var: u32) -> CVal {
+        let size = c.scalar(Scalar::Dim(var));
+        c.val(size)
+    }
+    fn chunk(&mut self, c: &mut CText) -> (CVal, CVal) {
+        (c.val("item_begin"), c.val("item_end"))
+    }
+    fn level_format(&mut self, c: &mut CText, level: LevelRef) -> Option<LevelFormat> {
+        self.format(c, level)
+    }
+    fn call(&mut self, c: &mut CText, func: Func, a: CVal, b: CVal) -> CVal {
+        let (a, b) = (c.text(a), c.text(b));
+        c.val(call(func, &a, &b))
+    }
+    fn load_value(&mut self, c: &mut CText, operand: u32, pos: CVal) -> Option<CVal> {
+        let values = self.values(c, operand);
+        let value = format!("{values}[{}]", c.text(pos));
+        // Integers are held as their bits (sign-extended to 64).
+        Some(c.val(if c.value_type(operand).is_integer() {
+            format!("as_double((long){value})")
+        } else {
+            value
+        }))
+    }
+    fn open_scope(&mut self, c: &mut CText) {
+        c.open("");
+    }
+    fn close_scope(&mut self, c: &mut CText) {
+        c.close();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn literals_read_back_as_the_same_values() {
-        assert_eq!(double_literal(0.1), "0.1");
-        assert_eq!(double_literal(-0.0), "-0.0");
-        assert_eq!(double_literal(1e300), "1e300");
-        assert_eq!(double_literal(f64::NEG_INFINITY), "(-INFINITY)");
-        assert_eq!(long_literal(i64::MIN), "(-9223372036854775807L - 1)");
-        assert_eq!(long_literal(-3), "-3L");
-    }
 
     #[test]
     fn a_workspace_nothing_adds_to_flushes_no_entries() {
