@@ -172,14 +172,29 @@ pub fn scalar_op<K: KernelBuilder, R: RegisterFile<K>>(k: &mut K, regs: &mut R, 
             coord,
             pos,
             found,
+        }
+        | Op::Locate {
+            level,
+            parent,
+            ref ancestors,
+            coord,
+            pos,
+            found,
         } => {
+            // The same registers either way: `coord_access` on a level
+            // iterated by coordinate, or `locate` (random access).
+            let locates = matches!(op, Op::Locate { .. });
             return level_function(k, regs, level, |k, regs, f| {
                 let ancestors = ints(k, regs, ancestors);
                 let (p, c) = (regs.int(k, parent), regs.int(k, coord));
-                let (at, stored) = f.coord_access(k, level, p, &ancestors, c);
+                let (at, stored) = if locates {
+                    f.locate(k, level, p, &ancestors, c)
+                } else {
+                    f.coord_access(k, level, p, &ancestors, c)
+                };
                 regs.set_int(k, pos, at);
                 regs.set_bool(k, found, stored);
-            })
+            });
         }
         Op::PosIter {
             level,
@@ -206,22 +221,6 @@ pub fn scalar_op<K: KernelBuilder, R: RegisterFile<K>>(k: &mut K, regs: &mut R, 
                 let p = regs.int(k, pos);
                 let (c, stored) = f.pos_access(k, level, p, &ancestors);
                 regs.set_int(k, coord, c);
-                regs.set_bool(k, found, stored);
-            })
-        }
-        Op::Locate {
-            level,
-            parent,
-            ref ancestors,
-            coord,
-            pos,
-            found,
-        } => {
-            return level_function(k, regs, level, |k, regs, f| {
-                let ancestors = ints(k, regs, ancestors);
-                let (p, c) = (regs.int(k, parent), regs.int(k, coord));
-                let (at, stored) = f.locate(k, level, p, &ancestors, c);
-                regs.set_int(k, pos, at);
                 regs.set_bool(k, found, stored);
             })
         }
