@@ -65,6 +65,11 @@ pub trait RegisterFile<K: KernelBuilder> {
     fn set_float(&mut self, k: &mut K, r: FReg, value: K::Float);
     fn bool(&mut self, k: &mut K, r: BReg) -> K::Bool;
     fn set_bool(&mut self, k: &mut K, r: BReg, value: K::Bool);
+    /// The values of integer registers `rs` (a level function's ancestors,
+    /// an entry's coordinates).
+    fn ints(&mut self, k: &mut K, rs: &[IReg]) -> SmallVec<[K::Int; 4]> {
+        rs.iter().map(|&r| self.int(k, r)).collect()
+    }
     /// The size of loop variable `var` in this run ([`Op::Dim`]).
     fn dim(&mut self, k: &mut K, var: u32) -> K::Int;
     /// The first and the end coordinate of the outer loop this run covers
@@ -159,7 +164,7 @@ pub fn scalar_op<K: KernelBuilder, R: RegisterFile<K>>(k: &mut K, regs: &mut R, 
             end,
         } => {
             return level_function(k, regs, level, |k, regs, f| {
-                let ancestors = ints(k, regs, ancestors);
+                let ancestors = regs.ints(k, ancestors);
                 let (b, e) = f.coord_iter(k, level, &ancestors);
                 regs.set_int(k, begin, b);
                 regs.set_int(k, end, e);
@@ -185,7 +190,7 @@ pub fn scalar_op<K: KernelBuilder, R: RegisterFile<K>>(k: &mut K, regs: &mut R, 
             // iterated by coordinate, or `locate` (random access).
             let locates = matches!(op, Op::Locate { .. });
             return level_function(k, regs, level, |k, regs, f| {
-                let ancestors = ints(k, regs, ancestors);
+                let ancestors = regs.ints(k, ancestors);
                 let (p, c) = (regs.int(k, parent), regs.int(k, coord));
                 let (at, stored) = if locates {
                     f.locate(k, level, p, &ancestors, c)
@@ -217,7 +222,7 @@ pub fn scalar_op<K: KernelBuilder, R: RegisterFile<K>>(k: &mut K, regs: &mut R, 
             found,
         } => {
             return level_function(k, regs, level, |k, regs, f| {
-                let ancestors = ints(k, regs, ancestors);
+                let ancestors = regs.ints(k, ancestors);
                 let p = regs.int(k, pos);
                 let (c, stored) = f.pos_access(k, level, p, &ancestors);
                 regs.set_int(k, coord, c);
@@ -274,11 +279,6 @@ fn level_function<K: KernelBuilder, R: RegisterFile<K>>(
     body(k, regs, format);
     regs.close_scope(k);
     ScalarOp::Built
-}
-
-/// The values of integer registers `rs`.
-fn ints<K: KernelBuilder, R: RegisterFile<K>>(k: &mut K, regs: &mut R, rs: &[IReg]) -> SmallVec<[K::Int; 4]> {
-    rs.iter().map(|&r| regs.int(k, r)).collect()
 }
 
 /// The format of `level` among `formats` (each operand's level formats),

@@ -883,7 +883,7 @@ impl Translator<'_> {
     /// Adds a value into the dense workspace in place ([`workspace_add`];
     /// the runtime interprets kernels whose workspace is not dense).
     fn workspace_accumulate(&mut self, clif: &mut Clif<'_>, coords: &Regs, value: u32) {
-        let coords: SmallVec<[Value; 4]> = coords.iter().map(|&r| self.int(clif, r)).collect();
+        let coords = self.ints(clif, coords);
         let key = workspace_key(clif, &coords, true);
         let x = self.float(clif, value);
         workspace_add(clif, key, x);
@@ -909,7 +909,7 @@ impl Translator<'_> {
         let Some(slot) = format.coordinate_array() else {
             return clif.fail("a workspace row is read from a level without a coordinate array");
         };
-        let prefix: SmallVec<[Value; 4]> = prefix.iter().map(|&r| self.int(clif, r)).collect();
+        let prefix = self.ints(clif, prefix);
         let base = workspace_key(clif, &prefix, false);
         let scale = self.float(clif, scale);
         let (b, e) = (self.int(clif, begin), self.int(clif, end));
