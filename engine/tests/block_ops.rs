@@ -172,9 +172,9 @@ fn structured_spmv_runs_as_block_ops_over_runs_and_matches_the_reference() {
     }
 }
 
-/// A sum, difference or product of two operands whose rows lie below
-/// dense levels merges every row in one `RowsMerge` (CSR and CSC rows
-/// alike, a dense prefix above), whatever the output; outputs whose rows
+/// A sum, difference, product, maximum or minimum of two operands whose
+/// rows lie below dense levels merges every row in one `RowsMerge` (CSR
+/// and CSC rows alike, a dense prefix above), whatever the output; outputs whose rows
 /// are not placed by arithmetic (DCSR, COO) take the rows one at a time.
 /// Every result is the reference's, for awkward operands, on any number of
 /// threads (`check_statement` compares 1, 2 and 7).
@@ -192,6 +192,8 @@ fn sums_of_matrices_merge_every_row_in_one_op_and_match_the_reference() {
         ("C(i,j) = A(i,j) + B(i,j)", Format::csr(), Format::csr(), vec![9, 7]),
         ("C(i,j) = A(i,j) - B(j,i)", Format::csr(), Format::csc(), vec![8, 8]),
         ("C(i,j) = A(i,j) * B(i,j)", Format::csr(), Format::csr(), vec![6, 11]),
+        ("C(i,j) = max(A(i,j), B(j,i))", Format::csr(), Format::csc(), vec![8, 8]),
+        ("C(i,j) = min(A(i,j), B(i,j))", Format::csr(), Format::csr(), vec![9, 7]),
         ("C(j,i) = A(i,j) + B(i,j)", Format::csc(), Format::csc(), vec![7, 5]),
         (
             "C(i,j,k) = A(i,j,k) + B(i,j,k)",

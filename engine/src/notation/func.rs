@@ -234,6 +234,55 @@ pub const FUNCTIONS: [Func; 45] = [
     Func::Conj,
 ];
 
+/// The smaller of `a` and `b`: NaN when either is (unlike [`f64::min`],
+/// so that the order of a reduction never decides whether a NaN
+/// survives), and -0 below +0. IEEE 754-2019 `minimum`, as machine code
+/// has it; [`Func::Min`] and the row merges compute it.
+///
+/// ```
+/// use tessera_engine::notation::func::minimum;
+/// assert!(minimum(0.0, -0.0).is_sign_negative());
+/// assert!(minimum(f64::NAN, 1.0).is_nan());
+/// assert_eq!(minimum(2.0, -3.0), -3.0);
+/// ```
+#[inline]
+pub fn minimum(a: f64, b: f64) -> f64 {
+    // Which of two different numbers is smaller is as good as random in a
+    // merge of two matrices: a select (`minsd`), not a branch. Equal
+    // numbers have the same bits but for zeros, where either's sign bit
+    // makes -0.
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else if a == b {
+        f64::from_bits(a.to_bits() | b.to_bits())
+    } else if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// The larger of `a` and `b`, as [`minimum`] the smaller: NaN when either
+/// is, +0 above -0.
+///
+/// ```
+/// use tessera_engine::notation::func::maximum;
+/// assert!(maximum(-0.0, 0.0).is_sign_positive());
+/// assert_eq!(maximum(2.0, -3.0), 2.0);
+/// ```
+#[inline]
+pub fn maximum(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else if a == b {
+        f64::from_bits(a.to_bits() & b.to_bits())
+    } else if a > b {
+        a
+    } else {
+        b
+    }
+}
+
 fn truth(v: bool) -> f64 {
     if v {
         1.0
@@ -398,28 +447,8 @@ impl Func {
             Func::Imag => 0.0,
             Func::Pow => a.powf(b),
             Func::Atan2 => a.atan2(b),
-            // NaN-propagating, unlike f64::min, so that the order of a
-            // reduction never decides whether a NaN survives; -0 is below
-            // +0. (IEEE 754-2019 minimum and maximum, as machine code has
-            // them.)
-            Func::Min => {
-                if a.is_nan() || b.is_nan() {
-                    f64::NAN
-                } else if a < b || a == b && a.is_sign_negative() {
-                    a
-                } else {
-                    b
-                }
-            }
-            Func::Max => {
-                if a.is_nan() || b.is_nan() {
-                    f64::NAN
-                } else if a > b || a == b && a.is_sign_positive() {
-                    a
-                } else {
-                    b
-                }
-            }
+            Func::Min => minimum(a, b),
+            Func::Max => maximum(a, b),
             Func::Mod => a % b,
             Func::Lt => truth(a < b),
             Func::Le => truth(a <= b),

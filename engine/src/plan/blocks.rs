@@ -149,7 +149,7 @@ impl Emitter<'_> {
         if !block.is_empty() && row_level.capabilities().assembly != Some(Assembly::Append) {
             return false;
         }
-        let Some((a, b, op)) = within_loops(body, inner).and_then(merged_pair) else {
+        let Some((a, b, op)) = within_loops(body, inner).and_then(|body| self.merged_pair(body)) else {
             return false;
         };
         let row = |operand: usize| {
@@ -219,7 +219,7 @@ impl Emitter<'_> {
         let Cin::Forall { var: inner, body } = body else {
             return false;
         };
-        let Some((a, b, op)) = merged_pair(body) else {
+        let Some((a, b, op)) = self.merged_pair(body) else {
             return false;
         };
         // Each operand: a dense level at `var` still to bind, always
@@ -766,6 +766,15 @@ impl Emitter<'_> {
         }
         product
     }
+
+    /// [`merged_pair`] of operands whose fill is 0: a row merge reads an
+    /// entry missing from one row as `0.0`. (Other fills change what the
+    /// loop visits, `max` with fills of infinity the intersection.)
+    pub(super) fn merged_pair(&self, body: &Cin) -> Option<(usize, usize, RowOp)> {
+        let pair = merged_pair(body)?;
+        let zero = |a: usize| self.lowered.operands[a].fill == 0.0;
+        (zero(pair.0) && zero(pair.1)).then_some(pair)
+    }
 }
 
 /// Whether `expr` is a chain of accesses joined by `times`; collects them.
@@ -812,24 +821,41 @@ pub(super) fn within_loops<'c>(body: &'c Cin, vars: &[LoopVar]) -> Option<&'c Ci
     })
 }
 
-/// `out = a op b` of two different operands' accesses, `op` one a row
-/// merge computes: the body of [`Emitter::try_merge_rows`].
+/// `out = a op b` (or `op(a, b)`) of two different operands' accesses,
+/// `op` one a row merge computes: the body of [`Emitter::try_merge_rows`].
 pub(super) fn merged_pair(body: &Cin) -> Option<(usize, usize, RowOp)> {
     let Cin::Assign {
         target: Target::Output,
-        expr: CinExpr::Binary { op, lhs, rhs },
+        expr,
     } = body
     else {
         return None;
     };
-    let (CinExpr::Access(a), CinExpr::Access(b)) = (lhs.as_ref(), rhs.as_ref()) else {
-        return None;
+    let (op, lhs, rhs) = match expr {
+        CinExpr::Binary { op, lhs, rhs } => {
+            let op = match op {
+                BinaryOp::Add => RowOp::Add,
+                BinaryOp::Sub => RowOp::Sub,
+                BinaryOp::Mul => RowOp::Mul,
+                BinaryOp::Div => return None,
+            };
+            (op, lhs.as_ref(), rhs.as_ref())
+        }
+        CinExpr::Call { func, args } => {
+            let op = match func {
+                Func::Max => RowOp::Max,
+                Func::Min => RowOp::Min,
+                _ => return None,
+            };
+            let [lhs, rhs] = args.as_slice() else {
+                return None;
+            };
+            (op, lhs, rhs)
+        }
+        _ => return None,
     };
-    let op = match op {
-        BinaryOp::Add => RowOp::Add,
-        BinaryOp::Sub => RowOp::Sub,
-        BinaryOp::Mul => RowOp::Mul,
-        BinaryOp::Div => return None,
+    let (CinExpr::Access(a), CinExpr::Access(b)) = (lhs, rhs) else {
+        return None;
     };
     (a != b).then_some((*a, *b, op))
 }

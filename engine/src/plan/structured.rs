@@ -70,7 +70,7 @@ impl Emitter<'_> {
         {
             return false;
         }
-        let Some((a, b, op)) = super::blocks::within_loops(body, inner).and_then(super::blocks::merged_pair) else {
+        let Some((a, b, op)) = super::blocks::within_loops(body, inner).and_then(|body| self.merged_pair(body)) else {
             return false;
         };
         let run_of = |operand: usize| {

@@ -13,6 +13,7 @@ use tessera_formats::{
 use super::rows::{Row, RowOp, RowsBelow, Run};
 use super::workspace::{DenseWorkspaceParts, Workspace};
 use crate::error::{EngineError, Result};
+use crate::notation::func::{maximum, minimum};
 use crate::words::Adder;
 
 /// The output of one kernel run.
@@ -215,6 +216,8 @@ impl OutputState {
                 RowOp::Add => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(x, y)| x + y)),
                 RowOp::Sub => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(x, y)| x - y)),
                 RowOp::Mul => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(x, y)| x * y)),
+                RowOp::Max => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(&x, &y)| maximum(x, y))),
+                RowOp::Min => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(&x, &y)| minimum(x, y))),
             }
             return;
         }

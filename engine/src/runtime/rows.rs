@@ -20,6 +20,7 @@ use tessera_formats::{IndexArray, Level, LevelRef};
 
 use super::output::OutputState;
 use crate::interp::Bindings;
+use crate::notation::func::{maximum, minimum};
 
 /// How two rows combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,6 +31,10 @@ pub enum RowOp {
     Sub,
     /// `a * b` over the intersection of the rows.
     Mul,
+    /// `max(a, b)` over the union of the rows ([`maximum`]).
+    Max,
+    /// `min(a, b)` over the union of the rows ([`minimum`]).
+    Min,
 }
 
 impl RowOp {
@@ -45,14 +50,24 @@ impl RowOp {
             RowOp::Add => x + y,
             RowOp::Sub => x - y,
             RowOp::Mul => x * y,
+            RowOp::Max => maximum(x, y),
+            RowOp::Min => minimum(x, y),
         }
     }
 
+    /// Every op.
+    pub const ALL: [RowOp; 5] = [RowOp::Add, RowOp::Sub, RowOp::Mul, RowOp::Max, RowOp::Min];
+
     /// The op of a code made by [`RowOp::code`].
     pub fn from_code(code: u64) -> Option<RowOp> {
-        [RowOp::Add, RowOp::Sub, RowOp::Mul]
-            .into_iter()
-            .find(|op| op.code() == code)
+        RowOp::ALL.into_iter().find(|op| op.code() == code)
+    }
+
+    /// Whether the op combines the union of the rows, a coordinate in one
+    /// row only combined with `0.0` for the other (every op but the
+    /// product's intersection).
+    pub fn over_union(self) -> bool {
+        self != RowOp::Mul
     }
 }
 
@@ -158,7 +173,7 @@ impl Run<'_> {
 pub fn merge_runs(a: Run<'_>, b: Run<'_>, op: RowOp, scratch: &mut Vec<f64>, mut emit: impl FnMut(i64, &[f64])) {
     let (from, to) = match op {
         RowOp::Mul => (a.begin.max(b.begin), a.end().min(b.end())),
-        RowOp::Add | RowOp::Sub => {
+        RowOp::Add | RowOp::Sub | RowOp::Max | RowOp::Min => {
             let runs = [a, b].into_iter().filter(|r| !r.values.is_empty());
             let from = runs.clone().map(|r| r.begin).min().unwrap_or(0);
             (from, runs.map(|r| r.end()).max().unwrap_or(0))
@@ -169,8 +184,8 @@ pub fn merge_runs(a: Run<'_>, b: Run<'_>, op: RowOp, scratch: &mut Vec<f64>, mut
     for c in from..to {
         let value = match (a.at(c), b.at(c)) {
             (Some(x), Some(y)) => Some(op.apply(x, y)),
-            (Some(x), None) if op != RowOp::Mul => Some(op.apply(x, 0.0)),
-            (None, Some(y)) if op != RowOp::Mul => Some(op.apply(0.0, y)),
+            (Some(x), None) if op.over_union() => Some(op.apply(x, 0.0)),
+            (None, Some(y)) if op.over_union() => Some(op.apply(0.0, y)),
             _ => None,
         };
         match value {
@@ -291,10 +306,10 @@ pub fn merge_blocks(a: Row<'_>, b: Row<'_>, op: RowOp, width: usize, coords: &mu
         a.values().len() == a.len() * width && b.values().len() == b.len() * width,
         "a block row holds a block of values per coordinate"
     );
-    let most = if op == RowOp::Mul {
-        a.len().min(b.len())
-    } else {
+    let most = if op.over_union() {
         a.len() + b.len()
+    } else {
+        a.len().min(b.len())
     };
     coords.reserve(most);
     values.reserve(most * width);
@@ -324,6 +339,8 @@ fn merge_blocks_typed<A: Coord, B: Coord>(
         RowOp::Add => merge_blocks_with(a, b, width, false, |x, y| x + y, (coords, values)),
         RowOp::Sub => merge_blocks_with(a, b, width, false, |x, y| x - y, (coords, values)),
         RowOp::Mul => merge_blocks_with(a, b, width, true, |x, y| x * y, (coords, values)),
+        RowOp::Max => merge_blocks_with(a, b, width, false, maximum, (coords, values)),
+        RowOp::Min => merge_blocks_with(a, b, width, false, minimum, (coords, values)),
     }
 }
 
@@ -468,6 +485,8 @@ fn merge_block<P: Coord, C: Coord + Ord>(
         RowOp::Add => merge_block_with(a, b, out_first, out, |a, b, room| union_into(a, b, |a, b| a + b, room)),
         RowOp::Sub => merge_block_with(a, b, out_first, out, |a, b, room| union_into(a, b, |a, b| a - b, room)),
         RowOp::Mul => merge_block_with(a, b, out_first, out, intersection_into),
+        RowOp::Max => merge_block_with(a, b, out_first, out, |a, b, room| union_into(a, b, maximum, room)),
+        RowOp::Min => merge_block_with(a, b, out_first, out, |a, b, room| union_into(a, b, minimum, room)),
     }
 }
 
@@ -583,6 +602,8 @@ fn merge_typed<A: Coord, B: Coord, O: Coord>(
         RowOp::Add => union(a, b, |a, b| a + b, coords, values),
         RowOp::Sub => union(a, b, |a, b| a - b, coords, values),
         RowOp::Mul => intersection(a, b, coords, values),
+        RowOp::Max => union(a, b, maximum, coords, values),
+        RowOp::Min => union(a, b, minimum, coords, values),
     }
 }
 
@@ -740,6 +761,17 @@ mod tests {
         merge(rows().0, rows().1, RowOp::Mul, &mut c, &mut v);
         assert_eq!((c.as_slice(), v.as_slice()), ([4u64].as_slice(), [-0.0].as_slice()));
         assert!(v[0].is_sign_negative());
+        // An entry of one row meets 0.0: max(-0.0, 0.0) is 0.0, and
+        // min(0.0, -0.0) is -0.0, signs as IEEE 754-2019 orders zeros.
+        merge(rows().0, rows().1, RowOp::Max, &mut c, &mut v);
+        assert_eq!(c, vec![0, 1, 4, 6, 7]);
+        assert_eq!(v, vec![2.0, 1.0, 5.0, 3.0, 0.0]);
+        assert!(v[4].is_sign_positive(), "max(0.0, -0.0) is 0.0");
+        merge(rows().0, rows().1, RowOp::Min, &mut c, &mut v);
+        assert_eq!(c, vec![0, 1, 4, 6, 7]);
+        assert_eq!(v, vec![0.0, 0.0, -0.0, 0.0, -0.0]);
+        let signs: Vec<bool> = v.iter().map(|x| x.is_sign_negative()).collect();
+        assert_eq!(signs, [false, false, true, false, true]);
     }
 
     /// Random rows as a compressed level of `rows` rows over `cols`
@@ -778,7 +810,7 @@ mod tests {
                 }
             };
             let (ap, ac, bp, bc) = (index(&a.0), index(&a.1), index(&b.0), index(&b.1));
-            for op in [RowOp::Add, RowOp::Sub, RowOp::Mul] {
+            for op in RowOp::ALL {
                 let below = |positions, coords, values| RowsBelow {
                     positions,
                     coords,

@@ -101,7 +101,7 @@ impl Writer<'_> {
             RowOp::Mul => {
                 c.line("const long from = max(a_begin, b_begin), to = min(a_end, b_end);");
             }
-            RowOp::Add | RowOp::Sub => {
+            RowOp::Add | RowOp::Sub | RowOp::Max | RowOp::Min => {
                 c.line("const long from = a_rows && b_rows ? min(a_begin, b_begin) : (a_rows ? a_begin : b_begin);");
                 c.line("const long to = a_rows && b_rows ? max(a_end, b_end) : (a_rows ? a_end : b_end);");
             }
@@ -182,7 +182,7 @@ impl Writer<'_> {
                 self.append(c, &entry("x"), &combined(op, &format!("{av}[p]"), &format!("{bv}[q]")));
                 c.close();
             }
-            RowOp::Add | RowOp::Sub => {
+            RowOp::Add | RowOp::Sub | RowOp::Max | RowOp::Min => {
                 c.line("long merged; double value;");
                 c.line(format!(
                     "if (x == y) {{ merged = x; value = {}; }}",
@@ -202,7 +202,7 @@ impl Writer<'_> {
         c.line("p += x <= y;");
         c.line("q += y <= x;");
         c.close();
-        if op != RowOp::Mul {
+        if op.over_union() {
             c.open("for (; p < p_end; p++)");
             self.append(
                 c,
@@ -242,7 +242,7 @@ impl Writer<'_> {
         c.line(format!("const long p_end = {a_end}, q_end = {b_end};"));
         c.open(match op {
             RowOp::Mul => "while (p < p_end && q < q_end)",
-            RowOp::Add | RowOp::Sub => "while (p < p_end || q < q_end)",
+            RowOp::Add | RowOp::Sub | RowOp::Max | RowOp::Min => "while (p < p_end || q < q_end)",
         });
         c.line("const int in_a = p < p_end, in_b = q < q_end;");
         c.line(format!(
@@ -252,7 +252,7 @@ impl Writer<'_> {
         c.line("const long merged = take_a ? x : y;");
         c.open(match op {
             RowOp::Mul => "if (take_a && take_b)",
-            RowOp::Add | RowOp::Sub => "",
+            RowOp::Add | RowOp::Sub | RowOp::Max | RowOp::Min => "",
         });
         c.open(format!("for (long t = 0; t < {width}; t++)"));
         c.line(format!("const double u = take_a ? {av}[p * {width} + t] : 0.0;"));
@@ -356,5 +356,7 @@ fn combined(op: RowOp, x: &str, y: &str) -> String {
         RowOp::Add => format!("{x} + {y}"),
         RowOp::Sub => format!("{x} - {y}"),
         RowOp::Mul => format!("{x} * {y}"),
+        RowOp::Max => format!("t_max({x}, {y})"),
+        RowOp::Min => format!("t_min({x}, {y})"),
     }
 }
