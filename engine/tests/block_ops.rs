@@ -423,6 +423,39 @@ fn outputs_on_a_factors_pattern_write_its_scaled_values_in_one_op_and_match_the_
     }
 }
 
+/// An operand converted to the output's levels gives the output its
+/// pattern too: a transposition into CSR (A converted to CSC once, whose
+/// levels are the output's) and a CSC operand read into CSR are one
+/// `ValuesAxpy` over the converted copy's values, with no append, and
+/// match the reference for awkward operands on 1, 2 and 7 threads.
+#[test]
+fn outputs_on_a_converted_operands_pattern_write_its_values_in_one_op_and_match_the_reference() {
+    let engine = Engine::new();
+    let mut rng = Rng::new(41);
+    let cases = [
+        ("C(j,i) = A(i,j)", Format::csr(), vec![7, 5]),
+        ("C(j,i) = 2 * A(i,j)", Format::csr(), vec![6, 9]),
+        ("C(i,j) = A(i,j) * 0.5", Format::csc(), vec![8, 4]),
+    ];
+    for (statement, format, shape) in cases {
+        let kernel = engine
+            .compile(statement, &[("A", format.clone())], &Format::csr())
+            .unwrap();
+        let ops = &kernel.program().ops;
+        assert!(
+            ops.iter().any(|op| matches!(op, Op::ValuesAxpy { .. }))
+                && !ops.iter().any(|op| matches!(op, Op::Append { .. })),
+            "{statement} from {format}: not one op over the converted values:\n{}",
+            kernel.program()
+        );
+        for kind in EntryKind::ALL {
+            let a = random_tensor(&mut rng, &shape, kind, &format).unwrap();
+            check_statement(&engine, statement, &[("A", &a)], Some(&Format::csr()), &[])
+                .unwrap_or_else(|e| panic!("{statement} from {format}, {kind:?}: {e}"));
+        }
+    }
+}
+
 /// BCSR times x runs every block row in one `BlockRowsDot`, with no loop
 /// left in the bytecode, for blocks of any shape (1 x 1, square,
 /// rectangular, not dividing the matrix), and matches the reference on 1,

@@ -198,11 +198,14 @@ forall j-i: merge A.compressed, B.compressed; lattice {A.compressed, B.compresse
 }
 
 /// The same statement into another structured format cannot take A's
-/// pattern: A is converted, and the output is appended as CSR and
-/// converted to ELL once at the end, as the plan says.
+/// own pattern: A is converted to CSR, the output is assembled as CSR on
+/// the converted A's pattern and converted to ELL once at the end, as the
+/// plan says; a sum of two converted operands is appended as CSR. The
+/// results are the reference's.
 #[test]
-fn structured_output_of_another_format_is_appended_as_csr_and_converted() {
-    let kernel = Engine::new()
+fn structured_output_of_another_format_is_assembled_as_csr_and_converted() {
+    let engine = Engine::new();
+    let kernel = engine
         .compile("B(i,j) = 2 * A(i,j)", &[("A", Format::dia())], &Format::ell())
         .unwrap();
     let plan = kernel.plan().to_string();
@@ -211,8 +214,36 @@ fn structured_output_of_another_format_is_appended_as_csr_and_converted() {
         plan.contains("output B in ell: assembled as csr and converted to ell once at the end"),
         "{plan}"
     );
-    assert!(plan.contains("output B (csr): assembled by append in order"), "{plan}");
+    assert!(
+        plan.contains("output B (csr): A's pattern, values accumulated in place at its positions"),
+        "{plan}"
+    );
     assert_eq!(kernel.output_format(), &Format::ell());
+    let sum = engine
+        .compile(
+            "B(i,j) = A(i,j) + C(i,j)",
+            &[("A", Format::dia()), ("C", Format::dia())],
+            &Format::ell(),
+        )
+        .unwrap();
+    let plan = sum.plan().to_string();
+    assert!(
+        plan.contains("output B in ell: assembled as csr and converted to ell once at the end"),
+        "{plan}"
+    );
+    assert!(plan.contains("output B (csr): assembled by append in order"), "{plan}");
+    let mut rng = tessera_engine::testing::Rng::new(43);
+    for kind in tessera_engine::testing::EntryKind::ALL {
+        let a = tessera_engine::testing::random_tensor(&mut rng, &[7, 9], kind, &Format::dia()).unwrap();
+        let c = tessera_engine::testing::random_tensor(&mut rng, &[7, 9], kind, &Format::dia()).unwrap();
+        for (statement, inputs) in [
+            ("B(i,j) = 2 * A(i,j)", vec![("A", &a)]),
+            ("B(i,j) = A(i,j) + C(i,j)", vec![("A", &a), ("C", &c)]),
+        ] {
+            tessera_engine::testing::check_statement(&engine, statement, &inputs, Some(&Format::ell()), &[])
+                .unwrap_or_else(|e| panic!("{statement}, {kind:?}: {e}"));
+        }
+    }
 }
 
 /// Two BCSR tensors of the same blocks: the block rows located, the

@@ -650,6 +650,34 @@ impl Format {
         self.levels.iter().all(|l| l.level.kind == LevelKind::Dense) && self.is_per_mode()
     }
 
+    /// Whether a tensor of this format and `shape` stores its levels as
+    /// one of `other` and `other_shape` does: the same format over the same
+    /// shape, or per-mode formats whose levels, taken in order, have the
+    /// same formats and extents (the modes they store may differ: CSR
+    /// levels over `m x n` are CSC levels over `n x m`). Level arrays of
+    /// one are then valid level arrays of the other.
+    ///
+    /// ```
+    /// use tessera_formats::Format;
+    /// assert!(Format::csr().same_levels_as(&[2, 3], &Format::csc(), &[3, 2]));
+    /// assert!(!Format::csr().same_levels_as(&[2, 3], &Format::csc(), &[2, 3]));
+    /// assert!(!Format::csr().same_levels_as(&[2, 3], &Format::dcsr(), &[2, 3]));
+    /// ```
+    pub fn same_levels_as(&self, shape: &[usize], other: &Format, other_shape: &[usize]) -> bool {
+        if self == other && shape == other_shape {
+            return true;
+        }
+        self.is_per_mode()
+            && other.is_per_mode()
+            && shape.len() == self.order
+            && other_shape.len() == other.order
+            && self.levels.len() == other.levels.len()
+            && (0..self.levels.len()).all(|k| {
+                self.levels[k].level == other.levels[k].level
+                    && self.level_extent(k, shape) == other.level_extent(k, other_shape)
+            })
+    }
+
     /// The extent a level must have for a tensor of `shape`, when the shape
     /// alone decides it (ELL's slots depend on the data).
     pub fn level_extent(&self, k: usize, shape: &[usize]) -> Option<usize> {

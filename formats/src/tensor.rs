@@ -200,18 +200,22 @@ impl<V: Value> Tensor<V> {
     /// A tensor storing what `pattern` stores, with `values` in place of
     /// its values: a kernel's output written at its operand's positions.
     /// The pattern's structure was checked when it was made, so only the
-    /// format (its name aside), the shape and the count of values are:
+    /// levels ([`Format::same_levels_as`]) and the count of values are:
     /// a result on a million-entry pattern costs a copy, not a check.
     ///
     /// ```
     /// use tessera_formats::{CoordinateList, Format, Tensor};
-    /// let mut entries = CoordinateList::new(&[2, 2]);
+    /// let mut entries = CoordinateList::new(&[2, 3]);
     /// entries.push(&[0, 1], 2.0).unwrap();
     /// entries.push(&[1, 0], 3.0).unwrap();
     /// let a = Tensor::pack(&entries, Format::csr()).unwrap();
     /// let doubled = Tensor::on_pattern_of(&a, a.shape(), Format::csr(), vec![4.0, 6.0]).unwrap();
-    /// assert_eq!(doubled.to_dense_vec().unwrap(), vec![0.0, 4.0, 6.0, 0.0]);
+    /// assert_eq!(doubled.to_dense_vec().unwrap(), vec![0.0, 4.0, 0.0, 6.0, 0.0, 0.0]);
     /// assert!(Tensor::on_pattern_of(&a, a.shape(), Format::csr(), vec![1.0]).is_err());
+    /// // CSR levels over a 2 x 3 shape are CSC levels over its transpose.
+    /// let t = Tensor::on_pattern_of(&a, &[3, 2], Format::csc(), vec![2.0, 3.0]).unwrap();
+    /// assert_eq!(t.to_dense_vec().unwrap(), vec![0.0, 3.0, 2.0, 0.0, 0.0, 0.0]);
+    /// assert!(Tensor::on_pattern_of(&a, &[2, 3], Format::csc(), vec![2.0, 3.0]).is_err());
     /// ```
     pub fn on_pattern_of<W: Value>(
         pattern: &Tensor<W>,
@@ -219,7 +223,7 @@ impl<V: Value> Tensor<V> {
         format: Format,
         values: Vec<V>,
     ) -> Result<Self> {
-        if format != pattern.format || shape != pattern.shape.as_slice() || values.len() != pattern.values.len() {
+        if !pattern.format.same_levels_as(&pattern.shape, &format, shape) || values.len() != pattern.values.len() {
             return Err(FormatError::BadFormat {
                 format: format.to_string(),
                 reason: format!(

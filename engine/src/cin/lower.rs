@@ -151,12 +151,17 @@ pub fn lower(
         ));
     }
     // A structured output no operand's pattern gives: appended in its
-    // per-mode format (merges and Gustavson rows run as for CSR) and
-    // converted once at the end, rather than every entry collected in a
-    // workspace and sorted. Padding formats keep 0 as their fill.
+    // per-mode format (merges and Gustavson rows run as for CSR), or on
+    // the pattern of an operand stored so, and converted once at the end,
+    // rather than every entry collected in a workspace and sorted. Padding
+    // formats keep 0 as their fill.
     let per_mode = natural_per_mode(output_format);
     let mut appended = lower_into(stmt, input_format, input_fill, &per_mode, schedule)?;
-    if appended.assembly != OutputAssembly::Append || appended.output.fill != 0.0 {
+    let assembled = matches!(
+        appended.assembly,
+        OutputAssembly::Append | OutputAssembly::OnPattern { .. }
+    );
+    if !assembled || appended.output.fill != 0.0 {
         return Ok(lowered);
     }
     appended.notes.push(format!(
@@ -1478,10 +1483,8 @@ fn takes_pattern(
         operand: &|a| operands.get(a).map_or(0.0, |o| o.fill),
         temp: &|_| None,
     };
-    let shared = op.converted_from.is_none()
-        && op.fill == 0.0
-        && levels == output.levels()
-        && op.vars == output_vars
+    let shared = op.fill == 0.0
+        && stored_as_output(op, output, output_vars)
         && is_factor(root, k, operands)
         && crate::lattice::fill(root, &fills) == Some(0.0);
     if !shared {
@@ -1511,6 +1514,29 @@ fn takes_pattern(
         && matches!(levels[0].level.kind, LevelKind::Dense | LevelKind::Compressed)
         && levels.iter().all(|l| l.level.unique && l.level.ordered)
         && others_locate
+}
+
+/// Whether operand `op` stores its levels as an output of `format` over
+/// `vars` (in mode order) does: the same levels over the same variables,
+/// level by level. Per-mode formats may store their modes in another
+/// order: `C(j,i) = 2 * A(i,j)` into CSR takes the pattern of A converted
+/// to CSC, whose levels are C's.
+fn stored_as_output(op: &Operand, format: &Format, vars: &[LoopVar]) -> bool {
+    if op.format.levels() == format.levels() && op.vars == vars {
+        return true;
+    }
+    let (Some(order), true) = (format.mode_order(), op.format.is_per_mode()) else {
+        return false;
+    };
+    let output_level_vars: Vec<LoopVar> = order.iter().map(|&m| vars[m].clone()).collect();
+    op.format.levels().len() == format.levels().len()
+        && op
+            .format
+            .levels()
+            .iter()
+            .zip(format.levels())
+            .all(|(a, b)| a.level == b.level)
+        && op.level_vars() == output_level_vars
 }
 
 /// The storage order of a tensor, as soft edges.

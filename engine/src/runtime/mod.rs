@@ -877,12 +877,17 @@ impl Kernel {
         let result = match joined? {
             Joined::InPlace => match self.lowered.assembly {
                 OutputAssembly::OnPattern { operand } => {
-                    let name = &self.lowered.operands[operand].name;
-                    let pattern = inputs.get(name).ok_or_else(|| EngineError::UnknownTensor {
-                        name: name.clone(),
+                    let op = &self.lowered.operands[operand];
+                    let pattern = inputs.get(&op.name).ok_or_else(|| EngineError::UnknownTensor {
+                        name: op.name.clone(),
                         column: 0,
                     })?;
-                    out.finish_on(pattern)?
+                    // The kernel ran on the converted operand (its copy is
+                    // kept): the output stores its levels.
+                    match op.converted_from {
+                        Some(_) => out.finish_on(self.converted(operand, pattern, &op.format)?.as_ref().as_ref())?,
+                        None => out.finish_on(pattern)?,
+                    }
                 }
                 _ => out.finish()?,
             },
