@@ -247,18 +247,17 @@ pub const FUNCTIONS: [Func; 45] = [
 /// ```
 #[inline]
 pub fn minimum(a: f64, b: f64) -> f64 {
-    // Which of two different numbers is smaller is as good as random in a
-    // merge of two matrices: a select (`minsd`), not a branch. Equal
-    // numbers have the same bits but for zeros, where either's sign bit
-    // makes -0.
-    if a.is_nan() || b.is_nan() {
+    // Selects, not branches: in a merge of two matrices, which of two
+    // numbers is smaller is as good as random, and so is whether an entry
+    // meets another (a one-sided entry meets 0.0). Equal numbers have the
+    // same bits but for zeros, where either's sign bit makes -0.
+    let smaller = if a < b { a } else { b };
+    let equal = f64::from_bits(a.to_bits() | b.to_bits());
+    let ordered = if a == b { equal } else { smaller };
+    if a.is_nan() | b.is_nan() {
         f64::NAN
-    } else if a == b {
-        f64::from_bits(a.to_bits() | b.to_bits())
-    } else if a < b {
-        a
     } else {
-        b
+        ordered
     }
 }
 
@@ -272,14 +271,13 @@ pub fn minimum(a: f64, b: f64) -> f64 {
 /// ```
 #[inline]
 pub fn maximum(a: f64, b: f64) -> f64 {
-    if a.is_nan() || b.is_nan() {
+    let larger = if a > b { a } else { b };
+    let equal = f64::from_bits(a.to_bits() & b.to_bits());
+    let ordered = if a == b { equal } else { larger };
+    if a.is_nan() | b.is_nan() {
         f64::NAN
-    } else if a == b {
-        f64::from_bits(a.to_bits() & b.to_bits())
-    } else if a > b {
-        a
     } else {
-        b
+        ordered
     }
 }
 
@@ -731,5 +729,53 @@ mod tests {
         assert!(Func::Min.apply(&[f64::NAN, 1.0]).is_nan());
         assert!(Func::Min.apply(&[1.0, f64::NAN]).is_nan());
         assert!(Func::Max.apply(&[f64::NAN, 1.0]).is_nan());
+    }
+
+    /// The selects give the bits of IEEE 754-2019 `minimum` and `maximum`
+    /// as their definition states them, case by case, on every pair of
+    /// awkward values.
+    #[test]
+    fn minimum_and_maximum_give_the_bits_of_their_definition() {
+        let definition = |a: f64, b: f64, smaller: bool| {
+            if a.is_nan() || b.is_nan() {
+                f64::NAN
+            } else if a == b {
+                let negative = if smaller {
+                    a.is_sign_negative() || b.is_sign_negative()
+                } else {
+                    a.is_sign_negative() && b.is_sign_negative()
+                };
+                if negative {
+                    -a.abs()
+                } else {
+                    a.abs()
+                }
+            } else if (a < b) == smaller {
+                a
+            } else {
+                b
+            }
+        };
+        let values = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            2.5,
+            f64::MIN_POSITIVE,
+            -f64::MIN_POSITIVE / 2.0,
+            f64::MAX,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        for a in values {
+            for b in values {
+                for (got, smaller) in [(minimum(a, b), true), (maximum(a, b), false)] {
+                    let want = definition(a, b, smaller);
+                    assert_eq!(got.to_bits(), want.to_bits(), "{a} and {b}, smaller {smaller}");
+                }
+            }
+        }
     }
 }
