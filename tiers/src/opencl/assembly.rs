@@ -97,14 +97,11 @@ impl Writer<'_> {
             reg(b.values.start)
         ));
         c.line("const int a_rows = a_begin < a_end, b_rows = b_begin < b_end;");
-        match op {
-            RowOp::Mul => {
-                c.line("const long from = max(a_begin, b_begin), to = min(a_end, b_end);");
-            }
-            RowOp::Add | RowOp::Sub | RowOp::Max | RowOp::Min => {
-                c.line("const long from = a_rows && b_rows ? min(a_begin, b_begin) : (a_rows ? a_begin : b_begin);");
-                c.line("const long to = a_rows && b_rows ? max(a_end, b_end) : (a_rows ? a_end : b_end);");
-            }
+        if op.over_union() {
+            c.line("const long from = a_rows && b_rows ? min(a_begin, b_begin) : (a_rows ? a_begin : b_begin);");
+            c.line("const long to = a_rows && b_rows ? max(a_end, b_end) : (a_rows ? a_end : b_end);");
+        } else {
+            c.line("const long from = max(a_begin, b_begin), to = min(a_end, b_end);");
         }
         c.open("for (long x = from; x < to; x++)");
         c.line("const int in_a = a_begin <= x && x < a_end, in_b = b_begin <= x && x < b_end;");
@@ -176,28 +173,25 @@ impl Writer<'_> {
         c.line(format!("const long p_end = {a_end}, q_end = {b_end};"));
         c.open("while (p < p_end && q < q_end)");
         c.line(format!("const long x = (long){ac}[p], y = (long){bc}[q];"));
-        match op {
-            RowOp::Mul => {
-                c.open("if (x == y)");
-                self.append(c, &entry("x"), &combined(op, &format!("{av}[p]"), &format!("{bv}[q]")));
-                c.close();
-            }
-            RowOp::Add | RowOp::Sub | RowOp::Max | RowOp::Min => {
-                c.line("long merged; double value;");
-                c.line(format!(
-                    "if (x == y) {{ merged = x; value = {}; }}",
-                    combined(op, &format!("{av}[p]"), &format!("{bv}[q]"))
-                ));
-                c.line(format!(
-                    "else if (x < y) {{ merged = x; value = {}; }}",
-                    combined(op, &format!("{av}[p]"), "0.0")
-                ));
-                c.line(format!(
-                    "else {{ merged = y; value = {}; }}",
-                    combined(op, "0.0", &format!("{bv}[q]"))
-                ));
-                self.append(c, &entry("merged"), "value");
-            }
+        if op.over_union() {
+            c.line("long merged; double value;");
+            c.line(format!(
+                "if (x == y) {{ merged = x; value = {}; }}",
+                combined(op, &format!("{av}[p]"), &format!("{bv}[q]"))
+            ));
+            c.line(format!(
+                "else if (x < y) {{ merged = x; value = {}; }}",
+                combined(op, &format!("{av}[p]"), "0.0")
+            ));
+            c.line(format!(
+                "else {{ merged = y; value = {}; }}",
+                combined(op, "0.0", &format!("{bv}[q]"))
+            ));
+            self.append(c, &entry("merged"), "value");
+        } else {
+            c.open("if (x == y)");
+            self.append(c, &entry("x"), &combined(op, &format!("{av}[p]"), &format!("{bv}[q]")));
+            c.close();
         }
         c.line("p += x <= y;");
         c.line("q += y <= x;");
@@ -240,9 +234,10 @@ impl Writer<'_> {
         let width: u64 = block.iter().map(|&s| u64::from(s)).product();
         c.line(format!("long p = {a_begin}, q = {b_begin};"));
         c.line(format!("const long p_end = {a_end}, q_end = {b_end};"));
-        c.open(match op {
-            RowOp::Mul => "while (p < p_end && q < q_end)",
-            RowOp::Add | RowOp::Sub | RowOp::Max | RowOp::Min => "while (p < p_end || q < q_end)",
+        c.open(if op.over_union() {
+            "while (p < p_end || q < q_end)"
+        } else {
+            "while (p < p_end && q < q_end)"
         });
         c.line("const int in_a = p < p_end, in_b = q < q_end;");
         c.line(format!(
@@ -250,10 +245,7 @@ impl Writer<'_> {
         ));
         c.line("const int take_a = in_a && (!in_b || x <= y), take_b = in_b && (!in_a || y <= x);");
         c.line("const long merged = take_a ? x : y;");
-        c.open(match op {
-            RowOp::Mul => "if (take_a && take_b)",
-            RowOp::Add | RowOp::Sub | RowOp::Max | RowOp::Min => "",
-        });
+        c.open(if op.over_union() { "" } else { "if (take_a && take_b)" });
         c.open(format!("for (long t = 0; t < {width}; t++)"));
         c.line(format!("const double u = take_a ? {av}[p * {width} + t] : 0.0;"));
         c.line(format!("const double v = take_b ? {bv}[q * {width} + t] : 0.0;"));
