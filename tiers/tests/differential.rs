@@ -68,6 +68,16 @@ const KERNELS: &[Kernel] = &[
         sizes: &[],
     },
     Kernel {
+        statement: "C(i,j) = max(A(i,j), B(j,i))",
+        tensors: &[("A", &[6, 6]), ("B", &[6, 6])],
+        sizes: &[],
+    },
+    Kernel {
+        statement: "C(j,i) = 2 * A(i,j)",
+        tensors: &[("A", &[7, 9])],
+        sizes: &[],
+    },
+    Kernel {
         statement: "C(i,j) = A(i,j) * B(i,j) - 2 * A(i,j)",
         tensors: &[("A", &[6, 9]), ("B", &[6, 9])],
         sizes: &[],
