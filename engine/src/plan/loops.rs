@@ -883,6 +883,10 @@ impl Emitter<'_> {
         } else {
             self.and_flags(st.present, found)
         };
+        let present = match self.window_holds(a, level, pos) {
+            Some(inside) => self.and_flags(present, inside),
+            None => present,
+        };
         self.states[a].bind(pos, None, present);
         self.hoist_value(a);
     }

@@ -194,6 +194,22 @@ impl Emitter<'_> {
         }
     }
 
+    /// Whether position `pos` of level `level` of operand `a`, just
+    /// located, lies in the block of positions, when the block cuts that
+    /// level: a loop that iterates another operand and locates the cut
+    /// one (an intersection driven by the sparser operand) must skip the
+    /// positions outside the block, which `clamp_to_window` cuts only
+    /// from the cut operand's own iterator.
+    pub(super) fn window_holds(&mut self, a: usize, level: usize, pos: IReg) -> Option<crate::bytecode::BReg> {
+        let w = self.window.clone()?;
+        if level != w.level || !self.same_positions(a, w.operand) {
+            return None;
+        }
+        let from = self.compare(Cmp::Le, w.lo, pos);
+        let below = self.compare(Cmp::Lt, pos, w.hi);
+        Some(self.and_flags(from, below))
+    }
+
     /// The coordinates a loop over every coordinate of `var` runs
     /// through inside the block of positions, `(first, end)`, when `var`
     /// is the first covered variable: the coordinates of the block's
