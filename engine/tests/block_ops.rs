@@ -248,6 +248,67 @@ fn sums_of_matrices_merge_every_row_in_one_op_and_match_the_reference() {
     }
 }
 
+/// Merges of scaled operands (`2 * A(i,j) + B(j,i)`, `A(i,j) * -0.5 - 3 *
+/// B(i,j)`): the same one op per block of rows, per row, per pair of
+/// diagonals or per block row as the unscaled merges, carrying the
+/// scales, with no append; the reference's values for every awkward kind
+/// of operand, both ways round.
+#[test]
+fn merges_of_scaled_operands_run_as_one_op_and_match_the_reference() {
+    let engine = Engine::new();
+    let mut rng = Rng::new(29);
+    let bcsr = Format::bcsr(2, 3).unwrap();
+    let cases = [
+        (
+            "C(i,j) = 2 * A(i,j) + B(j,i)",
+            Format::csr(),
+            Format::csc(),
+            Format::csr(),
+        ),
+        (
+            "C(i,j) = A(i,j) * -0.5 - 3 * B(i,j)",
+            Format::dcsr(),
+            Format::dcsr(),
+            Format::dcsr(),
+        ),
+        (
+            "C(i,j) = max(-2 * A(i,j), B(i,j) * 0.25)",
+            Format::dia(),
+            Format::dia(),
+            Format::dia(),
+        ),
+        ("C(i,j) = 2 * A(i,j) * B(i,j)", bcsr.clone(), bcsr.clone(), bcsr),
+    ];
+    for (statement, a_format, b_format, output) in cases {
+        let kernel = engine
+            .compile(statement, &[("A", a_format.clone()), ("B", b_format.clone())], &output)
+            .unwrap();
+        let ops = &kernel.program().ops;
+        let scaled = ops.iter().any(|op| {
+            matches!(
+                op,
+                Op::RowsMerge { scales: Some(_), .. }
+                    | Op::MergeRows { scales: Some(_), .. }
+                    | Op::MergeRuns { scales: Some(_), .. }
+            )
+        });
+        assert!(
+            scaled && !ops.iter().any(|op| matches!(op, Op::Append { .. })),
+            "{statement} into {output}: not one scaled merge:\n{}",
+            kernel.program()
+        );
+        let shape = [6, 6];
+        for kind in EntryKind::ALL {
+            let a = random_tensor(&mut rng, &shape, kind, &a_format).unwrap();
+            let b = random_tensor(&mut rng, &shape, EntryKind::Random, &b_format).unwrap();
+            check_statement(&engine, statement, &[("A", &a), ("B", &b)], Some(&output), &[])
+                .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+            check_statement(&engine, statement, &[("A", &b), ("B", &a)], Some(&output), &[])
+                .unwrap_or_else(|e| panic!("{kind:?}, swapped: {e}"));
+        }
+    }
+}
+
 /// A banded matrix in DIA, long enough that its deferred diagonal updates
 /// run in many tiles of y and in several spans of them, on several
 /// threads (five diagonals run in short tiles, 256 rows): the

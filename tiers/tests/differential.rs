@@ -73,6 +73,11 @@ const KERNELS: &[Kernel] = &[
         sizes: &[],
     },
     Kernel {
+        statement: "C(i,j) = 2 * A(i,j) - B(j,i) * -0.5",
+        tensors: &[("A", &[6, 6]), ("B", &[6, 6])],
+        sizes: &[],
+    },
+    Kernel {
         statement: "C(j,i) = 2 * A(i,j)",
         tensors: &[("A", &[7, 9])],
         sizes: &[],

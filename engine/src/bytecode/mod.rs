@@ -586,6 +586,9 @@ pub enum Op {
         b_begin: IReg,
         b_end: IReg,
         op: RowOp,
+        /// `op(sa * a, sb * b)` with the registers' scales
+        /// ([`crate::runtime::rows::Combine`]).
+        scales: Option<[FReg; 2]>,
         prefix: Regs,
         block: Vec<u32>,
     },
@@ -599,6 +602,8 @@ pub enum Op {
     MergeRuns {
         runs: [CoordinateRun; 2],
         op: RowOp,
+        /// As [`Op::MergeRows`]'s.
+        scales: Option<[FReg; 2]>,
         prefix: Regs,
         shifts: Regs,
     },
@@ -616,6 +621,8 @@ pub enum Op {
         first: IReg,
         last: IReg,
         op: RowOp,
+        /// As [`Op::MergeRows`]'s.
+        scales: Option<[FReg; 2]>,
         prefix: Regs,
     },
     /// An interpreter shortcut for the loop that follows it, which ends
@@ -874,6 +881,15 @@ impl fmt::Display for FloatOp {
             FloatOp::Mul => "fmul",
             FloatOp::Div => "fdiv",
         })
+    }
+}
+
+/// A row merge's op as listings show it: `Add`, or `Add of f2·a, f3·b`
+/// with scales.
+fn merge_op(op: RowOp, scales: Option<[FReg; 2]>) -> String {
+    match scales {
+        None => format!("{op:?}"),
+        Some([a, b]) => format!("{op:?} of f{a}·a, f{b}·b"),
     }
 }
 
@@ -1207,13 +1223,15 @@ impl fmt::Display for Op {
                 b_begin,
                 b_end,
                 op,
+                scales,
                 prefix,
                 block,
             } => {
                 write!(
                     f,
-                    "append below {}: merge {op:?} {} r{a_begin}..r{a_end}, {} r{b_begin}..r{b_end}",
+                    "append below {}: merge {} {} r{a_begin}..r{a_end}, {} r{b_begin}..r{b_end}",
                     regs(prefix),
+                    merge_op(*op, *scales),
                     lv(a),
                     lv(b)
                 )?;
@@ -1225,12 +1243,14 @@ impl fmt::Display for Op {
             Op::MergeRuns {
                 runs: [a, b],
                 op,
+                scales,
                 prefix,
                 shifts,
             } => write!(
                 f,
-                "append below {}: merge {op:?} {a}, {b}, levels below shifted by {}",
+                "append below {}: merge {} {a}, {b}, levels below shifted by {}",
                 regs(prefix),
+                merge_op(*op, *scales),
                 regs(shifts)
             ),
             Op::RowsMerge {
@@ -1241,11 +1261,13 @@ impl fmt::Display for Op {
                 first,
                 last,
                 op,
+                scales,
                 prefix,
             } => write!(
                 f,
-                "rows r{first}..r{last}: append below {} ++ [row]: merge {op:?} the row below {} r{a_parent}, the row below {} r{b_parent}",
+                "rows r{first}..r{last}: append below {} ++ [row]: merge {} the row below {} r{a_parent}, the row below {} r{b_parent}",
                 regs(prefix),
+                merge_op(*op, *scales),
                 lv(a_rows),
                 lv(b_rows)
             ),

@@ -17,9 +17,9 @@ use crate::block_ops::{
     block_rows_dot, dense_axpy, dense_dot, dense_rows_dot, output_row, row_axpy, rows_dot, segment_dot, value_runs,
     values_axpy, BlockOperands, KernelBuilder, Length, RowsOf,
 };
-use crate::bytecode::{BlockRows, CoordinateRun, IReg, Op, Program, Regs, Strided};
+use crate::bytecode::{BlockRows, CoordinateRun, FReg, IReg, Op, Program, Regs, RowOp, Strided};
 use crate::runtime::output::OutputState;
-use crate::runtime::rows::{Row, Run};
+use crate::runtime::rows::{Combine, Row, Run};
 use crate::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate, UpdateColumns};
 
 mod eager;
@@ -73,6 +73,14 @@ impl<'a> Bindings<'a> {
 #[inline(always)]
 fn gather(ir: &[i64], regs: &Regs) -> SmallVec<[i64; 4]> {
     regs.iter().map(|&r| ir[r as usize]).collect()
+}
+
+/// A row merge's op with its scales read from their registers.
+fn combine(op: RowOp, scales: Option<[FReg; 2]>, fr: &[f64]) -> Combine {
+    Combine {
+        op,
+        scales: scales.map(|regs| regs.map(|r| fr[r as usize])),
+    }
 }
 
 /// The values of a run of consecutive coordinates: none when the run is
@@ -609,11 +617,13 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
             Op::MergeRuns {
                 runs,
                 op,
+                scales,
                 prefix,
                 shifts,
             } => {
                 let [a, b] = runs.map(|r| run_of(&ir, &values, r));
-                out.append_merged_runs(&gather(&ir, prefix), (a, b), *op, &gather(&ir, shifts));
+                let op = combine(*op, *scales, &fr);
+                out.append_merged_runs(&gather(&ir, prefix), (a, b), op, &gather(&ir, shifts));
             }
             Op::MergeRows {
                 a,
@@ -623,6 +633,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 b_begin,
                 b_end,
                 op,
+                scales,
                 prefix,
                 block,
             } => {
@@ -636,7 +647,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     Row::of_blocks(coords, values[level.operand as usize], range, width)
                 };
                 let rows = (row(a, a_begin, a_end), row(b, b_begin, b_end));
-                out.append_merged(&gather(&ir, prefix), rows, *op, block);
+                out.append_merged(&gather(&ir, prefix), rows, combine(*op, *scales, &fr), block);
             }
             Op::RowsMerge {
                 a_rows,
@@ -646,6 +657,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 first,
                 last,
                 op,
+                scales,
                 prefix,
             } => crate::runtime::rows::run_rows_merge(
                 bind,
@@ -655,7 +667,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     (*b_rows, ir[*b_parent as usize] as usize),
                 ],
                 ir[*first as usize] as usize..ir[*last as usize] as usize,
-                *op,
+                combine(*op, *scales, &fr),
                 &gather(&ir, prefix),
             ),
             Op::Halt => return appends.flush(out),

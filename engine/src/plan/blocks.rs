@@ -149,7 +149,8 @@ impl Emitter<'_> {
         if !block.is_empty() && row_level.capabilities().assembly != Some(Assembly::Append) {
             return false;
         }
-        let Some((a, b, op)) = within_loops(body, inner).and_then(|body| self.merged_pair(body)) else {
+        let Some(MergedPair { a, b, op, scales }) = within_loops(body, inner).and_then(|body| self.merged_pair(body))
+        else {
             return false;
         };
         let row = |operand: usize| {
@@ -171,6 +172,7 @@ impl Emitter<'_> {
         };
         let (a_begin, a_end) = self.bounds(&row_a);
         let (b_begin, b_end) = self.bounds(&row_b);
+        let scales = self.merge_scales(scales);
         self.ops.push(Op::MergeRows {
             a: LevelRef::new(row_a.operand, row_a.level),
             a_begin,
@@ -179,6 +181,7 @@ impl Emitter<'_> {
             b_begin,
             b_end,
             op,
+            scales,
             prefix,
             block,
         });
@@ -219,7 +222,7 @@ impl Emitter<'_> {
         let Cin::Forall { var: inner, body } = body else {
             return false;
         };
-        let Some((a, b, op)) = self.merged_pair(body) else {
+        let Some(MergedPair { a, b, op, scales }) = self.merged_pair(body) else {
             return false;
         };
         // Each operand: a dense level at `var` still to bind, always
@@ -254,6 +257,7 @@ impl Emitter<'_> {
             Some(range) => range,
             None => (self.iconst(0), self.loop_extent(var)),
         };
+        let scales = self.merge_scales(scales);
         self.ops.push(Op::RowsMerge {
             a_rows,
             a_parent,
@@ -262,6 +266,7 @@ impl Emitter<'_> {
             first,
             last,
             op,
+            scales,
             prefix,
         });
         true
@@ -767,13 +772,25 @@ impl Emitter<'_> {
         product
     }
 
-    /// [`merged_pair`] of operands whose fill is 0: a row merge reads an
-    /// entry missing from one row as `0.0`. (Other fills change what the
-    /// loop visits, `max` with fills of infinity the intersection.)
-    pub(super) fn merged_pair(&self, body: &Cin) -> Option<(usize, usize, RowOp)> {
-        let pair = merged_pair(body)?;
+    /// [`merged_pair_shape`] of operands whose fill is 0: a row merge
+    /// reads an entry missing from one row as `0.0`. (Other fills change
+    /// what the loop visits, `max` with fills of infinity the
+    /// intersection.)
+    pub(super) fn merged_pair(&self, body: &Cin) -> Option<MergedPair> {
+        let pair = merged_pair_shape(body)?;
         let zero = |a: usize| self.lowered.operands[a].fill == 0.0;
-        (zero(pair.0) && zero(pair.1)).then_some(pair)
+        (zero(pair.a) && zero(pair.b)).then_some(pair)
+    }
+
+    /// The registers of a merge's scales, loaded here.
+    pub(super) fn merge_scales(&mut self, scales: Option<[f64; 2]>) -> Option<[FReg; 2]> {
+        scales.map(|scales| {
+            scales.map(|value| {
+                let dst = self.freg();
+                self.ops.push(Op::FConst { dst, value });
+                dst
+            })
+        })
     }
 }
 
@@ -821,9 +838,19 @@ pub(super) fn within_loops<'c>(body: &'c Cin, vars: &[LoopVar]) -> Option<&'c Ci
     })
 }
 
+/// Two operands' rows merged: `op(sa * a, sb * b)` with `scales`, else
+/// `op(a, b)` ([`crate::runtime::rows::Combine`]).
+pub(super) struct MergedPair {
+    pub a: usize,
+    pub b: usize,
+    pub op: RowOp,
+    pub scales: Option<[f64; 2]>,
+}
+
 /// `out = a op b` (or `op(a, b)`) of two different operands' accesses,
-/// `op` one a row merge computes: the body of [`Emitter::try_merge_rows`].
-pub(super) fn merged_pair(body: &Cin) -> Option<(usize, usize, RowOp)> {
+/// each possibly scaled by a literal (`2 * A(i,j)`, `A(i,j) * 0.5`), `op`
+/// one a row merge computes: the body of [`Emitter::try_merge_rows`].
+pub(super) fn merged_pair_shape(body: &Cin) -> Option<MergedPair> {
     let Cin::Assign {
         target: Target::Output,
         expr,
@@ -854,10 +881,36 @@ pub(super) fn merged_pair(body: &Cin) -> Option<(usize, usize, RowOp)> {
         }
         _ => return None,
     };
-    let (CinExpr::Access(a), CinExpr::Access(b)) = (lhs, rhs) else {
-        return None;
-    };
-    (a != b).then_some((*a, *b, op))
+    let ((a, scale_a), (b, scale_b)) = (scaled_access(lhs)?, scaled_access(rhs)?);
+    let scales = (scale_a.is_some() || scale_b.is_some()).then(|| [scale_a.unwrap_or(1.0), scale_b.unwrap_or(1.0)]);
+    (a != b).then_some(MergedPair { a, b, op, scales })
+}
+
+/// An access, or an access times a constant (either way round): the
+/// operand and the constant.
+fn scaled_access(expr: &CinExpr) -> Option<(usize, Option<f64>)> {
+    match expr {
+        CinExpr::Access(a) => Some((*a, None)),
+        CinExpr::Binary {
+            op: BinaryOp::Mul,
+            lhs,
+            rhs,
+        } => match (lhs.as_ref(), rhs.as_ref()) {
+            (c, CinExpr::Access(a)) | (CinExpr::Access(a), c) => Some((*a, Some(constant(c)?))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The value of a literal or a negated literal (`-2` parses as `-(2)`,
+/// which the loop computes as the same number).
+fn constant(expr: &CinExpr) -> Option<f64> {
+    match expr {
+        CinExpr::Literal(c) => Some(*c),
+        CinExpr::Neg(e) => constant(e).map(|c| -c),
+        _ => None,
+    }
 }
 
 /// Where a dense row update adds: a row of the dense output's last level

@@ -70,7 +70,9 @@ impl Emitter<'_> {
         {
             return false;
         }
-        let Some((a, b, op)) = super::blocks::within_loops(body, inner).and_then(|body| self.merged_pair(body)) else {
+        let Some(super::blocks::MergedPair { a, b, op, scales }) =
+            super::blocks::within_loops(body, inner).and_then(|body| self.merged_pair(body))
+        else {
             return false;
         };
         let run_of = |operand: usize| {
@@ -108,9 +110,11 @@ impl Emitter<'_> {
                 dst
             })
             .collect();
+        let scales = self.merge_scales(scales);
         self.ops.push(Op::MergeRuns {
             runs: [a_run, b_run],
             op,
+            scales,
             prefix,
             shifts,
         });

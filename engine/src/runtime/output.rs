@@ -10,10 +10,9 @@ use tessera_formats::{
     MAX_POSITIONS,
 };
 
-use super::rows::{Row, RowOp, RowsBelow, Run};
+use super::rows::{with_combine, Combine, Row, RowsBelow, Run};
 use super::workspace::{DenseWorkspaceParts, Workspace};
 use crate::error::{EngineError, Result};
-use crate::notation::func::{maximum, minimum};
 use crate::words::Adder;
 
 /// The output of one kernel run.
@@ -192,7 +191,7 @@ impl OutputState {
     /// `prefix`, in order ([`super::rows`]); with a `block`, each of their
     /// coordinates holds a block of those sizes, appended below it
     /// ([`Assembler::append_merged_blocks`]).
-    pub fn append_merged(&mut self, prefix: &[i64], (a, b): (Row<'_>, Row<'_>), op: RowOp, block: &[u32]) {
+    pub fn append_merged(&mut self, prefix: &[i64], (a, b): (Row<'_>, Row<'_>), op: Combine, block: &[u32]) {
         match self {
             OutputState::Append { assembler, .. } if block.is_empty() => assembler.append_merged(prefix, a, b, op),
             OutputState::Append { assembler, .. } => assembler.append_merged_blocks(prefix, a, b, op, block),
@@ -206,19 +205,18 @@ impl OutputState {
     /// is the run's plus its `shifts` entry ([`Assembler::append_run`]).
     /// Runs over the same coordinates (two diagonals of a matrix) are
     /// combined straight into the output's values.
-    pub fn append_merged_runs(&mut self, prefix: &[i64], (a, b): (Run<'_>, Run<'_>), op: RowOp, shifts: &[i64]) {
+    pub fn append_merged_runs(&mut self, prefix: &[i64], (a, b): (Run<'_>, Run<'_>), op: Combine, shifts: &[i64]) {
         let OutputState::Append { assembler, .. } = self else {
             unreachable!("append targets an appended output")
         };
         if a.begin == b.begin && a.values.len() == b.values.len() {
             let pairs = a.values.iter().zip(b.values);
-            match op {
-                RowOp::Add => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(x, y)| x + y)),
-                RowOp::Sub => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(x, y)| x - y)),
-                RowOp::Mul => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(x, y)| x * y)),
-                RowOp::Max => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(&x, &y)| maximum(x, y))),
-                RowOp::Min => assembler.append_run(prefix, a.begin, shifts, pairs.map(|(&x, &y)| minimum(x, y))),
-            }
+            with_combine!(op, |f, _union| assembler.append_run(
+                prefix,
+                a.begin,
+                shifts,
+                pairs.map(|(&x, &y)| f(x, y))
+            ));
             return;
         }
         let mut scratch = std::mem::take(&mut assembler.row_values);
@@ -236,7 +234,7 @@ impl OutputState {
         rows: std::ops::Range<usize>,
         a: RowsBelow<'_>,
         b: RowsBelow<'_>,
-        op: RowOp,
+        op: Combine,
     ) {
         match self {
             OutputState::Append { assembler, .. } => assembler.append_merged_rows(prefix, rows, a, b, op),
@@ -956,7 +954,7 @@ impl Assembler {
     /// Appends the block rows `a op b` below `prefix`
     /// ([`super::rows::merge_blocks`]): below each merged coordinate, the
     /// dense levels of sizes `block` hold its block's values in order.
-    pub fn append_merged_blocks(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp, block: &[u32]) {
+    pub fn append_merged_blocks(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: Combine, block: &[u32]) {
         let width = block.iter().map(|&b| b as usize).product::<usize>().max(1);
         let (mut coords, mut values) = (
             std::mem::take(&mut self.run_coords),
@@ -1075,7 +1073,7 @@ impl Assembler {
     /// the first entry as [`Assembler::append`] does (or its row opened by
     /// arithmetic), the rest copied into the last level at once when
     /// [`Assembler::appends_runs`].
-    pub fn append_merged(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: RowOp) {
+    pub fn append_merged(&mut self, prefix: &[i64], a: Row<'_>, b: Row<'_>, op: Combine) {
         let (mut coords, mut values) = (
             std::mem::take(&mut self.run_coords),
             std::mem::take(&mut self.row_values),
@@ -1113,7 +1111,7 @@ impl Assembler {
         rows: std::ops::Range<usize>,
         a: RowsBelow<'_>,
         b: RowsBelow<'_>,
-        op: RowOp,
+        op: Combine,
     ) {
         let n = self.levels.len();
         let fits = self.rows_by_arithmetic
@@ -1209,7 +1207,7 @@ impl Assembler {
         rows: std::ops::Range<usize>,
         a: RowsBelow<'_>,
         b: RowsBelow<'_>,
-        op: RowOp,
+        op: Combine,
     ) {
         let n = prefix.len() + 2;
         let mut coords: smallvec::SmallVec<[i64; 8]> = prefix.iter().copied().collect();

@@ -18,7 +18,7 @@ use smallvec::SmallVec;
 use tessera_engine::bytecode::temp_lengths;
 use tessera_engine::interp::Bindings;
 use tessera_engine::runtime::output::OutputState;
-use tessera_engine::runtime::rows::{run_rows_merge, Row, RowOp, Run};
+use tessera_engine::runtime::rows::{run_rows_merge, Combine, Row, RowOp, Run};
 use tessera_engine::runtime::strided::{StridedBatch, StridedFactor, StridedUpdate, UpdateColumns};
 use tessera_engine::runtime::workspace::DenseWorkspaceParts;
 use tessera_engine::runtime::{CompiledKernel, StorageSignature};
@@ -197,20 +197,50 @@ pub(crate) unsafe extern "C" fn append_batch(ctx: *mut c_void, entries: *const u
     unsafe { guarded(ctx, |ctx| ctx.out.append_entries(words, width)) }
 }
 
-/// `Op::WorkspaceFlush`: hands the workspace's entries to the output.
+/// The bit of a merge call's code word that says the call's last two
+/// words are its scales' bits (`Combine::scales`).
+pub(crate) const SCALED: u64 = 1 << 32;
+
+/// [`SCALED`] when a merge has scales.
+pub(crate) fn scaled_flag(scales: Option<[u32; 2]>) -> u64 {
+    if scales.is_some() {
+        SCALED
+    } else {
+        0
+    }
+}
+
+/// The two scale words a code word with [`SCALED`] says follow.
+fn scale_words(code: u64) -> usize {
+    if code & SCALED != 0 {
+        2
+    } else {
+        0
+    }
+}
+
+/// The combination a merge call's code word and scale words give.
+fn combine_of(code: u64, scales: &[i64]) -> Combine {
+    Combine {
+        op: RowOp::from_code(code & 0xff).expect("the translator writes a row op's code"),
+        scales: (code & SCALED != 0).then(|| [f64::from_bits(scales[0] as u64), f64::from_bits(scales[1] as u64)]),
+    }
+}
+
 /// `Op::MergeRows`: `args` holds, for each of the two rows, its coordinate
 /// array, its values, and its position range; then a code word (the
-/// `RowOp` code, each row's `IndexWidth` in the next bytes, and the number
-/// of block sizes in the fourth); then the `n` prefix coordinates, then the
-/// block sizes (each coordinate's block of values, `Op::MergeRows`).
+/// `RowOp` code, each row's `IndexWidth` in the next bytes, the number of
+/// block sizes in the fourth, and [`SCALED`]); then the `n` prefix
+/// coordinates, the block sizes (each coordinate's block of values,
+/// `Op::MergeRows`) and the scales.
 pub(crate) unsafe extern "C" fn merge_rows(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and the words
     // above, whose arrays are the rows' levels of valid input tensors and
     // whose ranges are positions of those levels.
     let code = unsafe { *args.add(8) } as u64;
     let sizes = ((code >> 24) & 0xff) as usize;
-    let words = unsafe { std::slice::from_raw_parts(args, 9 + n + sizes) };
-    let block: smallvec::SmallVec<[u32; 4]> = words[9 + n..].iter().map(|&s| s as u32).collect();
+    let words = unsafe { std::slice::from_raw_parts(args, 9 + n + sizes + scale_words(code)) };
+    let block: smallvec::SmallVec<[u32; 4]> = words[9 + n..9 + n + sizes].iter().map(|&s| s as u32).collect();
     let width = block.iter().map(|&s| s as usize).product::<usize>();
     let row = |k: usize| {
         let [coords, values, begin, end] = [words[4 * k], words[4 * k + 1], words[4 * k + 2], words[4 * k + 3]];
@@ -236,7 +266,7 @@ pub(crate) unsafe extern "C" fn merge_rows(ctx: *mut c_void, args: *const i64, n
         }
     };
     let (a, b) = (row(0), row(1));
-    let op = RowOp::from_code(code & 0xff).expect("the translator writes a row op's code");
+    let op = combine_of(code, &words[9 + n + sizes..]);
     // SAFETY: `ctx` is the kernel's context; the prefix follows the code.
     unsafe {
         output_call(ctx, args.add(9), n, |out, prefix| {
@@ -247,15 +277,15 @@ pub(crate) unsafe extern "C" fn merge_rows(ctx: *mut c_void, args: *const i64, n
 
 /// `Op::MergeRuns`: `args` holds, for each of the two runs, its values,
 /// the position of its first coordinate and its coordinates' bounds; then
-/// the `RowOp` code (the number of shifts in bits 24..32), the `n` prefix
-/// coordinates and the shifts.
+/// the `RowOp` code (the number of shifts in bits 24..32, and [`SCALED`]),
+/// the `n` prefix coordinates, the shifts and the scales.
 pub(crate) unsafe extern "C" fn merge_runs(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and the words
     // above, whose values are valid inputs' and whose non-empty runs lie
     // within them.
     let code = unsafe { *args.add(8) } as u64;
     let shifts = ((code >> 24) & 0xff) as usize;
-    let words = unsafe { std::slice::from_raw_parts(args, 9 + n + shifts) };
+    let words = unsafe { std::slice::from_raw_parts(args, 9 + n + shifts + scale_words(code)) };
     let run = |k: usize| {
         let [values, start, begin, end] = [words[4 * k], words[4 * k + 1], words[4 * k + 2], words[4 * k + 3]];
         let len = (end - begin).max(0) as usize;
@@ -267,8 +297,8 @@ pub(crate) unsafe extern "C" fn merge_runs(ctx: *mut c_void, args: *const i64, n
         Run { begin, values }
     };
     let (a, b) = (run(0), run(1));
-    let op = RowOp::from_code(code & 0xff).expect("the translator writes a row op's code");
-    let shifts = &words[9 + n..];
+    let op = combine_of(code, &words[9 + n + shifts..]);
+    let shifts = &words[9 + n..9 + n + shifts];
     // SAFETY: `ctx` is the kernel's context; the prefix follows the code.
     unsafe {
         output_call(ctx, args.add(9), n, |out, prefix| {
@@ -292,16 +322,18 @@ fn level_of_word(word: i64) -> LevelRef {
 
 /// `Op::RowsMerge`: `args` holds, for each operand, its rows level (a
 /// [`level_word`]) and its parent's position; then the first and last
-/// row, the `RowOp` code, and the `n` prefix coordinates.
+/// row, the `RowOp` code (and [`SCALED`]), the `n` prefix coordinates and
+/// the scales.
 pub(crate) unsafe extern "C" fn rows_merge(ctx: *mut c_void, args: *const i64, n: usize) -> u32 {
     // SAFETY: called only by kernels, with their context and the words above.
-    let words = unsafe { std::slice::from_raw_parts(args, 7 + n) };
+    let code = unsafe { *args.add(6) } as u64;
+    let words = unsafe { std::slice::from_raw_parts(args, 7 + n + scale_words(code)) };
     let rows = [
         (level_of_word(words[0]), words[1] as usize),
         (level_of_word(words[2]), words[3] as usize),
     ];
     let range = words[4] as usize..words[5] as usize;
-    let op = RowOp::from_code(words[6] as u64).expect("the translator writes a row op's code");
+    let op = combine_of(code, &words[7 + n..]);
     // SAFETY: `ctx` is the kernel's context; the prefix follows the code.
     unsafe {
         bound_call(ctx, args.add(7), n, |bind, out, prefix| {

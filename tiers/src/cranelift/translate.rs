@@ -37,6 +37,9 @@ use super::functions::FunctionCalls;
 use super::kernel;
 use super::kernel_builder::{load_at, ValuesAt};
 
+/// A row merge's op and its scales' registers.
+type MergeOp = (RowOp, Option<[FReg; 2]>);
+
 struct Translator<'p> {
     program: &'p Program,
     formats: &'p [Vec<LevelFormat>],
@@ -491,9 +494,10 @@ impl Translator<'_> {
             Op::MergeRuns {
                 runs,
                 op,
+                scales,
                 prefix,
                 shifts,
-            } => self.merge_runs(clif, runs, *op, prefix, shifts),
+            } => self.merge_runs(clif, runs, (*op, *scales), prefix, shifts),
             Op::MergeRows {
                 a,
                 a_begin,
@@ -502,12 +506,13 @@ impl Translator<'_> {
                 b_begin,
                 b_end,
                 op,
+                scales,
                 prefix,
                 block,
             } => self.merge_rows(
                 clif,
                 [(*a, *a_begin, *a_end), (*b, *b_begin, *b_end)],
-                *op,
+                (*op, *scales),
                 prefix,
                 block,
             ),
@@ -519,12 +524,13 @@ impl Translator<'_> {
                 first,
                 last,
                 op,
+                scales,
                 prefix,
             } => self.rows_merge(
                 clif,
                 [(*a_rows, *a_parent), (*b_rows, *b_parent)],
                 (*first, *last),
-                *op,
+                (*op, *scales),
                 prefix,
             ),
             // The interpreter's shortcuts: the loop that follows is compiled.
@@ -586,19 +592,28 @@ impl Translator<'_> {
         })
     }
 
+    /// A merge's scales, their bits, as the last two words of its call
+    /// (its code word then carries `kernel::SCALED`).
+    fn scale_words(&mut self, clif: &mut Clif<'_>, scales: Option<[FReg; 2]>, words: &mut Vec<Value>) {
+        for r in scales.into_iter().flatten() {
+            let value = self.float(clif, r);
+            words.push(clif.fb.ins().bitcast(types::I64, MemFlagsData::new(), value));
+        }
+    }
+
     /// `Op::MergeRows`: calls `kernel::merge_rows` once per row with the
-    /// two rows' arrays, ranges and widths, the output prefix and the
-    /// block sizes.
+    /// two rows' arrays, ranges and widths, the output prefix, the block
+    /// sizes and the scales.
     fn merge_rows(
         &mut self,
         clif: &mut Clif<'_>,
         rows: [(LevelRef, u32, u32); 2],
-        op: RowOp,
+        (op, scales): MergeOp,
         prefix: &Regs,
         block: &[u32],
     ) {
-        let mut words: Vec<Value> = Vec::with_capacity(9 + prefix.len() + block.len());
-        let mut code = op.code() | ((block.len() as u64) << 24);
+        let mut words: Vec<Value> = Vec::with_capacity(11 + prefix.len() + block.len());
+        let mut code = op.code() | ((block.len() as u64) << 24) | kernel::scaled_flag(scales);
         for (k, (level, begin, end)) in rows.into_iter().enumerate() {
             let Some(coords) = self.coordinates(clif, level) else {
                 return;
@@ -631,14 +646,22 @@ impl Translator<'_> {
         for &size in block {
             words.push(clif.int(i64::from(size)));
         }
+        self.scale_words(clif, scales, &mut words);
         self.call_with_words(clif, kernel::merge_rows as *const () as usize, &words, prefix.len());
     }
 
     /// `Op::MergeRuns`: calls `kernel::merge_runs` once per run pair with
     /// each run's values, first position and coordinates, the op, the
-    /// output prefix and the shifts of the levels below.
-    fn merge_runs(&mut self, clif: &mut Clif<'_>, runs: &[CoordinateRun; 2], op: RowOp, prefix: &Regs, shifts: &Regs) {
-        let mut words: Vec<Value> = Vec::with_capacity(9 + prefix.len() + shifts.len());
+    /// output prefix, the shifts of the levels below and the scales.
+    fn merge_runs(
+        &mut self,
+        clif: &mut Clif<'_>,
+        runs: &[CoordinateRun; 2],
+        (op, scales): MergeOp,
+        prefix: &Regs,
+        shifts: &Regs,
+    ) {
+        let mut words: Vec<Value> = Vec::with_capacity(11 + prefix.len() + shifts.len());
         for run in runs {
             let Some(values) = self.values(clif, run.values.operand) else {
                 return;
@@ -648,22 +671,24 @@ impl Translator<'_> {
                 words.push(self.int(clif, r));
             }
         }
-        words.push(clif.int((op.code() | ((shifts.len() as u64) << 24)) as i64));
+        let code = op.code() | ((shifts.len() as u64) << 24) | kernel::scaled_flag(scales);
+        words.push(clif.int(code as i64));
         for &r in prefix.iter().chain(shifts) {
             words.push(self.int(clif, r));
         }
+        self.scale_words(clif, scales, &mut words);
         self.call_with_words(clif, kernel::merge_runs as *const () as usize, &words, prefix.len());
     }
 
     /// `Op::RowsMerge`: calls `kernel::rows_merge` once for the block of
     /// rows, with each operand's rows level and parent position, the rows,
-    /// the op and the output prefix.
+    /// the op, the output prefix and the scales.
     fn rows_merge(
         &mut self,
         clif: &mut Clif<'_>,
         rows: [(LevelRef, u32); 2],
         (first, last): (u32, u32),
-        op: RowOp,
+        (op, scales): MergeOp,
         prefix: &Regs,
     ) {
         // The runtime's merge reads both rows' values as f64.
@@ -677,10 +702,11 @@ impl Translator<'_> {
         }
         words.push(self.int(clif, first));
         words.push(self.int(clif, last));
-        words.push(clif.int(op.code() as i64));
+        words.push(clif.int((op.code() | kernel::scaled_flag(scales)) as i64));
         for &r in prefix {
             words.push(self.int(clif, r));
         }
+        self.scale_words(clif, scales, &mut words);
         self.call_with_words(clif, kernel::rows_merge as *const () as usize, &words, prefix.len());
     }
 

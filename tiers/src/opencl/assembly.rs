@@ -50,7 +50,7 @@ impl Writer<'_> {
         &self,
         c: &mut CText,
         rows: [(LevelRef, u32, u32); 2],
-        op: RowOp,
+        op: MergeOp,
         prefix: &[u32],
         block: &[u32],
     ) {
@@ -77,7 +77,7 @@ impl Writer<'_> {
         &self,
         c: &mut CText,
         runs: &[CoordinateRun; 2],
-        op: RowOp,
+        op: MergeOp,
         prefix: &[u32],
         shifts: &[u32],
     ) {
@@ -97,7 +97,7 @@ impl Writer<'_> {
             reg(b.values.start)
         ));
         c.line("const int a_rows = a_begin < a_end, b_rows = b_begin < b_end;");
-        if op.over_union() {
+        if op.0.over_union() {
             c.line("const long from = a_rows && b_rows ? min(a_begin, b_begin) : (a_rows ? a_begin : b_begin);");
             c.line("const long to = a_rows && b_rows ? max(a_end, b_end) : (a_rows ? a_end : b_end);");
         } else {
@@ -129,7 +129,7 @@ impl Writer<'_> {
         c: &mut CText,
         rows: [(LevelRef, u32); 2],
         (first, last): (u32, u32),
-        op: RowOp,
+        op: MergeOp,
         prefix: &[u32],
     ) {
         c.open("");
@@ -157,7 +157,7 @@ impl Writer<'_> {
 
     /// The merge of [`Writer::merge_rows`], its row bounds and output
     /// prefix given as C expressions.
-    fn merge(&self, c: &mut CText, rows: [(LevelRef, String, String); 2], op: RowOp, prefix: &[String]) {
+    fn merge(&self, c: &mut CText, rows: [(LevelRef, String, String); 2], op: MergeOp, prefix: &[String]) {
         c.open("");
         let [(a, a_begin, a_end), (b, b_begin, b_end)] = rows;
         let (ac, av) = (self.coordinates(c, a), self.values(c, a.operand));
@@ -173,7 +173,7 @@ impl Writer<'_> {
         c.line(format!("const long p_end = {a_end}, q_end = {b_end};"));
         c.open("while (p < p_end && q < q_end)");
         c.line(format!("const long x = (long){ac}[p], y = (long){bc}[q];"));
-        if op.over_union() {
+        if op.0.over_union() {
             c.line("long merged; double value;");
             c.line(format!(
                 "if (x == y) {{ merged = x; value = {}; }}",
@@ -196,7 +196,7 @@ impl Writer<'_> {
         c.line("p += x <= y;");
         c.line("q += y <= x;");
         c.close();
-        if op.over_union() {
+        if op.0.over_union() {
             c.open("for (; p < p_end; p++)");
             self.append(
                 c,
@@ -223,7 +223,7 @@ impl Writer<'_> {
         &self,
         c: &mut CText,
         rows: [(LevelRef, String, String); 2],
-        op: RowOp,
+        op: MergeOp,
         prefix: &[String],
         block: &[u32],
     ) {
@@ -234,7 +234,7 @@ impl Writer<'_> {
         let width: u64 = block.iter().map(|&s| u64::from(s)).product();
         c.line(format!("long p = {a_begin}, q = {b_begin};"));
         c.line(format!("const long p_end = {a_end}, q_end = {b_end};"));
-        c.open(if op.over_union() {
+        c.open(if op.0.over_union() {
             "while (p < p_end || q < q_end)"
         } else {
             "while (p < p_end && q < q_end)"
@@ -245,7 +245,7 @@ impl Writer<'_> {
         ));
         c.line("const int take_a = in_a && (!in_b || x <= y), take_b = in_b && (!in_a || y <= x);");
         c.line("const long merged = take_a ? x : y;");
-        c.open(if op.over_union() { "" } else { "if (take_a && take_b)" });
+        c.open(if op.0.over_union() { "" } else { "if (take_a && take_b)" });
         c.open(format!("for (long t = 0; t < {width}; t++)"));
         c.line(format!("const double u = take_a ? {av}[p * {width} + t] : 0.0;"));
         c.line(format!("const double v = take_b ? {bv}[q * {width} + t] : 0.0;"));
@@ -342,8 +342,16 @@ impl Writer<'_> {
     }
 }
 
-/// The C expression of `x op y`.
-fn combined(op: RowOp, x: &str, y: &str) -> String {
+/// A row merge's op and its scales' registers.
+pub(super) type MergeOp = (RowOp, Option<[u32; 2]>);
+
+/// The C expression of `x op y`, each side first multiplied by its scale
+/// (as `runtime::rows::Combine` computes it).
+fn combined((op, scales): MergeOp, x: &str, y: &str) -> String {
+    let (x, y) = match scales {
+        Some([sa, sb]) => (format!("{} * ({x})", freg(sa)), format!("{} * ({y})", freg(sb))),
+        None => (x.to_string(), y.to_string()),
+    };
     match op {
         RowOp::Add => format!("{x} + {y}"),
         RowOp::Sub => format!("{x} - {y}"),
