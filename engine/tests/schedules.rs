@@ -313,6 +313,22 @@ fn cases() -> Vec<Case> {
                 "pos(i, ip, A); divide(ip, ip0, ip1, 3); parallelize(ip0, cpu_threads, atomics)",
             ],
         ),
+        // Blocks of A's dense first level, located at the coordinates a
+        // sparse b walks: b's walk is cut to each block's coordinates.
+        case(
+            "y(i) = b(i) * A(i,j) * x(j)",
+            vec![
+                ("b", "i", vec![Format::sparse_vector()]),
+                ("A", "ij", vec![Format::csr()]),
+                ("x", "j", dense(1)),
+            ],
+            vec![Format::dense(1), Format::sparse_vector()],
+            &[
+                "pos(i, ip, A); split(ip, ip0, ip1, 2)",
+                "pos(i, ip, A); split(ip, ip0, ip1, 1)",
+                "pos(i, ip, A); divide(ip, ip0, ip1, 3); parallelize(ip0, cpu_threads, atomics)",
+            ],
+        ),
         case(
             "C(i,k) = A(i,j) * B(j,k)",
             vec![("A", "ij", vec![Format::csr(), Format::dcsr()]), ("B", "jk", dense(2))],

@@ -221,10 +221,12 @@ impl Emitter<'_> {
                 None => match self.window_coordinates(var, d) {
                     Some(first) => {
                         // The loop starts inside the block of positions:
-                        // other operands' walked levels start there too.
-                        let cut = self.window.as_ref().map(|w| w.operand);
+                        // other operands' walked levels start there too
+                        // (`bounds` cut them already when the block's
+                        // positions are coordinates).
+                        let w = self.window.clone().expect("a block of positions is open");
                         for (it, &cursor) in walked.iter().zip(&cursors) {
-                            if !cut.is_some_and(|c| self.same_positions(it.operand, c)) {
+                            if !self.same_positions(it.operand, w.operand) && !self.cuts_to_window_coordinates(it, &w) {
                                 self.cut_to_coordinates(it, cursor, (first, d));
                             }
                         }

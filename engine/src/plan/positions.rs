@@ -6,7 +6,7 @@
 //! meet the block, found by binary search once per block. Every tier runs
 //! the same ops, so every tier iterates blocks of positions the same way.
 
-use tessera_formats::{Cmp, IntOp, LevelKind, LevelRef};
+use tessera_formats::{Cmp, IntOp, Level, LevelKind, LevelRef};
 
 use super::{Emitter, IterInfo};
 use crate::bytecode::{IReg, Op};
@@ -142,7 +142,10 @@ impl Emitter<'_> {
         let w = self.window.as_ref()?;
         let name = &self.lowered.operands[w.operand].name;
         let at = w.covers.iter().position(|v| v == var)?;
-        Some(if at + 1 == w.covers.len() {
+        let coordinates = w.level == 0 && self.states[w.operand].formats[0].kind == LevelKind::Dense;
+        Some(if at + 1 == w.covers.len() && coordinates {
+            format!("{name}'s positions cut to the block, which are its coordinates: other operands' ordered levels cut to them by two binary searches per block")
+        } else if at + 1 == w.covers.len() {
             format!("{name}'s positions cut to the block")
         } else {
             format!("only the coordinates whose {name} positions meet the block: two searches per block, galloping from the last block's")
@@ -178,12 +181,19 @@ impl Emitter<'_> {
 
     /// Cuts an iterator's position bounds to the block of positions: the
     /// cut level to `lo..hi`, the level above it to the parents whose
-    /// segments meet the block.
+    /// segments meet the block. Another operand's ordered level over the
+    /// block's variable, when the block cuts a dense first level (whose
+    /// positions are its coordinates), is cut to the coordinates `lo..hi`:
+    /// a loop it drives, locating the cut operand, then runs over the
+    /// block's coordinates only, not over all of them in every block.
     pub(super) fn clamp_to_window(&mut self, it: &IterInfo, begin: IReg, end: IReg) {
         let Some(w) = self.window.clone() else {
             return;
         };
         if !self.same_positions(it.operand, w.operand) {
+            if self.cuts_to_window_coordinates(it, &w) {
+                self.cut_to_coordinates(it, (begin, end), (w.lo, w.hi));
+            }
             return;
         }
         if it.level == w.level {
@@ -192,6 +202,19 @@ impl Emitter<'_> {
         } else if it.level + 1 == w.level {
             self.parents_meeting_window(&w, begin, end);
         }
+    }
+
+    /// Whether [`Self::clamp_to_window`] cuts another operand's iterator
+    /// `it` to the block's coordinates: the block cuts a dense first level
+    /// (its positions `lo..hi` are the coordinates `lo..hi` of its one
+    /// variable), and `it` walks that variable in order.
+    pub(super) fn cuts_to_window_coordinates(&self, it: &IterInfo, w: &PositionWindow) -> bool {
+        !self.same_positions(it.operand, w.operand)
+            && w.level == 0
+            && w.covers.len() == 1
+            && self.states[w.operand].formats[0].kind == LevelKind::Dense
+            && self.states[it.operand].level_vars.get(it.level) == w.covers.first()
+            && it.format.properties().ordered
     }
 
     /// Whether position `pos` of level `level` of operand `a`, just
