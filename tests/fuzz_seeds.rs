@@ -17,7 +17,9 @@
 //! Deterministic and bounded: 1500 seeds per generator (about 9,000 cases),
 //! some seconds in release on two cores.
 //! `TESSERA_FUZZ_SEEDS=first..end` runs other seeds (a failure names its
-//! seed); `TESSERA_VERBOSE=1` prints each case before running it.
+//! seed); `TESSERA_FUZZ_TIERS=interp,jit` runs the cases on those tiers
+//! only (`scripts/test` runs the OpenCL tier on fewer seeds);
+//! `TESSERA_VERBOSE=1` prints each case before running it.
 
 #[path = "../fuzz/src/lib.rs"]
 #[allow(dead_code)]

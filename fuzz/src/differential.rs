@@ -90,7 +90,7 @@ pub fn check_case(case: &Case) -> Result<(), String> {
     let engine = tessera::engine();
     let mut results: Vec<(String, Vec<Tensor<f64>>)> = Vec::new();
     let mut refusals: Vec<(String, EngineError)> = Vec::new();
-    for tier in engine.tier_names() {
+    for tier in super::tiers(&engine) {
         let options = EvalOptions {
             output_format: case.output.clone(),
             sizes: case.sizes.clone(),

@@ -25,6 +25,23 @@ pub mod schedule;
 pub mod source;
 pub mod text;
 
+/// The tiers of `engine` the checks run each case on: every tier, or
+/// those named in `TESSERA_FUZZ_TIERS` (comma-separated, such as
+/// `interp,jit`), so that CI can run a slow device tier on fewer seeds
+/// than the others.
+pub fn tiers(engine: &tessera::Engine) -> Vec<String> {
+    let chosen = std::env::var("TESSERA_FUZZ_TIERS").ok();
+    engine
+        .tier_names()
+        .into_iter()
+        .filter(|tier| {
+            chosen
+                .as_deref()
+                .is_none_or(|names| names.split(',').any(|n| n.trim() == tier))
+        })
+        .collect()
+}
+
 /// Runs `f`, turning a panic into an `Err` with its message: the CI test
 /// reports every failing seed instead of stopping at the first. (Under the
 /// fuzzer a panic aborts at once, which is the crash libFuzzer records.)

@@ -320,7 +320,7 @@ fn run_everywhere(
     for (n, t) in &used {
         inputs.insert(n, t);
     }
-    for tier in engine.tier_names() {
+    for tier in super::tiers(engine) {
         let options = EvalOptions {
             output_format: Some(output.clone()),
             sizes: Vec::new(),

@@ -66,7 +66,7 @@ pub fn run(data: &[u8]) -> Result<Outcome, String> {
     let engine_inputs = engine_inputs(&case);
     let engine = tessera::engine();
     let mut refusal: Option<EngineError> = None;
-    for tier in engine.tier_names() {
+    for tier in super::tiers(&engine) {
         let options = EvalOptions {
             output_format: case.output.clone(),
             sizes: case.sizes.clone(),

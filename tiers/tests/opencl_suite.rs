@@ -7,16 +7,17 @@
 //! The kernels the tier does not map to a device (`opencl::unmapped`:
 //! calls of user-defined operators) are interpreted instead and
 //! counted; the count is printed with `--nocapture`. The random
-//! statements run here too (`TESSERA_SEEDS` chooses them).
+//! statements run here too: seeds 0 to 99, or those `TESSERA_SEEDS` names.
 //!
 //! A CPU device builds about one kernel a second, and the whole suite
-//! builds some thousands. `TESSERA_OPENCL_ONE_IN=N` builds for the device
-//! each engine's first kernel (so every test runs one there) and one
-//! kernel in `N` of the rest, chosen by a hash of the kernel (its
-//! bytecode, formats and index widths): the sample is the same on every
-//! run and spreads over every test. The others run interpreted, still
-//! checked against the reference. Unset, every kernel is built.
-//! `scripts/test` sets it to keep CI's cold device cache within its time.
+//! builds some thousands. So the suite builds for the device each
+//! engine's first kernel (so every test runs one there) and one kernel in
+//! 16 of the rest, chosen by a hash of the kernel (its bytecode, formats
+//! and index widths): the sample is the same on every run and spreads over
+//! every test, and CI's cold device cache builds it within its time. The
+//! others run interpreted, still checked against the reference.
+//! `TESSERA_OPENCL_ONE_IN=N` builds one in `N` instead:
+//! `TESSERA_OPENCL_ONE_IN=1` every kernel.
 #![cfg(feature = "opencl")]
 
 #[path = "../../engine/tests/differential.rs"]
@@ -65,14 +66,17 @@ struct Strict {
     failures: Mutex<Vec<String>>,
 }
 
-/// `TESSERA_OPENCL_ONE_IN`, or 1 (every kernel).
+/// The random statements this suite runs when `TESSERA_SEEDS` does not say.
+pub(crate) const RANDOM_STATEMENT_SEEDS: std::ops::Range<u64> = 0..100;
+
+/// `TESSERA_OPENCL_ONE_IN`, or 16.
 fn one_in_from_env() -> u64 {
     match std::env::var("TESSERA_OPENCL_ONE_IN") {
         Ok(text) => match text.trim().parse::<u64>() {
             Ok(n) if n >= 1 => n,
             _ => panic!("TESSERA_OPENCL_ONE_IN={text}: expected a whole number from 1 up"),
         },
-        Err(_) => 1,
+        Err(_) => 16,
     }
 }
 

@@ -5,9 +5,7 @@
 //! message naming c64, malformed values named by file, line and part, and
 //! round trips that keep every bit; FROSTT files with two numbers a value.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 use tessera_formats::io::{

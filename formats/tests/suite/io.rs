@@ -4,9 +4,7 @@
 //! refusal of absurd headers without allocating, garbage that must not
 //! panic, and the real files in `../shared/data`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -559,7 +557,7 @@ fn bad_banners_are_refused_on_line_1() {
 
 #[test]
 fn complex_files_read_as_real_values_are_refused_naming_c64() {
-    // Read as c64 they are read: formats/tests/complex_values.rs.
+    // Read as c64 they are read: formats/tests/suite/complex_values.rs.
     assert_parse_error(
         mtx("%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 2\n"),
         "test.mtx",

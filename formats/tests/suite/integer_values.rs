@@ -4,9 +4,7 @@
 //! values beyond the type's range refused with the file and line, and
 //! round trips through files that keep every bit.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 use tessera_formats::io::{
