@@ -402,7 +402,9 @@ fn dia_updates_deferred_across_tiles_and_threads_match_the_reference() {
 /// row, one run of positions) are each one
 /// `ValuesAxpy` (over every row's positions at once where nothing varies
 /// per row), with no append; every result is the reference's for awkward
-/// operands, on 1, 2 and 7 threads (`check_statement`).
+/// operands, on 1, 2 and 7 threads (`check_statement`). A function of
+/// the product (`abs(A(i,j))`, `square(A(i,j) * y(i))`) is the same op,
+/// applying it to each value.
 #[test]
 fn outputs_on_a_factors_pattern_write_its_scaled_values_in_one_op_and_match_the_reference() {
     let engine = Engine::new();
@@ -441,6 +443,14 @@ fn outputs_on_a_factors_pattern_write_its_scaled_values_in_one_op_and_match_the_
         // So are the blocks of all block rows.
         ("B(i,j) = 2 * A(i,j)", Format::bcsr(2, 3).unwrap(), vec![8, 9], 2),
         ("B(i,j) = A(i,j) * 0.5", Format::bcsr(1, 1).unwrap(), vec![5, 5], 2),
+        // A function of the product, applied to each value as it is
+        // written.
+        ("B(i,j) = abs(A(i,j))", Format::csr(), vec![9, 9], 2),
+        ("B(i,j) = abs(2 * A(i,j))", Format::dcsr(), vec![8, 8], 3),
+        ("B(i,j) = abs(A(i,j) * x(j))", Format::csr(), vec![8, 8], 2),
+        ("B(i,j) = square(A(i,j) * y(i))", Format::csc(), vec![7, 7], 2),
+        ("B(i,j) = abs(A(i,j) * 3)", Format::dia(), vec![9, 9], 1),
+        ("B(i,j) = cube(A(i,j) * 2)", Format::bcsr(2, 3).unwrap(), vec![8, 9], 2),
     ];
     for (statement, format, shape, expected_ranges) in cases {
         let dense = |n: usize| vec![n];

@@ -78,6 +78,11 @@ const KERNELS: &[Kernel] = &[
         sizes: &[],
     },
     Kernel {
+        statement: "C(i,j) = abs(2 * A(i,j))",
+        tensors: &[("A", &[6, 7])],
+        sizes: &[],
+    },
+    Kernel {
         statement: "C(j,i) = 2 * A(i,j)",
         tensors: &[("A", &[7, 9])],
         sizes: &[],

@@ -18,6 +18,7 @@ use tessera_formats::{ArrayRef, Builder, Cmp, IntOp, LevelRef, Param};
 
 use super::{factor_rows, KernelBuilder, Length};
 use crate::bytecode::{AxpyFactor, DotFactor, FloatOp, IReg};
+use crate::notation::Func;
 
 /// [`Op::DenseAxpy`] and [`Op::TempAxpy`] with their registers read
 /// through `reg`: `target[c] += scale * Π factors[c] (* temp[c])` for
@@ -134,7 +135,8 @@ fn add_products_of<K: KernelBuilder, R: AsRef<[K::Run]>>(
 /// [`Op::ValuesAxpy`] with its registers read through `reg`: for each
 /// position `p` in `begin..end` of the `driver` level (its coordinate `c`
 /// read from `coords`), the dense output's value at `p` gets `scale *
-/// value[p] * Π factors[c]`. An output on the driver's pattern.
+/// value[p] * Π factors[c]`, or `func` of it with a `map`. An output on
+/// the driver's pattern.
 ///
 /// ```
 /// use tessera_engine::block_ops::{values_axpy, KernelBuilder};
@@ -158,7 +160,7 @@ fn add_products_of<K: KernelBuilder, R: AsRef<[K::Run]>>(
 /// let factor = DotFactor { operand: 1, level: LevelRef { operand: 1, level: 0 }, parent: 0 };
 /// let (begin, end, scale) = (k.int(0), k.int(2), k.float(1.0));
 /// // r0 = 0: x's only row.
-/// values_axpy(&mut k, (driver, Some(driver.array(1))), (begin, end), scale, &[factor], &mut |_, _| 0);
+/// values_axpy(&mut k, (driver, Some(driver.array(1))), (begin, end), scale, &[factor], None, &mut |_, _| 0);
 /// assert_eq!(out, [20.0, 90.0]);
 /// ```
 ///
@@ -169,6 +171,7 @@ pub fn values_axpy<K: KernelBuilder>(
     (begin, end): (K::Int, K::Int),
     scale: K::Float,
     factors: &[DotFactor],
+    map: Option<Func>,
     reg: &mut dyn FnMut(&mut K, IReg) -> K::Int,
 ) {
     let zero = k.int(0);
@@ -180,23 +183,42 @@ pub fn values_axpy<K: KernelBuilder>(
     let own = k.value_run(driver.operand, begin);
     let own = k.run_within(own, Length::In(len));
     // Few rows get bodies of their own, as in [`add_products`].
-    match *rows {
+    match (&*rows, map) {
         // A scaled copy: no coordinates to read.
-        [] => add_products_of(k, target, len, scale, [own]),
-        [x] => gathered_products(k, (target, len), (values, scale), (coords(), begin), [x]),
-        [x, y] => gathered_products(k, (target, len), (values, scale), (coords(), begin), [x, y]),
-        _ => gathered_products(k, (target, len), (values, scale), (coords(), begin), &rows[..]),
+        ([], None) => add_products_of(k, target, len, scale, [own]),
+        ([], Some(map)) => mapped_copy(k, (target, len), (own, scale), map),
+        (&[x], _) => gathered_products(k, (target, len), (values, scale), (coords(), begin), [x], map),
+        (&[x, y], _) => gathered_products(k, (target, len), (values, scale), (coords(), begin), [x, y], map),
+        _ => gathered_products(k, (target, len), (values, scale), (coords(), begin), &rows[..], map),
     }
 }
 
+/// `target[c] += map(scale * own[c])` for `c` in `0..len`.
+fn mapped_copy<K: KernelBuilder>(
+    k: &mut K,
+    (target, len): (K::Target, K::Int),
+    (own, scale): (K::Run, K::Float),
+    map: Func,
+) {
+    let zero = k.int(0);
+    k.for_range(zero, len, |k, c| {
+        let at = Length::In(c);
+        let x = k.run_at(own, at);
+        let prod = k.float_op(FloatOp::Mul, scale, x);
+        let value = k.float_call(map, prod, prod);
+        k.add_at(target, at, value);
+    });
+}
+
 /// `target[p - first] += scale * values[p] * Π rows[coords[p]]` for `p`
-/// in `first..first + len`.
+/// in `first..first + len`, or `func` of the product with a `map`.
 fn gathered_products<K: KernelBuilder, R: AsRef<[K::Run]>>(
     k: &mut K,
     (target, len): (K::Target, K::Int),
     (values, scale): (K::Run, K::Float),
     (coords, first): (ArrayRef, K::Int),
     rows: R,
+    map: Option<Func>,
 ) {
     let coords = k.coordinates(coords);
     let end = k.add(first, len);
@@ -210,7 +232,11 @@ fn gathered_products<K: KernelBuilder, R: AsRef<[K::Run]>>(
             let x = k.run_at(row, Length::In(c));
             prod = k.float_op(FloatOp::Mul, prod, x);
         }
-        k.add_at(target, at, prod);
+        let value = match map {
+            Some(func) => k.float_call(func, prod, prod),
+            None => prod,
+        };
+        k.add_at(target, at, value);
         []
     });
 }

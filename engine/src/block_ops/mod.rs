@@ -16,7 +16,7 @@ use smallvec::SmallVec;
 use tessera_formats::{ArrayRef, Builder, LevelRef, Param};
 
 use crate::bytecode::{DotFactor, FloatOp, IReg};
-use crate::notation::Reduction;
+use crate::notation::{Func, Reduction};
 
 mod axpy;
 mod blocks;
@@ -78,6 +78,9 @@ pub trait KernelBuilder: Builder {
     fn float_op(&mut self, op: FloatOp, a: Self::Float, b: Self::Float) -> Self::Float;
     /// `-x`: the sign flipped, of zeros and NaNs too.
     fn float_neg(&mut self, x: Self::Float) -> Self::Float;
+    /// `func(a, b)` ([`Func::apply`] defines it; `b` is ignored by a
+    /// function of one argument). Never a user-defined operator.
+    fn float_call(&mut self, func: Func, a: Self::Float, b: Self::Float) -> Self::Float;
     /// `a ⊕ b` of `reduction` ([`Reduction::combine`] defines it).
     fn combine(&mut self, reduction: Reduction, a: Self::Float, b: Self::Float) -> Self::Float;
     /// Input `operand`'s values from position `start` on.

@@ -501,13 +501,16 @@ pub enum Op {
     /// coordinate `c`): `out[p] += scale * value[p] * Π factors[parent *
     /// extent + c]`. An output on the driver's pattern (its values line up
     /// with the driver's positions): a scaled copy of a row of stored
-    /// values, each times dense factors gathered at its coordinate.
+    /// values, each times dense factors gathered at its coordinate. With a
+    /// function `map` (of one argument), `out[p] += map(that product)`:
+    /// `abs(A(i,j))` on A's pattern.
     ValuesAxpy {
         driver: LevelRef,
         begin: IReg,
         end: IReg,
         scale: FReg,
         factors: SmallVec<[DotFactor; 2]>,
+        map: Option<Func>,
     },
     /// Every row of a dense level at once: for each coordinate `c` in
     /// `first..last` of `rows` (below `parent`), the dot block of the
@@ -1092,18 +1095,18 @@ impl fmt::Display for Op {
                 end,
                 scale,
                 factors,
+                map,
             } => {
                 let fs: Vec<String> = factors
                     .iter()
                     .map(|x| format!(" * t{}[r{} * extent({}) + coord]", x.operand, x.parent, lv(&x.level)))
                     .collect();
-                write!(
-                    f,
-                    "for p in r{begin}..r{end} of {}: out[p] += f{scale} * t{}[p]{}",
-                    lv(driver),
-                    driver.operand,
-                    fs.join("")
-                )
+                let product = format!("f{scale} * t{}[p]{}", driver.operand, fs.join(""));
+                let value = match map {
+                    None => product,
+                    Some(func) => format!("{func}({product})"),
+                };
+                write!(f, "for p in r{begin}..r{end} of {}: out[p] += {value}", lv(driver))
             }
             Op::DenseRowsDot {
                 rows,

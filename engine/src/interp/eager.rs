@@ -7,7 +7,7 @@ use tessera_formats::{ArrayRef, Immediate, IndexArray, LevelRef, LevelStorage, S
 
 use crate::block_ops::{KernelBuilder, Length};
 use crate::bytecode::FloatOp;
-use crate::notation::Reduction;
+use crate::notation::{Func, Reduction};
 use crate::runtime::output::OutputState;
 use crate::runtime::workspace::WorkspaceCells;
 
@@ -143,6 +143,10 @@ impl<'b, 'a> KernelBuilder for Eager<'b, 'a> {
     #[inline(always)]
     fn float_neg(&mut self, x: f64) -> f64 {
         -x
+    }
+    #[inline(always)]
+    fn float_call(&mut self, func: Func, a: f64, b: f64) -> f64 {
+        func.apply(&[a, b])
     }
     #[inline(always)]
     fn combine(&mut self, reduction: Reduction, a: f64, b: f64) -> f64 {

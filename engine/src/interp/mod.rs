@@ -576,6 +576,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                 end,
                 scale,
                 factors,
+                map,
             } => {
                 // A scaled copy reads no coordinates: its level may have none.
                 let coords = coordinates_if_any(bind, *driver);
@@ -587,6 +588,7 @@ pub fn run(program: &Program, bind: &Bindings<'_>, out: &mut OutputState) {
                     positions,
                     fr[*scale as usize],
                     factors,
+                    *map,
                     &mut |_, r| ir[r as usize],
                 );
             }

@@ -6,21 +6,23 @@
 //! runs are one [`Op::DenseDot`].
 
 use smallvec::SmallVec;
-use tessera_formats::{IntOp, Iteration, Level, LevelFormat, LevelKind, LevelRef};
+use tessera_formats::{IntOp, Iteration, Level, LevelFormat, LevelKind, LevelRef, ValueType};
 
 use super::{Emitter, LoopShape};
 use crate::bytecode::{BReg, DotFactor, FReg, FloatOp, IReg, Op, Regs, RunLength, ValueRun};
-use crate::cin::{Cin, LoopVar, OutputAssembly, Target};
-use crate::notation::Reduction;
+use crate::cin::{Cin, CinExpr, LoopVar, OutputAssembly, Target};
+use crate::notation::{Func, Reduction};
 
 /// What an [`Op::ValuesAxpy`] multiplies each stored value by: the
 /// product of literals, of values bound outside the loop and of dense
-/// factors gathered at the value's coordinate.
+/// factors gathered at the value's coordinate; and the function of one
+/// argument it then applies, if any.
 struct ValuesUpdate {
     literal: f64,
     fixed: Vec<usize>,
     factors: SmallVec<[DotFactor; 2]>,
     presences: Vec<BReg>,
+    map: Option<Func>,
 }
 
 impl Emitter<'_> {
@@ -38,7 +40,7 @@ impl Emitter<'_> {
         let skip = self.skip_unless_all(&update.presences);
         let scale = self.scale_of(&update);
         let (begin, end) = self.bounds(&driver);
-        self.push_values_axpy(&driver, (begin, end), scale, update.factors);
+        self.push_values_axpy(&driver, (begin, end), scale, update.factors, update.map);
         self.patch(skip);
         true
     }
@@ -148,7 +150,7 @@ impl Emitter<'_> {
             above.push(row);
             ends[k] = self.first_value_below(operand, (next, if k == 0 { begin } else { end }), above);
         }
-        self.push_values_axpy(&driver, (ends[0], ends[1]), scale, update.factors);
+        self.push_values_axpy(&driver, (ends[0], ends[1]), scale, update.factors, update.map);
         self.patch(skip);
         self.patch(empty);
         true
@@ -195,7 +197,7 @@ impl Emitter<'_> {
         let skip = self.skip_unless_all(&update.presences);
         let scale = self.scale_of(&update);
         let (first, end) = self.values_run(&walked);
-        self.push_values_axpy(&driver, (first, end), scale, update.factors);
+        self.push_values_axpy(&driver, (first, end), scale, update.factors, update.map);
         self.patch(skip);
         true
     }
@@ -254,6 +256,7 @@ impl Emitter<'_> {
             fixed,
             factors: SmallVec::new(),
             presences,
+            map: None,
         };
         let scale = self.scale_of(&update);
         let (first, end) = self.values_run(&walked);
@@ -365,6 +368,7 @@ impl Emitter<'_> {
         else {
             return None;
         };
+        let (expr, map) = self.mapped_product(expr)?;
         let (mut accesses, mut literal) = (Vec::new(), 1.0);
         if !super::runs::product_parts(expr, &mut accesses, &mut literal)
             || accesses.iter().filter(|&&a| a == operand).count() != 1
@@ -376,6 +380,7 @@ impl Emitter<'_> {
             fixed: Vec::new(),
             factors: SmallVec::new(),
             presences: Vec::new(),
+            map,
         };
         for &a in accesses.iter().filter(|&&a| a != operand) {
             let st = &self.states[a];
@@ -395,6 +400,23 @@ impl Emitter<'_> {
         // Factors are gathered at the stored coordinates, read from the
         // level's array; a scaled copy reads none.
         (update.factors.is_empty() || driver.format.coordinate_array().is_some()).then_some(update)
+    }
+
+    /// `expr`, or the argument of the function of one argument it applies
+    /// to a product (`abs(A(i,j))`, `square(2 * A(i,j))`) and that
+    /// function. Only on f64 values; never a user-defined operator, which
+    /// would call back into the runtime per value.
+    fn mapped_product<'e>(&self, expr: &'e CinExpr) -> Option<(&'e CinExpr, Option<Func>)> {
+        let CinExpr::Call { func, args } = expr else {
+            return Some((expr, None));
+        };
+        if matches!(func, Func::User(_)) || self.lowered.value_type != ValueType::F64 {
+            return None;
+        }
+        match args.as_slice() {
+            [x] if func.arity() == 1 => Some((x, Some(*func))),
+            _ => None,
+        }
     }
 
     /// The product of an update's literals and bound values, in a register.
@@ -422,6 +444,7 @@ impl Emitter<'_> {
         (begin, end): (IReg, IReg),
         scale: FReg,
         factors: SmallVec<[DotFactor; 2]>,
+        map: Option<Func>,
     ) {
         self.ops.push(Op::ValuesAxpy {
             driver: LevelRef::new(driver.operand, driver.level),
@@ -429,6 +452,7 @@ impl Emitter<'_> {
             end,
             scale,
             factors,
+            map,
         });
     }
 }

@@ -6,11 +6,11 @@ use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use smallvec::SmallVec;
 use tessera_engine::block_ops::{KernelBuilder, Length};
 use tessera_engine::bytecode::FloatOp;
-use tessera_engine::notation::Reduction;
+use tessera_engine::notation::{Func, Reduction};
 use tessera_formats::{ArrayRef, Builder, Cmp, LoopState, ValueType};
 
 use super::builder::{input_flags, output_flags, Clif, Slot, WorkspacePart};
-use super::functions;
+use super::functions::{self, FunctionCalls};
 
 /// A run of values in compiled code: the address of its first value, the
 /// values' type, and whether the kernel writes them (a vector temporary,
@@ -68,6 +68,11 @@ impl KernelBuilder for Clif<'_> {
 
     fn float_neg(&mut self, x: Value) -> Value {
         self.fb.ins().fneg(x)
+    }
+
+    fn float_call(&mut self, func: Func, a: Value, b: Value) -> Value {
+        let call_conv = self.fb.func.signature.call_conv;
+        FunctionCalls::default().emit(self, call_conv, func, a, b)
     }
 
     fn value_run(&mut self, operand: u32, start: Value) -> ValuesAt {

@@ -481,7 +481,8 @@ impl Translator<'_> {
                 end,
                 scale,
                 factors,
-            } => self.values_axpy(clif, *driver, (*begin, *end), *scale, factors),
+                map,
+            } => self.values_axpy(clif, *driver, (*begin, *end), *scale, factors, *map),
             Op::RowAxpy {
                 driver,
                 begin,
@@ -1029,6 +1030,7 @@ impl Translator<'_> {
         (begin, end): (u32, u32),
         scale: u32,
         factors: &[DotFactor],
+        map: Option<Func>,
     ) {
         // A scaled copy reads no coordinates: its level may have none.
         let coords = match factors {
@@ -1043,9 +1045,15 @@ impl Translator<'_> {
         };
         let scale = self.float(clif, scale);
         let positions = (self.int(clif, begin), self.int(clif, end));
-        values_axpy(clif, (driver, coords), positions, scale, factors, &mut |clif, r| {
-            self.int(clif, r)
-        });
+        values_axpy(
+            clif,
+            (driver, coords),
+            positions,
+            scale,
+            factors,
+            map,
+            &mut |clif, r| self.int(clif, r),
+        );
     }
 
     /// The coordinates of the level an op walks by position, when the

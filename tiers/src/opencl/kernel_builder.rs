@@ -4,11 +4,11 @@
 
 use tessera_engine::block_ops::{KernelBuilder, Length};
 use tessera_engine::bytecode::FloatOp;
-use tessera_engine::notation::Reduction;
+use tessera_engine::notation::{Func, Reduction};
 use tessera_formats::{ArrayRef, Builder};
 
 use super::ctext::{double_literal, CText, CVal};
-use super::source::{combine, output_sum};
+use super::source::{call, combine, output_sum};
 
 impl KernelBuilder for CText {
     type Float = CVal;
@@ -51,6 +51,11 @@ impl KernelBuilder for CText {
     fn float_neg(&mut self, x: CVal) -> CVal {
         let x = self.text(x);
         self.val(format!("(-{x})"))
+    }
+
+    fn float_call(&mut self, func: Func, a: CVal, b: CVal) -> CVal {
+        let (a, b) = (self.text(a), self.text(b));
+        self.val(call(func, &a, &b))
     }
 
     fn value_run(&mut self, operand: u32, start: CVal) -> (CVal, CVal) {

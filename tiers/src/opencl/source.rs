@@ -350,7 +350,7 @@ pub(super) fn combine(reduction: Reduction, a: &str, b: &str) -> String {
 }
 
 /// A function's value in C ([`Func::apply`] defines it).
-fn call(func: Func, a: &str, b: &str) -> String {
+pub(super) fn call(func: Func, a: &str, b: &str) -> String {
     use Func::*;
     let named = |name: &str| format!("{name}({a})");
     match func {
@@ -732,7 +732,8 @@ impl Writer<'_> {
                 end,
                 scale,
                 factors,
-            } => self.values_axpy(c, (*driver, *begin, *end), *scale, factors),
+                map,
+            } => self.values_axpy(c, (*driver, *begin, *end), *scale, factors, *map),
             Op::RowAxpy {
                 driver,
                 begin,
@@ -935,14 +936,15 @@ impl Writer<'_> {
         c.close();
     }
 
-    /// `out[p] += scale * value[p] * Π factors[c]` for each position `p`
-    /// of `driver` in `begin..end`, `c` its coordinate ([`Op::ValuesAxpy`]).
+    /// `out[p] += scale * value[p] * Π factors[c]` (or `map` of it) for each position `p` of `driver` in `begin..end`, `c` its
+    /// coordinate ([`Op::ValuesAxpy`]).
     fn values_axpy(
         &self,
         c: &mut CText,
         (driver, begin, end): (LevelRef, u32, u32),
         scale: u32,
         factors: &[DotFactor],
+        map: Option<Func>,
     ) {
         // A scaled copy reads no coordinates: its level may have none.
         let coords = match factors {
@@ -959,7 +961,7 @@ impl Writer<'_> {
         c.open("");
         let positions = (c.val(reg(begin)), c.val(reg(end)));
         let scale = c.val(freg(scale));
-        values_axpy(c, (driver, coords), positions, scale, factors, &mut |c, r| {
+        values_axpy(c, (driver, coords), positions, scale, factors, map, &mut |c, r| {
             c.val(reg(r))
         });
         c.close();
