@@ -1,4 +1,4 @@
-//! The engine's own differential suite (`engine/tests/differential.rs`:
+//! The engine's own differential suite (`engine/tests/suite/differential.rs`:
 //! every kernel of its scope over many format combinations, random
 //! contents of every awkward kind, compared with the dense reference) run
 //! on the Cranelift tier: the suite's `run` takes its engine from
@@ -8,25 +8,25 @@
 //! level function its level lacks, which only the compiler, translating
 //! every path, would meet.
 
-#[path = "../../engine/tests/differential.rs"]
+#[path = "../../engine/tests/suite/differential.rs"]
 mod suite;
 
-#[path = "../../engine/tests/schedules.rs"]
+#[path = "../../engine/tests/suite/schedules.rs"]
 mod schedules;
 
-#[path = "../../engine/tests/functions.rs"]
+#[path = "../../engine/tests/suite/functions.rs"]
 mod functions;
 
-#[path = "../../engine/tests/fills.rs"]
+#[path = "../../engine/tests/suite/fills.rs"]
 mod fills;
 
-#[path = "../../engine/tests/operators.rs"]
+#[path = "../../engine/tests/suite/operators.rs"]
 mod operators;
 
-#[path = "../../engine/tests/value_types.rs"]
+#[path = "../../engine/tests/suite/value_types.rs"]
 mod value_types;
 
-#[path = "../../engine/tests/complex_values.rs"]
+#[path = "../../engine/tests/suite/complex_values.rs"]
 mod complex_values;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

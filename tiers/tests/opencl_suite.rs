@@ -1,4 +1,4 @@
-//! The engine's own differential suites (`engine/tests/*.rs`: every kernel
+//! The engine's own differential suites (`engine/tests/suite/`: every kernel
 //! of their scope over many format combinations and random contents of
 //! every awkward kind, compared with the dense reference) run on the
 //! OpenCL tier, as `engine_suite.rs` runs them on Cranelift. Every kernel
@@ -20,28 +20,28 @@
 //! `TESSERA_OPENCL_ONE_IN=1` every kernel.
 #![cfg(feature = "opencl")]
 
-#[path = "../../engine/tests/differential.rs"]
+#[path = "../../engine/tests/suite/differential.rs"]
 mod suite;
 
-#[path = "../../engine/tests/schedules.rs"]
+#[path = "../../engine/tests/suite/schedules.rs"]
 mod schedules;
 
-#[path = "../../engine/tests/functions.rs"]
+#[path = "../../engine/tests/suite/functions.rs"]
 mod functions;
 
-#[path = "../../engine/tests/fills.rs"]
+#[path = "../../engine/tests/suite/fills.rs"]
 mod fills;
 
-#[path = "../../engine/tests/operators.rs"]
+#[path = "../../engine/tests/suite/operators.rs"]
 mod operators;
 
-#[path = "../../engine/tests/random_statements.rs"]
+#[path = "../../engine/tests/suite/random_statements.rs"]
 mod random_statements;
 
-#[path = "../../engine/tests/value_types.rs"]
+#[path = "../../engine/tests/suite/value_types.rs"]
 mod value_types;
 
-#[path = "../../engine/tests/complex_values.rs"]
+#[path = "../../engine/tests/suite/complex_values.rs"]
 mod complex_values;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

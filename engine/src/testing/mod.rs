@@ -4,7 +4,7 @@
 //!
 //! Everything is deterministic: generators draw from [`Rng`], seeded by a
 //! `u64` (or bytes, for a fuzzer), so a failure is reproduced by its seed.
-//! The engine's own suites (`engine/tests/differential.rs`,
+//! The engine's own suites (`engine/tests/suite/differential.rs`,
 //! `random_statements.rs`) use it; so can other tiers, by running their
 //! kernels through [`compare`].
 //!

@@ -42,12 +42,6 @@ const CASES: &[(&str, &[(&str, &str)])] = &[
     ("C(j,i) = c64(abs(A(i,j))) + B(i,k)", &[("A", "ij"), ("B", "ik")]),
 ];
 
-/// The table's engine; the compiled tiers' suites give their own.
-#[allow(dead_code)]
-pub(crate) fn suite_engine() -> tessera_engine::Engine {
-    tessera_engine::Engine::new()
-}
-
 /// `t` with an imaginary part made from each value (0 stays 0).
 fn complex(t: &Tensor<f64>) -> Tensor<Complex64> {
     t.map_values(|v| Complex64::new(v, (v * 12.9898).sin() * 2.0))

@@ -12,15 +12,7 @@
 
 use tessera_engine::notation::{Func, Reduction, FUNCTIONS, REDUCTIONS};
 use tessera_engine::testing::{check_statement, random_tensor, rotated_tensors, EntryKind, Rng, SAFE_FUNCTIONS};
-use tessera_engine::Engine;
 use tessera_formats::{Format, Tensor, ValueType};
-
-/// The engine the table runs on; the compiled tiers' suites include this
-/// file and give their own `suite_engine` at their crate root.
-#[allow(dead_code)]
-pub(crate) fn suite_engine() -> Engine {
-    Engine::new()
-}
 
 /// `f` applied to `args`, in the text's syntax.
 fn call(f: Func, args: &[&str]) -> String {

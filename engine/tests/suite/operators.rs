@@ -11,15 +11,8 @@ use std::sync::OnceLock;
 
 use tessera_engine::notation::{register_operator, Expr, Func, Operator, Region};
 use tessera_engine::testing::{check_statement, random_tensor, rotated_tensors, EntryKind, Rng};
-use tessera_engine::{Engine, Inputs};
+use tessera_engine::Inputs;
 use tessera_formats::{Format, Tensor};
-
-/// The engine the checks run on; the compiled tiers' suites include this
-/// file and give their own `suite_engine` at their crate root.
-#[allow(dead_code)]
-pub(crate) fn suite_engine() -> Engine {
-    Engine::new()
-}
 
 /// The operators of these tests, registered once per process.
 fn operators() -> &'static [Func; 3] {

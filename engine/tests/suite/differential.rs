@@ -205,14 +205,6 @@ fn trial(
     Ok(true)
 }
 
-/// The engine the suite runs on. The compiled tiers' suites include this
-/// file as a module (`tiers/tests/engine_suite.rs`) and give their own
-/// `suite_engine` at their crate root, so `run` takes theirs.
-#[allow(dead_code)]
-pub(crate) fn suite_engine() -> Engine {
-    Engine::new()
-}
-
 /// Runs every combination of every case; panics listing the failures.
 fn run(cases: &[Case]) {
     let engine = crate::suite_engine();

@@ -12,12 +12,6 @@ use tessera_engine::testing::{
 use tessera_engine::Engine;
 use tessera_formats::{Format, Tensor};
 
-/// The seeds of a run when `TESSERA_SEEDS` does not say. The OpenCL
-/// suite includes this file as a module and gives its own, fewer, at its
-/// crate root (a CPU device builds about one kernel a second).
-#[allow(dead_code)]
-pub(crate) const RANDOM_STATEMENT_SEEDS: std::ops::Range<u64> = 0..2000;
-
 /// Runs the case of `seed`: a statement, a format and contents per tensor,
 /// an output format (or the default).
 fn case(engine: &Engine, seed: u64) -> Result<(), String> {
@@ -44,17 +38,10 @@ fn case(engine: &Engine, seed: u64) -> Result<(), String> {
     check_statement(engine, &stmt.text, &inputs, output.as_ref(), &sizes)
 }
 
-/// The seeds to run: the crate's `RANDOM_STATEMENT_SEEDS`, or `TESSERA_SEEDS`.
+/// The seeds to run: the suite root's `RANDOM_STATEMENT_SEEDS`, or
+/// `TESSERA_SEEDS`.
 fn seeds() -> std::ops::Range<u64> {
     seeds_from_env("TESSERA_SEEDS", crate::RANDOM_STATEMENT_SEEDS)
-}
-
-/// The engine the statements run on. The compiled tiers' suites include
-/// this file as a module (`tiers/tests/opencl_suite.rs`) and give their
-/// own `suite_engine` at their crate root, so the test takes theirs.
-#[allow(dead_code)]
-pub(crate) fn suite_engine() -> Engine {
-    Engine::new()
 }
 
 #[test]

@@ -7,15 +7,8 @@
 
 use tessera_engine::schedule::Schedule;
 use tessera_engine::testing::{check_scheduled, random_tensor, EntryKind, Rng, Tolerance};
-use tessera_engine::{Engine, EngineError, Inputs};
+use tessera_engine::{EngineError, Inputs};
 use tessera_formats::{Format, Tensor};
-
-/// The engine the table runs on; the compiled tiers' suites include this
-/// file and give their own `suite_engine` at their crate root.
-#[allow(dead_code)]
-pub(crate) fn suite_engine() -> Engine {
-    Engine::new()
-}
 
 /// A scheduled kernel of the table.
 struct Case {

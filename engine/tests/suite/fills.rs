@@ -7,15 +7,8 @@
 
 use tessera_engine::notation::{parse_statement, Semiring, SEMIRINGS};
 use tessera_engine::testing::{check_statement, rotated_tensors, Rng};
-use tessera_engine::{Engine, EvalOptions, Inputs};
+use tessera_engine::{EvalOptions, Inputs};
 use tessera_formats::{Format, Tensor};
-
-/// The engine the table runs on; the compiled tiers' suites include this
-/// file and give their own `suite_engine` at their crate root.
-#[allow(dead_code)]
-pub(crate) fn suite_engine() -> Engine {
-    Engine::new()
-}
 
 const FILLS: [f64; 5] = [f64::INFINITY, 0.0, f64::NEG_INFINITY, 1.0, 2.5];
 

@@ -219,12 +219,6 @@ fn generated_cases() -> Vec<(String, Vec<Read>, ValueType)> {
     out
 }
 
-/// The table's engine; the compiled tiers' suites give their own.
-#[allow(dead_code)]
-pub(crate) fn suite_engine() -> tessera_engine::Engine {
-    tessera_engine::Engine::new()
-}
-
 /// The tensor's values as `ty` (a nonzero is `true`); integers small, or
 /// on every third trial large enough that products and sums overflow.
 fn as_type(t: &Tensor<f64>, ty: ValueType, trial: usize) -> AnyTensor {
